@@ -1,0 +1,29 @@
+"""Canonical JSON and the envelope every cross-process output wears.
+
+Key order is the order in which our code builds each object (the schema's order), never sorted
+and never set-derived, so identical input gives identical bytes in every process.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def dumps(obj: Any, *, indent: int | None = 2) -> str:
+    """UTF-8 text, ensure_ascii=False, no NaN; the one serialiser for outputs and snapshots."""
+    separators = (",", ": ") if indent is not None else (",", ":")
+    return json.dumps(obj, ensure_ascii=False, indent=indent, separators=separators, allow_nan=False)
+
+
+def digest(obj: Any) -> str:
+    """Content hash of a JSON-able object, independent of dict insertion order."""
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def envelope(*, ok: bool, data: Any = None, warnings: list | None = None,
+             error: dict | None = None, rulebook: str | None = None) -> dict:
+    """The design's output envelope: {ok, data, warnings, error, rulebook}."""
+    return {"ok": ok, "data": data, "warnings": list(warnings or []), "error": error,
+            "rulebook": rulebook}

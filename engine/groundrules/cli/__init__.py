@@ -1,0 +1,1 @@
+"""The `groundrules` command: one module per part, each registering its subcommands."""

@@ -1,0 +1,64 @@
+"""`groundrules lint`: load errors, per-kind semantic checks, and case-corpus coverage.
+
+A compiled table may expose `lint_faults()` (more Faults, located by key path) and
+`coverage(values)` (the ids of its rows that fire on none of the values); the case corpus for a
+table lives in `tests/cases/<table-id>/*.json`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import Problem, RulesError
+from .rulebook import Rulebook, load
+from .tables import location
+
+
+@dataclass
+class LintReport:
+    problems: list = field(default_factory=list)     # Problem, errors and warnings
+    coverage: list = field(default_factory=list)     # (table id, row ids no case fires, case count)
+
+    @property
+    def failed(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+
+def lint(root: Path | str | None = None, files: list[Path] | None = None,
+         cases: Path | None = None) -> LintReport:
+    report = LintReport()
+    try:
+        book = load(root, files)
+    except RulesError as exc:
+        report.problems = list(exc.problems)
+        return report
+    report.problems = list(book.warnings)
+    for table_id in sorted(book.tables):
+        table = book.tables[table_id]
+        source = book.sources[table_id]
+        for f in getattr(table, "lint_faults", lambda: [])():
+            line, col, key = location(source, f.path)
+            report.problems.append(Problem(source.file, line, col, f.code, f.message, key, f.hint,
+                                           f.severity))
+    report.problems.sort()
+    if cases is not None:
+        report.coverage = _coverage(book, cases)
+    return report
+
+
+def _coverage(book: Rulebook, cases: Path) -> list:
+    out = []
+    for table_id in sorted(book.tables):
+        table = book.tables[table_id]
+        folder = cases / table_id
+        if not hasattr(table, "coverage") or not folder.is_dir():
+            continue
+        values = []
+        for path in sorted(folder.glob("*.json")):
+            try:
+                values.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+        out.append((table_id, table.coverage(values), len(values)))
+    return out

@@ -1,0 +1,160 @@
+"""Finding, parsing and shape-checking table files against their kind's metaschema.
+
+Problems come from jsonschema's structured fields (validator, path, instance), never from its
+message text, and every one is pinned to file:line:col with a did-you-mean where one helps.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+from jsonschema.exceptions import best_match
+from referencing import Registry, Resource
+
+from .errors import Fault, did_you_mean
+from .yamlsrc import Source, YamlProblem, dotted, parse
+
+SCHEMA_GLOB = "*.schema.json"
+
+
+@dataclass(frozen=True)
+class Schemas:
+    """Every JSON Schema under schemas/, by file name relative to it, plus a $ref registry."""
+
+    by_name: dict
+    registry: Registry
+
+    def get(self, name: str) -> dict | None:
+        return self.by_name.get(name)
+
+    def kind_schema(self, kind: str) -> dict | None:
+        return self.by_name.get(f"kinds/{kind}.schema.json")
+
+    def kinds(self) -> list[str]:
+        return sorted(n[len("kinds/"):-len(".schema.json")] for n in self.by_name
+                      if n.startswith("kinds/") and n != "kinds/common.schema.json")
+
+    def validator(self, schema: dict) -> jsonschema.protocols.Validator:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        return cls(schema, registry=self.registry)
+
+
+def load_schemas(root: Path) -> Schemas:
+    by_name = {}
+    base = root / "schemas"
+    for path in sorted(base.rglob(SCHEMA_GLOB)):
+        by_name[path.relative_to(base).as_posix()] = json.loads(path.read_text(encoding="utf-8"))
+    resources = []
+    for name, schema in by_name.items():
+        resource = Resource.from_contents(schema, default_specification=_draft())
+        resources.append((name, resource))
+        resources.append((name.rsplit("/", 1)[-1], resource))
+    return Schemas(by_name, Registry().with_resources(resources))
+
+
+def _draft():
+    from referencing.jsonschema import DRAFT202012
+    return DRAFT202012
+
+
+def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for d in dirs:
+        if (root / d).is_dir():
+            out += sorted((root / d).rglob("*.yaml"))
+    return out
+
+
+def read_source(path: Path, display: str) -> tuple[Source | None, list[tuple[Fault, int, int]]]:
+    """Parse one file; a syntax problem is returned located, never raised."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [(Fault("unreadable", f"cannot read table: {type(exc).__name__}"), 1, 1)]
+    try:
+        return parse(text, display), []
+    except YamlProblem as exc:
+        return None, [(Fault(exc.code, exc.message, (), ""), exc.line, exc.column)]
+
+
+def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
+    """Kind and metaschema checks; an empty list means the table may be compiled."""
+    data = source.data
+    if not isinstance(data, dict):
+        return [Fault("bad-table", "a table file must be a mapping with 'kind' and 'id'", (),
+                      "start the file with 'kind: <table kind>' and 'id: <table id>'")]
+    kind = data.get("kind")
+    kinds = schemas.kinds()
+    if not isinstance(kind, str) or schemas.kind_schema(kind) is None:
+        return [Fault("unknown-kind", f"unknown table kind {kind!r}", ("kind",),
+                      did_you_mean(kind, kinds) or "kinds: " + ", ".join(kinds))]
+    validator = schemas.validator(schemas.kind_schema(kind))
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    faults: list[Fault] = []
+    for error in errors:
+        faults.extend(_to_faults(error))
+    return faults
+
+
+def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
+    path = tuple(error.absolute_path)
+    v, value, instance = error.validator, error.validator_value, error.instance
+    if v in ("oneOf", "anyOf") and error.context:
+        yield from _to_faults(best_match(error.context))
+        return
+    if v == "required":
+        for key in value:
+            if isinstance(instance, dict) and key not in instance:
+                yield Fault("missing-key", f"missing required key '{key}'", path, f"add '{key}:'")
+        return
+    if v == "additionalProperties":
+        allowed = tuple(error.schema.get("properties", {}))
+        patterns = tuple(error.schema.get("patternProperties", {}))
+        for key in instance:
+            if key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
+                yield Fault("unknown-key", f"unknown key '{key}'", path + (key,),
+                            did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
+        return
+    if v == "propertyNames":
+        yield Fault("bad-key", f"key {error.instance!r} is not allowed here", path)
+        return
+    if v in ("enum", "const"):
+        choices = tuple(map(str, value)) if v == "enum" else (str(value),)
+        yield Fault("bad-value", f"{instance!r} is not one of: {', '.join(choices)}", path,
+                    did_you_mean(instance, choices))
+        return
+    if v == "type":
+        yield Fault("bad-type", f"expected {_type_words(value)}, got {_json_type(instance)}", path)
+        return
+    words = {"minItems": "at least {} item(s)", "maxItems": "at most {} item(s)",
+             "minLength": "at least {} character(s)", "pattern": "text matching /{}/",
+             "minimum": "a number ≥ {}", "maximum": "a number ≤ {}", "uniqueItems": "unique items",
+             "minProperties": "at least {} key(s)"}
+    if v in words:
+        yield Fault("bad-value", f"expected {words[v].format(value)}", path)
+        return
+    yield Fault("schema-violation", f"does not satisfy the table's '{v}' rule", path)
+
+
+def _pattern_ok(pattern: str, key: str) -> bool:
+    import regex
+    return regex.search(pattern, key) is not None
+
+
+def _type_words(value: Any) -> str:
+    return " or ".join(value) if isinstance(value, list) else str(value)
+
+
+def _json_type(instance: Any) -> str:
+    if instance is None:
+        return "null"
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+            dict: "object"}.get(type(instance), type(instance).__name__)
+
+
+def location(source: Source, path: tuple) -> tuple[int, int, str]:
+    line, col = source.where(path)
+    return line, col, dotted(path)

@@ -1,0 +1,142 @@
+"""Safe label and detail templates: `{name}` and `{name|filter:arg}`, nothing executable.
+
+A name is a binding of the table or a dotted path into the evaluated value. `{{` and `}}` are
+literal braces. Filters are a closed set (FILTERS); an unknown filter or name is a load error.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .conditions import MISSING, compile_path
+from .errors import Fault, did_you_mean
+
+
+def render_value(value: Any) -> str:
+    """How a value reads inside a sentence: lists joined with 、, null and missing as ''."""
+    if value is MISSING or value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "、".join(render_value(v) for v in value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _join(value: Any, sep: str) -> Any:
+    if not isinstance(value, list):
+        return value
+    return sep.join(render_value(v) for v in value)
+
+
+def _count(value: Any, _arg: str) -> Any:
+    return len(value) if isinstance(value, (list, dict, str)) else 0
+
+
+def _default(value: Any, arg: str) -> Any:
+    return arg if value is MISSING or value is None or value == "" or value == [] else value
+
+
+def _first(value: Any, _arg: str) -> Any:
+    return value[0] if isinstance(value, list) and value else MISSING
+
+
+# filter name -> (takes an argument?, function)
+FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
+    "join": (True, _join),
+    "count": (False, _count),
+    "default": (True, _default),
+    "first": (False, _first),
+}
+
+
+@dataclass(frozen=True)
+class Template:
+    source: str
+    parts: tuple                      # str literals and (name, getter, ((fn, arg), ...)) slots
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p[0] for p in self.parts if not isinstance(p, str))
+
+    def render(self, value: Any, bindings: dict | None = None) -> str:
+        out = []
+        for part in self.parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            name, getter, filters = part
+            v = bindings[name] if bindings is not None and name in bindings else getter(value)
+            for fn, arg in filters:
+                v = fn(v, arg)
+            out.append(render_value(v))
+        return "".join(out)
+
+
+def compile_template(text: Any, where: tuple, faults: list[Fault],
+                     names: Callable[[str], bool] | None = None, name_choices: tuple = ()) -> Template | None:
+    """Parse once; `names(name)` says whether a name may be used (None: any)."""
+    if not isinstance(text, str):
+        faults.append(Fault("bad-template", "a template must be a string", where))
+        return None
+    parts: list = []
+    literal = []
+    i, n, before = 0, len(text), len(faults)
+    while i < n:
+        ch = text[i]
+        if ch == "{" and text.startswith("{{", i) or ch == "}" and text.startswith("}}", i):
+            literal.append(ch)
+            i += 2
+            continue
+        if ch == "}":
+            faults.append(Fault("bad-template", f"lone '}}' at character {i + 1}", where,
+                                "write '}}' for a literal brace"))
+            return None
+        if ch != "{":
+            literal.append(ch)
+            i += 1
+            continue
+        end = text.find("}", i)
+        if end < 0:
+            faults.append(Fault("bad-template", f"unclosed '{{' at character {i + 1}", where,
+                                "close it with '}', or write '{{' for a literal brace"))
+            return None
+        slot = _slot(text[i + 1:end], where, faults, names, name_choices)
+        if slot is not None:
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            parts.append(slot)
+        i = end + 1
+    if literal:
+        parts.append("".join(literal))
+    return Template(text, tuple(parts)) if len(faults) == before else None
+
+
+def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tuple):
+    name, *filter_specs = [s.strip() for s in body.split("|")] if body else [""]
+    if not name:
+        faults.append(Fault("bad-template", "empty '{}' in template", where))
+        return None
+    if names is not None and not names(name):
+        faults.append(Fault("unknown-field", f"template names '{name}', which is neither a binding "
+                            "nor a field of the input contract", where, did_you_mean(name, name_choices)))
+        return None
+    filters = []
+    for spec in filter_specs:
+        fname, sep, arg = spec.partition(":")
+        if fname not in FILTERS:
+            faults.append(Fault("unknown-filter", f"unknown template filter '{fname}'", where,
+                                did_you_mean(fname, FILTERS) or "filters: " + ", ".join(FILTERS)))
+            return None
+        takes_arg, fn = FILTERS[fname]
+        if takes_arg and not sep:
+            faults.append(Fault("bad-template", f"filter '{fname}' needs an argument ({fname}:…)", where))
+            return None
+        filters.append((fn, arg))
+    return (name, compile_path(name), tuple(filters))

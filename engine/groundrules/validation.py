@@ -1,0 +1,28 @@
+"""Input checking against the JSON Schema contracts, reported as one readable sentence."""
+from __future__ import annotations
+
+from typing import Any
+
+from .tables import Schemas, _to_faults
+from .yamlsrc import dotted
+
+
+def first_problem(schemas: Schemas, name: str, value: Any) -> str | None:
+    """None when `value` satisfies contract `name`; else the first problem as 'path: message'."""
+    validator = _validators(schemas, name)
+    errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    for error in errors:
+        for fault in _to_faults(error):
+            where = dotted(fault.path) or "(root)"
+            return f"{where}: {fault.message}"
+    return None
+
+
+_cache: dict = {}
+
+
+def _validators(schemas: Schemas, name: str):
+    key = (id(schemas), name)
+    if key not in _cache:
+        _cache[key] = schemas.validator(schemas.get(name))
+    return _cache[key]
