@@ -24,6 +24,16 @@ MISSING = object()
 REGEX_TIMEOUT_S = 0.05
 
 COMBINATORS = ("all", "any", "not")
+# Spellings analysts bring from other languages, for hints only (never accepted as operators).
+SPELLINGS = {"gte": "ge", "lte": "le", "neq": "ne", "equals": "eq", "==": "eq", "!=": "ne",
+             ">": "gt", ">=": "ge", "<": "lt", "<=": "le", "regex": "matches", "nin": "not_in",
+             "and": "all", "or": "any", "some": "any", "every": "all", "len": "count"}
+
+
+def _suggest(word: object, choices) -> str:
+    if isinstance(word, str) and SPELLINGS.get(word) in choices:
+        return f"did you mean '{SPELLINGS[word]}'?"
+    return did_you_mean(word, choices)
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
@@ -91,6 +101,15 @@ def compile_path(path: str) -> Callable[[Any], Any]:
     if len(parts) == 1 and isinstance(parts[0], str):
         key = parts[0]
         return lambda value: value.get(key, MISSING) if type(value) is dict else MISSING
+    if len(parts) == 2 and all(isinstance(p, str) for p in parts):
+        k1, k2 = parts
+
+        def get2(value: Any) -> Any:
+            if type(value) is not dict:
+                return MISSING
+            inner = value.get(k1, MISSING)
+            return inner.get(k2, MISSING) if type(inner) is dict else MISSING
+        return get2
 
     def get(value: Any) -> Any:
         for part in parts:
@@ -167,7 +186,7 @@ class _Compiler:
         if len(keys) != 1 or keys[0] not in COMBINATORS:
             unknown = [k for k in keys if k not in COMBINATORS]
             word = unknown[0] if unknown else keys[0]
-            hint = did_you_mean(word, COMBINATORS + ("field",) + tuple(OPERATORS))
+            hint = _suggest(word, COMBINATORS + ("field",) + tuple(OPERATORS))
             if word in OPERATORS:
                 hint = f"operator '{word}' needs a 'field' beside it"
             self.fail("unknown-operator" if unknown else "bad-condition",
@@ -191,6 +210,9 @@ class _Compiler:
         tests = tuple(c.test for c in children)
         if len(tests) == 1:
             test = tests[0]
+        elif len(tests) == 2:
+            a, b = tests
+            test = (lambda v: a(v) and b(v)) if op == "all" else (lambda v: a(v) or b(v))
         elif op == "all":
             test = lambda v: all(t(v) for t in tests)
         else:
@@ -215,7 +237,7 @@ class _Compiler:
         op = ops[0]
         if op not in OPERATORS:
             self.fail("unknown-operator", f"unknown operator '{op}'", where + (op,),
-                      did_you_mean(op, OPERATORS) or "operators: " + ", ".join(OPERATORS))
+                      _suggest(op, OPERATORS) or "operators: " + ", ".join(OPERATORS))
             return None
         kind, fn = OPERATORS[op]
         get = compile_path(field)
@@ -228,8 +250,12 @@ class _Compiler:
                 self.fail("bad-argument", f"'{op}' takes a non-empty list of scalars", at)
                 return None
             frozen = tuple(arg)
-            return Condition(node, lambda v: fn(get(v), frozen), "test", field=field, op=op,
-                             arg=list(frozen), where=where)
+            test = lambda v: fn(get(v), frozen)
+            if all(type(a) is str for a in arg):
+                strings = frozenset(arg)
+                test = ((lambda v: type(x := get(v)) is str and x in strings) if op == "in" else
+                        (lambda v: (x := get(v)) is not MISSING and not (type(x) is str and x in strings)))
+            return Condition(node, test, "test", field=field, op=op, arg=list(frozen), where=where)
         if kind == "bool":
             if not isinstance(arg, bool):
                 self.fail("bad-argument", f"'{op}' takes true or false, got {arg!r}", at)
@@ -271,8 +297,8 @@ class _Compiler:
             want = "a number or a string" if kind == "ordered_or_ref" else "a scalar"
             self.fail("bad-argument", f"'{op}' takes {want}, got {type(arg).__name__}", at)
             return None
-        return Condition(node, lambda v: fn(get(v), arg), "test", field=field, op=op, arg=arg,
-                         where=where)
+        return Condition(node, _specialised(op, get, arg) or (lambda v: fn(get(v), arg)), "test",
+                         field=field, op=op, arg=arg, where=where)
 
     def _count(self, node, field, arg, get, where) -> Condition | None:
         at = where + ("count",)
@@ -285,7 +311,7 @@ class _Compiler:
             word = bad[0] if bad else ""
             self.fail("bad-argument", "'count' needs exactly one numeric comparison "
                       "(eq, ne, lt, le, gt, ge) and an optional 'where'", at + ((word,) if word else ()),
-                      did_you_mean(word, COMPARE + ("where",)))
+                      _suggest(word, COMPARE + ("where",)))
             return None
         cmp, number = cmp_ops[0], arg[cmp_ops[0]]
         inner = None
@@ -306,16 +332,49 @@ class _Compiler:
                          arg={"where": inner, cmp: number}, where=where)
 
 
+def _specialised(op: str, get: Callable, arg: Any) -> Callable[[Any], bool] | None:
+    """Faster closures with the same semantics for the common literal cases of eq / ne."""
+    if type(arg) is str and op == "eq":
+        return lambda v: get(v) == arg        # only a str equals a str, and MISSING never does
+    if type(arg) is str and op == "ne":
+        def ne(v: Any) -> bool:
+            x = get(v)
+            return x is not MISSING and not (type(x) is str and x == arg)
+        return ne
+    if type(arg) is int and op == "eq":
+        return lambda v: type(x := get(v)) in (int, float) and x == arg
+    if type(arg) is bool and op == "eq":
+        return lambda v: get(v) is arg
+    return None
+
+
 def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, bool, int, float))
 
 
 def _quantifier(op: str, get: Callable, inner: Callable) -> Callable[[Any], bool]:
-    if op == "any":
-        return lambda v: type(items := get(v)) is list and any(inner(i) for i in items)
-    if op == "all":
-        return lambda v: type(items := get(v)) is list and all(inner(i) for i in items)
-    return lambda v: type(items := get(v)) is list and not any(inner(i) for i in items)
+    def some(v: Any) -> bool:
+        items = get(v)
+        if type(items) is not list:
+            return False
+        for i in items:
+            if inner(i):
+                return True
+        return False
+
+    def every(v: Any) -> bool:
+        items = get(v)
+        if type(items) is not list:
+            return False
+        for i in items:
+            if not inner(i):
+                return False
+        return True
+
+    def no(v: Any) -> bool:
+        items = get(v)
+        return type(items) is list and not some(v)
+    return {"any": some, "all": every, "none": no}[op]
 
 
 def compile_condition(node: Any, where: tuple, faults: list[Fault]) -> Condition | None:

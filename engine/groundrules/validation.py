@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .schema_check import compile_check
 from .tables import Schemas, _to_faults
 from .yamlsrc import dotted
 
 
 def first_problem(schemas: Schemas, name: str, value: Any) -> str | None:
     """None when `value` satisfies contract `name`; else the first problem as 'path: message'."""
-    validator = _validators(schemas, name)
+    fast, validator = _validators(schemas, name)
+    if fast is not None and fast(value):
+        return None
     errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     for error in errors:
         for fault in _to_faults(error):
@@ -24,5 +27,6 @@ _cache: dict = {}
 def _validators(schemas: Schemas, name: str):
     key = (id(schemas), name)
     if key not in _cache:
-        _cache[key] = schemas.validator(schemas.get(name))
+        schema = schemas.get(name)
+        _cache[key] = (compile_check(schema), schemas.validator(schema))
     return _cache[key]

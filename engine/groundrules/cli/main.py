@@ -5,11 +5,11 @@ import argparse
 import sys
 
 from ..errors import RulesError
-from . import rules_cmd, support_cmd
+from . import demo_cmd, rules_cmd, support_cmd
 from .io import CliError, rules_error_lines
 
 # Each part contributes a module with `register(subparsers)`; its commands set `func`.
-PARTS = [support_cmd, rules_cmd]
+PARTS = [demo_cmd, support_cmd, rules_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

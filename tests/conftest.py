@@ -1,0 +1,39 @@
+"""Shared fixtures: the bundled rulebook, and snapshots stored as canonical JSON in snapshots/."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from groundrules import canonical, load_rulebook
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "tests" / "cases"
+
+
+class CanonicalJSONSnapshot(SingleFileSnapshotExtension):
+    """One file per snapshot under snapshots/<test module path below tests/>/, in our canonical JSON,
+    so a snapshot diff is exactly the output diff a reviewer must read."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "json"
+
+    def serialize(self, data, **_kwargs) -> str:
+        return canonical.dumps(data) + "\n"
+
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        module = Path(test_location.filepath).resolve().relative_to(ROOT / "tests").with_suffix("")
+        return str(ROOT / "snapshots" / module)
+
+
+@pytest.fixture
+def snapshot_json(snapshot):
+    """Assert `value == snapshot_json` to pin a whole case group in one reviewed file."""
+    return snapshot.use_extension(CanonicalJSONSnapshot)
+
+
+@pytest.fixture(scope="session")
+def rulebook():
+    return load_rulebook(ROOT)

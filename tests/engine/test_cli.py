@@ -1,0 +1,159 @@
+"""The command line as a user meets it: envelopes on stdout, one-line errors, never a traceback."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from groundrules import explain
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json"
+
+
+def run(*args, stdin: bytes | None = None, cwd: Path | None = None, env: dict | None = None):
+    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", *args], input=stdin,
+                          capture_output=True, cwd=cwd or ROOT, env=env)
+
+
+def test_explain_prints_the_envelope_of_the_library_result(tmp_path):
+    out = run("explain", str(EXAMPLE), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    envelope = json.loads(out.stdout)
+    assert list(envelope) == ["ok", "data", "warnings", "error", "rulebook"]
+    assert envelope["ok"] is True and envelope["error"] is None
+    assert envelope["data"] == explain(json.loads(EXAMPLE.read_text(encoding="utf-8")))
+    assert "题量" in out.stdout.decode("utf-8")  # ensure_ascii=False: Chinese stays readable
+
+
+def test_explain_reads_stdin_and_prints_contract_text():
+    out = run("explain", "--contract", "-", stdin=EXAMPLE.read_bytes())
+    assert out.returncode == 0
+    text = out.stdout.decode("utf-8")
+    assert text.startswith("支持状态为 partial，主因：部分槽位有证据、部分缺失") and "search.py" in text
+
+
+def test_trace_says_why_each_row_did_not_fire():
+    out = run("explain", "--trace", str(EXAMPLE))
+    trace = json.loads(out.stdout)["data"]["trace"]
+    by_row = {t["row"]: t for t in trace}
+    assert by_row["partial_slot_coverage"]["fired"] is True
+    no_candidates = by_row["no_candidates"]
+    assert no_candidates["fired"] is False
+    assert no_candidates["failed"] == {"at": "rows[1].when", "field": "metrics.candidate_count", "op": "eq",
+                                       "read": 3, "expected": 0}
+
+
+@pytest.mark.parametrize("setup, needle", [
+    (lambda d: d / "absent.json", "no such file"),
+    (lambda d: d, "is a directory"),
+    (lambda d: (d / "bin.json").write_bytes(b"\xff\xfe\x00garbage") and d / "bin.json", "not UTF-8"),
+    (lambda d: (d / "bad.json").write_text("{oops", encoding="utf-8") and d / "bad.json", "invalid JSON"),
+    (lambda d: (d / "nan.json").write_text('{"a": NaN}', encoding="utf-8") and d / "nan.json", "invalid JSON"),
+    (lambda d: (d / "deep.json").write_text("[" * 100000, encoding="utf-8") and d / "deep.json", "invalid JSON"),
+])
+def test_unreadable_input_is_one_line_and_non_zero(tmp_path, setup, needle):
+    target = setup(tmp_path)
+    out = run("explain", str(target))
+    err = out.stderr.decode("utf-8")
+    assert out.returncode == 1 and out.stdout == b""
+    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("payload", [b"null", b"[]", b'"text"', b"42", b'{"support_status": 3}'])
+def test_valid_json_that_is_not_a_context_explains_as_unknown(payload):
+    out = run("explain", "-", stdin=payload)
+    assert out.returncode == 0
+    assert json.loads(out.stdout)["data"]["primary"] == "unknown"
+
+
+def test_identical_bytes_across_hash_seeds():
+    outputs = set()
+    for seed in ("0", "7", "4242"):
+        out = run("explain", str(EXAMPLE), env=dict(os.environ, PYTHONHASHSEED=seed))
+        outputs.add(out.stdout)
+    assert len(outputs) == 1
+
+
+def test_lint_and_test_pass_on_the_bundled_tables():
+    lint = run("lint")
+    assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
+    assert b"lint: 0 error(s)" in lint.stdout
+    test = run("test")
+    assert test.returncode == 0, test.stdout.decode()
+    assert test.stdout.decode().strip().splitlines()[-1].endswith(" 0 failed")
+
+
+def test_lint_points_at_the_broken_line(tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (tmp_path / "schemas").symlink_to(ROOT / "schemas")
+    (rules / "t.yaml").write_text(
+        "kind: decision_table\nid: t\nhit_policy: first\noutputs: {a: {}}\nrows:\n"
+        "  - id: a\n    when: {field: x, eqq: 1}\n    examples: [{given: {x: 1}, fires: true}]\n",
+        encoding="utf-8")
+    out = run("--rules", str(tmp_path), "lint")
+    assert out.returncode != 0
+    report = out.stdout.decode()
+    assert "rules/t.yaml:7:22: unknown-operator: unknown operator 'eqq'" in report
+    assert "did you mean 'eq'?" in report and "Traceback" not in report + out.stderr.decode()
+
+
+def test_test_fails_on_a_wrong_example(tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (tmp_path / "schemas").symlink_to(ROOT / "schemas")
+    (rules / "t.yaml").write_text(
+        "kind: decision_table\nid: t\nhit_policy: first\noutputs: {a: {}, b: {}}\nrows:\n"
+        "  - id: a\n    when: {field: x, eq: 1}\n    examples: [{given: {x: 2}, fires: true}]\n"
+        "  - id: b\n    when: {field: x, eq: 2}\n",
+        encoding="utf-8")
+    out = run("--rules", str(tmp_path), "test")
+    text = out.stdout.decode()
+    assert out.returncode == 1
+    assert "FAIL t:a:1" in text and "FAIL t:b: row has no example" in text
+    assert text.strip().splitlines()[-1] == "0 passed, 2 failed"
+
+
+def test_demo_runs_every_bundled_example():
+    out = run("demo")
+    assert out.returncode == 0
+    data = json.loads(out.stdout)["data"]["support_reason"]
+    assert data["cq-shenlun-partial"]["support_reason"]["primary"] == "partial_slot_coverage"
+
+
+def test_no_command_prints_help_and_exits_2():
+    out = run()
+    assert out.returncode == 2 and b"usage: groundrules" in out.stdout
+
+
+def test_the_wheel_carries_the_tables_and_works_from_anywhere(tmp_path):
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                            "-q", "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True)
+    assert built.returncode == 0, built.stderr.decode()[-2000:]
+    wheel = next((tmp_path / "dist").glob("groundrules-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    for needed in ("groundrules/_data/rules/support_reason.yaml",
+                   "groundrules/_data/schemas/knowledge-gateway.v1.schema.json",
+                   "groundrules/_data/schemas/kinds/decision_table.schema.json"):
+        assert needed in names
+    assert any(n.startswith("groundrules/_data/locks/") for n in names) or not any((ROOT / "locks").glob("*.yaml"))
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                    str(wheel)], check=True, capture_output=True)
+    env = dict(os.environ, PYTHONPATH=str(target))
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    out = subprocess.run([sys.executable, "-c",
+                          "import groundrules, groundrules.resources as r; print(groundrules.__file__); "
+                          "print(r.data_root())"], capture_output=True, cwd=away, env=env, text=True)
+    assert out.returncode == 0, out.stderr
+    assert str(target) in out.stdout.splitlines()[0] and out.stdout.splitlines()[1].endswith("_data")
+    explained = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "explain", str(EXAMPLE)],
+                               capture_output=True, cwd=away, env=env)
+    assert explained.returncode == 0 and json.loads(explained.stdout)["ok"] is True

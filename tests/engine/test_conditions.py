@@ -1,0 +1,63 @@
+"""The condition grammar's semantics, driven by the data files in tests/cases/conditions/."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from groundrules.conditions import compile_condition, explain_failure
+
+CASES = Path(__file__).resolve().parent.parent / "cases" / "conditions"
+
+
+def _groups():
+    for path in sorted(CASES.glob("*.yaml")):
+        if path.name == "broken.yaml":
+            continue
+        for n, group in enumerate(yaml.safe_load(path.read_text(encoding="utf-8"))):
+            for m, case in enumerate(group["tests"]):
+                yield pytest.param(group["condition"], case["data"], case["valid"],
+                                   id=f"{path.stem}:{n}:{m}:{group['description'][:40]}")
+
+
+@pytest.mark.parametrize("condition, data, valid", list(_groups()))
+def test_semantics(condition, data, valid):
+    faults = []
+    compiled = compile_condition(condition, ("when",), faults)
+    assert faults == []
+    assert compiled.test(data) is valid
+    # the trace agrees with the fast path: a failure is explained exactly when the test is false
+    assert (explain_failure(compiled, data) is None) is valid
+
+
+BROKEN = yaml.safe_load((CASES / "broken.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", BROKEN, ids=[f"broken:{i}:{c['code']}" for i, c in enumerate(BROKEN)])
+def test_broken_conditions_report_code_and_place(case):
+    faults = []
+    assert compile_condition(case["condition"], ("when",), faults) is None
+    assert [f.code for f in faults][:1] == [case["code"]]
+    assert faults[0].path == ("when", *case["at"])
+
+
+def test_misspelt_operator_gets_did_you_mean():
+    faults = []
+    compile_condition({"field": "a", "gte": 1}, (), faults)
+    assert faults[0].hint == "did you mean 'ge'?"
+
+
+def test_failure_names_the_field_and_the_value_read():
+    faults = []
+    cond = compile_condition({"all": [{"field": "a", "eq": 1}, {"field": "m.n", "gt": 2}]}, ("when",), faults)
+    failure = explain_failure(cond, {"a": 1, "m": {"n": 2}})
+    assert failure == {"at": "when.all[1]", "field": "m.n", "op": "gt", "read": 2, "expected": 2}
+    missing = explain_failure(cond, {"a": 1})
+    assert missing["read"] == "<missing>"
+
+
+def test_fields_lists_item_paths():
+    faults = []
+    cond = compile_condition({"field": "missing", "any": {"field": "reason", "eq": "x"}}, (), faults)
+    assert [f for f, _ in cond.fields()] == ["missing", "missing[].reason"]

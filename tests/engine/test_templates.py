@@ -1,0 +1,61 @@
+"""Safe templates: names, filters, braces, and the load errors for each misuse."""
+from __future__ import annotations
+
+import pytest
+
+from groundrules.templates import compile_template
+
+
+def render(text, value, bindings=None):
+    faults = []
+    tmpl = compile_template(text, ("t",), faults)
+    assert faults == []
+    return tmpl.render(value, bindings)
+
+
+def test_paths_bindings_and_filters():
+    value = {"metrics": {"n": 3}, "s": "部分"}
+    assert render("共 {metrics.n} 个：{s}", value) == "共 3 个：部分"
+    assert render("{xs|join:、}", {}, {"xs": ["题量", "时长"]}) == "题量、时长"
+    assert render("{xs|count}", {}, {"xs": ["a", "b", "c"]}) == "3"
+    assert render("{xs|first}", {}, {"xs": ["a", "b"]}) == "a"
+    assert render("{missing|default:无}", {}) == "无"
+    assert render("{xs|join:、|default:无}", {}, {"xs": []}) == "无"
+
+
+def test_literal_braces_and_plain_values():
+    assert render("{{literal}} {b} {n}", {"b": True, "n": 1.5}) == "{literal} true 1.5"
+    assert render("{none}", {"none": None}) == ""
+    assert render("{lst}", {"lst": ["a", 1]}) == "a、1"
+
+
+def test_bindings_shadow_paths():
+    assert render("{s}", {"s": "path"}, {"s": "binding"}) == "binding"
+
+
+@pytest.mark.parametrize("text, code", [
+    ("{unclosed", "bad-template"),
+    ("lone } brace", "bad-template"),
+    ("{}", "bad-template"),
+    ("{x|nope}", "unknown-filter"),
+    ("{x|join}", "bad-template"),
+    (42, "bad-template"),
+])
+def test_misuse_is_a_load_error(text, code):
+    faults = []
+    assert compile_template(text, ("t",), faults) is None
+    assert faults[0].code == code
+    assert faults[0].path == ("t",)
+
+
+def test_unknown_name_is_refused_with_did_you_mean():
+    faults = []
+    compile_template("{slotz}", ("t",), faults, names=lambda n: n == "slots", name_choices=("slots",))
+    assert faults[0].code == "unknown-field"
+    assert faults[0].hint == "did you mean 'slots'?"
+
+
+def test_misspelt_filter_hint():
+    faults = []
+    compile_template("{x|jion:、}", ("t",), faults)
+    assert faults[0].hint == "did you mean 'join'?"
