@@ -4,9 +4,10 @@ The public API; the CLI and the MCP server import only from here.
 """
 from .errors import GroundrulesError, Problem, RulesError
 from .rulebook import Holder, Rulebook, default as default_rulebook, load as load_rulebook
+from .locks import lock, lock_messages
 from .support_reason import contract_text, explain, explain_with_trace
 
 __all__ = [
     "GroundrulesError", "Holder", "Problem", "Rulebook", "RulesError", "contract_text",
-    "default_rulebook", "explain", "explain_with_trace", "load_rulebook",
+    "default_rulebook", "explain", "explain_with_trace", "load_rulebook", "lock", "lock_messages",
 ]

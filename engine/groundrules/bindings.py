@@ -21,7 +21,7 @@ def _list_getter(path: str) -> Callable[[Any], list]:
     head, *rest = path.split("[].")
     get = compile_path(head)
     if not rest:
-        return lambda value: get(value) if type(get(value)) is list else []
+        return lambda value: items if type(items := get(value)) is list else []
     inner = _list_getter("[].".join(rest))
 
     def flat(value: Any) -> list:
@@ -37,6 +37,9 @@ def _plucker(spec: Any) -> Callable[[Any], Any] | None:
     if spec is None:
         return None
     getters = [compile_path(p) for p in ([spec] if isinstance(spec, str) else spec)]
+    if len(getters) == 1:
+        get = getters[0]
+        return lambda item: MISSING if (v := get(item)) is None else v
 
     def pluck(item: Any) -> Any:
         for get in getters:
@@ -92,11 +95,14 @@ def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault]) -> 
     test = cond.test if cond else None
 
     def select(value: Any) -> list:
-        chosen = [i for i in get_list(value) if test is None or test(i)]
+        items = get_list(value)
+        chosen = items if test is None else [i for i in items if test(i)]
         if pluck is not None:
-            chosen = [v for v in (pluck(i) for i in chosen) if v is not MISSING]
+            chosen = [v for v in map(pluck, chosen) if v is not MISSING]
         elif tmpl is not None:
             chosen = [tmpl.render(i) for i in chosen]
+        elif chosen is items:
+            chosen = list(items)
         if distinct:
             seen: list = []
             for v in chosen:

@@ -73,36 +73,50 @@ class DecisionTable:
 
     def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
         """Rows that fire on `value`; with trace, why every other row did not."""
+        if trace:
+            return self._evaluate_traced(value)
         fired: list[Fired] = []
-        seen: set = set()
-        notes: list[dict] | None = [] if trace else None
         cache: dict = {}
+        policy = self.hit_policy
+        seen: set = set()
         for row in self.rows:
-            if self.hit_policy == "output_order" and row.code in seen:
-                if notes is not None:
-                    notes.append({"row": row.id, "code": row.code, "fired": False,
-                                  "skipped": f"code '{row.code}' already fired"})
-                continue
-            if self.hit_policy == "first" and fired:
-                if notes is not None:
-                    notes.append({"row": row.id, "code": row.code, "fired": False,
-                                  "skipped": "hit policy 'first': an earlier row fired"})
+            if row.code in seen and policy == "output_order":
                 continue
             if row.when.test(value):
                 fired.append(Fired(row, row.code, self._render(row, value, cache)))
+                if policy == "first":
+                    break
                 seen.add(row.code)
-                if notes is not None:
-                    notes.append({"row": row.id, "code": row.code, "fired": True})
-            elif notes is not None:
-                notes.append({"row": row.id, "code": row.code, "fired": False,
-                              "failed": explain_failure(row.when, value)})
+        return self._finish(fired, value, cache, None)
+
+    def _evaluate_traced(self, value: Any) -> Decision:
+        fired: list[Fired] = []
+        seen: set = set()
+        notes: list[dict] = []
+        cache: dict = {}
+        for row in self.rows:
+            note = {"row": row.id, "code": row.code, "fired": False}
+            if self.hit_policy == "output_order" and row.code in seen:
+                note["skipped"] = f"code '{row.code}' already fired"
+            elif self.hit_policy == "first" and fired:
+                note["skipped"] = "hit policy 'first': an earlier row fired"
+            elif row.when.test(value):
+                fired.append(Fired(row, row.code, self._render(row, value, cache)))
+                seen.add(row.code)
+                note["fired"] = True
+            else:
+                note["failed"] = explain_failure(row.when, value)
+            notes.append(note)
+        return self._finish(fired, value, cache, tuple(notes))
+
+    def _finish(self, fired: list, value: Any, cache: dict, notes: tuple | None) -> Decision:
         if self.hit_policy == "unique" and len(fired) > 1:
             raise GroundrulesError("HIT_POLICY_VIOLATION",
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
             fired.append(Fired(self.default, self.default.code, self._render(self.default, value, cache)))
-        return Decision(tuple(fired), tuple(notes) if notes is not None else None)
+        return Decision(tuple(fired), notes)
 
     def _render(self, row: Row, value: Any, cache: dict) -> dict:
         out = {}

@@ -22,6 +22,8 @@ from .yamlsrc import Source
 # kind -> "module:function" compiling it. Behaviour as data: one dispatch table.
 COMPILERS: dict[str, str] = {
     "decision_table": "groundrules.decide:compile_table",
+    "transition_table": "groundrules.findings.transitions:compile_transition_table",
+    "lock_patterns": "groundrules.locks.compile:compile_lock_patterns",
 }
 
 
@@ -81,6 +83,9 @@ def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rul
             continue
         faults = shape_faults(source, schemas)
         compiled = None
+        if not faults and source.data["kind"] not in COMPILERS:
+            faults = [Fault("unknown-kind", f"table kind '{source.data['kind']}' has a metaschema but no "
+                            "compiler", ("kind",), "register the kind's compiler in rulebook.COMPILERS")]
         if not faults:
             ctx = CompileContext(schemas, source)
             compiled = _compiler(source.data["kind"])(source.data, ctx)

@@ -21,7 +21,9 @@ def render_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, str):
         return value
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
         return json.dumps(value)
     if isinstance(value, list):
         return "、".join(render_value(v) for v in value)
@@ -59,22 +61,19 @@ FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
 class Template:
     source: str
     parts: tuple                      # str literals and (name, getter, ((fn, arg), ...)) slots
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(p[0] for p in self.parts if not isinstance(p, str))
+    names: tuple = ()                 # the names of the slots, in order
 
     def render(self, value: Any, bindings: dict | None = None) -> str:
         out = []
         for part in self.parts:
-            if isinstance(part, str):
+            if part.__class__ is str:
                 out.append(part)
                 continue
             name, getter, filters = part
             v = bindings[name] if bindings is not None and name in bindings else getter(value)
             for fn, arg in filters:
                 v = fn(v, arg)
-            out.append(render_value(v))
+            out.append(v if v.__class__ is str else render_value(v))
         return "".join(out)
 
 
@@ -115,7 +114,9 @@ def compile_template(text: Any, where: tuple, faults: list[Fault],
         i = end + 1
     if literal:
         parts.append("".join(literal))
-    return Template(text, tuple(parts)) if len(faults) == before else None
+    if len(faults) != before:
+        return None
+    return Template(text, tuple(parts), tuple(p[0] for p in parts if not isinstance(p, str)))
 
 
 def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tuple):
