@@ -1,8 +1,9 @@
-"""A fast yes/no check for the JSON Schema subset our contracts use, compiled to closures.
+"""A fast yes/no check for the JSON Schema subset our contracts use, compiled to Python source.
 
-jsonschema stays the authority: it explains every failure and takes over whole schemas that use
-a keyword outside SUPPORTED. This only answers "valid?" for the hot path, where a full jsonschema
-pass costs more than the evaluation it guards.
+jsonschema stays the authority: it explains every failure, and takes over whole schemas that use
+a keyword outside SUPPORTED. This only answers "valid?" on hot paths, where a full jsonschema pass
+costs several times the evaluation it guards. Only repr'd keys and literals (or named constants)
+reach the generated source.
 """
 from __future__ import annotations
 
@@ -15,147 +16,160 @@ SUPPORTED = ANNOTATIONS | {"type", "required", "properties", "items", "enum", "c
                            "maximum", "minLength", "minItems", "additionalProperties", "$ref",
                            "minProperties"}
 
-
-def _is_int(v: Any) -> bool:
-    return type(v) is int or (type(v) is float and v.is_integer())
-
-
-TYPES: dict[str, Check] = {
-    "object": lambda v: type(v) is dict,
-    "array": lambda v: type(v) is list,
-    "string": lambda v: type(v) is str,
-    "integer": _is_int,
-    "number": lambda v: type(v) in (int, float),
-    "boolean": lambda v: type(v) is bool,
-    "null": lambda v: v is None,
+TYPE_TESTS = {
+    "object": "{v}.__class__ is dict",
+    "array": "{v}.__class__ is list",
+    "string": "{v}.__class__ is str",
+    "integer": "({v}.__class__ is int or ({v}.__class__ is float and {v}.is_integer()))",
+    "number": "({v}.__class__ is int or {v}.__class__ is float)",
+    "boolean": "{v}.__class__ is bool",
+    "null": "{v} is None",
 }
-
-
-def _each(item: Check) -> Check:
-    def check(v: Any) -> bool:
-        if type(v) is list:
-            for i in v:
-                if not item(i):
-                    return False
-        return True
-    return check
 
 
 class Unsupported(Exception):
     """The schema uses a keyword this checker does not implement."""
 
 
-def compile_check(schema: dict) -> Check | None:
-    """A closure equivalent to jsonschema's verdict, or None when the schema is outside the subset."""
-    try:
-        return _Compiler(schema).compile(schema, 0)
-    except Unsupported:
-        return None
-
-
-def _same(a: Any, b: Any) -> bool:
-    if type(a) is bool or type(b) is bool:
-        return type(a) is type(b) and a == b
+def same(a: Any, b: Any) -> bool:
+    """jsonschema's equality for enum/const: bool is not a number, 1 equals 1.0."""
+    if a.__class__ is bool or b.__class__ is bool:
+        return a.__class__ is b.__class__ and a == b
     return a == b
 
 
-class _Compiler:
+def compile_check(schema: dict) -> Check | None:
+    """A function equivalent to jsonschema's verdict, or None when the schema is outside the subset."""
+    try:
+        return _Gen(schema).build()
+    except (Unsupported, RecursionError):
+        return None
+
+
+class _Gen:
     def __init__(self, root: dict):
         self.root = root
-        self.refs: dict[str, Check] = {}
+        self.names: dict[str, Any] = {"M": object(), "same": same}
+        self.functions: list[str] = []
+        self.refs: dict[str, str] = {}
+        self.n = 0
 
-    def compile(self, schema: Any, depth: int) -> Check:
+    def fresh(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def const(self, value: Any) -> str:
+        name = self.fresh("_k")
+        self.names[name] = value
+        return name
+
+    def build(self) -> Check:
+        top = self.function(self.root)
+        source = "\n".join(self.functions)
+        namespace = dict(self.names)
+        exec(compile(source, "<groundrules schema check>", "exec"), namespace)  # noqa: S102
+        return namespace[top]
+
+    def function(self, schema: Any) -> str:
+        name = self.fresh("_f")
+        body = self.emit(schema, "v", 1, 0)
+        self.functions.append(f"def {name}(v):\n" + "".join(body) + "    return True\n")
+        return name
+
+    def emit(self, schema: Any, v: str, ind: int, depth: int) -> list[str]:
+        """Lines that `return False` when `v` breaks `schema` (at indent level `ind`)."""
         if schema is True or schema == {}:
-            return lambda v: True
-        if not isinstance(schema, dict) or depth > 32 or set(schema) - SUPPORTED:
+            return []
+        if not isinstance(schema, dict) or set(schema) - SUPPORTED or depth > 64:
             raise Unsupported()
-        checks: list[Check] = []
+        pad = "    " * ind
+        out: list[str] = []
         if "$ref" in schema:
-            checks.append(self._ref(schema["$ref"], depth))
+            out.append(f"{pad}if not {self.ref(schema['$ref'])}({v}):\n{pad}    return False\n")
+        known = None
         if "type" in schema:
             names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-            fns = [TYPES[n] for n in names]
-            checks.append(fns[0] if len(fns) == 1 else (lambda v: any(f(v) for f in fns)))
-        if "enum" in schema:
-            values = tuple(schema["enum"])
-            checks.append(lambda v: any(_same(v, e) for e in values))
-        if "const" in schema:
-            c = schema["const"]
-            checks.append(lambda v: _same(v, c))
-        if "minimum" in schema:
-            lo = schema["minimum"]
-            checks.append(lambda v: type(v) not in (int, float) or v >= lo)
-        if "maximum" in schema:
-            hi = schema["maximum"]
-            checks.append(lambda v: type(v) not in (int, float) or v <= hi)
-        if "minLength" in schema:
-            n = schema["minLength"]
-            checks.append(lambda v: type(v) is not str or len(v) >= n)
-        if "minItems" in schema:
-            n = schema["minItems"]
-            checks.append(lambda v: type(v) is not list or len(v) >= n)
-        if "minProperties" in schema:
-            n = schema["minProperties"]
-            checks.append(lambda v: type(v) is not dict or len(v) >= n)
-        obj = self._object(schema, depth)
-        if obj is not None:
-            checks.append(obj)
+            if any(n not in TYPE_TESTS for n in names):
+                raise Unsupported()
+            test = " or ".join(TYPE_TESTS[n].format(v=v) for n in names)
+            out.append(f"{pad}if not ({test}):\n{pad}    return False\n")
+            known = names[0] if len(names) == 1 else None
+        out += self.scalars(schema, v, pad)
+        out += self.guarded(self.object(schema, v, ind + (known != "object"), depth),
+                            f"{v}.__class__ is dict", pad, known == "object")
         if "items" in schema:
-            checks.append(_each(self.compile(schema["items"], depth + 1)))
-        if not checks:
-            return lambda v: True
-        if len(checks) == 1:
-            return checks[0]
-        if len(checks) == 2:
-            a, b = checks
-            return lambda v: a(v) and b(v)
-        frozen = tuple(checks)
+            x = self.fresh("x")
+            body = self.emit(schema["items"], x, ind + 1 + (known != "array"), depth + 1)
+            if body:
+                inner_pad = "    " * (ind + (known != "array"))
+                loop = [f"{inner_pad}for {x} in {v}:\n"] + body
+                out += self.guarded(loop, f"{v}.__class__ is list", pad, known == "array")
+        return out
 
-        def every(v: Any) -> bool:
-            for c in frozen:
-                if not c(v):
-                    return False
-            return True
-        return every
+    @staticmethod
+    def guarded(lines: list[str], test: str, pad: str, known: bool) -> list[str]:
+        if not lines or known:
+            return lines
+        return [f"{pad}if {test}:\n"] + lines
 
-    def _object(self, schema: dict, depth: int) -> Check | None:
-        """required + properties + additionalProperties as one loop over the dict."""
-        required = tuple(schema.get("required", ()))
-        props = tuple((k, self.compile(s, depth + 1)) for k, s in schema.get("properties", {}).items())
+    def scalars(self, schema: dict, v: str, pad: str) -> list[str]:
+        out = []
+        if "enum" in schema:
+            values = schema["enum"]
+            if all(e.__class__ is str for e in values):
+                test = f"{v}.__class__ is not str or {v} not in {self.const(frozenset(values))}"
+            else:
+                test = f"not any(same({v}, e) for e in {self.const(tuple(values))})"
+            out.append(f"{pad}if {test}:\n{pad}    return False\n")
+        if "const" in schema:
+            out.append(f"{pad}if not same({v}, {self.const(schema['const'])}):\n{pad}    return False\n")
+        num = f"({v}.__class__ is int or {v}.__class__ is float)"
+        bounds = {"minimum": (num, "<"), "maximum": (num, ">"),
+                  "minLength": (f"{v}.__class__ is str", "len<"), "minItems": (f"{v}.__class__ is list", "len<"),
+                  "minProperties": (f"{v}.__class__ is dict", "len<")}
+        for key, (guard, sign) in bounds.items():
+            if key in schema:
+                limit = self.const(schema[key])
+                cmp = f"len({v}) < {limit}" if sign == "len<" else f"{v} {sign} {limit}"
+                out.append(f"{pad}if {guard} and {cmp}:\n{pad}    return False\n")
+        return out
+
+    def object(self, schema: dict, v: str, ind: int, depth: int) -> list[str]:
+        pad = "    " * ind
+        out: list[str] = []
+        required = schema.get("required", [])
+        if required:
+            test = " or ".join(f"{k!r} not in {v}" for k in required)
+            out.append(f"{pad}if {test}:\n{pad}    return False\n")
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            x = self.fresh("x")
+            body = self.emit(sub, x, ind + 1, depth + 1)
+            if body:
+                out.append(f"{pad}{x} = {v}.get({key!r}, M)\n{pad}if {x} is not M:\n")
+                out += body
         extra = schema.get("additionalProperties", True)
-        known = frozenset(k for k, _ in props)
-        other = None if extra is True or extra is False else self.compile(extra, depth + 1)
-        closed = extra is False
-        if not required and not props and extra is True:
-            return None
+        if extra is not True:
+            k, x = self.fresh("k"), self.fresh("x")
+            allowed = self.const(frozenset(props))
+            body = (["    " * (ind + 2) + "return False\n"] if extra is False
+                    else self.emit(extra, x, ind + 2, depth + 1))
+            if body:
+                out.append(f"{pad}for {k}, {x} in {v}.items():\n{pad}    if {k} not in {allowed}:\n")
+                out += body
+        return out
 
-        def check(v: Any) -> bool:
-            if type(v) is not dict:
-                return True
-            for k in required:
-                if k not in v:
-                    return False
-            for k, c in props:
-                if k in v and not c(v[k]):
-                    return False
-            if closed or other is not None:
-                for k, x in v.items():
-                    if k not in known and (closed or not other(x)):
-                        return False
-            return True
-        return check
-
-    def _ref(self, ref: str, depth: int) -> Check:
+    def ref(self, ref: str) -> str:
         if not ref.startswith("#/"):
             raise Unsupported()
         if ref not in self.refs:
-            self.refs[ref] = lambda v: resolved[0](v)   # placeholder for recursive refs
-            resolved: list[Check] = []
             target: Any = self.root
             for part in ref[2:].split("/"):
                 if not isinstance(target, dict) or part not in target:
                     raise Unsupported()
                 target = target[part]
-            resolved.append(self.compile(target, depth + 1))
-            self.refs[ref] = resolved[0]
+            name = self.fresh("_r")
+            self.refs[ref] = name
+            body = self.emit(target, "v", 1, 0)
+            self.functions.append(f"def {name}(v):\n" + "".join(body) + "    return True\n")
         return self.refs[ref]

@@ -1,0 +1,166 @@
+"""Conditions compiled to straight-line Python: one small function per condition node.
+
+Closures per operator cost a call per test and per path step; generated code reads each path
+with inline dict lookups and compares literals directly, several times faster for the same
+semantics (conditions.py states them; tests/cases/conditions/ and the durable oracle pin them).
+Only literals (via repr, or as named constants) and field names (via repr) reach the source, so
+nothing from a table is ever executed as code.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Callable
+
+from .conditions import MISSING, OPERATORS, Condition, path_parts
+
+
+class TooComplex(Exception):
+    """A condition nested too deeply for Python to compile."""
+
+
+def _literal_ok(value: Any) -> bool:
+    if value is None or value.__class__ in (bool, str, int):
+        return True
+    return value.__class__ is float and math.isfinite(value)
+
+
+class _Gen:
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {"M": MISSING}
+        self.helpers: list[str] = []
+        self.n = 0
+
+    def fresh(self, prefix: str = "_t") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def const(self, value: Any) -> str:
+        name = self.fresh("_k")
+        self.names[name] = value
+        return name
+
+    def lit(self, value: Any) -> str:
+        return repr(value) if _literal_ok(value) else self.const(value)
+
+    def get(self, var: str, parts: tuple) -> str:
+        expr = var
+        for p in parts:
+            t = self.fresh()
+            if isinstance(p, str):
+                expr = f"({t}.get({p!r}, M) if ({t} := {expr}).__class__ is dict else M)"
+            else:
+                expr = f"({t}[{p}] if ({t} := {expr}).__class__ is list and len({t}) > {p} else M)"
+        return expr
+
+    def expr(self, c: Condition, var: str) -> str:
+        if c.kind in ("all", "any"):
+            joiner = " and " if c.kind == "all" else " or "
+            return "(" + joiner.join(self.expr(x, var) for x in c.children) + ")"
+        if c.kind == "not":
+            return f"(not {self.expr(c.children[0], var)})"
+        return self.test(c, var)
+
+    def test(self, c: Condition, var: str) -> str:
+        get = self.get(var, path_parts(c.field))
+        op, arg, t = c.op, c.arg, self.fresh()
+        if c.ref:
+            other, u = self.get(var, path_parts(c.ref)), self.fresh()
+            fn = self.const(OPERATORS[op][1])
+            return f"((({t} := {get}) is not M) and (({u} := {other}) is not M) and {fn}({t}, {u}))"
+        num = f"({t}.__class__ is int or {t}.__class__ is float)"
+        if op == "eq":
+            if arg.__class__ is str:
+                return f"({get} == {arg!r})"
+            if arg is None or arg.__class__ is bool:
+                return f"({get} is {arg!r})"
+            return f"((({t} := {get}).__class__ is int or {t}.__class__ is float) and {t} == {self.lit(arg)})"
+        if op == "ne":
+            if arg.__class__ is str:
+                return f"((({t} := {get}) is not M) and {t} != {arg!r})"
+            if arg is None or arg.__class__ is bool:
+                return f"((({t} := {get}) is not M) and {t} is not {arg!r})"
+            return f"((({t} := {get}) is not M) and not ({num} and {t} == {self.lit(arg)}))"
+        if op in ("lt", "le", "gt", "ge"):
+            sign = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[op]
+            if arg.__class__ is str:
+                return f"((({t} := {get}).__class__ is str) and {t} {sign} {arg!r})"
+            return f"((({t} := {get}).__class__ is int or {t}.__class__ is float) and {t} {sign} {self.lit(arg)})"
+        if op in ("in", "not_in"):
+            if all(a.__class__ is str for a in arg):
+                k = self.const(frozenset(arg))
+                held = f"({t}.__class__ is str and {t} in {k})"
+                if op == "in":
+                    return f"((({t} := {get}).__class__ is str) and {t} in {k})"
+                return f"((({t} := {get}) is not M) and not {held})"
+            return f"{self.const(OPERATORS[op][1])}({get}, {self.const(tuple(arg))})"
+        if op == "exists":
+            if arg:
+                return f"((({t} := {get}) is not M) and {t} is not None)"
+            return f"((({t} := {get}) is M) or {t} is None)"
+        if op == "empty":
+            return f"{self.const(OPERATORS['empty'][1])}({get}, {arg!r})"
+        if op == "matches":
+            return f"{self.const(OPERATORS['matches'][1])}({get}, {self.const(c.pattern)})"
+        if op in ("any", "all", "none"):
+            return f"{self.quantifier(op, arg)}({get})"
+        return f"{self.count(arg)}({get})"
+
+    def quantifier(self, op: str, inner: Condition) -> str:
+        name = self.fresh("_q")
+        body = self.expr(inner, "i")
+        hit, miss = {"any": ("True", "False"), "all": ("False", "True"), "none": ("False", "True")}[op]
+        check = f"not {body}" if op == "all" else body
+        self.helpers.append(
+            f"def {name}(items):\n"
+            f"    if items.__class__ is not list:\n        return False\n"
+            f"    for i in items:\n        if {check}:\n            return {hit}\n"
+            f"    return {miss}\n")
+        return name
+
+    def count(self, arg: dict) -> str:
+        name = self.fresh("_c")
+        cmp = next(k for k in arg if k != "where")
+        sign = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[cmp]
+        where = arg["where"]
+        tally = ("    n = len(items)\n" if where is None else
+                 f"    n = 0\n    for i in items:\n        if {self.expr(where, 'i')}:\n            n += 1\n")
+        self.helpers.append(
+            f"def {name}(items):\n"
+            f"    if items.__class__ is not list:\n        return False\n"
+            f"{tally}    return n {sign} {self.lit(arg[cmp])}\n")
+        return name
+
+    def build(self, body: str, name: str) -> Callable[[Any], Any]:
+        source = "\n".join(self.helpers) + f"\ndef {name}(v):\n    return {body}\n"
+        try:
+            code = compile(source, f"<groundrules {name}>", "exec")
+        except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
+            raise TooComplex(str(exc)) from None
+        namespace = dict(self.names)
+        exec(code, namespace)  # noqa: S102 - source built above from repr'd literals and field names only
+        return namespace[name]
+
+
+def with_tests(tree: Condition) -> Condition:
+    """The same tree with every node's `test` compiled; raises TooComplex on absurd nesting."""
+    if tree.kind == "test":
+        inner = tree.inner()
+        if isinstance(tree.arg, Condition):
+            tree = replace(tree, arg=with_tests(tree.arg))
+        elif isinstance(tree.arg, dict) and inner is not None:
+            tree = replace(tree, arg=dict(tree.arg, where=with_tests(inner)))
+    else:
+        tree = replace(tree, children=tuple(with_tests(c) for c in tree.children))
+    gen = _Gen()
+    try:
+        body = gen.expr(tree, "v")
+    except RecursionError:
+        raise TooComplex("nested too deeply") from None
+    return replace(tree, test=gen.build(body, "test"))
+
+
+def compile_getter(parts: tuple) -> Callable[[Any], Any]:
+    """A getter for a path: the value, or MISSING where the path does not lead."""
+    gen = _Gen()
+    return gen.build(gen.get("v", parts), "get")
