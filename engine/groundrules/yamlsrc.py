@@ -50,9 +50,14 @@ def parse(text: str, file: str) -> Source:
         raise YamlProblem("yaml-syntax", f"{exc.problem or exc.context}", line, col) from None
     except yaml.YAMLError as exc:
         raise YamlProblem("yaml-syntax", str(exc).splitlines()[0], 1, 1) from None
+    except RecursionError:
+        raise YamlProblem("too-deep", "the document is nested too deeply to read", 1, 1) from None
     positions: dict = {(): (1, 1)}
     constructor = yaml.SafeLoader("")
-    data = None if root is None else _build(root, (), positions, constructor)
+    try:
+        data = None if root is None else _build(root, (), positions, constructor)
+    except RecursionError:
+        raise YamlProblem("too-deep", "the document is nested too deeply to read", 1, 1) from None
     return Source(file=file, data=data, positions=positions)
 
 
