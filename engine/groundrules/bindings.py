@@ -9,45 +9,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .conditions import MISSING, Condition, compile_condition, compile_path
+from .condgen import Gen
+from .conditions import Condition, compile_condition, path_parts
 from .errors import Fault, did_you_mean
 from .templates import Template, compile_template
 
 KEYS = ("from", "where", "pluck", "format", "distinct")
 
 
-def _list_getter(path: str) -> Callable[[Any], list]:
-    """`evidence[].supports` flattens: every item's `supports` list, concatenated in order."""
-    head, *rest = path.split("[].")
-    get = compile_path(head)
-    if not rest:
-        return lambda value: items if type(items := get(value)) is list else []
-    inner = _list_getter("[].".join(rest))
-
-    def flat(value: Any) -> list:
-        items = get(value)
-        if type(items) is not list:
-            return []
-        return [x for item in items for x in inner(item)]
-    return flat
-
-
-def _plucker(spec: Any) -> Callable[[Any], Any] | None:
-    """`pluck: label` or `pluck: [label, slot]` (the first present, non-null one)."""
-    if spec is None:
-        return None
-    getters = [compile_path(p) for p in ([spec] if isinstance(spec, str) else spec)]
-    if len(getters) == 1:
-        get = getters[0]
-        return lambda item: MISSING if (v := get(item)) is None else v
-
-    def pluck(item: Any) -> Any:
-        for get in getters:
-            v = get(item)
-            if v is not MISSING and v is not None:
-                return v
-        return MISSING
-    return pluck
+def _generate(source: str, cond: Condition | None, pluck: Any, tmpl: Template | None,
+              distinct: bool) -> Callable[[Any], list]:
+    """One generated loop: `evidence[].supports` nests a loop per `[]`, then filter and pick."""
+    gen = Gen()
+    segments = source.split("[].")
+    lines, var, pad = [], "v", "    "
+    for n, segment in enumerate(segments):
+        items, item = f"_l{n}", ("i" if n == len(segments) - 1 else f"_j{n}")
+        lines.append(f"{pad}{items} = {gen.get(var, path_parts(segment))}\n")
+        lines.append(f"{pad}if {items}.__class__ is list:\n{pad}    for {item} in {items}:\n")
+        var, pad = item, pad + "        "
+    if cond is not None:
+        lines.append(f"{pad}if not {gen.expr(cond, 'i')}:\n{pad}    continue\n")
+    if pluck is not None:
+        picks = [pluck] if isinstance(pluck, str) else pluck
+        for p in picks:
+            lines.append(f"{pad}x = {gen.get('i', path_parts(p))}\n"
+                         f"{pad}if x is not M and x is not None:\n{pad}    out.append(x)\n{pad}    continue\n")
+    elif tmpl is not None:
+        lines.append(f"{pad}out.append({gen.const(tmpl.render)}(i))\n")
+    else:
+        lines.append(f"{pad}out.append(i)\n")
+    tail = "    return out\n"
+    if distinct:
+        tail = "    seen = []\n    for x in out:\n        if x not in seen:\n            seen.append(x)\n    return seen\n"
+    return gen.build_function("def select(v):\n    out = []\n" + "".join(lines) + tail, "select")
 
 
 @dataclass(frozen=True)
@@ -85,29 +80,17 @@ def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault]) -> 
     if "pluck" in spec and "format" in spec:
         faults.append(Fault("bad-binding", f"binding '{name}' has both 'pluck' and 'format'", where,
                             "keep one: pluck a field, or format each item"))
-    get_list = _list_getter(spec["from"])
+    paths = [("from", spec["from"].replace("[].", "."))]
+    pluck = spec.get("pluck")
+    paths += [("pluck", p) for p in ([pluck] if isinstance(pluck, str) else pluck or [])]
+    for key, path in paths:
+        if not isinstance(path, str) or (path != "." and "" in path.split(".")):
+            faults.append(Fault("bad-field", f"binding '{name}': {key} must be a dotted path, got {path!r}",
+                                where + (key,)))
     cond = compile_condition(spec["where"], where + ("where",), faults) if "where" in spec else None
-    pluck = _plucker(spec.get("pluck"))
     tmpl = compile_template(spec["format"], where + ("format",), faults) if "format" in spec else None
     distinct = spec.get("distinct", False) is True
     if len(faults) != before:
         return None
-    test = cond.test if cond else None
-
-    def select(value: Any) -> list:
-        items = get_list(value)
-        chosen = items if test is None else [i for i in items if test(i)]
-        if pluck is not None:
-            chosen = [v for v in map(pluck, chosen) if v is not MISSING]
-        elif tmpl is not None:
-            chosen = [tmpl.render(i) for i in chosen]
-        elif chosen is items:
-            chosen = list(items)
-        if distinct:
-            seen: list = []
-            for v in chosen:
-                if v not in seen:
-                    seen.append(v)
-            chosen = seen
-        return chosen
+    select = _generate(spec["from"], cond, pluck, tmpl, distinct)
     return Binding(name, spec, select, cond, tmpl)

@@ -25,7 +25,9 @@ def _literal_ok(value: Any) -> bool:
     return value.__class__ is float and math.isfinite(value)
 
 
-class _Gen:
+class Gen:
+    """Source for one function: expressions for paths and conditions, named constants, helpers."""
+
     def __init__(self) -> None:
         self.names: dict[str, Any] = {"M": MISSING}
         self.helpers: list[str] = []
@@ -132,7 +134,11 @@ class _Gen:
         return name
 
     def build(self, body: str, name: str) -> Callable[[Any], Any]:
-        source = "\n".join(self.helpers) + f"\ndef {name}(v):\n    return {body}\n"
+        """`def name(v): return body`, with the helpers it calls."""
+        return self.build_function(f"def {name}(v):\n    return {body}\n", name)
+
+    def build_function(self, source: str, name: str) -> Callable[..., Any]:
+        source = "\n".join(self.helpers) + "\n" + source
         try:
             code = compile(source, f"<groundrules {name}>", "exec")
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
@@ -152,7 +158,7 @@ def with_tests(tree: Condition) -> Condition:
             tree = replace(tree, arg=dict(tree.arg, where=with_tests(inner)))
     else:
         tree = replace(tree, children=tuple(with_tests(c) for c in tree.children))
-    gen = _Gen()
+    gen = Gen()
     try:
         body = gen.expr(tree, "v")
     except RecursionError:
@@ -162,5 +168,5 @@ def with_tests(tree: Condition) -> Condition:
 
 def compile_getter(parts: tuple) -> Callable[[Any], Any]:
     """A getter for a path: the value, or MISSING where the path does not lead."""
-    gen = _Gen()
+    gen = Gen()
     return gen.build(gen.get("v", parts), "get")

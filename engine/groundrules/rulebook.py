@@ -23,7 +23,15 @@ from .yamlsrc import Source
 COMPILERS: dict[str, str] = {
     "decision_table": "groundrules.decide:compile_table",
     "transition_table": "groundrules.findings.transitions:compile_transition_table",
+    "finding_vocabulary": "groundrules.findings.vocabulary:compile_vocabulary",
     "lock_patterns": "groundrules.locks.compile:compile_lock_patterns",
+    "extension_schema": "groundrules.verify.instances:compile_instance",
+    "verify_issue_catalogue": "groundrules.verify.catalogue:compile_catalogue",
+    "prohibition_phrases": "groundrules.verify.phrases:compile_phrases",
+    "intent_heuristics": "groundrules.verify.heuristics:compile_heuristics",
+    "event_catalogue": "groundrules.evidence.catalogue:compile_catalogue",
+    "merge_policy": "groundrules.evidence.policy:compile_policy",
+    "refusal_catalogue": "groundrules.evidence.refusals:compile_refusals",
 }
 
 

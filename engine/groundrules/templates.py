@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .conditions import MISSING, compile_path
+from .conditions import MISSING
 from .errors import Fault, did_you_mean
 
 
@@ -60,21 +60,29 @@ FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
 @dataclass(frozen=True)
 class Template:
     source: str
-    parts: tuple                      # str literals and (name, getter, ((fn, arg), ...)) slots
-    names: tuple = ()                 # the names of the slots, in order
+    parts: tuple                      # str literals and (name, ((filter, arg), ...)) slots
+    names: tuple                      # the names of the slots, in order
+    render: Callable[..., str]        # (value, bindings=None) -> str, generated from parts
 
-    def render(self, value: Any, bindings: dict | None = None) -> str:
-        out = []
-        for part in self.parts:
-            if part.__class__ is str:
-                out.append(part)
-                continue
-            name, getter, filters = part
-            v = bindings[name] if bindings is not None and name in bindings else getter(value)
-            for fn, arg in filters:
-                v = fn(v, arg)
-            out.append(v if v.__class__ is str else render_value(v))
-        return "".join(out)
+
+def _generate(parts: tuple) -> Callable[..., str]:
+    """`render(v, b=None)`: each slot reads binding `b[name]` if given, else the path in `v`."""
+    from .condgen import Gen
+    from .conditions import path_parts
+    gen = Gen()
+    lines, pieces = [], []
+    for n, part in enumerate(parts):
+        if isinstance(part, str):
+            pieces.append(repr(part))
+            continue
+        name, filters = part
+        x = f"x{n}"
+        lines.append(f"    {x} = b[{name!r}] if b is not None and {name!r} in b else {gen.get('v', path_parts(name))}\n")
+        for fn, arg in filters:
+            lines.append(f"    {x} = {gen.const(fn)}({x}, {arg!r})\n")
+        pieces.append(f"({x} if {x}.__class__ is str else {gen.const(render_value)}({x}))")
+    body = " + ".join(pieces) if pieces else "''"
+    return gen.build_function("def render(v, b=None):\n" + "".join(lines) + f"    return {body}\n", "render")
 
 
 def compile_template(text: Any, where: tuple, faults: list[Fault],
@@ -116,7 +124,8 @@ def compile_template(text: Any, where: tuple, faults: list[Fault],
         parts.append("".join(literal))
     if len(faults) != before:
         return None
-    return Template(text, tuple(parts), tuple(p[0] for p in parts if not isinstance(p, str)))
+    parts_t = tuple(parts)
+    return Template(text, parts_t, tuple(p[0] for p in parts_t if not isinstance(p, str)), _generate(parts_t))
 
 
 def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tuple):
@@ -140,4 +149,7 @@ def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tup
             faults.append(Fault("bad-template", f"filter '{fname}' needs an argument ({fname}:…)", where))
             return None
         filters.append((fn, arg))
-    return (name, compile_path(name), tuple(filters))
+    if name != "." and "" in name.split("."):
+        faults.append(Fault("bad-template", f"'{name}' is not a dotted path", where))
+        return None
+    return (name, tuple(filters))
