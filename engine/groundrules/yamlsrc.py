@@ -41,21 +41,11 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
 
 
 def parse(text: str, file: str) -> Source:
-    """Parse one YAML document; raises YamlProblem on syntax errors and duplicate keys."""
+    """Parse one YAML document; raises YamlProblem on syntax errors, duplicate keys, absurd depth."""
+    positions: dict = {(): (1, 1)}
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise YamlProblem("yaml-syntax", f"{exc.problem or exc.context}", line, col) from None
-    except yaml.YAMLError as exc:
-        raise YamlProblem("yaml-syntax", str(exc).splitlines()[0], 1, 1) from None
-    except RecursionError:
-        raise YamlProblem("too-deep", "the document is nested too deeply to read", 1, 1) from None
-    positions: dict = {(): (1, 1)}
-    constructor = yaml.SafeLoader("")
-    try:
-        data = None if root is None else _build(root, (), positions, constructor)
+        data = None if root is None else _build(root, (), positions, yaml.SafeLoader(""))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
