@@ -63,6 +63,7 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
+    plan: tuple = ()          # (row, code, test) in evaluation order, unpacked once at compile
 
     def primary(self, decision: Decision) -> Fired | None:
         """The first fired row whose code has the preferred role, else the first fired row."""
@@ -77,16 +78,17 @@ class DecisionTable:
             return self._evaluate_traced(value)
         fired: list[Fired] = []
         cache: dict = {}
-        policy = self.hit_policy
+        once = self.hit_policy == "output_order"
+        first = self.hit_policy == "first"
         seen: set = set()
-        for row in self.rows:
-            if row.code in seen and policy == "output_order":
+        for row, code, test in self.plan:
+            if once and code in seen:
                 continue
-            if row.when.test(value):
-                fired.append(Fired(row, row.code, self._render(row, value, cache)))
-                if policy == "first":
+            if test(value):
+                fired.append(Fired(row, code, self._render(row, value, cache)))
+                if first:
                     break
-                seen.add(row.code)
+                seen.add(code)
         return self._finish(fired, value, cache, None)
 
     def _evaluate_traced(self, value: Any) -> Decision:
@@ -252,7 +254,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         rows.sort(key=lambda r: (order[r.code], r.index))
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role)
+                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test) for r in rows))
 
 
 def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known) -> Row | None:
