@@ -216,6 +216,11 @@ class _Parser:
                 field.startswith(".") or field.endswith(".") or ".." in field)):
             self.fail("bad-field", f"field must be a dotted path, got {field!r}", where + ("field",))
             return None
+        if "[" in field or "]" in field:
+            head = field.split("[")[0] or "items"
+            self.fail("bad-field", f"field '{field}' reads list items with [], which a test cannot do",
+                      where + ("field",), f"quantify instead: {{field: {head}, any: {{field: ..., eq: ...}}}}")
+            return None
         ops = [k for k in node if k != "field"]
         if len(ops) != 1:
             if not ops:

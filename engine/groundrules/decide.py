@@ -7,6 +7,7 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -126,7 +127,9 @@ class DecisionTable:
             if isinstance(spec, Template):
                 out[key] = spec.render(value, self._binds(spec.names, value, cache))
             else:
-                out[key] = self._binds((spec,), value, cache)[spec]
+                # copies, so a caller that edits the output never edits the evaluated value
+                out[key] = [copy.deepcopy(x) if x.__class__ in (dict, list) else x
+                            for x in self._binds((spec,), value, cache)[spec]]
         return out
 
     def _binds(self, names: tuple, value: Any, cache: dict) -> dict:

@@ -87,7 +87,8 @@ def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rul
     for path, display in _table_paths(base, files):
         source, syntax = read_source(path, display)
         if source is None:
-            problems += [Problem(display, line, col, f.code, f.message, "", f.hint) for f, line, col in syntax]
+            problems += [Problem(display, line, col, f.code, f.message, key, f.hint)
+                         for f, line, col, key in syntax]
             continue
         faults = shape_faults(source, schemas)
         compiled = None

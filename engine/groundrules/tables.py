@@ -68,16 +68,18 @@ def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
     return out
 
 
-def read_source(path: Path, display: str) -> tuple[Source | None, list[tuple[Fault, int, int]]]:
+def read_source(path: Path, display: str) -> tuple[Source | None, list[tuple[Fault, int, int, str]]]:
     """Parse one file; a syntax problem is returned located, never raised."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return None, [(Fault("unreadable", f"cannot read table: {type(exc).__name__}"), 1, 1)]
+        return None, [(Fault("unreadable", f"cannot read table: {type(exc).__name__}"), 1, 1, "")]
     try:
         return parse(text, display), []
     except YamlProblem as exc:
-        return None, [(Fault(exc.code, exc.message, (), ""), exc.line, exc.column)]
+        hint = ("remove one of the two: YAML would silently keep the last" if exc.code == "duplicate-key"
+                else "")
+        return None, [(Fault(exc.code, exc.message, (), hint), exc.line, exc.column, exc.key)]
 
 
 def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
@@ -119,12 +121,12 @@ def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
                             did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
         return
     if v == "propertyNames":
-        yield Fault("bad-key", f"key {error.instance!r} is not allowed here", path)
+        yield Fault("bad-key", f"key {show(error.instance)} is not allowed here", path)
         return
     if v in ("enum", "const"):
-        choices = tuple(map(str, value)) if v == "enum" else (str(value),)
-        yield Fault("bad-value", f"{instance!r} is not one of: {', '.join(choices)}", path,
-                    did_you_mean(instance, choices))
+        allowed = value if v == "enum" else [value]
+        yield Fault("bad-value", f"{show(instance)} is not one of: {', '.join(map(show, allowed))}", path,
+                    did_you_mean(instance, [a for a in allowed if isinstance(a, str)]))
         return
     if v == "type":
         yield Fault("bad-type", f"expected {_type_words(value)}, got {_json_type(instance)}", path)
@@ -134,9 +136,18 @@ def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
              "minimum": "a number ≥ {}", "maximum": "a number ≤ {}", "uniqueItems": "unique items",
              "minProperties": "at least {} key(s)"}
     if v in words:
-        yield Fault("bad-value", f"expected {words[v].format(value)}", path)
+        yield Fault("bad-value", f"expected {words[v].format(value)}, got {show(instance)}", path)
         return
     yield Fault("schema-violation", f"does not satisfy the table's '{v}' rule", path)
+
+
+def show(value: Any) -> str:
+    """A value as JSON (null, "text"), shortened: what hosts and analysts both read."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _pattern_ok(pattern: str, key: str) -> bool:

@@ -44,6 +44,12 @@ def _default(value: Any, arg: str) -> Any:
     return arg if value is MISSING or value is None or value == "" or value == [] else value
 
 
+def _prefix(value: Any, arg: str) -> Any:
+    """Text before a value that is there: `{labels|join:、|prefix:：}` renders nothing when empty."""
+    text = render_value(value)
+    return arg + text if text else ""
+
+
 def _first(value: Any, _arg: str) -> Any:
     return value[0] if isinstance(value, list) and value else MISSING
 
@@ -54,6 +60,7 @@ FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
     "count": (False, _count),
     "default": (True, _default),
     "first": (False, _first),
+    "prefix": (True, _prefix),
 }
 
 

@@ -21,6 +21,8 @@ def test_paths_bindings_and_filters():
     assert render("{xs|first}", {}, {"xs": ["a", "b"]}) == "a"
     assert render("{missing|default:无}", {}) == "无"
     assert render("{xs|join:、|default:无}", {}, {"xs": []}) == "无"
+    assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": ["a", "b"]}) == "全部：a、b"
+    assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": []}) == "全部（无）"
 
 
 def test_literal_braces_and_plain_values():

@@ -34,7 +34,11 @@ def read_json(name: str) -> Any:
     except UnicodeDecodeError as exc:
         raise CliError(f"{label}: not UTF-8 (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        raise CliError(f"{label}: invalid JSON: a string holds a lone surrogate") from None
     except json.JSONDecodeError as exc:
         raise CliError(f"{label}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except ValueError as exc:

@@ -1,0 +1,34 @@
+"""`groundrules lock`: the evidence locks of one message, or of a list of messages, as an envelope."""
+from __future__ import annotations
+
+import argparse
+
+from .. import canonical
+from ..errors import GroundrulesError
+from ..locks import lock, lock_messages
+from .io import emit, read_json, refusal
+from .rulebook_arg import rulebook_from
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lock", help="lock the mechanical evidence (phones, accounts, IDs, markers) of messages",
+                       description="Scan a message {id, role, content, state?} or {\"messages\": [...]} with "
+                                   "every lock table and print data: {\"locks\": [...]}. A refused input "
+                                   "prints an error envelope and exits 1.")
+    p.add_argument("file", metavar="FILE|-", help="message JSON file, or - for stdin")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    book = rulebook_from(args)
+    doc = read_json(args.file)
+    try:
+        if isinstance(doc, dict) and "messages" in doc:
+            locks = lock_messages(doc["messages"], book)
+        else:
+            locks = lock(doc, book)
+    except GroundrulesError as exc:
+        emit(refusal(exc, book.version))
+        return 1
+    emit(canonical.envelope(ok=True, data={"locks": locks}, rulebook=book.version))
+    return 0

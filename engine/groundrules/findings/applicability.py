@@ -1,0 +1,60 @@
+"""Query-time applicability: a finding's scope compared with the caller's scope_context.
+
+This module only counts (which match keys the caller names, which are equal, which revalidation
+triggers fired); rules/applicability.yaml turns the counts into a verdict. Nothing here is stored.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..conditions import same
+from .vocabulary import Vocabulary
+
+
+def flatten(context: dict | None, prefix: str = "") -> dict:
+    """{'runtime': {'backend': 'vLLM'}} -> {'runtime.backend': 'vLLM'}; lists are not contexts."""
+    out: dict = {}
+    for key, value in (context or {}).items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, path + "."))
+        elif not isinstance(value, list):
+            out[path] = value
+    return out
+
+
+def _matches(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, list):
+        return any(same(e, actual) for e in expected)
+    return same(expected, actual)
+
+
+def facts(scope: dict, caller: dict, vocab: Vocabulary, lifecycle: str, epistemic: str,
+          caller_given: bool) -> dict:
+    match = scope.get("match", {})
+    context = scope.get("context", {})
+    compared = [k for k in match if k in caller]
+    equal = [k for k in compared if _matches(match[k], caller[k])]
+    fired, unchecked = [], []
+    for trigger in scope.get("revalidate_on", []):
+        keys = vocab.revalidate_triggers.get(trigger, {}).get("context_keys", [])
+        both = [k for k in keys if k in context and k in caller]
+        if any(not same(context[k], caller[k]) for k in both):
+            fired.append(trigger)
+        elif not both:
+            unchecked.append(trigger)
+    return {
+        "lifecycle_state": lifecycle, "epistemic_state": epistemic, "caller_context_given": caller_given,
+        "match": {"declared": len(match), "compared": len(compared), "equal": len(equal),
+                  "differ": len(compared) - len(equal), "missing": len(match) - len(compared)},
+        "triggers": {"declared": len(scope.get("revalidate_on", [])), "fired": fired, "unchecked": unchecked},
+    }
+
+
+def verdict(table, value: dict, current_lifecycles: tuple = ("active",)) -> dict:
+    """{verdict, label, current, listed, detail}: `current` is false for any non-active record."""
+    fired = table.evaluate(value).fired[0]
+    attrs = table.codes.get(fired.code, {})
+    return {"verdict": fired.code, "label": attrs.get("label", fired.code),
+            "current": bool(attrs.get("current")) and value["lifecycle_state"] in current_lifecycles,
+            "listed": bool(attrs.get("listed")), "detail": fired.outputs.get("detail", "")}

@@ -1,0 +1,302 @@
+"""The `transition_table` kind: state machines whose moves, guards and refusal codes are data.
+
+A table holds one or more machines (states, initial, terminal states, allowed transitions, the
+operations allowed to make each move) and named guards written in the shared condition grammar.
+`check()` answers one question for the service: may this record move from A to B, given these
+facts? A refusal carries the table's code (a guard's own code, or `refusal_code`) and a message
+rendered from the facts, never from stored text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..conditions import Condition, compile_condition, explain_failure
+from ..contracts import field_paths, normalise
+from ..errors import Fault, did_you_mean
+from ..examples import ExampleResult
+from ..templates import Template, compile_template
+
+REQUIRED_MESSAGES = ("not_allowed", "not_via")
+
+
+@dataclass(frozen=True)
+class Guard:
+    id: str
+    when: Condition
+    code: str
+    message: Template
+    examples: tuple
+    where: tuple
+
+
+@dataclass(frozen=True)
+class Transition:
+    id: str
+    sources: tuple
+    to: str
+    via: tuple            # empty: any operation may make the move
+    guards: tuple         # guard ids, checked in order
+    where: tuple
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    initial: str
+    terminal: tuple
+    states: dict          # state -> {label, description}
+    requires: tuple       # guard ids checked before every move of this machine
+    transitions: tuple
+    where: tuple
+
+    def find(self, source: str, target: str) -> Transition | None:
+        for t in self.transitions:
+            if t.to == target and source in t.sources:
+                return t
+        return None
+
+    def label(self, state: str) -> str:
+        return self.states.get(state, {}).get("label", state)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: str
+    guard: str            # the guard that refused, '' when the move itself is not allowed
+    message: str
+
+
+@dataclass(frozen=True)
+class TransitionTable:
+    kind: str
+    id: str
+    file: str
+    refusal_code: str
+    machines: dict
+    guards: dict
+    messages: dict
+    examples: tuple
+
+    def machine(self, name: str) -> Machine:
+        return self.machines[name]
+
+    def check(self, machine: str, source: str, target: str, facts: dict,
+              via: str | None = None) -> Refusal | None:
+        """None when the move is allowed; else the refusal (first failing guard wins)."""
+        m = self.machines[machine]
+        params = {"machine": machine, "from": source, "to": target, "via": via or ""}
+        move = m.find(source, target)
+        if move is None:
+            return Refusal(self.refusal_code, "", self.messages["not_allowed"].render(params))
+        if move.via and via not in move.via:
+            return Refusal(self.refusal_code, "",
+                           self.messages["not_via"].render(dict(params, allowed=list(move.via))))
+        value = dict(facts, **params)
+        for guard_id in m.requires + move.guards:
+            guard = self.guards[guard_id]
+            if not guard.when.test(value):
+                return Refusal(guard.code, guard_id, guard.message.render(value))
+        return None
+
+    def check_examples(self) -> Iterator[ExampleResult]:
+        for guard_id in sorted(self.guards):
+            guard = self.guards[guard_id]
+            if not guard.examples:
+                yield ExampleResult(f"{self.id}:{guard_id}", False, "guard has no example",
+                                    guard.where)
+            for n, ex in enumerate(guard.examples, 1):
+                got = guard.when.test(ex["given"])
+                why = ""
+                if got is not ex["passes"] and not got:
+                    why = f"; first failing test: {explain_failure(guard.when, ex['given'])}"
+                yield ExampleResult(f"{self.id}:{guard_id}:{n}", got is ex["passes"],
+                                    "" if got is ex["passes"] else f"expected passes={ex['passes']}, "
+                                    f"got {got}{why}", guard.where + ("examples", n - 1))
+        for n, ex in enumerate(self.examples, 1):
+            refusal = self.check(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"))
+            got = "ok" if refusal is None else refusal.code
+            yield ExampleResult(f"{self.id}:examples:{n}", got == ex["result"],
+                                "" if got == ex["result"] else f"expected {ex['result']}, got {got}",
+                                ("examples", n - 1))
+
+    def lint_faults(self) -> list[Fault]:
+        """Unreachable states, dead ends (non-terminal, no way out), exits from terminal states."""
+        out: list[Fault] = []
+        for name, m in sorted(self.machines.items()):
+            exits = {s: [t for t in m.transitions if s in t.sources] for s in m.states}
+            for state in sorted(set(m.states) - _reachable(m)):
+                out.append(Fault("unreachable-state", f"state '{state}' of machine '{name}' cannot be "
+                                 f"reached from '{m.initial}'", m.where + ("states", state),
+                                 "add a transition into it, or remove it"))
+            for state in sorted(m.states):
+                if state not in m.terminal and not exits[state]:
+                    out.append(Fault("dead-end-state", f"state '{state}' of machine '{name}' is not "
+                                     "terminal but has no transition out", m.where + ("states", state),
+                                     "add a transition out of it, or list it under 'terminal'"))
+                if state in m.terminal and exits[state]:
+                    out.append(Fault("terminal-has-exit", f"terminal state '{state}' of machine "
+                                     f"'{name}' has a transition out ('{exits[state][0].id}')",
+                                     m.where + ("terminal",), "remove the transition or the terminal mark"))
+        used = {g for m in self.machines.values() for g in m.requires}
+        used |= {g for m in self.machines.values() for t in m.transitions for g in t.guards}
+        for guard_id in sorted(set(self.guards) - used):
+            out.append(Fault("unused-guard", f"guard '{guard_id}' is used by no transition",
+                             ("guards", guard_id), "name it under a transition's 'guards'", "warning"))
+        return out
+
+
+def _reachable(m: Machine) -> set:
+    seen = {m.initial}
+    frontier = [m.initial]
+    while frontier:
+        state = frontier.pop()
+        for t in m.transitions:
+            if state in t.sources and t.to not in seen:
+                seen.add(t.to)
+                frontier.append(t.to)
+    return seen
+
+
+def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
+    faults: list[Fault] = ctx.faults
+    before = len(faults)
+    known = _contract_fields(data, ctx)
+    enum = _codes_enum(data, ctx)
+    if enum is not None and data["refusal_code"] not in enum:
+        ctx.fault("code-not-in-contract", f"refusal code '{data['refusal_code']}' is not in "
+                  f"{data['codes_enum']}", ("refusal_code",), did_you_mean(data["refusal_code"], enum))
+    messages = {}
+    for name in REQUIRED_MESSAGES:
+        if name not in data.get("messages", {}):
+            ctx.fault("missing-message", f"messages.{name} is required", ("messages",),
+                      f"add messages: {{{name}: <one sentence>}}")
+    for name, text in data.get("messages", {}).items():
+        tmpl = compile_template(text, ("messages", name), faults)
+        if tmpl is not None:
+            messages[name] = tmpl
+    guards = {}
+    for guard_id, raw in data.get("guards", {}).items():
+        guard = _compile_guard(guard_id, raw, known, enum, ctx)
+        if guard is not None:
+            guards[guard_id] = guard
+    machines = {}
+    for name, raw in data["machines"].items():
+        machine = _compile_machine(name, raw, data.get("guards", {}), ctx)
+        if machine is not None:
+            machines[name] = machine
+    for n, ex in enumerate(data.get("examples", ())):
+        where = ("examples", n)
+        m = machines.get(ex["machine"])
+        if m is None:
+            ctx.fault("unknown-machine", f"example names machine '{ex['machine']}'", where + ("machine",),
+                      did_you_mean(ex["machine"], data["machines"]))
+            continue
+        for key in ("from", "to"):
+            if ex[key] not in m.states:
+                ctx.fault("unknown-state", f"example names state '{ex[key]}', not a state of "
+                          f"'{ex['machine']}'", where + (key,), did_you_mean(ex[key], m.states))
+        if ex["result"] != "ok" and enum is not None and ex["result"] not in enum:
+            ctx.fault("code-not-in-contract", f"example expects '{ex['result']}', not 'ok' nor a known code",
+                      where + ("result",), did_you_mean(ex["result"], list(enum) + ["ok"]))
+    if any(f.severity == "error" for f in faults[before:]):
+        return None
+    return TransitionTable("transition_table", data["id"], ctx.source.file, data["refusal_code"],
+                           machines, guards, messages, tuple(data.get("examples", ())))
+
+
+def _compile_guard(guard_id: str, raw: dict, known, enum, ctx) -> Guard | None:
+    where = ("guards", guard_id)
+    before = len(ctx.faults)
+    cond = compile_condition(raw["when"], where + ("when",), ctx.faults)
+    if cond is not None and known is not None:
+        for f, at in cond.fields():
+            if f != "." and normalise(f) not in known:
+                ctx.fault("unknown-field", f"'{f}' is not a field of the guard facts", at,
+                          did_you_mean(normalise(f), known))
+    if enum is not None and raw["code"] not in enum:
+        ctx.fault("code-not-in-contract", f"guard code '{raw['code']}' is not a known refusal code",
+                  where + ("code",), did_you_mean(raw["code"], enum))
+    message = compile_template(raw["message"], where + ("message",), ctx.faults)
+    if len(ctx.faults) != before:
+        return None
+    return Guard(guard_id, cond, raw["code"], message, tuple(raw.get("examples", ())), where)
+
+
+def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
+    where = ("machines", name)
+    before = len(ctx.faults)
+    states = {s: dict(attrs or {}) for s, attrs in raw["states"].items()}
+
+    def state_ok(state: str, at: tuple) -> None:
+        if state not in states:
+            ctx.fault("unknown-state", f"'{state}' is not a state of machine '{name}'", at,
+                      did_you_mean(state, states) or "states: " + ", ".join(states))
+
+    def guard_ok(guard_id: str, at: tuple) -> None:
+        if guard_id not in guards:
+            ctx.fault("unknown-guard", f"guard '{guard_id}' is not declared under 'guards'", at,
+                      did_you_mean(guard_id, guards))
+
+    state_ok(raw["initial"], where + ("initial",))
+    for i, state in enumerate(raw.get("terminal", ())):
+        state_ok(state, where + ("terminal", i))
+    for i, guard_id in enumerate(raw.get("requires", ())):
+        guard_ok(guard_id, where + ("requires", i))
+    transitions = []
+    seen: dict = {}
+    for i, t in enumerate(raw["transitions"]):
+        at = where + ("transitions", i)
+        if t["id"] in seen:
+            ctx.fault("duplicate-transition-id", f"transition id '{t['id']}' is used twice", at + ("id",))
+        seen[t["id"]] = i
+        for j, state in enumerate(t["from"]):
+            state_ok(state, at + ("from", j))
+        state_ok(t["to"], at + ("to",))
+        for j, guard_id in enumerate(t.get("guards", ())):
+            guard_ok(guard_id, at + ("guards", j))
+        for state in t["from"]:
+            if state == t["to"]:
+                ctx.fault("self-transition", f"transition '{t['id']}' moves '{state}' to itself", at,
+                          "a move must change the state")
+        transitions.append(Transition(t["id"], tuple(t["from"]), t["to"], tuple(t.get("via", ())),
+                                      tuple(t.get("guards", ())), at))
+    pairs: dict = {}
+    for t in transitions:
+        for state in t.sources:
+            if (state, t.to) in pairs:
+                ctx.fault("duplicate-transition", f"'{state}' -> '{t.to}' is allowed by both "
+                          f"'{pairs[(state, t.to)]}' and '{t.id}'", t.where, "keep one transition per move")
+            pairs[(state, t.to)] = t.id
+    if len(ctx.faults) != before:
+        return None
+    return Machine(name, raw["initial"], tuple(raw.get("terminal", ())), states,
+                   tuple(raw.get("requires", ())), tuple(transitions), where)
+
+
+def _contract_fields(data: dict, ctx) -> frozenset | None:
+    name = data.get("input")
+    if not name:
+        return None
+    schema = ctx.schemas.get(name)
+    if schema is None:
+        ctx.fault("unknown-contract", f"input contract '{name}' is not under schemas/", ("input",),
+                  did_you_mean(name, ctx.schemas.by_name))
+        return None
+    return frozenset(field_paths(schema))
+
+
+def _codes_enum(data: dict, ctx) -> tuple | None:
+    ref = data.get("codes_enum")
+    if not ref:
+        return None
+    name, _, pointer = ref.partition("#")
+    node: Any = ctx.schemas.get(name)
+    for part in [p for p in pointer.split("/") if p]:
+        node = node.get(part) if isinstance(node, dict) else None
+    enum = node.get("enum") if isinstance(node, dict) else None
+    if not isinstance(enum, list):
+        ctx.fault("unknown-contract", f"codes_enum '{ref}' does not point at an enum under schemas/",
+                  ("codes_enum",))
+        return None
+    return tuple(enum)

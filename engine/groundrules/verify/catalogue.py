@@ -1,0 +1,137 @@
+"""The issue catalogue (`rules/verify_issues.yaml`): finding or reported code -> issue -> error.
+
+Every code, category, stage, error mapping, repairability and message lives in the table. The
+order of `issues` is the order issues are listed in; the order of `errors` is precedence: when a
+candidate has issues of several errors, the first error in the table is the one returned.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import did_you_mean
+from ..templates import Template, compile_template
+from .findings import FINDINGS, MUST_FAIL, Finding, Reported
+
+KIND = "verify_issue_catalogue"
+
+
+@dataclass(frozen=True)
+class IssueSpec:
+    code: str
+    order: int
+    category: str
+    stage: str
+    error: str | None          # None: a warning, never an error
+    repairable: bool
+    detects: str | None        # the finding key, or None for a code the model reports
+    template: Template | None
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    code: str
+    stage: str | None          # None: the stage of the error's first issue
+    message: str
+    partial_result: bool
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    kind: str
+    id: str
+    file: str
+    categories: tuple
+    errors: tuple              # ErrorSpec, in precedence order
+    issues: dict               # code -> IssueSpec
+    by_finding: dict           # finding key -> IssueSpec
+
+    def spec(self, code: str) -> IssueSpec | None:
+        return self.issues.get(code)
+
+    def reportable(self, code: Any) -> IssueSpec | None:
+        """The spec of a code a candidate may report itself, else None."""
+        spec = self.issues.get(code) if isinstance(code, str) else None
+        return spec if spec is not None and spec.detects is None else None
+
+    def issue(self, item: Finding | Reported) -> tuple[IssueSpec, dict]:
+        """The catalogue entry and the public issue object {code, category, path, message}."""
+        if isinstance(item, Reported):
+            spec = self.issues[item.code]
+            message = item.message
+        else:
+            spec = self.by_finding[item.key]
+            message = spec.template.render({}, item.params) if spec.template else ""
+        return spec, {"code": spec.code, "category": spec.category, "path": item.path,
+                      "message": message}
+
+
+def compile_catalogue(data: dict, ctx) -> Catalogue | None:
+    categories = tuple(data["categories"])
+    errors = tuple(ErrorSpec(code, e.get("stage"), e["message"], e.get("partial_result", False))
+                   for code, e in data["errors"].items())
+    error_codes = [e.code for e in errors]
+    issues: dict[str, IssueSpec] = {}
+    by_finding: dict[str, IssueSpec] = {}
+    for order, (code, raw) in enumerate(data["issues"].items()):
+        where = ("issues", code)
+        spec = _issue(code, order, raw, where, categories, error_codes, ctx)
+        if spec is None:
+            continue
+        if spec.detects is not None:
+            if spec.detects in by_finding:
+                ctx.fault("duplicate-finding", f"finding '{spec.detects}' is already mapped to "
+                          f"'{by_finding[spec.detects].code}'", where + ("detects",),
+                          "map every finding to exactly one code")
+                continue
+            by_finding[spec.detects] = spec
+        issues[code] = spec
+    for key in FINDINGS:
+        if key not in by_finding:
+            ctx.fault("unmapped-finding", f"finding '{key}' has no issue code", ("issues",),
+                      f"add an entry with 'detects: {key}'")
+    for key in MUST_FAIL:
+        if key in by_finding and by_finding[key].error is None:
+            ctx.fault("must-fail", f"finding '{key}' leaves nothing to verify, so its issue needs an "
+                      "error", ("issues", by_finding[key].code, "error"), "map it to an error code")
+    for err in errors:
+        mine = [s for s in issues.values() if s.error == err.code]
+        if len({s.repairable for s in mine}) > 1:
+            ctx.fault("mixed-repairable", f"issues of error '{err.code}' disagree on 'repairable'",
+                      ("errors", err.code), "an error is repairable only if all of its issues are")
+        if not mine:
+            ctx.fault("unused-error", f"no issue maps to error '{err.code}'", ("errors", err.code),
+                      severity="warning")
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_finding)
+
+
+def _issue(code, order, raw, where, categories, error_codes, ctx) -> IssueSpec | None:
+    before = len(ctx.faults)
+    detects = raw.get("detects")
+    if (detects is None) == (raw.get("reported_by") is None):
+        ctx.fault("bad-issue", f"issue '{code}' needs exactly one of 'detects' and 'reported_by'",
+                  where, "use detects: <finding> for a verifier check, reported_by: model otherwise")
+    elif detects is not None and detects not in FINDINGS:
+        ctx.fault("unknown-finding", f"'{detects}' is not a finding the verifier reports",
+                  where + ("detects",), did_you_mean(detects, FINDINGS))
+    if raw["category"] not in categories:
+        ctx.fault("unknown-category", f"category '{raw['category']}' is not declared under "
+                  "'categories'", where + ("category",), did_you_mean(raw["category"], categories))
+    error = raw["error"]
+    if error is not None and error not in error_codes:
+        ctx.fault("unknown-error", f"error '{error}' is not declared under 'errors'",
+                  where + ("error",), did_you_mean(error, error_codes))
+    template = None
+    if "message" in raw:
+        params = FINDINGS.get(detects, ())
+        template = compile_template(raw["message"], where + ("message",), ctx.faults,
+                                    lambda n: n in params, params)
+    elif detects is not None:
+        ctx.fault("missing-key", f"issue '{code}' detected by the verifier needs a 'message'",
+                  where, "write a one-sentence message template")
+    if len(ctx.faults) != before:
+        return None
+    return IssueSpec(code, order, raw["category"], raw["stage"], error, raw["repairable"], detects,
+                     template)

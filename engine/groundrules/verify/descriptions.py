@@ -1,0 +1,47 @@
+"""Description checks (seed 002): a root description applies whenever any field is selected, a
+field's description when that field is; each applicable one needs exactly one check.
+
+The verdict is the model's semantic judgement; nothing local stands in for it. `undetermined` and
+`violated` are reported as what they are; the catalogue says which error they make.
+"""
+from __future__ import annotations
+
+from .findings import Finding
+from .instances import ExtensionSchema
+from .pointers import decode, encode
+
+VERDICT_FINDINGS = {"undetermined": "description_undetermined", "violated": "description_violated"}
+
+
+def applicable(ext: ExtensionSchema, selected: tuple) -> dict:
+    """pointer -> description text, root first, then fields in schema order."""
+    out = {}
+    if selected and ext.description:
+        out[encode("data")] = ext.description
+    for field in selected:
+        if field in ext.field_descriptions:
+            out[encode("data", field)] = ext.field_descriptions[field]
+    return out
+
+
+def description_findings(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Finding]:
+    wanted = applicable(ext, selected)
+    out: list[Finding] = []
+    seen: set = set()
+    for i, check in enumerate(extraction["descriptionChecks"]):
+        tokens = decode(check["path"])
+        path = encode(*tokens) if tokens is not None else check["path"]
+        at = encode("extraction", "descriptionChecks", i, "path")
+        if path not in wanted:
+            out.append(Finding("description_check_unexpected", at, {"path": check["path"]}))
+        elif path in seen:
+            out.append(Finding("description_check_duplicate", at, {"path": check["path"]}))
+        else:
+            seen.add(path)
+            key = VERDICT_FINDINGS.get(check["verdict"])
+            if key is not None:
+                out.append(Finding(key, path, {"explanation": check["explanation"]}))
+    for path, text in wanted.items():
+        if path not in seen:
+            out.append(Finding("description_check_missing", path, {"path": path, "description": text}))
+    return out

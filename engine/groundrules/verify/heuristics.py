@@ -1,0 +1,47 @@
+"""Intent heuristics (`rules/intent_heuristics.yaml`): signs that one vague intent stands for
+several actions or objects. They are heuristics, so they only ever warn."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..examples import ExampleResult
+from .patterns import Pattern, compile_pattern, duplicate_ids
+
+KIND = "intent_heuristics"
+# heuristic check -> the finding it reports, and the named group it needs
+CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("actions_merged", ())}
+
+
+@dataclass(frozen=True)
+class Heuristic:
+    check: str
+    pattern: Pattern
+    exclude_kinds: tuple
+
+
+@dataclass(frozen=True)
+class IntentHeuristics:
+    kind: str
+    id: str
+    file: str
+    heuristics: tuple
+
+    def of_check(self, check: str) -> tuple:
+        return tuple(h for h in self.heuristics if h.check == check)
+
+    def check_examples(self) -> Iterator[ExampleResult]:
+        for h in self.heuristics:
+            yield from h.pattern.check_examples(self.id)
+
+
+def compile_heuristics(data: dict, ctx) -> IntentHeuristics | None:
+    duplicate_ids(data["heuristics"], "heuristics", ctx)
+    out = []
+    for i, raw in enumerate(data["heuristics"]):
+        pattern = compile_pattern(raw, ("heuristics", i), ctx, groups=CHECKS[raw["check"]][1])
+        if pattern is not None:
+            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ()))))
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

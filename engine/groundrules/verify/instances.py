@@ -1,0 +1,194 @@
+"""Extension schemas: given inline, or named instances in `rules/instances/` (kind
+`extension_schema`, part of the rulebook and its version). Both are checked by the same rules
+and compiled once into the facts verification needs: the fields in order, which are required,
+the root and field descriptions, and a checker per field."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator
+
+from ..errors import GroundrulesError, did_you_mean
+from ..schema_check import compile_check
+from ..tables import _to_faults
+from ..yamlsrc import dotted
+
+KIND = "extension_schema"
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
+                             format_checker=Draft202012Validator.FORMAT_CHECKER)
+_DEFS = ("$defs", "definitions")
+_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class FieldChecker:
+    """Whether one field's value satisfies its schema; the fast check answers first."""
+
+    fast: Any
+    validator: Any
+
+    def problem(self, value: Any) -> str | None:
+        if self.fast is not None and self.fast(value):
+            return None
+        try:
+            for error in sorted(self.validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
+                return located(error)
+        except Exception as exc:  # noqa: BLE001 - a host schema that cannot run must not crash verify
+            return f"cannot be checked ({type(exc).__name__})"
+        return None
+
+
+@dataclass(frozen=True)
+class ExtensionSchema:
+    name: str | None
+    schema: dict
+    fields: tuple              # property names, in the schema's order
+    required: frozenset
+    description: str | None    # the root description
+    field_descriptions: dict   # field -> description
+    checkers: dict             # field -> FieldChecker
+
+
+@dataclass(frozen=True)
+class ExtensionSchemaTable:
+    kind: str
+    id: str
+    file: str
+    extension: ExtensionSchema
+
+
+def describe(error: jsonschema.ValidationError) -> str:
+    """One readable sentence from jsonschema's structured fields (never its message text)."""
+    if error.validator == "format":
+        return f"expected a valid {error.validator_value}"
+    for fault in _to_faults(error):
+        return fault.message.replace("the table's", "the schema's")
+    return f"does not satisfy '{error.validator}'"
+
+
+def located(error: jsonschema.ValidationError) -> str:
+    """`describe`, prefixed with where in the value the problem is."""
+    where = dotted(tuple(error.absolute_path))
+    return f"at {where}: {describe(error)}" if where else describe(error)
+
+
+def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
+    """Why `schema` cannot serve as an extension schema (empty when it can)."""
+    if not isinstance(schema, dict):
+        return [((), "an extension schema is a JSON object")]
+    try:
+        errors = sorted(_META.iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    except RecursionError:
+        return [((), "the schema is nested too deeply")]
+    if errors:
+        return [(tuple(errors[0].absolute_path), describe(errors[0]))]
+    out: list[tuple[tuple, str]] = []
+    if schema.get("type") != "object":
+        out.append((("type",), "the root must have type 'object'"))
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        out.append((("properties",), "the root must define its fields under 'properties'"))
+        props = {}
+    for i, name in enumerate(schema.get("required", ())):
+        if name not in props:
+            out.append((("required", i), f"required field '{name}' is not under 'properties'"))
+    out += _ref_problems(schema, schema, (), 0)
+    return out
+
+
+def _ref_problems(node: Any, root: dict, path: tuple, depth: int) -> list[tuple[tuple, str]]:
+    if depth > _MAX_DEPTH:
+        return [(path, "the schema is nested too deeply")]
+    out: list[tuple[tuple, str]] = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("$dynamicRef", "$recursiveRef"):
+                out.append((path + (key,), f"'{key}' is not supported in an extension schema"))
+            elif key == "$ref" and isinstance(value, str) and not _resolves(value, root):
+                out.append((path + (key,), f"'$ref' {value!r} must point inside the schema (#/...)"))
+            else:
+                out += _ref_problems(value, root, path + (key,), depth + 1)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out += _ref_problems(value, root, path + (i,), depth + 1)
+    return out
+
+
+def _resolves(ref: str, root: dict) -> bool:
+    if ref == "#":
+        return True
+    if not ref.startswith("#/"):
+        return False
+    target: Any = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return False
+    return True
+
+
+def build(schema: dict, name: str | None) -> ExtensionSchema:
+    """Compile a schema that passed `schema_problems`."""
+    props = schema["properties"]
+    defs = {k: schema[k] for k in _DEFS if k in schema}
+    checkers = {}
+    descriptions = {}
+    for field, sub in props.items():
+        full = {**defs, **sub} if isinstance(sub, dict) else sub
+        checkers[field] = FieldChecker(compile_check(full) if isinstance(full, dict) else None,
+                                       Draft202012Validator(full))
+        if isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"]:
+            descriptions[field] = sub["description"]
+    root = schema.get("description")
+    return ExtensionSchema(name, schema, tuple(props), frozenset(schema.get("required", ())),
+                           root if isinstance(root, str) and root else None, descriptions, checkers)
+
+
+def resolve(schema: Any, book) -> ExtensionSchema:
+    """The compiled schema for an inline dict or an instance name; INVALID_ARGUMENT otherwise."""
+    if isinstance(schema, str):
+        instances = {t.id: t for t in book.of_kind(KIND)}
+        if schema not in instances:
+            hint = did_you_mean(schema, instances) or "instances: " + ", ".join(sorted(instances))
+            raise GroundrulesError(INVALID_ARGUMENT, f"schema: no instance named {schema!r} ({hint})",
+                                   argument="schema", instance=schema)
+        return instances[schema].extension
+    if not isinstance(schema, dict):
+        raise GroundrulesError(INVALID_ARGUMENT, "schema: give an extension JSON Schema object or an "
+                               "instance name", argument="schema")
+    try:
+        text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        raise GroundrulesError(INVALID_ARGUMENT, "schema: not a JSON value", argument="schema") from None
+    return _inline(text)
+
+
+@lru_cache(maxsize=64)
+def _inline(text: str) -> ExtensionSchema:
+    """Inline schemas compiled once per distinct text (key order kept: it is the field order)."""
+    schema = json.loads(text)
+    problems = schema_problems(schema)
+    if problems:
+        path, message = problems[0]
+        where = dotted(path)
+        raise GroundrulesError(INVALID_ARGUMENT, f"schema{' at ' + where if where else ''}: {message}",
+                               argument="schema")
+    return build(schema, None)
+
+
+def compile_instance(data: dict, ctx) -> ExtensionSchemaTable | None:
+    for path, message in schema_problems(data["schema"]):
+        ctx.fault("bad-extension-schema", message, ("schema",) + path,
+                  "extension schemas are JSON Schema objects with type: object and properties")
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return ExtensionSchemaTable(KIND, data["id"], ctx.source.file, build(data["schema"], data["id"]))

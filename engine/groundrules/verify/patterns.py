@@ -1,0 +1,65 @@
+"""Phrase patterns shared by the verifier's lock tables: compile once, scan with a timeout,
+and run each pattern's own positive and negative examples under `groundrules test`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import regex
+
+from ..conditions import REGEX_TIMEOUT_S
+from ..examples import ExampleResult
+
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str
+    regex: regex.Pattern
+    examples: tuple            # ({text, matches}, ...)
+    where: tuple               # key path of the item in its table
+
+    def spans(self, text: str) -> list[tuple[int, int, regex.Match]]:
+        """Every match as (start, end, match); a scan that times out finds nothing."""
+        try:
+            return [(m.start(), m.end(), m) for m in self.regex.finditer(text, timeout=REGEX_TIMEOUT_S)]
+        except TimeoutError:
+            return []
+
+    def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
+        """Each example's matches must be exactly the listed texts; a pattern needs at least one
+        positive and one negative example."""
+        base = f"{table_id}:{self.id}"
+        if not any(ex["matches"] for ex in self.examples):
+            yield ExampleResult(base, False, "pattern has no positive example (matches: [...])",
+                                self.where + ("id",))
+        if not any(not ex["matches"] for ex in self.examples):
+            yield ExampleResult(base, False, "pattern has no negative example (matches: [])",
+                                self.where + ("id",))
+        for n, ex in enumerate(self.examples, 1):
+            got = [m.group(0) for _, _, m in self.spans(ex["text"])]
+            ok = got == list(ex["matches"])
+            yield ExampleResult(f"{base}:{n}", ok, "" if ok else f"expected {ex['matches']}, got {got}",
+                                self.where + ("examples", n - 1))
+
+
+def compile_pattern(raw: dict, where: tuple, ctx, groups: tuple = ()) -> Pattern | None:
+    """The item's `pattern`, compiled with `regex`; a bad pattern or a missing group is a fault."""
+    try:
+        compiled = regex.compile(raw["pattern"])
+    except regex.error as exc:
+        ctx.fault("bad-regex", f"pattern does not compile: {exc}", where + ("pattern",))
+        return None
+    for group in groups:
+        if group not in compiled.groupindex:
+            ctx.fault("missing-group", f"pattern has no named group '{group}'", where + ("pattern",),
+                      f"capture the part a statement must reflect with (?P<{group}>...)")
+            return None
+    return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where)
+
+
+def duplicate_ids(items: list, where: str, ctx) -> None:
+    seen: set = set()
+    for i, item in enumerate(items):
+        if item["id"] in seen:
+            ctx.fault("duplicate-id", f"id '{item['id']}' is used twice", (where, i, "id"))
+        seen.add(item["id"])

@@ -1,0 +1,76 @@
+"""The prohibition lock (`rules/prohibition_phrases.yaml`): explicit prohibition, withdrawal and
+restriction phrases in the input, which the candidate's prohibitions or requirements must reflect.
+
+Reflection is deliberately lenient (a shared run of `min_shared` characters with the phrase's
+object): the check exists to catch a constraint the candidate dropped, and it only ever warns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..examples import ExampleResult
+from .patterns import compile_pattern, duplicate_ids
+
+KIND = "prohibition_phrases"
+
+
+@dataclass(frozen=True)
+class PhraseMatch:
+    id: str
+    kind: str                  # prohibition | withdrawal | restriction
+    start: int                 # code-point offsets into the input, end exclusive
+    end: int
+    phrase: str
+    object: str
+
+
+@dataclass(frozen=True)
+class ProhibitionPhrases:
+    kind: str
+    id: str
+    file: str
+    min_shared: int
+    phrases: tuple             # (Pattern, phrase kind)
+
+    def scan(self, text: str) -> list[PhraseMatch]:
+        """Every phrase in `text`, by position; of overlapping matches the earlier, then the
+        longer, one is kept, so one phrase is never reported twice by two patterns."""
+        found = []
+        for pattern, kind in self.phrases:
+            for start, end, m in pattern.spans(text):
+                found.append(PhraseMatch(pattern.id, kind, start, end, m.group(0),
+                                         m.group("object") or m.group(0)))
+        found.sort(key=lambda p: (p.start, -p.end, p.id))
+        kept: list[PhraseMatch] = []
+        for p in found:
+            if not kept or p.start >= kept[-1].end:
+                kept.append(p)
+        return kept
+
+    def reflected(self, match: PhraseMatch, statements: list[str]) -> bool:
+        """Whether some statement shares `min_shared` consecutive characters with the object."""
+        obj = match.object.strip()
+        k = min(self.min_shared, len(obj))
+        if k == 0:
+            return True
+        grams = {obj[i:i + k] for i in range(len(obj) - k + 1)}
+        return any(g in s for s in statements for g in grams)
+
+    def check_examples(self) -> Iterator[ExampleResult]:
+        for pattern, _ in self.phrases:
+            yield from pattern.check_examples(self.id)
+
+
+def compile_phrases(data: dict, ctx) -> ProhibitionPhrases | None:
+    duplicate_ids(data["phrases"], "phrases", ctx)
+    phrases = []
+    for i, raw in enumerate(data["phrases"]):
+        pattern = compile_pattern(raw, ("phrases", i), ctx, groups=("object",))
+        if pattern is not None:
+            phrases.append((pattern, raw["kind"]))
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return ProhibitionPhrases(KIND, data["id"], ctx.source.file, data["reflection"]["min_shared"],
+                              tuple(phrases))
+

@@ -1,0 +1,42 @@
+"""The repair loop: the host's model proposes, groundrules verifies and feeds the issues back.
+
+Stops on success, on an error that no new candidate can fix (repairable false: e.g. missing
+business material), or after `max_attempts`. A candidate function that raises is an attempt
+that produced no candidate, recorded like any other; the loop itself never crashes on it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .checks import Tables, run, unavailable
+from .instances import ExtensionSchema
+from .selection import Request
+
+Propose = Callable[[dict, Any, list], Any]
+
+
+def loop(request: dict, schema: Any, req: Request, ext: ExtensionSchema, propose: Propose,
+         max_attempts: int, tables: Tables) -> dict:
+    history: list[dict] = []
+    feedback: list[dict] = []
+    stopped = "max_attempts"
+    final: dict = {}
+    for attempt in range(1, max_attempts + 1):
+        try:
+            candidate = propose(request, schema, [dict(i) for i in feedback])
+        except Exception as exc:  # noqa: BLE001 - the host's function failing is an outcome, not a crash
+            candidate = None
+            final = unavailable(exc, tables)
+        else:
+            final = run(req, ext, candidate, tables)
+        history.append({"attempt": attempt, "feedback": feedback, "candidate": candidate,
+                        "report": final})
+        if final["ok"]:
+            stopped = "verified"
+            break
+        if not final["repairable"]:
+            stopped = "not_repairable"
+            break
+        feedback = list(final["error"]["issues"]) + list(final["warnings"])
+    return {"ok": final["ok"], "stopped": stopped, "attempts": len(history), "final": final,
+            "history": history}

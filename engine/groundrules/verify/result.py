@@ -1,0 +1,49 @@
+"""The report: issues ordered by the catalogue, the error by its precedence, and the seed's
+result object (or error with partialResult) built in the seed's key order."""
+from __future__ import annotations
+
+from typing import Any
+
+from .catalogue import Catalogue
+from .findings import Finding, Reported
+
+RESULT_KEYS = ("input", "normalizedInput", "primaryIntent", "requirements", "intents", "prohibitions")
+
+
+def report(catalogue: Catalogue, items: list[Finding | Reported], grounding: list[dict],
+           intent: dict | None, data: dict | None) -> dict:
+    """`intent`/`data` are None when the candidate's shape could not be trusted."""
+    ranked = []
+    for seq, item in enumerate(items):
+        spec, issue = catalogue.issue(item)
+        ranked.append((spec.order, seq, spec, issue))
+    ranked.sort(key=lambda t: (t[0], t[1]))
+    warnings = [issue for _, _, spec, issue in ranked if spec.error is None]
+    for err in catalogue.errors:
+        mine = [(spec, issue) for _, _, spec, issue in ranked if spec.error == err.code]
+        if not mine:
+            continue
+        error = {"code": err.code, "stage": err.stage or mine[0][0].stage, "message": err.message,
+                 "issues": [issue for _, issue in mine]}
+        if err.partial_result and intent is not None:
+            error["partialResult"] = result_object(intent, {})
+        return {"ok": False, "data": None, "error": error,
+                "repairable": all(spec.repairable for spec, _ in mine),
+                "warnings": warnings, "grounding": grounding}
+    return {"ok": True, "data": result_object(intent, data), "error": None, "repairable": False,
+            "warnings": warnings, "grounding": grounding}
+
+
+def result_object(intent: dict, data: dict) -> dict:
+    out = {key: _copy(intent[key]) for key in RESULT_KEYS}
+    out["data"] = _copy(data)
+    return out
+
+
+def _copy(value: Any) -> Any:
+    """A copy that shares nothing mutable with the caller's candidate."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value

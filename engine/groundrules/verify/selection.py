@@ -1,0 +1,51 @@
+"""The request: its sources and the field selection (seed 002, "字段范围").
+
+fields omitted (or null) selects every field of the schema, a list selects those, [] selects
+none; an unknown or repeated field refuses the request. The selection only limits `data`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import GroundrulesError, did_you_mean
+from .contract import checker, message
+from .instances import INVALID_ARGUMENT, ExtensionSchema
+
+INPUT = "input"
+CONTEXT_PREFIX = "context/"
+
+
+@dataclass(frozen=True)
+class Request:
+    input: str
+    sources: dict              # sourceId -> text: 'input', 'context/0', 'context/1', ...
+    selected: tuple            # selected field names, in the schema's order
+
+
+def read_request(request: Any, ext: ExtensionSchema, schemas) -> Request:
+    problems = checker(schemas, "request").problems(request)
+    if problems:
+        raise GroundrulesError(INVALID_ARGUMENT, f"request: {message(problems[0])}", argument="request")
+    sources = {INPUT: request["input"]}
+    for i, msg in enumerate(request.get("context") or ()):
+        sources[f"{CONTEXT_PREFIX}{i}"] = msg["content"]
+    return Request(request["input"], sources, select(request.get("fields"), ext))
+
+
+def select(fields: list | None, ext: ExtensionSchema) -> tuple:
+    if fields is None:
+        return ext.fields
+    known = set(ext.fields)
+    seen: set = set()
+    for name in fields:
+        if name not in known:
+            hint = did_you_mean(name, ext.fields) or (
+                "fields: " + ", ".join(ext.fields) if ext.fields else "the schema defines no fields")
+            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: unknown field {name!r} ({hint})",
+                                   argument="request", field=name)
+        if name in seen:
+            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: field {name!r} is listed twice",
+                                   argument="request", field=name)
+        seen.add(name)
+    return tuple(f for f in ext.fields if f in seen)

@@ -1,0 +1,109 @@
+"""`groundrules findings list|show|approve-rule|reject-rule`: the ledger for people."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from findings_support import EXPERIMENT, ROOT, TABLES, finding, ok
+from groundrules.cli.main import main
+
+
+@pytest.fixture
+def rules_root(tmp_path):
+    root = tmp_path / "rules-root"
+    (root / "rules").mkdir(parents=True)
+    for table in TABLES:
+        shutil.copy(table, root / "rules" / table.name)
+    (root / "schemas").symlink_to(ROOT / "schemas")
+    return root
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("# 规则\n- 已有规则", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def cli(rules_root, db, capsys):
+    def run(*argv: str) -> tuple[int, dict | None, str]:
+        code = main(["--rules", str(rules_root), *argv[:2], "--db", str(db), "--project", "p1", *argv[2:]])
+        out, err = capsys.readouterr()
+        return code, json.loads(out) if out.strip() else None, err
+    return run
+
+
+def propose(ledger, target_path: str) -> str:
+    fid = ok(ledger.call("log_finding", finding(evidence=[EXPERIMENT])))["finding_id"]
+    return ok(ledger.call("propose_rule", {"finding_id": fid, "rule_text": "- 排查差异前先记录 GPU 温度",
+                                           "target_path": target_path, "rationale": "两次误判"}))["proposal_id"]
+
+
+def test_list_and_show(ledger, cli):
+    fid = ok(ledger.call("log_finding", finding(statement="温度漂移导致误差", evidence=[EXPERIMENT])))["finding_id"]
+    code, out, _ = cli("findings", "list", "--keyword", "漂移")
+    assert code == 0 and [f["finding_id"] for f in out["data"]["findings"]] == [fid]
+    code, out, _ = cli("findings", "show", fid)
+    assert code == 0 and out["data"]["evidence"][0]["excerpt"] == EXPERIMENT["excerpt"]
+    code, out, _ = cli("findings", "show", "F-999999")
+    assert code == 1 and out["error"]["code"] == "NOT_FOUND"
+
+
+def test_approving_appends_the_rule_and_records_applied(ledger, cli, project):
+    pid = propose(ledger, "AGENTS.md")
+    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    assert code == 0 and out["data"]["status"] == "applied"
+    assert (project / "AGENTS.md").read_text(encoding="utf-8") == "# 规则\n- 已有规则\n- 排查差异前先记录 GPU 温度\n"
+    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    assert code == 1 and out["error"]["code"] == "INVALID_STATE_TRANSITION"
+    assert (project / "AGENTS.md").read_text(encoding="utf-8").count("GPU 温度") == 1
+    events = ok(ledger.call("get_finding", {"finding_id": "F-000001"}))["events"]
+    assert events[-1]["kind"] == "rule_applied" and events[-1]["payload"]["decided_by"] == "alice"
+
+
+def test_approving_creates_a_new_document_inside_the_root(ledger, cli, project):
+    pid = propose(ledger, "docs/debugging.md")
+    code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    assert code == 0 and (project / "docs" / "debugging.md").read_text(encoding="utf-8") == "- 排查差异前先记录 GPU 温度\n"
+
+
+def test_rejecting_records_rejected_and_touches_no_file(ledger, cli, project):
+    pid = propose(ledger, "AGENTS.md")
+    code, out, _ = cli("findings", "reject-rule", pid, "--by", "bob", "--note", "太具体")
+    assert code == 0 and out["data"]["status"] == "rejected"
+    assert (project / "AGENTS.md").read_text(encoding="utf-8") == "# 规则\n- 已有规则"
+    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    assert out["error"]["code"] == "INVALID_STATE_TRANSITION"
+
+
+def test_symlinks_out_of_the_root_are_refused(ledger, cli, project, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("", encoding="utf-8")
+    (project / "link.md").symlink_to(outside)
+    (project / "escape").symlink_to(tmp_path)
+    for target in ("link.md", "escape/outside.md", "missing-dir/x.md"):
+        pid = propose(ledger, target)
+        code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+        assert code == 1 and out["error"]["code"] == "INVALID_ARGUMENT"
+        assert str(tmp_path) not in out["error"]["message"]
+        status = ledger.store.conn.execute("SELECT status FROM rule_proposals WHERE id = ?", (pid,)).fetchone()[0]
+        assert status == "proposed"
+    assert outside.read_text(encoding="utf-8") == ""
+
+
+def test_bad_db_folder_is_one_line_error(cli, capsys, rules_root, tmp_path):
+    code = main(["--rules", str(rules_root), "findings", "list", "--db", str(tmp_path / "nope" / "x.db")])
+    assert code == 1 and "\n" not in capsys.readouterr().err.strip()
+
+
+def test_every_findings_command_has_help(capsys):
+    for argv in (["serve", "--help"], ["findings", "--help"], ["findings", "list", "--help"],
+                 ["findings", "approve-rule", "--help"], ["findings", "reject-rule", "--help"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 0
+        assert "--db" in capsys.readouterr().out or argv == ["findings", "--help"]

@@ -1,0 +1,181 @@
+"""Benchmark of the finding ledger, measured through the tool API (Ledger.call / MCP), with baselines
+measured in the same run:
+
+1. committed log_finding/s from one writer, two evidence links each, vs a raw-SQL INSERT of the
+   same rows (one transaction per finding, same pragmas);
+2. query_findings median at 1k, 10k and 100k findings for a fixed mix (a two-character Chinese
+   keyword, a tag, a state filter, a scope_context, all four together), and the 100k/10k ratio;
+3. get_finding round trip over MCP stdio vs the same call in process.
+
+Run: .venv/bin/python tests/perf/bench_ledger.py [--quick]
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "engine"))
+
+from groundrules import load_rulebook  # noqa: E402
+from groundrules.findings import Ledger, Store  # noqa: E402
+from groundrules.findings.search import grams  # noqa: E402
+from groundrules.findings.service import Call, content_hash  # noqa: E402
+from groundrules.findings import tools  # noqa: E402
+
+TABLES = [ROOT / "rules" / n for n in ("finding_states.yaml", "findings_vocabulary.yaml", "applicability.yaml",
+                                       "findings_material_change.yaml", "findings_warnings.yaml",
+                                       "support_reason.yaml")]
+SUBJECTS = ["温度漂移", "批大小", "采样温度", "显存碎片", "KV 缓存", "量化误差", "调度延迟", "off-by-one", "随机种子", "内核融合"]
+VERBS = ["导致", "不影响", "放大了", "掩盖了", "部分解释了"]
+OBJECTS = ["logits 误差", "吞吐下降", "首 token 延迟", "结果不一致", "内存泄漏"]
+TAGS = [f"tag{n}" for n in range(20)] + ["gpu"]
+BACKENDS = ["vLLM", "sglang", "trt-llm"]
+MIX = {
+    "keyword": {"keyword": "漂移"},
+    "tag": {"tags": ["gpu"]},
+    "state": {"epistemic_state": "provisional"},
+    "scope": {"scope_context": {"runtime": {"backend": "vLLM"}, "commit": "c0"}},
+    "all four": {"keyword": "漂移", "tags": ["gpu"], "epistemic_state": "provisional",
+                 "scope_context": {"runtime": {"backend": "vLLM"}, "commit": "c0"}},
+}
+
+
+def args_for(n: int, rng: random.Random) -> dict:
+    statement = f"{rng.choice(SUBJECTS)}{rng.choice(VERBS)}{rng.choice(OBJECTS)}（第 {n} 次观察）"
+    return {"claim_kind": "observation", "statement": statement, "epistemic_state": rng.choice(["unassessed", "provisional"]),
+            "scope": {"match": {"runtime.backend": rng.choice(BACKENDS)}, "context": {"commit": f"c{n % 3}"},
+                      "revalidate_on": ["code_change"]},
+            "tags": rng.sample(TAGS, 2),
+            "evidence": [{"source_kind": "experiment_run", "source_ref": f"run:{n}", "excerpt": f"指标 {n}",
+                          "relation": "supports", "method": "experiment"},
+                         {"source_kind": "log", "source_ref": f"log:{n}", "excerpt": f"日志 {n}",
+                          "relation": "context", "method": "log_inspection"}]}
+
+
+def bench_writes(book, folder: Path, n: int) -> None:
+    rng = random.Random(1)
+    ledger = Ledger(folder / "writes.db", project="bench", rulebook=book)
+    calls = [args_for(i, rng) for i in range(n)]
+    start = time.perf_counter()
+    for a in calls:
+        assert ledger.call("log_finding", a)["ok"]
+    tool_rate = n / (time.perf_counter() - start)
+    ledger.close()
+
+    store = Store(folder / "raw.db")
+    conn = store.conn
+    start = time.perf_counter()
+    for i, a in enumerate(calls):
+        with store.write():
+            seq = conn.execute(
+                "INSERT INTO findings (id, project, claim_kind, statement, details, epistemic_state, lifecycle_state, "
+                "scope_json, retrieval_policy, version, created_at, updated_at) VALUES (?, 'bench', ?, ?, '', ?, "
+                "'active', '{}', 'relevant', 1, 't', 't')",
+                (f"F-{i}", a["claim_kind"], a["statement"], a["epistemic_state"])).lastrowid
+            conn.executemany("INSERT INTO finding_tags VALUES (?, ?)", [(seq, t) for t in a["tags"]])
+            conn.execute("INSERT INTO findings_search (rowid, grams) VALUES (?, ?)", (seq, grams(a["statement"])))
+            for j, e in enumerate(a["evidence"]):
+                ev = conn.execute("INSERT INTO evidence (id, project, source_kind, source_ref, content_hash, excerpt, "
+                                  "created_at) VALUES (?, 'bench', ?, ?, ?, ?, 't')",
+                                  (f"E-{i}-{j}", e["source_kind"], e["source_ref"], content_hash(e["excerpt"]),
+                                   e["excerpt"])).lastrowid
+                conn.execute("INSERT INTO finding_evidence VALUES (?, ?, ?, ?, '', 't')", (seq, ev, e["relation"],
+                                                                                         e["method"]))
+            conn.execute("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at) "
+                         "VALUES (?, ?, 'created', 'log_finding', 1, 't')", (f"EV-{i}", seq))
+    raw_rate = n / (time.perf_counter() - start)
+    store.close()
+    print(f"log_finding (2 evidence links each), {n} calls, one commit per call:")
+    print(f"  through the tool API: {tool_rate:8.0f} committed/s")
+    print(f"  raw INSERT baseline:  {raw_rate:8.0f} committed/s   (tool/raw = {tool_rate / raw_rate:.2f})")
+
+
+def fill(ledger: Ledger, start: int, stop: int, rng: random.Random) -> None:
+    """Grow the ledger with the real log_finding code, 2,000 findings per transaction (filling only)."""
+    for lo in range(start, stop, 2000):
+        with ledger.store.write() as conn:
+            call = Call(ledger, conn, "log_finding", ledger.project)
+            for i in range(lo, min(stop, lo + 2000)):
+                tools.log_finding(call, args_for(i, rng))
+
+
+def median_ms(ledger: Ledger, args: dict, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        env = ledger.call("query_findings", args)
+        times.append(time.perf_counter() - start)
+        assert env["ok"], env
+    return statistics.median(times) * 1000
+
+
+def bench_queries(book, folder: Path, sizes: list[int], repeat: int) -> None:
+    rng = random.Random(2)
+    ledger = Ledger(folder / "queries.db", project="bench", rulebook=book)
+    print(f"query_findings median (ms, {repeat} runs each; limit 20):")
+    print("  size     " + "".join(f"{name:>11}" for name in MIX) + "   mix median")
+    results = {}
+    done = 0
+    for size in sizes:
+        fill(ledger, done, size, rng)
+        done = size
+        row = {name: median_ms(ledger, args, repeat) for name, args in MIX.items()}
+        results[size] = row
+        print(f"  {size:>7,}  " + "".join(f"{v:11.2f}" for v in row.values())
+              + f"   {statistics.median(row.values()):8.2f}")
+    if len(sizes) >= 2:
+        big, small = sizes[-1], sizes[-2]
+        ratios = {k: results[big][k] / results[small][k] for k in MIX}
+        print(f"  ratio {big:,}/{small:,}: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
+              + f"; mix median {statistics.median(results[big].values()) / statistics.median(results[small].values()):.2f}x")
+    ledger.close()
+
+
+def bench_mcp(book, folder: Path, repeat: int) -> None:
+    from mcp import Client, StdioServerParameters
+    db = folder / "mcp.db"
+    ledger = Ledger(db, project="bench", rulebook=book)
+    fid = ledger.call("log_finding", args_for(0, random.Random(3)))["data"]["finding_id"]
+    local = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        ledger.call("get_finding", {"finding_id": fid})
+        local.append(time.perf_counter() - start)
+    ledger.close()
+    params = StdioServerParameters(command=sys.executable, args=["-m", "groundrules.cli.main", "serve", "--db", str(db),
+                                                                 "--project", "bench"])
+    remote = []
+
+    async def go():
+        async with Client(params) as client:
+            await client.call_tool("get_finding", {"finding_id": fid})
+            for _ in range(repeat):
+                start = time.perf_counter()
+                result = await client.call_tool("get_finding", {"finding_id": fid})
+                remote.append(time.perf_counter() - start)
+                assert not result.is_error
+    anyio.run(go)
+    lm, rm = statistics.median(local) * 1000, statistics.median(remote) * 1000
+    print(f"get_finding, {repeat} calls:")
+    print(f"  over MCP stdio: median {rm:.2f} ms   in process: median {lm:.3f} ms   (stdio/in-process = {rm / lm:.0f}x)")
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    book = load_rulebook(ROOT, TABLES)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        bench_writes(book, folder, 500 if quick else 3000)
+        bench_queries(book, folder, [1000, 10_000] if quick else [1000, 10_000, 100_000], 15 if quick else 31)
+        bench_mcp(book, folder, 50 if quick else 200)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""`groundrules explain` on hostile input: an envelope or one line on stderr, never a traceback."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sr_cases import ROOT, case_path, corpus
+
+
+def _explain_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", "explain", *args], input=stdin,
+                          capture_output=True, env=env, cwd=ROOT, timeout=60)
+
+
+@pytest.mark.parametrize("stem", ["context-is-null", "context-is-list", "evidence-deeply-nested-lists"])
+def test_malformed_context_gives_an_unknown_envelope(stem):
+    run = _explain_cli(str(case_path("support_reason_malformed", stem)))
+    assert run.returncode == 0 and run.stderr == b""
+    envelope = json.loads(run.stdout)
+    assert envelope["ok"] is True and envelope["data"]["primary"] == "unknown"
+
+
+def test_invalid_json_is_one_line_on_stderr():
+    run = _explain_cli("-", stdin=b'{"query": "2024 \xe9\x87\x8d\xe5\xba\x86 \xe7\x94\xb3\xe8\xae\xba", ')
+    err = run.stderr.decode("utf-8")
+    assert run.returncode != 0 and run.stdout == b""
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_lone_surrogate_in_a_string_is_refused_without_traceback():
+    ctx = dict(corpus()["partial-engine-error-shenlun-count"])
+    ctx["engines"] = [{"name": "wiki_recall", "status": "error", "error": "ConnectionError: \ud800"},
+                      {"name": "search.py", "status": "ok", "result_count": 3}]
+    run = _explain_cli("-", stdin=json.dumps(ctx).encode("ascii"))
+    err = run.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in err
+    assert run.returncode == 1 and run.stdout == b"" and "lone surrogate" in err

@@ -1,0 +1,123 @@
+"""Intents (seed 002, "多动作与多对象", "撤回与修正"): one intent per action and object, unique
+ids, and explicit prohibitions or withdrawals kept as constraints (warned about, never failed)."""
+from __future__ import annotations
+
+import pytest
+
+from groundrules.verify import verify
+
+EMPTY = {"type": "object", "properties": {}}
+TWO = "查询订单 A，并分析订单 B 的延迟原因"
+WITHDRAW = "取消修改，先只分析原因。"
+CONTEXT = [{"role": "user", "content": "修复登录失败。"},
+           {"role": "assistant", "content": "尚未修改代码，准备先分析原因。"}]
+
+
+def intent(inp, intents, requirements=(), prohibitions=()):
+    return {"input": inp, "normalizedInput": inp, "primaryIntent": intents[0]["target"] if intents else "",
+            "requirements": list(requirements), "intents": intents, "prohibitions": list(prohibitions)}
+
+
+def item(i, action, target, requirements=()):
+    return {"id": i, "action": action, "target": target, "requirements": list(requirements), "status": "ready"}
+
+
+def run(vbook, inp, intent_part, context=None):
+    request = {"input": inp, "fields": []}
+    if context is not None:
+        request["context"] = context
+    extraction = {"data": {}, "evidence": [], "descriptionChecks": [], "fieldResults": [], "issues": []}
+    return verify(request, EMPTY, {"intent": intent_part, "extraction": extraction}, vbook)
+
+
+def codes(issues):
+    return [i["code"] for i in issues]
+
+
+def test_two_objects_as_two_intents_pass_clean(vbook):
+    report = run(vbook, TWO, intent(TWO, [item("i1", "query", "订单 A"), item("i2", "analyze", "订单 B 的延迟原因")]))
+    assert report["ok"] is True and report["warnings"] == []
+    assert [(i["action"], i["target"]) for i in report["data"]["intents"]] == [
+        ("query", "订单 A"), ("analyze", "订单 B 的延迟原因")]
+
+
+def test_two_objects_in_one_vague_target_are_warned(vbook):
+    report = run(vbook, TWO, intent(TWO, [item("i1", "query_and_analyze", "订单 A 和订单 B 的延迟原因")]))
+    assert report["ok"] is True
+    assert codes(report["warnings"]) == ["INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"]
+    assert [w["path"] for w in report["warnings"]] == ["/intent/intents/0/target", "/intent/intents"]
+
+
+def test_two_actions_on_one_intent_are_warned_even_with_a_plain_target(vbook):
+    report = run(vbook, TWO, intent(TWO, [item("i1", "query", "订单")]))
+    assert codes(report["warnings"]) == ["INTENT_ACTIONS_MERGED"]
+
+
+def test_duplicate_intent_ids_are_repairable_model_output(vbook):
+    report = run(vbook, TWO, intent(TWO, [item("i1", "query", "订单 A"), item("i1", "analyze", "订单 B 的延迟原因")]))
+    assert report["error"]["code"] == "MODEL_OUTPUT_INVALID" and report["error"]["stage"] == "intent"
+    assert [(i["code"], i["path"]) for i in report["error"]["issues"]] == [("INTENT_ID_DUPLICATE", "/intent/intents/1/id")]
+    assert report["repairable"] is True
+
+
+def test_intent_input_must_repeat_the_request(vbook):
+    report = run(vbook, TWO, intent("查询订单 A", [item("i1", "query", "订单 A"), item("i2", "analyze", "订单 B")]))
+    assert codes(report["error"]["issues"]) == ["INTENT_INPUT_MISMATCH"]
+
+
+def test_withdrawal_reflected_passes_clean(vbook):
+    report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "analyze", "登录失败的原因")],
+                                         requirements=["只分析原因"], prohibitions=["不修改代码"]), CONTEXT)
+    assert report["ok"] is True and report["warnings"] == []
+    assert report["data"]["prohibitions"] == ["不修改代码"]
+
+
+@pytest.mark.parametrize("requirements,prohibitions", [
+    (["先只分析登录失败的原因，不做修改"], []),                      # both in one requirement
+    ([], [{"text": "修改", "scope": "代码"}, {"text": "只分析原因"}]),  # statements as objects
+])
+def test_reflection_wording_may_vary(vbook, requirements, prohibitions):
+    report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "analyze", "原因")], requirements, prohibitions),
+                 CONTEXT)
+    assert report["warnings"] == []
+
+
+def test_withdrawal_unreflected_is_a_warning_not_an_error(vbook):
+    report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "analyze", "登录失败的原因")]), CONTEXT)
+    assert report["ok"] is True and report["error"] is None
+    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED", "PROHIBITION_UNREFLECTED"]
+    assert "取消修改" in report["warnings"][0]["message"] and "先只分析原因" in report["warnings"][1]["message"]
+
+
+def test_continuing_the_withdrawn_fix_is_warned(vbook):
+    report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "fix", "登录失败")]), CONTEXT)
+    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED", "PROHIBITION_UNREFLECTED"]
+
+
+def test_per_intent_requirements_count_as_reflection(vbook):
+    report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "analyze", "原因", ["只分析，不修改"])]), CONTEXT)
+    assert report["warnings"] == []
+
+
+@pytest.mark.parametrize("text", ["别的订单也查一下。", "不要紧，慢慢来。", "分别查询订单 A 和订单 B。",
+                                  "帮我取消订单 A。", "原因暂不清楚。"])
+def test_negative_phrases_never_warn(vbook, text):
+    targets = {"分别查询订单 A 和订单 B。": [item("i1", "query", "订单 A"), item("i2", "query", "订单 B")]}
+    report = run(vbook, text, intent(text, targets.get(text, [item("i1", "query", "订单")])))
+    assert "PROHIBITION_UNREFLECTED" not in codes(report["warnings"])
+
+
+@pytest.mark.parametrize("text,phrase", [("不要修改代码。", "不要修改代码"), ("别重启服务。", "别重启服务"),
+                                         ("禁止删除生产数据。", "禁止删除生产数据"),
+                                         ("取消刚才的部署。", "取消刚才的部署"), ("先只看日志。", "先只看日志")])
+def test_each_phrase_kind_must_be_reflected(vbook, text, phrase):
+    report = run(vbook, text, intent(text, [item("i1", "query", "日志")]))
+    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
+    assert phrase in report["warnings"][0]["message"]
+
+
+def test_a_phrase_found_by_two_patterns_is_reported_once(vbook):
+    text = "暂不需要通知客户。"      # 暂不… (prohibition) and 不需要… (withdrawal) overlap
+    report = run(vbook, text, intent(text, [item("i1", "check", "客户")]))
+    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
+    assert "暂不需要通知客户" in report["warnings"][0]["message"]

@@ -1,0 +1,30 @@
+"""Shared by the verification tests: this part's rulebook and its case corpus
+(tests/cases/verify/<group>/*.json, each a CLI payload)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from groundrules import load_rulebook
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "cases" / "verify"
+VERIFY_TABLES = ["rules/verify_issues.yaml", "rules/prohibition_phrases.yaml",
+                 "rules/intent_heuristics.yaml", "rules/instances"]
+
+
+def load_verify_book():
+    """Only this part's tables, so the tests do not depend on other parts' tables."""
+    return load_rulebook(ROOT, files=[ROOT / f for f in VERIFY_TABLES])
+
+
+def case_groups() -> list[str]:
+    return sorted(p.name for p in CASES.iterdir() if p.is_dir())
+
+
+def cases(group: str) -> dict:
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((CASES / group).glob("*.json"))}
+
+
+def all_cases() -> dict:
+    return {f"{g}/{name}": payload for g in case_groups() for name, payload in cases(g).items()}
