@@ -20,10 +20,14 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import ConfigDict
 
 from . import canonical
+from .errors import GroundrulesError
 from .findings import Ledger
 from .findings.validate import CONTRACT as LEDGER_CONTRACT
+from .locks import lock, lock_messages
 from .rulebook import Rulebook
 from .support_reason import explain
+from .verify import verify_envelope
+from .verify.contract import CONTRACT as VERIFY_CONTRACT
 
 SERVER_NAME = "groundrules"
 
@@ -127,9 +131,58 @@ def explain_support_tool(book: Rulebook) -> ToolSpec:
         run=run)
 
 
+def verify_extraction_tool(book: Rulebook) -> ToolSpec:
+    """Part 3: may a model's extraction candidate be used? (seed 002); refusals in the error branch."""
+    ledger_defs = book.schemas.get(LEDGER_CONTRACT)["$defs"]
+    verify_defs = book.schemas.get(VERIFY_CONTRACT)["$defs"]
+    input_schema = _bundle({
+        "type": "object", "required": ["request", "candidate"], "additionalProperties": False,
+        "properties": {
+            "request": {"$ref": "#/$defs/request"},
+            "schema": {"type": "object", "description": "the extension JSON Schema, inline"},
+            "instance": {"type": "string", "description": "or the name of a bundled instance (rules/instances/)"},
+            "candidate": {"$ref": "#/$defs/candidate"}}}, verify_defs)
+    return ToolSpec(
+        name="verify_extraction",
+        description="Verify a model's intent + extraction candidate against the request and the extension "
+                    "schema: field selection, verbatim grounding of every quote, description checks.",
+        input_schema=input_schema,
+        output_schema=envelope_schema(ledger_defs, {"type": "object"}),
+        run=lambda arguments: verify_envelope(arguments, book))
+
+
+def lock_message_tool(book: Rulebook) -> ToolSpec:
+    """Part 2: the evidence locks of a message, or of `messages`, before any model reads them."""
+    defs = book.schemas.get(LEDGER_CONTRACT)["$defs"]
+    message = {"type": "object", "required": ["id", "role", "content"],
+               "properties": {"id": {"type": "string"}, "role": {"enum": ["user", "assistant", "system", "tool"]},
+                              "content": {"type": "string"}, "state": {"enum": ["sent", "draft"]}}}
+
+    def run(arguments: dict) -> dict:
+        try:
+            if set(arguments) == {"message"}:
+                locks = lock(arguments["message"], book)
+            elif set(arguments) == {"messages"}:
+                locks = lock_messages(arguments["messages"], book)
+            else:
+                raise GroundrulesError("INVALID_MESSAGE", "lock_message takes either 'message' or 'messages'")
+        except GroundrulesError as exc:
+            return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version)
+        return canonical.envelope(ok=True, data={"locks": locks}, rulebook=book.version)
+    return ToolSpec(
+        name="lock_message",
+        description="Evidence locks (phones, WeChat/QQ accounts, emails, ID numbers, flow markers) of one "
+                    "message or a list, with raw quote, code-point locator, normalized value and validity.",
+        input_schema={"type": "object", "additionalProperties": False,
+                      "properties": {"message": message, "messages": {"type": "array", "items": message}}},
+        output_schema=envelope_schema(defs, {"type": "object"}),
+        run=run)
+
+
 def tool_specs(ledger: Ledger, book: Rulebook) -> list[ToolSpec]:
     """Every tool the server exposes; a new part adds its ToolSpec factory here."""
-    return ledger_tools(ledger) + [explain_support_tool(book)]
+    return ledger_tools(ledger) + [explain_support_tool(book), lock_message_tool(book),
+                                   verify_extraction_tool(book)]
 
 
 def serve(ledger: Ledger, book: Rulebook) -> None:

@@ -8,7 +8,9 @@ from typing import Any, Callable
 
 from .. import canonical
 from ..rulebook import Rulebook
+from ..locks import lock_document
 from ..support_reason import contract_text, explain
+from ..verify import verify_envelope
 from .io import emit
 from .rulebook_arg import rulebook_from
 
@@ -17,9 +19,20 @@ def _support_reason(ctx: Any, book: Rulebook) -> dict:
     return {"support_reason": explain(ctx, book), "contract_text": contract_text(ctx, book)}
 
 
+def _locks(doc: Any, book: Rulebook) -> dict:
+    return {"locks": lock_document(doc, book)}
+
+
+def _verify(payload: Any, book: Rulebook) -> dict:
+    envelope = verify_envelope(payload, book)
+    return {key: envelope[key] for key in ("ok", "data", "warnings", "error")}
+
+
 # part (folder under schemas/examples/) -> what the demo shows for one example input
 DEMOS: dict[str, Callable[[Any, Rulebook], Any]] = {
     "support_reason": _support_reason,
+    "locks": _locks,
+    "verify": _verify,
 }
 
 

@@ -5,7 +5,7 @@ import argparse
 
 from .. import canonical
 from ..errors import GroundrulesError
-from ..locks import lock, lock_messages
+from ..locks import lock_document
 from .io import emit, read_json, refusal
 from .rulebook_arg import rulebook_from
 
@@ -23,10 +23,7 @@ def run(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
     doc = read_json(args.file)
     try:
-        if isinstance(doc, dict) and "messages" in doc:
-            locks = lock_messages(doc["messages"], book)
-        else:
-            locks = lock(doc, book)
+        locks = lock_document(doc, book)
     except GroundrulesError as exc:
         emit(refusal(exc, book.version))
         return 1

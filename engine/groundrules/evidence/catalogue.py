@@ -1,0 +1,96 @@
+"""The event catalogue (rules/events.yaml): record types and event types, compiled.
+
+Record types say whether a record may be cited as raw evidence (a condition over {record, message})
+and which fields hold personal data; event types say which keys an event must and must not carry.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..conditions import Condition, compile_condition
+from ..examples import ExampleResult
+
+
+@dataclass(frozen=True)
+class RecordType:
+    name: str
+    label: str
+    raw: Any                  # bool or Condition over {record, message}
+    not_raw: str
+    personal: tuple
+    examples: tuple
+
+    def is_raw(self, facts: dict) -> bool:
+        return self.raw if isinstance(self.raw, bool) else self.raw.test(facts)
+
+
+@dataclass(frozen=True)
+class EventType:
+    name: str
+    layer: str
+    label: str
+    requires: tuple
+    forbids: tuple
+    examples: tuple
+
+    def shape_problem(self, event: dict) -> tuple[str, str] | None:
+        """(code, key) of the first missing required or present forbidden key, or None."""
+        for key in self.requires:
+            if key not in event:
+                return "EVENT_INCOMPLETE", key
+        for key in self.forbids:
+            if key in event:
+                return "EVENT_INVALID", key
+        if self.layer == "scope" and isinstance(event.get("scope"), dict):
+            return "EVENT_INVALID", "scope"
+        return None
+
+
+@dataclass(frozen=True)
+class EventCatalogue:
+    kind: str
+    id: str
+    file: str
+    records: dict             # type -> RecordType
+    events: dict              # name -> EventType
+
+    def check_examples(self) -> Iterator[ExampleResult]:
+        for name, rt in self.records.items():
+            for n, ex in enumerate(rt.examples, 1):
+                got = rt.is_raw(ex["given"])
+                yield ExampleResult(f"{self.id}:records.{name}:{n}", got is ex["raw"],
+                                    "" if got is ex["raw"] else f"expected raw={ex['raw']}, got {got}",
+                                    ("records", name, "examples", n - 1))
+        for name, et in self.events.items():
+            for n, ex in enumerate(et.examples, 1):
+                problem = et.shape_problem(ex["given"])
+                got = problem[0] if problem else None
+                want = ex.get("refusal")
+                yield ExampleResult(f"{self.id}:events.{name}:{n}", got == want,
+                                    "" if got == want else f"expected refusal {want}, got {got}",
+                                    ("events", name, "examples", n - 1))
+
+
+def compile_catalogue(data: dict, ctx) -> EventCatalogue | None:
+    records = {}
+    for name, spec in data["records"].items():
+        raw = spec["raw"]
+        if isinstance(raw, dict):
+            raw = compile_condition(raw, ("records", name, "raw"), ctx.faults)
+        if raw is False and "not_raw" not in spec or isinstance(raw, Condition) and "not_raw" not in spec:
+            ctx.fault("missing-key", f"record type '{name}' can be non-raw but has no 'not_raw' reason",
+                      ("records", name), "add not_raw: <why it is not raw evidence>")
+        records[name] = RecordType(name, spec["label"], raw, spec.get("not_raw", ""),
+                                   tuple(spec["personal"]), tuple(spec["examples"]))
+    events = {}
+    for name, spec in data["events"].items():
+        both = set(spec["requires"]) & set(spec.get("forbids", ()))
+        if both:
+            ctx.fault("bad-value", f"event '{name}' both requires and forbids {sorted(both)}",
+                      ("events", name, "forbids"))
+        events[name] = EventType(name, spec["layer"], spec["label"], tuple(spec["requires"]),
+                                 tuple(spec.get("forbids", ())), tuple(spec["examples"]))
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return EventCatalogue("event_catalogue", data["id"], ctx.source.file, records, events)

@@ -1,0 +1,271 @@
+"""The fold proper: checked events + the ledger index -> current slot state per scope.
+
+Three linear passes. Scopes: which scopes exist, and which one is current at every position of the
+event stream (scope events first, so a field event lands in the scope it belongs to even when the
+new_scope event came later). Fields: every field event folds into its scope's slot through the
+`resolve` table; an event whose scope is unresolved only flags the slots of its readings and adds a
+clarification question. Finish: inheritance along new_scope parents, then every slot's status from
+the `status` table at `now`. Nothing reads a clock; `now` comes in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .index import LedgerIndex
+from .interpret import MISSING, Event
+from .policy import MergePolicy
+
+READING_KEYS = ("id", "type", "slot", "label", "scope", "new_scope", "value", "current", "question")
+
+
+@dataclass
+class Candidate:
+    value: Any
+    source: str
+    rank: int
+    evidence: list
+    events: list
+
+    def out(self) -> dict:
+        return {"value": self.value, "source": self.source, "evidence": list(self.evidence),
+                "events": list(self.events)}
+
+
+@dataclass
+class SlotState:
+    core: str = "empty"                           # empty | filled | declined | conflicting
+    candidates: list = field(default_factory=list)   # one when filled, several when conflicting
+    confirmed: bool = False
+    evidence: list = field(default_factory=list)  # behind a decline / retract (no candidate)
+    events: list = field(default_factory=list)
+    clarifying: list = field(default_factory=list)
+    inherited_from: str | None = None
+    history: list = field(default_factory=list)
+
+
+@dataclass
+class Scope:
+    id: str
+    parent: str | None
+    opened_by: str | None
+    closed_by: str | None = None
+    slots: dict = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    outcome: str
+    rule: str | None
+    scope: str | None
+
+
+class Folder:
+    def __init__(self, index: LedgerIndex, policy: MergePolicy):
+        self.index, self.policy = index, policy
+        self.refuse = index.refusals.error
+        self.scopes: dict[str, Scope] = {policy.initial_scope: Scope(policy.initial_scope, None, None)}
+        self.results: dict[str, Result] = {}
+        self.clarifications: dict[str, dict] = {}
+        self.current = policy.initial_scope
+
+    # -- pass 1: scopes -------------------------------------------------------------------------
+    def scope_pass(self, events: list[Event]) -> list:
+        """Register every scope, then walk the stream; returns the current scope at each position."""
+        for ev in events:
+            if ev.op == "open":
+                if ev.scope in self.scopes:
+                    raise self.refuse("SCOPE_EXISTS", scope=ev.scope, at=ev.at + ".scope")
+                self.scopes[ev.scope] = Scope(ev.scope, None, ev.id)
+        opened = {self.policy.initial_scope}
+        current, at_position = self.policy.initial_scope, []
+        for ev in events:
+            if ev.op == "open":
+                parent = ev.parent or current
+                if parent not in opened:
+                    raise self.refuse("UNKNOWN_SCOPE", scope=parent, at=ev.at + ".parent")
+                self.scopes[ev.scope].parent = parent
+                opened.add(ev.scope)
+                current = ev.scope
+            elif ev.op in ("switch", "close"):
+                target = ev.scope or current
+                if target not in self.scopes:
+                    raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope")
+                if ev.op == "switch":
+                    current = target
+                elif self.scopes[target].closed_by is None:
+                    self.scopes[target].closed_by = ev.id
+                self.results[ev.id] = Result(ev.op, None, target)
+            at_position.append(current)
+            if ev.op == "open":
+                self.results[ev.id] = Result("open", None, ev.scope)
+        self.current = current
+        return at_position
+
+    # -- pass 2: fields -------------------------------------------------------------------------
+    def field_pass(self, events: list[Event], at_position: list) -> None:
+        for ev, current in zip(events, at_position):
+            if ev.layer != "field":
+                continue
+            for ref in ev.resolves:
+                self._resolve_clarification(ref, ev)
+            if ev.readings is not None:
+                self._clarify(ev, current)
+                continue
+            target = ev.scope or current
+            if target not in self.scopes:
+                raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope")
+            state = self.scopes[target].slots.setdefault(ev.slot, SlotState())
+            outcome, rule = self._apply(ev, state)
+            state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
+                                  "value": None if ev.value is MISSING else ev.value})
+            self.results[ev.id] = Result(outcome, rule, target)
+
+    def _source(self, ev: Event) -> tuple[str, int]:
+        best = None
+        for rid in ev.evidence:
+            entry = self.index.entries[rid]
+            if best is None or entry.rank > best[1]:
+                best = (entry.source, entry.rank)
+        return best
+
+    def _apply(self, ev: Event, state: SlotState) -> tuple[str, str | None]:
+        if ev.op in ("decline", "retract"):
+            state.core = "declined" if ev.op == "decline" else "empty"
+            state.candidates, state.confirmed = [], False
+            state.evidence, state.events = list(ev.evidence), [ev.id]
+            return ev.op, None
+        value = ev.value
+        if value is MISSING:
+            if state.core != "filled":
+                raise self.refuse("EVENT_INCOMPLETE", event=ev.id, type=ev.type, key="value")
+            value = state.candidates[0].value
+        source, rank = self._source(ev)
+        same = next((c for c in state.candidates if _same(c.value, value)), None)
+        best = self._best(state)
+        current = {"status": state.core, "same_value": same is not None, "confirmed": state.confirmed}
+        if best is not None:
+            current["source"], current["rank"] = best.source, best.rank
+        facts = {"event": {"type": ev.type, "slot": ev.slot, "source": source, "rank": rank},
+                 "current": current}
+        fired = self.policy.resolve.evaluate(facts).fired[0]
+        code, rule = fired.code, (fired.row.id if fired.row.index >= 0 else "default")
+        new = Candidate(value, source, rank, list(ev.evidence), [ev.id])
+        if code == "corroborate" and same is not None:
+            for rid in ev.evidence:
+                if rid not in same.evidence:
+                    same.evidence.append(rid)
+            same.events.append(ev.id)
+            if rank > same.rank:
+                same.source, same.rank = source, rank
+        elif code in ("accept", "replace") or (code == "corroborate" and same is None):
+            state.core, state.candidates, state.confirmed = "filled", [new], False
+            state.evidence, state.events = [], []
+        elif code == "conflict":
+            state.candidates.append(new)
+            state.core = "conflicting" if len(state.candidates) > 1 else "filled"
+            state.confirmed, state.evidence, state.events = False, [], []
+        if ev.op == "confirm" and code != "keep" and state.core == "filled":
+            state.confirmed = True
+        return code, rule
+
+    @staticmethod
+    def _best(state: SlotState) -> Candidate | None:
+        best = None
+        for c in state.candidates:
+            if best is None or c.rank > best.rank:
+                best = c
+        return best
+
+    # -- unresolved scope -----------------------------------------------------------------------
+    def _clarify(self, ev: Event, current: str) -> None:
+        readings, sentences = [], []
+        for r in ev.readings:
+            slot = self.policy.slots[r["slot"]]
+            facts = {"reading": r, "slot": {"id": slot.id, "label": slot.label}, "value": ev.value}
+            shown = dict(r)
+            if "new_scope" not in r:
+                target = r.get("scope", current)
+                if target not in self.scopes:
+                    raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope.unresolved")
+                shown["scope"] = target
+                state = self.scopes[target].slots.setdefault(r["slot"], SlotState())
+                if state.core == "filled":
+                    facts["current"] = shown["current"] = state.candidates[0].value
+                state.clarifying.append(ev.id)
+                state.history.append({"event": ev.id, "type": ev.type, "outcome": "clarify", "rule": None,
+                                      "value": ev.value, "reading": r["id"]})
+            decision = self.policy.questions.evaluate(facts)
+            sentence = decision.fired[0].outputs.get("text", "") if decision.fired else ""
+            shown.update(label=slot.label, value=ev.value, question=sentence)
+            readings.append({k: shown[k] for k in READING_KEYS if k in shown})
+            sentences.append(sentence)
+        question = self.policy.question.render({}, {"sentences": sentences})
+        self.clarifications[ev.id] = {"event": ev.id, "status": "open", "readings": readings,
+                                      "question": question}
+        self.results[ev.id] = Result("clarify", None, None)
+
+    def _resolve_clarification(self, ref: str, ev: Event) -> None:
+        clar = self.clarifications.get(ref)
+        if clar is None:
+            raise self.refuse("UNKNOWN_EVENT", name=ref, at=ev.at + ".resolves")
+        if clar["status"] == "open":
+            clar["status"], clar["resolved_by"] = "resolved", ev.id
+            for reading in clar["readings"]:
+                if "scope" in reading:
+                    state = self.scopes[reading["scope"]].slots[reading["slot"]]
+                    state.clarifying = [c for c in state.clarifying if c != ref]
+
+    # -- pass 3: inheritance and status ---------------------------------------------------------
+    def finish(self) -> dict:
+        for scope in self.scopes.values():
+            if scope.parent is None:
+                continue
+            parent = self.scopes[scope.parent]
+            for sid, slot in self.policy.slots.items():
+                own = scope.slots.get(sid)
+                theirs = parent.slots.get(sid)
+                if not slot.inherit or theirs is None or theirs.core == "empty" or (own and own.history):
+                    continue
+                scope.slots[sid] = SlotState(theirs.core, [Candidate(c.value, c.source, c.rank, list(c.evidence),
+                                                                     list(c.events)) for c in theirs.candidates],
+                                             theirs.confirmed, list(theirs.evidence), list(theirs.events),
+                                             [], theirs.inherited_from or parent.id, [])
+        scopes = {}
+        for scope in self.scopes.values():
+            slots = {}
+            for sid, slot in self.policy.slots.items():
+                if sid in scope.slots:
+                    slots[sid] = self._slot_out(scope, slot, scope.slots[sid])
+            scopes[scope.id] = {"status": "closed" if scope.closed_by else "open", "parent": scope.parent,
+                                "opened_by": scope.opened_by, "closed_by": scope.closed_by, "slots": slots}
+        return scopes
+
+    def _slot_out(self, scope: Scope, slot, state: SlotState) -> dict:
+        evidence, events = list(state.evidence), list(state.events)
+        for c in state.candidates:
+            evidence += [r for r in c.evidence if r not in evidence]
+            events += [e for e in c.events if e not in events]
+        facts = {"scope": {"id": scope.id, "status": "closed" if scope.closed_by else "open"},
+                 "slot": {"id": slot.id, "core": state.core, "confirmed": state.confirmed,
+                          "clarifying": bool(state.clarifying), "validity": self._validity(evidence),
+                          "inherited": state.inherited_from is not None}}
+        status = self.policy.status.evaluate(facts).fired[0].code
+        single = state.candidates[0] if state.core == "filled" else None
+        ranked = sorted(state.candidates, key=lambda c: -c.rank) if state.core == "conflicting" else []
+        return {"label": slot.label, "status": status, "value": single.value if single else None,
+                "source": single.source if single else None, "confirmed": state.confirmed,
+                "evidence": evidence, "events": events, "candidates": [c.out() for c in ranked],
+                "inherited_from": state.inherited_from,
+                "clarification": state.clarifying[-1] if state.clarifying else None,
+                "history": list(state.history)}
+
+    def _validity(self, evidence: list) -> str:
+        seen = [self.index.validity(rid) for rid in evidence]
+        if not seen or "valid" in seen:
+            return "valid"
+        return "not_yet_valid" if "not_yet_valid" in seen else "expired"
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b

@@ -1,0 +1,109 @@
+"""`fold(payload)`: the public entry of the evidence part (seed 003; design.md Part 2).
+
+payload = {now, records, interpretations} (schemas/evidence.v1.schema.json). The payload is
+checked against the contract, the ledger index is built and checked, every interpretation is
+checked against it, then the merge policy folds the events. Returns {evidence, events, state};
+refuses with a GroundrulesError whose code is in rules/evidence_refusals.yaml, and never raises
+anything else.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import rulebook as rulebooks
+from ..errors import GroundrulesError
+from ..rulebook import Rulebook
+from .catalogue import EventCatalogue
+from .contract import first_problem
+from .core import Folder
+from .index import LedgerIndex
+from .interpret import MISSING, Checked, Checker
+from .policy import MergePolicy
+from .refusals import RefusalCatalogue
+from .timeutil import parse
+
+def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogue]:
+    """The one event catalogue, merge policy and refusal catalogue of a rulebook."""
+    found = []
+    for kind in ("event_catalogue", "merge_policy", "refusal_catalogue"):
+        of_kind = book.of_kind(kind)
+        if len(of_kind) != 1:
+            raise GroundrulesError("RULEBOOK_INCOMPLETE", f"the rulebook needs exactly one '{kind}' table, "
+                                   f"it has {len(of_kind)}", kind=kind)
+        found.append(of_kind[0])
+    return tuple(found)
+
+
+def fold(payload: Any, rulebook: Rulebook | None = None) -> dict:
+    """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError."""
+    book = rulebook or rulebooks.default()
+    catalogue, policy, refusals = tables(book)
+    try:
+        return _fold(payload, book, catalogue, policy, refusals)
+    except GroundrulesError:
+        raise
+    except RecursionError:
+        raise refusals.error("PAYLOAD_INVALID", problem="nested too deeply") from None
+    except Exception as exc:  # noqa: BLE001 - a host must get a code, never a traceback
+        raise refusals.error("FOLD_INTERNAL", problem=type(exc).__name__) from None
+
+
+def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
+          refusals: RefusalCatalogue) -> dict:
+    problem = first_problem(book.schemas, payload)
+    if problem is not None:
+        raise refusals.error("PAYLOAD_INVALID", problem=problem)
+    now = parse(payload["now"])
+    if now is None:
+        raise refusals.error("PAYLOAD_INVALID", problem="now: not a real date and time")
+    index = LedgerIndex(payload["records"], policy, refusals, now)
+    checked = Checker(index, catalogue, policy).check(payload["interpretations"])
+    folder = Folder(index, policy)
+    folder.field_pass(checked.events, folder.scope_pass(checked.events))
+    scopes = folder.finish()
+    for event in checked.events:
+        for rid in event.evidence:
+            index.entries[rid].cited_by.append(event.id)
+    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder),
+            "state": {"now": payload["now"], "current_scope": folder.current, "scopes": scopes,
+                      "clarifications": list(folder.clarifications.values()),
+                      "locks": _locks(index, checked)}}
+
+
+def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:
+    out = []
+    for rid, entry in index.entries.items():
+        record = entry.record
+        facts = {"record": record, "message": entry.message} if entry.message else {"record": record}
+        out.append({"id": rid, "type": record["type"], "source": entry.source,
+                    "raw": catalogue.records[record["type"]].is_raw(facts), "validity": index.validity(rid),
+                    "cited_by": list(entry.cited_by), "record": record})
+    return out
+
+
+def _events(checked: Checked, folder: Folder) -> list:
+    out = []
+    for ev in checked.events:
+        result = folder.results[ev.id]
+        item = {"id": ev.id, "interpretation": ev.interpretation, "type": ev.type, "layer": ev.layer,
+                "slot": ev.slot, "value": None if ev.value is MISSING else ev.value, "scope": result.scope}
+        if ev.readings is not None:
+            item["readings"] = [dict(r) for r in ev.readings]
+        item.update(evidence=[dict(c) for c in ev.citations], outcome=result.outcome, rule=result.rule)
+        out.append(item)
+    return out
+
+
+def _locks(index: LedgerIndex, checked: Checked) -> list:
+    """Every lock with its disposition, and the field events of its slot that rest on it."""
+    used_by: dict = {}
+    for ev in checked.events:
+        for rid in ev.locks:
+            if ev.layer == "field" and checked.dispositions[rid].get("slot") == ev.slot:
+                used_by.setdefault(rid, []).append(ev.id)
+    out = []
+    for rid in index.lock_records():
+        lock = index.entries[rid].record["lock"]
+        out.append({"lock": lock["id"], "record": rid, "kind": lock["kind"], "valid": lock["valid"],
+                    "disposition": dict(checked.dispositions[rid]), "used_by": used_by.get(rid, [])})
+    return out

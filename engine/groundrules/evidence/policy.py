@@ -1,0 +1,117 @@
+"""The merge policy (rules/merge.yaml), compiled: scopes, ops, slots and four decision tables.
+
+The decision tables are ordinary `decide` tables embedded in the policy file (so their rows, hit
+policy, conditions, templates and row examples work exactly like any decision table); their faults
+are re-located under the policy's key path. `check_examples` also runs every whole-fold example.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..decide import DecisionTable, compile_table
+from ..errors import Fault, did_you_mean
+from ..examples import ExampleResult
+from ..templates import Template, compile_template
+
+TABLES = ("sources", "resolve", "status", "questions")
+SCOPE_OPS = ("open", "switch", "close")
+RESOLVE_CODES = ("accept", "corroborate", "replace", "keep", "conflict")
+
+
+@dataclass(frozen=True)
+class Slot:
+    id: str
+    label: str
+    inherit: bool
+    lock_kinds: tuple
+    lock_required: bool
+    lock_match: str           # normalized_value | presence | '' (no locks)
+
+
+@dataclass(frozen=True)
+class MergePolicy:
+    kind: str
+    id: str
+    file: str
+    initial_scope: str
+    ops: dict                 # event type -> op
+    slots: dict               # slot id -> Slot, in table order
+    question: Template
+    policies: dict            # name -> description
+    sources: DecisionTable
+    resolve: DecisionTable
+    status: DecisionTable
+    questions: DecisionTable
+    examples: tuple
+
+    def layer(self, event_type: str) -> str:
+        return "scope" if self.ops[event_type] in SCOPE_OPS else "field"
+
+    def source_of(self, facts: dict) -> tuple[str, int]:
+        """(source class, rank) of a record: the first fired row of `sources`."""
+        code = self.sources.evaluate(facts).fired[0].code
+        return code, int(self.sources.codes[code].get("rank", 0))
+
+    def check_examples(self) -> Iterator[ExampleResult]:
+        for name in TABLES:
+            table: DecisionTable = getattr(self, name)
+            for r in table.check_examples():
+                yield ExampleResult(r.id, r.ok, r.message, (name,) + tuple(r.path))
+        shown = {ex["policy"] for ex in self.examples}
+        for name in self.policies:
+            if name not in shown:
+                yield ExampleResult(f"{self.id}:policies.{name}", False, "policy has no example",
+                                    ("policies", name))
+        from .examples import check_fold_example
+        for n, ex in enumerate(self.examples, 1):
+            ok, message, path = check_fold_example(self, ex)
+            yield ExampleResult(f"{self.id}:{ex['policy']}:{n}", ok, message, ("examples", n - 1) + path)
+
+
+def _embedded(name: str, data: dict, ctx, policy_id: str) -> DecisionTable | None:
+    from ..rulebook import CompileContext
+    sub = CompileContext(ctx.schemas, ctx.source)
+    table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
+    for f in sub.faults:
+        ctx.faults.append(Fault(f.code, f.message, (name,) + tuple(f.path), f.hint, f.severity))
+    return table
+
+
+def compile_policy(data: dict, ctx) -> MergePolicy | None:
+    tables = {name: _embedded(name, data[name], ctx, data["id"]) for name in TABLES}
+    _check_outputs(data, ctx)
+    slots = {}
+    for sid, spec in data["slots"].items():
+        locks = spec.get("locks", {})
+        slots[sid] = Slot(sid, spec["label"], spec.get("inherit", False), tuple(locks.get("kinds", ())),
+                          locks.get("required", False), locks.get("match", ""))
+    question = compile_template(data["clarify"]["question"], ("clarify", "question"), ctx.faults,
+                                lambda n: n == "sentences", ("sentences",))
+    for n, ex in enumerate(data["examples"]):
+        if ex["policy"] not in data["policies"]:
+            ctx.fault("unknown-policy", f"example names policy '{ex['policy']}', which 'policies' does not list",
+                      ("examples", n, "policy"), did_you_mean(ex["policy"], data["policies"]))
+    if any(f.severity == "error" for f in ctx.faults) or None in tables.values() or question is None:
+        return None
+    return MergePolicy("merge_policy", data["id"], ctx.source.file, data["scopes"]["initial"],
+                       dict(data["events"]), slots, question, dict(data["policies"]),
+                       tables["sources"], tables["resolve"], tables["status"], tables["questions"],
+                       tuple(data["examples"]))
+
+
+def _check_outputs(data: dict, ctx) -> None:
+    """resolve may only produce the engine's ops; questions rows must render `text`."""
+    for code in data["resolve"]["outputs"]:
+        if code not in RESOLVE_CODES:
+            ctx.fault("unknown-code", f"resolve output '{code}' is not an op the fold knows",
+                      ("resolve", "outputs", code), did_you_mean(code, RESOLVE_CODES)
+                      or "ops: " + ", ".join(RESOLVE_CODES))
+    for n, row in enumerate(data["questions"]["rows"]):
+        if "text" not in row.get("output", {}):
+            ctx.fault("missing-key", "a questions row must output 'text'", ("questions", "rows", n),
+                      "add output: {text: <sentence template>}")
+    for name in ("sources", "resolve", "status"):
+        if "default" not in data[name]:
+            ctx.fault("missing-key", f"{name} needs a default: the fold must get an answer for every input",
+                      (name,), "add default: {code: <code>}")

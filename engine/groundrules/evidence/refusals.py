@@ -1,0 +1,42 @@
+"""The refusal catalogue (rules/evidence_refusals.yaml): stable codes, retry advice, message templates.
+
+Every refusal of the evidence part goes through `Refusals.error`, so a code that is not in the
+table cannot be raised, and a message is always rendered from the table with the refusal's details.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import GroundrulesError
+from ..templates import Template, compile_template
+
+TABLE = "evidence_refusals"
+
+
+@dataclass(frozen=True)
+class RefusalCatalogue:
+    kind: str
+    id: str
+    file: str
+    codes: dict            # code -> (retry, Template)
+
+    def error(self, code: str, **details: Any) -> GroundrulesError:
+        """The GroundrulesError for `code`, its message rendered from the table with `details`."""
+        retry, template = self.codes[code]
+        return GroundrulesError(code, template.render({}, _renderable(details)), retry=retry, **details)
+
+
+def _renderable(details: dict) -> dict:
+    return {k: ("、".join(map(str, v)) if isinstance(v, list) else v) for k, v in details.items()}
+
+
+def compile_refusals(data: dict, ctx) -> RefusalCatalogue | None:
+    codes = {}
+    for code, spec in data["codes"].items():
+        template = compile_template(spec["message"], ("codes", code, "message"), ctx.faults)
+        if template is not None:
+            codes[code] = (spec["retry"], template)
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes)

@@ -1,0 +1,173 @@
+"""The append-only ledger: both stores behave the same; SQLite refuses rewrites in SQL itself."""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+import pytest
+
+import groundrules
+from groundrules import GroundrulesError, MemoryLedger, SqliteLedger
+
+
+def counter(prefix: str):
+    n = iter(range(1, 10**6))
+    return lambda: f"{prefix}{next(n)}"
+
+
+def ticking():
+    n = iter(range(0, 60))
+    return lambda: f"2024-05-01T10:{next(n):02d}:00+08:00"
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def ledger(request, rulebook, tmp_path):
+    kwargs = {"ids": counter("R"), "clock": ticking(), "rulebook": rulebook}
+    if request.param == "memory":
+        return MemoryLedger(**kwargs)
+    return SqliteLedger(str(tmp_path / "ledger.sqlite"), **kwargs)
+
+
+MESSAGE = {"id": "E41", "type": "message", "role": "user", "state": "sent", "message_id": "m_41",
+           "content": "不方便接电话，微信 wx_wang01"}
+LOCK = {"id": "L1", "type": "lock", "lock": {
+    "id": "L1", "pattern": "channels.wechat", "kind": "wechat", "quote": "微信 wx_wang01",
+    "locator": {"message_id": "m_41", "start": 7, "end": 19}, "normalized_value": "wx_wang01",
+    "valid": True, "invalid_reason": None}}
+INTERP = [{"id": "I1", "events": [
+    {"id": "e1", "type": "decline", "slot": "phone", "evidence": ["E41"]},
+    {"id": "e2", "type": "set", "slot": "wechat", "value": "wx_wang01", "evidence": ["L1"]}],
+    "dispositions": [{"lock": "L1", "slot": "wechat"}]}]
+
+
+def code(fn) -> str:
+    with pytest.raises(GroundrulesError) as info:
+        fn()
+    return info.value.code
+
+
+def test_append_assigns_id_and_times_from_the_injected_generators(ledger):
+    stored = ledger.append({"type": "tool_receipt", "tool": "crm", "request_id": "q1", "body": "{}"})
+    assert (stored["id"], stored["observed_at"], stored["recorded_at"]) == (
+        "R1", "2024-05-01T10:00:00+08:00", "2024-05-01T10:00:00+08:00")
+    assert ledger.records() == [stored]
+
+
+def test_records_read_back_exactly_in_append_order(ledger):
+    ledger.append_all([MESSAGE, LOCK])
+    assert [r["id"] for r in ledger.records()] == ["E41", "L1"]
+    assert ledger.get("E41")["content"] == MESSAGE["content"]
+    assert ledger.get("L1")["lock"] == LOCK["lock"]
+
+
+def test_integrity_refusals_on_append(ledger):
+    ledger.append(MESSAGE)
+    assert code(lambda: ledger.append(MESSAGE)) == "DUPLICATE_ID"
+    assert code(lambda: ledger.append(dict(MESSAGE, id="E42"))) == "DUPLICATE_ID"   # same message_id
+    bad_quote = {**LOCK, "lock": {**LOCK["lock"], "quote": "微信 wx_wang02"}}
+    assert code(lambda: ledger.append(bad_quote)) == "QUOTE_MISMATCH"
+    stray = {**LOCK, "lock": {**LOCK["lock"], "locator": {"message_id": "m_99", "start": 0, "end": 1}}}
+    assert code(lambda: ledger.append(stray)) == "UNKNOWN_EVIDENCE"
+    assert code(lambda: ledger.append({"type": "derived", "claim": "?", "derived_from": ["E99"]})) == "UNKNOWN_EVIDENCE"
+    assert code(lambda: ledger.append({"type": "derived", "claim": "?"})) == "PAYLOAD_INVALID"
+    assert [r["id"] for r in ledger.records()] == ["E41"]
+
+
+def test_append_all_is_atomic(ledger):
+    bad = {**LOCK, "lock": {**LOCK["lock"], "quote": "nope"}}
+    assert code(lambda: ledger.append_all([MESSAGE, bad])) == "QUOTE_MISMATCH"
+    assert ledger.records() == []
+
+
+def test_derived_records_name_what_they_rest_on(ledger):
+    ledger.append(MESSAGE)
+    derived = ledger.append({"type": "derived", "claim": "用户偏好微信联系", "derived_from": ["E41"]})
+    assert derived["derived_from"] == ["E41"]
+
+
+def test_fold_of_the_stored_ledger(ledger):
+    ledger.append_all([MESSAGE, LOCK])
+    state = ledger.fold(INTERP, "2024-05-02T00:00:00+08:00")["state"]["scopes"]["demand_1"]["slots"]
+    assert (state["phone"]["status"], state["wechat"]["value"]) == ("declined", "wx_wang01")
+
+
+def test_redaction_leaves_record_locator_and_who_why(ledger):
+    ledger.append_all([MESSAGE, LOCK])
+    events = ledger.redact("E41", by="dpo@example", reason="用户要求删除个人信息")
+    assert [(e["record"], e.get("cascade_of")) for e in events] == [("E41", None), ("L1", events[0]["id"])]
+    message, lock = ledger.records()
+    sha = hashlib.sha256(MESSAGE["content"].encode("utf-8")).hexdigest()
+    assert message["content"] == {"redacted": True, "sha256": sha, "redaction": events[0]["id"]}
+    assert message["redaction"]["by"] == "dpo@example" and message["redaction"]["reason"] == "用户要求删除个人信息"
+    assert message["role"] == "user" and message["message_id"] == "m_41"
+    assert lock["lock"]["locator"] == LOCK["lock"]["locator"] and lock["lock"]["quote"]["redacted"] is True
+    assert ledger.redactions() == events
+    assert code(lambda: ledger.redact("E41", by="x", reason="y")) == "ALREADY_REDACTED"
+    assert code(lambda: ledger.redact("E99", by="x", reason="y")) == "UNKNOWN_EVIDENCE"
+
+
+def test_fold_after_redaction_still_checks_the_lock_value(ledger):
+    ledger.append_all([MESSAGE, LOCK])
+    ledger.redact("E41", by="dpo@example", reason="erasure request")
+    slots = ledger.fold(INTERP, "2024-05-02T00:00:00+08:00")["state"]["scopes"]["demand_1"]["slots"]
+    assert slots["wechat"]["value"] == "wx_wang01"
+    wrong = [dict(INTERP[0], events=[dict(INTERP[0]["events"][1], value="wx_other")])]
+    assert code(lambda: ledger.fold(wrong, "2024-05-02T00:00:00+08:00")) == "LOCK_CONFLICT"
+    span = [dict(INTERP[0], events=[{"id": "e1", "type": "decline", "slot": "phone",
+                                     "evidence": [{"message_id": "m_41", "start": 0, "end": 3, "quote": "不方便"}]},
+                                    INTERP[0]["events"][1]])]
+    assert code(lambda: ledger.fold(span, "2024-05-02T00:00:00+08:00")) == "EVIDENCE_REDACTED"
+
+
+def test_records_cannot_arrive_redacted(ledger):
+    forged = dict(MESSAGE, content={"redacted": True, "sha256": "0" * 64, "redaction": "R0"})
+    assert code(lambda: ledger.append(forged)) == "PAYLOAD_INVALID"
+
+
+def test_append_message_locks_it_with_the_lock_tables(ledger):
+    stored = ledger.append_message({"id": "E41", "type": "message", "role": "user", "state": "sent",
+                                    "content": "不方便接电话，微信 wx_wang01"})
+    locks = [r["lock"] for r in stored if r["type"] == "lock"]
+    assert locks == groundrules.lock({"id": "E41", "role": "user", "content": MESSAGE["content"]}, ledger._book)
+    assert all(r["type"] == "lock" for r in ledger.records()[1:])
+
+
+def test_sqlite_refuses_update_delete_and_replace_in_sql(rulebook, tmp_path):
+    path = str(tmp_path / "l.sqlite")
+    ledger = SqliteLedger(path, ids=counter("R"), clock=ticking(), rulebook=rulebook)
+    ledger.append_all([MESSAGE, LOCK])
+    db = sqlite3.connect(path)
+    attempts = [
+        "UPDATE records SET body = '{}' WHERE id = 'E41'",
+        "UPDATE records SET personal = NULL WHERE id = 'E41'",                       # no redaction event
+        "UPDATE records SET personal = NULL, redaction_id = 'R404' WHERE id = 'E41'",  # event missing
+        "DELETE FROM records WHERE id = 'L1'",
+        "INSERT OR REPLACE INTO records (id, type, recorded_at, body, personal, digests) "
+        "VALUES ('E41', 'message', 'x', '{}', '{}', '{}')",
+        "INSERT INTO records (id, type, recorded_at, body, personal, digests) "
+        "VALUES ('E41', 'message', 'x', '{}', '{}', '{}') ON CONFLICT(id) DO UPDATE SET body = '{}'",
+    ]
+    for sql in attempts:
+        with pytest.raises(sqlite3.DatabaseError):
+            db.execute(sql)
+        db.rollback()
+    ledger.redact("E41", by="dpo", reason="erasure")
+    for sql in ("UPDATE redactions SET event = '{}'", "DELETE FROM redactions",
+                "UPDATE records SET personal = '{}' WHERE id = 'E41'"):   # a redaction is never undone
+        with pytest.raises(sqlite3.DatabaseError):
+            db.execute(sql)
+        db.rollback()
+    db.close()
+    reopened = SqliteLedger(path, ids=counter("X"), clock=ticking(), rulebook=rulebook)
+    assert [r["id"] for r in reopened.records()] == ["E41", "L1"]
+    assert reopened.records()[1]["lock"]["locator"] == LOCK["lock"]["locator"]
+
+
+def test_both_stores_hold_the_same_records(rulebook, tmp_path):
+    stores = [MemoryLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook),
+              SqliteLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook)]
+    for store in stores:
+        store.append_all([MESSAGE, LOCK])
+        store.redact("L1", by="dpo", reason="why")
+    assert stores[0].records() == stores[1].records()
+    assert stores[0].redactions() == stores[1].redactions()

@@ -1,0 +1,141 @@
+"""Every scenario of seed 003, asserted on what a host relies on (the snapshots pin the rest)."""
+from __future__ import annotations
+
+from fold_support import group, outcome
+
+
+def slots(result: dict, scope: str = "demand_1") -> dict:
+    return result["data"]["state"]["scopes"][scope]["slots"]
+
+
+def test_a_then_b_read_as_correction(rulebook):
+    result = outcome(group("seed_region")["read_as_correct"], rulebook)
+    region = slots(result)["region"]
+    assert (region["status"], region["value"], region["events"]) == ("filled", "B 地", ["e2"])
+    assert [h["outcome"] for h in region["history"]] == ["accept", "replace"]
+    assert result["data"]["evidence"][0]["record"]["content"] == "我们公司登记地在 A 地"   # E07 stays
+
+
+def test_a_then_b_read_as_two_fields(rulebook):
+    s = slots(outcome(group("seed_region")["read_as_two_fields"], rulebook))
+    assert (s["company_region"]["value"], s["delivery_region"]["value"]) == ("A 地", "B 地分部")
+    assert {s["company_region"]["status"], s["delivery_region"]["status"]} == {"filled"}
+
+
+def test_a_then_b_read_as_new_scope(rulebook):
+    result = outcome(group("seed_region")["read_as_new_scope"], rulebook)
+    assert result["data"]["state"]["current_scope"] == "demand_2"
+    assert "delivery_region" not in slots(result)
+    new = slots(result, "demand_2")
+    assert new["delivery_region"]["value"] == "B 地分部"
+    assert new["company_region"]["inherited_from"] == "demand_1"
+
+
+def test_unresolved_scope_asks_instead_of_defaulting(rulebook):
+    result = outcome(group("seed_region")["unresolved_asks_the_seed_question"], rulebook)
+    s = slots(result)
+    assert s["company_region"]["status"] == s["delivery_region"]["status"] == "needs_clarification"
+    assert s["company_region"]["value"] == "A 地" and s["delivery_region"]["value"] is None
+    (clar,) = result["data"]["state"]["clarifications"]
+    assert [r["id"] for r in clar["readings"]] == ["delivery", "correction"]
+    assert clar["question"] == "这批产品是交付到B 地分部吗？公司登记地仍按A 地记录可以吗？"
+
+
+def test_an_answer_resolves_the_clarification(rulebook):
+    result = outcome(group("seed_region")["unresolved_then_answered"], rulebook)
+    s = slots(result)
+    assert (s["delivery_region"]["status"], s["company_region"]["status"]) == ("filled", "confirmed")
+    (clar,) = result["data"]["state"]["clarifications"]
+    assert (clar["status"], clar["resolved_by"]) == ("resolved", "e3")
+
+
+def test_service_number_is_locked_but_never_becomes_the_phone(rulebook):
+    cases = group("seed_contact")
+    result = outcome(cases["service_number_is_locked_but_never_the_phone"], rulebook)
+    assert "phone" not in slots(result)
+    (lock,) = result["data"]["state"]["locks"]
+    assert lock["kind"] == "phone" and "dismissed" in lock["disposition"] and lock["used_by"] == []
+    assert outcome(cases["service_number_as_phone_is_refused"], rulebook)["error"]["code"] == "INSUFFICIENT_EVIDENCE"
+    assert outcome(cases["service_number_lock_cited_against_its_dismissal"],
+                   rulebook)["error"]["code"] == "DISPOSITION_CONFLICT"
+    assert outcome(cases["service_number_lock_dropped"], rulebook)["error"]["code"] == "LOCK_DROPPED"
+
+
+def test_one_piece_of_evidence_declines_phone_and_sets_wechat(rulebook):
+    result = outcome(group("seed_contact")["one_message_declines_phone_and_sets_wechat"], rulebook)
+    s = slots(result)
+    assert (s["phone"]["status"], s["wechat"]["status"], s["wechat"]["value"]) == ("declined", "filled", "wx_wang01")
+    assert s["phone"]["evidence"] == s["wechat"]["evidence"] == ["E41"]
+    assert result["data"]["evidence"][0]["cited_by"] == ["e1", "e2"]
+
+
+def test_add_me_on_wechat_is_evidence_but_no_wechat_value(rulebook):
+    cases = group("seed_contact")
+    assert outcome(cases["add_me_on_wechat_gives_no_wechat_value"], rulebook)["error"]["code"] == "INSUFFICIENT_EVIDENCE"
+    assert slots(outcome(cases["add_me_on_wechat_supports_a_preference"], rulebook))["preferred_channel"]["value"] == "wechat"
+
+
+def test_phone_declined_and_then_volunteered(rulebook):
+    cases = group("seed_contact")
+    assert slots(outcome(cases["phone_declined"], rulebook))["phone"]["status"] == "declined"
+    phone = slots(outcome(cases["decline_then_volunteered_number"], rulebook))["phone"]
+    assert (phone["status"], phone["value"]) == ("filled", "13912345678")
+    assert slots(outcome(cases["phone_then_decline_withdraws_it"], rulebook))["phone"]["status"] == "declined"
+
+
+def test_summary_marker_counts_only_when_sent(rulebook):
+    cases = group("seed_summary")
+    sent = slots(outcome(cases["marker_in_sent_assistant_message"], rulebook))["summary_sent"]
+    assert (sent["status"], sent["value"]) == ("filled", True)
+    assert outcome(cases["draft_is_not_evidence"], rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"
+    assert outcome(cases["draft_lock_is_not_evidence_either"], rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"
+    both = slots(outcome(cases["draft_then_sent_counts_only_the_sent"], rulebook))["summary_sent"]
+    assert both["evidence"] == ["L-m50-summary"]
+    assert outcome(cases["user_need_colon_is_no_marker"], rulebook)["error"]["code"] == "INSUFFICIENT_EVIDENCE"
+
+
+def test_normalization_keeps_the_raw_quote(rulebook):
+    cases = group("normalization")
+    result = outcome(cases["normalized_value_fills_raw_quote_kept"], rulebook)
+    assert slots(result)["phone"]["value"] == "13812345678"
+    assert result["data"]["evidence"][1]["record"]["lock"]["quote"] == "138 1234-5678"
+    assert outcome(cases["raw_quote_as_value_conflicts_with_lock"], rulebook)["error"]["code"] == "LOCK_CONFLICT"
+    assert outcome(cases["rewritten_number_conflicts_with_lock"], rulebook)["error"]["code"] == "LOCK_CONFLICT"
+    assert outcome(cases["invalid_candidate_cannot_fill_phone"], rulebook)["error"]["code"] == "INSUFFICIENT_EVIDENCE"
+    kept = outcome(cases["invalid_candidate_dismissed_is_still_recorded"], rulebook)["data"]["state"]["locks"]
+    assert [(lock["valid"], "dismissed" in lock["disposition"]) for lock in kept] == [(False, True)]
+    assert slots(outcome(cases["repeated_zeros_are_a_valid_number"], rulebook))["phone"]["value"] == "13800000000"
+
+
+def test_tool_receipt_against_user_statement(rulebook):
+    cases = group("precedence")
+    region = slots(outcome(cases["tool_receipt_against_user_statement"], rulebook))["company_region"]
+    assert (region["status"], region["value"]) == ("conflicting", None)
+    assert [(c["value"], c["source"]) for c in region["candidates"]] == [("上海", "tool"), ("北京", "user")]
+    assert slots(outcome(cases["user_correct_cannot_override_tool"], rulebook))["company_region"]["status"] == "conflicting"
+    held = slots(outcome(cases["human_confirmation_holds_against_casual_mention"], rulebook))["company_region"]
+    assert (held["value"], held["source"], held["history"][-1]["outcome"]) == ("上海", "human_confirmed", "keep")
+    same = slots(outcome(cases["same_value_from_tool_corroborates"], rulebook))["company_region"]
+    assert (same["source"], same["evidence"]) == ("tool", ["E31", "T1"])
+
+
+def test_expiry(rulebook):
+    cases = group("scopes_expiry")
+    assert slots(outcome(cases["valid_until_passed_expires"], rulebook))["region"]["status"] == "expired"
+    assert slots(outcome(cases["fresh_evidence_keeps_it_filled"], rulebook))["region"]["status"] == "filled"
+    assert slots(outcome(cases["not_yet_valid_policy"], rulebook))["preferred_channel"]["status"] == "not_yet_valid"
+    assert slots(outcome(cases["lock_expires_with_its_message"], rulebook))["wechat"]["status"] == "expired"
+    closed = outcome(cases["closed_scope_expires_its_values"], rulebook)
+    assert slots(closed)["delivery_region"]["status"] == "expired"
+    assert slots(closed, "demand_2")["delivery_region"]["status"] == "filled"
+
+
+def test_scope_events_fold_before_field_events(rulebook):
+    result = outcome(group("scopes_expiry")["scope_events_fold_first"], rulebook)
+    assert slots(result)["delivery_region"]["value"] == "A 地"
+    assert slots(result, "demand_2")["delivery_region"]["value"] == "B 地分部"
+
+
+def test_now_is_the_only_clock(rulebook):
+    payload = dict(group("scopes_expiry")["valid_until_passed_expires"], now="2024-03-15T00:00:00+08:00")
+    assert slots(outcome(payload, rulebook))["region"]["status"] == "filled"

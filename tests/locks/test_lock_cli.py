@@ -1,0 +1,77 @@
+"""`groundrules lock FILE|-`: the envelope on stdout, refusals as an error envelope, bad input as one line."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from groundrules import load_rulebook, lock, lock_messages
+from groundrules.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def rules_dir(tmp_path):
+    """A rules folder holding only the lock tables, so other parts' tables cannot interfere."""
+    (tmp_path / "schemas").symlink_to(ROOT / "schemas")
+    (tmp_path / "locks").symlink_to(ROOT / "locks")
+    return tmp_path
+
+
+def run(rules_dir, capsys, payload, raw: str | None = None):
+    path = rules_dir / "in.json"
+    path.write_text(raw if raw is not None else json.dumps(payload, ensure_ascii=False), encoding="utf-8")
+    code = main(["--rules", str(rules_dir), "lock", str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_one_message(rules_dir, capsys):
+    message = {"id": "m1", "role": "user", "content": "不方便接电话，微信 wx_wang01"}
+    code, out, err = run(rules_dir, capsys, message)
+    env = json.loads(out)
+    book = load_rulebook(rules_dir)
+    assert (code, err) == (0, "")
+    assert list(env) == ["ok", "data", "warnings", "error", "rulebook"]
+    assert env["ok"] is True and env["rulebook"] == book.version
+    assert env["data"] == {"locks": lock(message, book)}
+    assert "wx_wang01" in out and "\\u" not in out          # UTF-8, not ASCII escapes
+
+
+def test_messages_list_and_stdin(rules_dir, capsys, monkeypatch):
+    doc = {"messages": [{"id": "m1", "role": "user", "content": "手机 13812345678"},
+                        {"id": "a1", "role": "assistant", "content": "「需求摘要」", "state": "draft"}]}
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(json.dumps(doc).encode())))
+    code = main(["--rules", str(rules_dir), "lock", "-"])
+    env = json.loads(capsys.readouterr().out)
+    assert code == 0 and env["data"] == {"locks": lock_messages(doc["messages"], load_rulebook(rules_dir))}
+    assert [c["kind"] for c in env["data"]["locks"]] == ["phone"]
+
+
+def test_refused_message_prints_an_error_envelope(rules_dir, capsys):
+    code, out, err = run(rules_dir, capsys, {"id": "m1", "role": "bot", "content": "x"})
+    env = json.loads(out)
+    assert code == 1 and err == ""
+    assert env["ok"] is False and env["data"] is None
+    assert env["error"]["code"] == "INVALID_MESSAGE" and env["error"]["field"] == "role"
+
+
+def test_invalid_json_is_one_line_on_stderr(rules_dir, capsys):
+    code, out, err = run(rules_dir, capsys, None, raw='{"id": ')
+    assert code == 1 and out == "" and err.count("\n") == 1 and "invalid JSON" in err
+
+
+def test_missing_file_is_one_line(rules_dir, capsys):
+    code = main(["--rules", str(rules_dir), "lock", str(rules_dir / "nope.json")])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and err.count("\n") == 1 and "no such file" in err
+
+
+def test_byte_identical_reruns(rules_dir, capsys):
+    message = {"id": "m1", "role": "user", "content": "微信 13812345678，邮箱 a@b.com，QQ 1234567"}
+    first = run(rules_dir, capsys, message)
+    second = run(rules_dir, capsys, message)
+    assert first == second and first[0] == 0

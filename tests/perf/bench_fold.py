@@ -1,0 +1,75 @@
+"""Fold cost per event at 1k, 10k and 100k events (median of several runs), with the ratio of the
+per-event cost to the 1k baseline measured in the same run: a ratio near 1 means linear.
+
+    .venv/bin/python tests/perf/bench_fold.py
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+from groundrules import fold, load_rulebook
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZES = ((1_000, 7), (10_000, 5), (100_000, 3))
+SLOTS = ("region", "company_region", "delivery_region", "contact_name")
+
+
+def payload(n: int) -> dict:
+    """n events over a conversation: values, corrections, declines, locked phones, new scopes."""
+    records, events, dispositions = [], [], []
+    for i in range(n):
+        mid = f"m{i}"
+        if i % 10 == 3:
+            number = f"139{i % 100_000_000:08d}"
+            content = f"我的手机是 {number[:3]} {number[3:7]}-{number[7:]}，白天都在"
+            start = content.index(number[:3])
+            quote = content[start:start + 13]
+            records.append({"id": mid, "type": "message", "role": "user", "state": "sent", "content": content})
+            records.append({"id": f"L{i}", "type": "lock", "lock": {
+                "id": f"L{i}", "pattern": "cn_mobile.mobile", "kind": "phone", "quote": quote,
+                "locator": {"message_id": mid, "start": start, "end": start + 13},
+                "normalized_value": number, "valid": True, "invalid_reason": None}})
+            dispositions.append({"lock": f"L{i}", "slot": "phone"})
+            events.append({"id": f"e{i}", "type": "set", "slot": "phone", "value": number, "evidence": [f"L{i}"]})
+            continue
+        content = f"第 {i} 轮：地区是 R{i % 7}"
+        records.append({"id": mid, "type": "message", "role": "user", "state": "sent", "content": content,
+                        "observed_at": "2024-05-01T10:00:00+08:00"})
+        slot = SLOTS[i % len(SLOTS)]
+        if i % 500 == 499:
+            events.append({"id": f"e{i}", "type": "new_scope", "scope": f"demand_{i}", "evidence": [mid]})
+        elif i % 10 == 7:
+            events.append({"id": f"e{i}", "type": "decline", "slot": "contact_name", "evidence": [mid]})
+        elif i % 10 == 5:
+            events.append({"id": f"e{i}", "type": "correct", "slot": slot, "value": f"R{i % 7}", "evidence": [mid]})
+        else:
+            quote = f"R{i % 7}"
+            start = content.index(quote)
+            events.append({"id": f"e{i}", "type": "set", "slot": slot, "value": quote,
+                           "evidence": [{"message_id": mid, "start": start, "end": start + len(quote), "quote": quote}]})
+    return {"now": "2024-05-02T00:00:00+08:00", "records": records,
+            "interpretations": [{"id": "I1", "events": events, "dispositions": dispositions}]}
+
+
+def main() -> None:
+    book = load_rulebook(ROOT)
+    fold(payload(100), book)                                  # warm caches and compiled validators
+    baseline = None
+    print(f"{'events':>8} {'runs':>4} {'median s':>10} {'µs/event':>9} {'ratio vs 1k':>11}")
+    for n, runs in SIZES:
+        data = payload(n)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            fold(data, book)
+            times.append(time.perf_counter() - start)
+        median = statistics.median(times)
+        per_event = median / n * 1e6
+        baseline = baseline or per_event
+        print(f"{n:>8} {runs:>4} {median:>10.3f} {per_event:>9.1f} {per_event / baseline:>11.2f}")
+
+
+if __name__ == "__main__":
+    main()
