@@ -21,6 +21,7 @@ from pydantic import ConfigDict
 
 from . import canonical
 from .errors import GroundrulesError
+from .evidence import fold
 from .findings import Ledger
 from .findings.validate import CONTRACT as LEDGER_CONTRACT
 from .locks import lock, lock_messages
@@ -179,10 +180,32 @@ def lock_message_tool(book: Rulebook) -> ToolSpec:
         run=run)
 
 
+def fold_evidence_tool(book: Rulebook) -> ToolSpec:
+    """Part 2: records + interpretations folded into current slot state per scope (seed 003)."""
+    defs = book.schemas.get(LEDGER_CONTRACT)["$defs"]
+
+    def run(arguments: dict) -> dict:
+        try:
+            data = fold(arguments, book)
+        except GroundrulesError as exc:
+            return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version)
+        return canonical.envelope(ok=True, data=data, rulebook=book.version)
+    return ToolSpec(
+        name="fold_evidence",
+        description="Check an interpretation (events + a disposition for every lock) against the evidence "
+                    "records and fold them into slot state per scope; refusals say whether to recompute.",
+        input_schema={"type": "object", "required": ["now", "records", "interpretations"],
+                      "properties": {"now": {"type": "string", "description": "the only clock the fold reads"},
+                                     "records": {"type": "array", "items": {"type": "object"}},
+                                     "interpretations": {"type": "array", "items": {"type": "object"}}}},
+        output_schema=envelope_schema(defs, {"type": "object"}),
+        run=run)
+
+
 def tool_specs(ledger: Ledger, book: Rulebook) -> list[ToolSpec]:
     """Every tool the server exposes; a new part adds its ToolSpec factory here."""
     return ledger_tools(ledger) + [explain_support_tool(book), lock_message_tool(book),
-                                   verify_extraction_tool(book)]
+                                   fold_evidence_tool(book), verify_extraction_tool(book)]
 
 
 def serve(ledger: Ledger, book: Rulebook) -> None:

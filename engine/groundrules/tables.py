@@ -121,11 +121,12 @@ def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
                             did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
         return
     if v == "propertyNames":
-        yield Fault("bad-key", f"key {show(error.instance)} is not allowed here", path)
+        yield Fault("bad-key", f"key {show(error.instance, strings=True)} is not allowed here", path)
         return
     if v in ("enum", "const"):
         allowed = value if v == "enum" else [value]
-        yield Fault("bad-value", f"{show(instance)} is not one of: {', '.join(map(show, allowed))}", path,
+        shown = ", ".join(show(a, strings=True) for a in allowed)
+        yield Fault("bad-value", f"{show(instance, strings=True)} is not one of: {shown}", path,
                     did_you_mean(instance, [a for a in allowed if isinstance(a, str)]))
         return
     if v == "type":
@@ -141,13 +142,19 @@ def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
     yield Fault("schema-violation", f"does not satisfy the table's '{v}' rule", path)
 
 
-def show(value: Any) -> str:
-    """A value as JSON (null, "text"), shortened: what hosts and analysts both read."""
+def show(value: Any, strings: bool = False) -> str:
+    """A value as JSON (null, 3, "text"), shortened. Strings only where asked (`strings`, for
+    enum/const mismatches, whose values are codes): elsewhere a string may be personal data, so
+    only its length is said."""
+    if isinstance(value, str) and not strings:
+        return f"a string of {len(value)} characters"
+    if isinstance(value, (list, dict)):
+        return f"an {'array' if isinstance(value, list) else 'object'} of {len(value)} items"
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
-        text = str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+        text = type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _pattern_ok(pattern: str, key: str) -> bool:

@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import regex
+
 from .conditions import MISSING
 from .errors import Fault, did_you_mean
 
@@ -53,6 +55,8 @@ def _prefix(value: Any, arg: str) -> Any:
 def _first(value: Any, _arg: str) -> Any:
     return value[0] if isinstance(value, list) and value else MISSING
 
+
+NAME = regex.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
 
 # filter name -> (takes an argument?, function)
 FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
@@ -156,7 +160,8 @@ def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tup
             faults.append(Fault("bad-template", f"filter '{fname}' needs an argument ({fname}:…)", where))
             return None
         filters.append((fn, arg))
-    if name != "." and "" in name.split("."):
-        faults.append(Fault("bad-template", f"'{name}' is not a dotted path", where))
+    if not NAME.fullmatch(name) or (name != "." and "" in name.split(".")):
+        faults.append(Fault("bad-template", f"'{name}' is not a name or dotted path", where,
+                            "names are letters, digits, _ and -, joined by dots"))
         return None
     return (name, tuple(filters))

@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 from .. import canonical
 from ..rulebook import Rulebook
+from ..errors import GroundrulesError
+from ..evidence import fold
 from ..locks import lock_document
 from ..support_reason import contract_text, explain
 from ..verify import verify_envelope
@@ -23,6 +25,13 @@ def _locks(doc: Any, book: Rulebook) -> dict:
     return {"locks": lock_document(doc, book)}
 
 
+def _fold(payload: Any, book: Rulebook) -> dict:
+    try:
+        return fold(payload, book)
+    except GroundrulesError as exc:
+        return {"error": exc.as_dict()}
+
+
 def _verify(payload: Any, book: Rulebook) -> dict:
     envelope = verify_envelope(payload, book)
     return {key: envelope[key] for key in ("ok", "data", "warnings", "error")}
@@ -32,6 +41,7 @@ def _verify(payload: Any, book: Rulebook) -> dict:
 DEMOS: dict[str, Callable[[Any, Rulebook], Any]] = {
     "support_reason": _support_reason,
     "locks": _locks,
+    "fold": _fold,
     "verify": _verify,
 }
 

@@ -1,0 +1,87 @@
+"""Every part's tool on the one MCP server, driven through the `mcp` client in-process."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from groundrules import explain, fold, load_rulebook, lock
+from groundrules.findings import Ledger, SequentialIds, StepClock
+from groundrules.mcp_server import build_server, tool_specs
+from groundrules.verify import verify_envelope
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "schemas" / "examples"
+PART_TOOLS = {"explain_support", "lock_message", "fold_evidence", "verify_extraction"}
+
+
+def example(part: str, name: str):
+    return json.loads((EXAMPLES / part / f"{name}.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def book():
+    return load_rulebook(ROOT)
+
+
+@pytest.fixture
+def server(book, tmp_path):
+    ledger = Ledger(tmp_path / "l.db", project="p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
+    yield build_server(tool_specs(ledger, book))
+    ledger.close()
+
+
+def call_all(server, calls):
+    async def go():
+        async with Client(server, raise_exceptions=True) as client:
+            tools = (await client.list_tools()).tools
+            return tools, [await client.call_tool(name, args) for name, args in calls]
+    return anyio.run(go)
+
+
+def test_every_part_is_listed_with_schemas(server):
+    tools, _ = call_all(server, [])
+    by_name = {t.name: t for t in tools}
+    assert PART_TOOLS <= set(by_name)
+    for name in PART_TOOLS:
+        assert by_name[name].description and by_name[name].input_schema["type"] == "object"
+        assert by_name[name].output_schema["required"] == ["ok", "data", "warnings", "error", "rulebook"]
+
+
+def test_each_part_answers_what_the_library_answers(server, book):
+    ctx = example("support_reason", "cq-shenlun-partial")
+    message = {"id": "m1", "role": "user", "content": "不方便接电话，微信 wx_wang01"}
+    payload = example("fold", "seed_region-read_as_correct")
+    verified = example("verify", "end_time_only")
+    _, (explained, locked, folded, ok) = call_all(server, [
+        ("explain_support", {"context": ctx}), ("lock_message", {"message": message}),
+        ("fold_evidence", payload), ("verify_extraction", verified)])
+    for result in (explained, locked, folded, ok):
+        assert result.is_error is False and result.structured_content["rulebook"] == book.version
+    assert explained.structured_content["data"] == explain(ctx, book)
+    assert locked.structured_content["data"] == {"locks": lock(message, book)}
+    assert [x["kind"] for x in locked.structured_content["data"]["locks"]] == ["wechat"]
+    assert folded.structured_content["data"] == fold(payload, book)
+    assert ok.structured_content == verify_envelope(verified, book)
+
+
+def test_refusals_are_error_results_carrying_the_envelope(server):
+    _, results = call_all(server, [
+        ("lock_message", {"message": {"id": "m1", "role": "robot", "content": "x"}}),
+        ("lock_message", {"msg": {}}),
+        ("fold_evidence", {"now": "2024-05-01T12:00:00+08:00", "records": "nope", "interpretations": []}),
+        ("verify_extraction", example("verify", "start_time_missing")),
+        ("verify_extraction", {"request": {}}),
+    ])
+    assert [r.is_error for r in results] == [True] * 5
+    codes = [r.structured_content["error"]["code"] for r in results]
+    assert codes[:2] == ["INVALID_MESSAGE", "INVALID_MESSAGE"]
+    assert codes[2] == "PAYLOAD_INVALID"
+    assert codes[3] == "DATA_EXTRACTION_FAILED"
+    assert results[3].structured_content["error"]["partialResult"]["data"] == {}
+    assert codes[4] == "INVALID_ARGUMENT"
+    for r in results:
+        assert json.loads(r.content[0].text) == r.structured_content
