@@ -1,20 +1,22 @@
 """A fast yes/no check for the JSON Schema subset our contracts use, compiled to Python source.
 
 jsonschema stays the authority: it explains every failure, and takes over whole schemas that use
-a keyword outside SUPPORTED. This only answers "valid?" on hot paths, where a full jsonschema pass
+a keyword outside SUPPORTED. `pattern` uses stdlib `re.search`, as jsonschema does. This only answers "valid?" on hot paths, where a full jsonschema pass
 costs several times the evaluation it guards. Only repr'd keys and literals (or named constants)
 reach the generated source.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 Check = Callable[[Any], bool]
 
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment"}
 SUPPORTED = ANNOTATIONS | {"type", "required", "properties", "items", "enum", "const", "minimum",
-                           "maximum", "minLength", "minItems", "additionalProperties", "$ref",
-                           "minProperties"}
+                           "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "maxProperties", "uniqueItems",
+                           "additionalProperties", "$ref", "minProperties", "allOf", "anyOf", "oneOf",
+                           "if", "then", "else"}
 
 TYPE_TESTS = {
     "object": "{v}.__class__ is dict",
@@ -38,18 +40,33 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def deep_same(a: Any, b: Any) -> bool:
+    """`same`, through arrays and objects (jsonschema's equality for uniqueItems)."""
+    if a.__class__ is list and b.__class__ is list:
+        return len(a) == len(b) and all(deep_same(x, y) for x, y in zip(a, b))
+    if a.__class__ is dict and b.__class__ is dict:
+        return a.keys() == b.keys() and all(deep_same(a[k], b[k]) for k in a)
+    if a.__class__ in (list, dict) or b.__class__ in (list, dict):
+        return False
+    return same(a, b)
+
+
+def unique(items: list) -> bool:
+    return not any(deep_same(items[i], items[j]) for i in range(len(items)) for j in range(i + 1, len(items)))
+
+
 def compile_check(schema: dict) -> Check | None:
     """A function equivalent to jsonschema's verdict, or None when the schema is outside the subset."""
     try:
         return _Gen(schema).build()
-    except (Unsupported, RecursionError):
+    except (Unsupported, RecursionError, re.error):
         return None
 
 
 class _Gen:
     def __init__(self, root: dict):
         self.root = root
-        self.names: dict[str, Any] = {"M": object(), "same": same}
+        self.names: dict[str, Any] = {"M": object(), "same": same, "unique": unique}
         self.functions: list[str] = []
         self.refs: dict[str, str] = {}
         self.n = 0
@@ -95,6 +112,7 @@ class _Gen:
             out.append(f"{pad}if not ({test}):\n{pad}    return False\n")
             known = names[0] if len(names) == 1 else None
         out += self.scalars(schema, v, pad)
+        out += self.combinators(schema, v, pad)
         out += self.guarded(self.object(schema, v, ind + (known != "object"), depth),
                             f"{v}.__class__ is dict", pad, known == "object")
         if "items" in schema:
@@ -124,14 +142,38 @@ class _Gen:
         if "const" in schema:
             out.append(f"{pad}if not same({v}, {self.const(schema['const'])}):\n{pad}    return False\n")
         num = f"({v}.__class__ is int or {v}.__class__ is float)"
-        bounds = {"minimum": (num, "<"), "maximum": (num, ">"),
-                  "minLength": (f"{v}.__class__ is str", "len<"), "minItems": (f"{v}.__class__ is list", "len<"),
-                  "minProperties": (f"{v}.__class__ is dict", "len<")}
-        for key, (guard, sign) in bounds.items():
+        text, array, obj = f"{v}.__class__ is str", f"{v}.__class__ is list", f"{v}.__class__ is dict"
+        bounds = {"minimum": (num, "{v} < {k}"), "maximum": (num, "{v} > {k}"),
+                  "minLength": (text, "len({v}) < {k}"), "maxLength": (text, "len({v}) > {k}"),
+                  "minItems": (array, "len({v}) < {k}"), "maxItems": (array, "len({v}) > {k}"),
+                  "minProperties": (obj, "len({v}) < {k}"), "maxProperties": (obj, "len({v}) > {k}")}
+        for key, (guard, cmp) in bounds.items():
             if key in schema:
-                limit = self.const(schema[key])
-                cmp = f"len({v}) < {limit}" if sign == "len<" else f"{v} {sign} {limit}"
-                out.append(f"{pad}if {guard} and {cmp}:\n{pad}    return False\n")
+                test = cmp.format(v=v, k=self.const(schema[key]))
+                out.append(f"{pad}if {guard} and {test}:\n{pad}    return False\n")
+        if schema.get("uniqueItems") is True:
+            out.append(f"{pad}if {array} and not unique({v}):\n{pad}    return False\n")
+        if "pattern" in schema:
+            search = self.const(re.compile(schema["pattern"]).search)
+            out.append(f"{pad}if {text} and {search}({v}) is None:\n{pad}    return False\n")
+        return out
+
+    def combinators(self, schema: dict, v: str, pad: str) -> list[str]:
+        """allOf / anyOf / oneOf / if-then-else, each subschema its own generated function."""
+        out = []
+        for sub in schema.get("allOf", []):
+            out.append(f"{pad}if not {self.function(sub)}({v}):\n{pad}    return False\n")
+        if "anyOf" in schema:
+            calls = " or ".join(f"{self.function(sub)}({v})" for sub in schema["anyOf"])
+            out.append(f"{pad}if not ({calls}):\n{pad}    return False\n")
+        if "oneOf" in schema:
+            calls = " + ".join(f"{self.function(sub)}({v})" for sub in schema["oneOf"])
+            out.append(f"{pad}if ({calls}) != 1:\n{pad}    return False\n")
+        if "if" in schema:
+            test = f"{self.function(schema['if'])}({v})"
+            then = f"{self.function(schema['then'])}({v})" if "then" in schema else "True"
+            other = f"{self.function(schema['else'])}({v})" if "else" in schema else "True"
+            out.append(f"{pad}if not (({then}) if {test} else ({other})):\n{pad}    return False\n")
         return out
 
     def object(self, schema: dict, v: str, ind: int, depth: int) -> list[str]:

@@ -94,3 +94,60 @@ def test_every_contract_in_the_subset_agrees_on_its_examples():
 def test_integer_accepts_whole_floats_like_jsonschema():
     check = compile_check({"type": "integer"})
     assert check(3) and check(3.0) and not check(3.5) and not check(True)
+
+
+def _corpus_values():
+    """Every JSON value found in the case corpus, as realistic seeds for mutation."""
+    out = []
+    for path in sorted((ROOT / "tests" / "cases").rglob("*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        out.append(doc)
+        if isinstance(doc, dict):
+            out += [v for v in doc.values() if isinstance(v, (dict, list))]
+    return out
+
+
+CORPUS = _corpus_values()
+CONTRACT_DEFS = [(name, d) for name, schema in sorted(SCHEMAS.by_name.items()) if not name.startswith("kinds/")
+                 for d in sorted(schema.get("$defs", {}))]
+
+
+def _def_schema(name: str, definition: str) -> dict:
+    root = SCHEMAS.get(name)
+    return {"$defs": root["$defs"], "$ref": f"#/$defs/{definition}"}
+
+
+def _mutate(value, data):
+    """Drop, replace or retype one nested member of `value`, chosen by hypothesis."""
+    value = copy.deepcopy(value)
+    target = value
+    for _ in range(data.draw(st.integers(0, 4))):
+        children = list(target.items()) if isinstance(target, dict) else list(enumerate(target)) \
+            if isinstance(target, list) else []
+        children = [c for c in children if isinstance(c[1], (dict, list))]
+        if not children:
+            break
+        target = data.draw(st.sampled_from(children))[1]
+    if isinstance(target, dict) and target:
+        key = data.draw(st.sampled_from(sorted(target, key=str)))
+        if data.draw(st.booleans()):
+            del target[key]
+        else:
+            target[key] = data.draw(json_values)
+    elif isinstance(target, list) and target:
+        target[data.draw(st.integers(0, len(target) - 1))] = data.draw(json_values)
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_every_contract_definition_agrees_with_jsonschema_on_mutated_corpus_values(data):
+    name, definition = data.draw(st.sampled_from(CONTRACT_DEFS))
+    schema = _def_schema(name, definition)
+    check = compile_check(schema)
+    assert check is not None, f"{name}#{definition} left the fast subset"
+    value = _mutate(data.draw(st.sampled_from(CORPUS)), data)
+    assert check(value) is SCHEMAS.validator(schema).is_valid(value), (name, definition)

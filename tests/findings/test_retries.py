@@ -203,7 +203,8 @@ def test_same_calls_same_bytes(book, tmp_path):
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=st.sampled_from(TOOLS[:-1]), args=st.one_of(json_values, st.dictionaries(keys, json_values, max_size=6)))
 def test_the_fast_argument_check_agrees_with_jsonschema(book, tool, args):
-    from groundrules.findings.validate import CONTRACT, compile_check
+    from groundrules.findings.validate import CONTRACT
+    from groundrules.schema_check import compile_check
     defs = book.schemas.get(CONTRACT)["$defs"]
     validator = book.schemas.validator({"$ref": f"{CONTRACT}#/$defs/{tool}.input"})
-    assert compile_check(defs[f"{tool}.input"], defs)(args) == validator.is_valid(args)
+    assert compile_check({"$defs": defs, "$ref": f"#/$defs/{tool}.input"})(args) == validator.is_valid(args)

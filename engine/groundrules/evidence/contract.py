@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..schema_check import compile_check
 from ..tables import Schemas, _to_faults
 from ..yamlsrc import dotted
 
@@ -24,7 +25,8 @@ def _validator(schemas: Schemas, pointer: str):
     key = (id(schemas), pointer)
     if key not in _cache:
         root = schemas.get(NAME)
-        _cache[key] = schemas.validator(_inline(root["$defs"][pointer], root))
+        schema = _inline(root["$defs"][pointer], root)
+        _cache[key] = (compile_check(schema), schemas.validator(schema))
     return _cache[key]
 
 
@@ -65,8 +67,8 @@ def record_problem(schemas: Schemas, record: Any, at: str) -> str | None:
 
 
 def _check(schemas: Schemas, pointer: str, value: Any, prefix: tuple) -> str | None:
-    validator = _validator(schemas, pointer)
-    if validator.is_valid(value):
+    fast, validator = _validator(schemas, pointer)
+    if fast(value) if fast is not None else validator.is_valid(value):
         return None
     errors = sorted(validator.iter_errors(value),
                     key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))

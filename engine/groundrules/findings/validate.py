@@ -5,16 +5,16 @@ every argument itself so that every refusal carries INVALID_ARGUMENT and the pat
 Messages name the field and what was expected, never the rejected value (it may be an excerpt).
 
 A valid call is the common case and sits on the write path, so validity is first decided by a
-small compiled checker for the keywords the contract uses (`compile_check`); jsonschema runs only
-when that checker objects, to name the problem, and has the last word.
+compiled checker (`schema_check.compile_check`); jsonschema runs only when that checker objects,
+to name the problem, and has the last word.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import jsonschema
 
+from ..schema_check import compile_check
 from ..tables import Schemas
 
 CONTRACT = "finding-ledger.v1.schema.json"
@@ -32,17 +32,17 @@ class ArgumentChecker:
     def __init__(self, schemas: Schemas):
         self._schemas = schemas
         self._validators: dict[str, Any] = {}
-        self._checks: dict[str, Callable[[Any], bool]] = {}
+        self._checks: dict[str, Callable[[Any], bool] | None] = {}
 
     def schema(self, tool: str) -> dict:
         return self._schemas.get(CONTRACT)["$defs"][f"{tool}.input"]
 
     def problem(self, tool: str, args: Any) -> tuple[str, str] | None:
-        check = self._checks.get(tool)
-        if check is None:
+        if tool not in self._checks:
             defs = self._schemas.get(CONTRACT)["$defs"]
-            check = self._checks[tool] = compile_check(defs[f"{tool}.input"], defs)
-        if check(args):
+            self._checks[tool] = compile_check({"$defs": defs, "$ref": f"#/$defs/{tool}.input"})
+        check = self._checks[tool]
+        if check is not None and check(args):
             return None
         validator = self._validators.get(tool)
         if validator is None:
@@ -82,82 +82,3 @@ def _describe(error: jsonschema.ValidationError) -> tuple[str, str]:
     if v in _WORDS:
         return field, "expected " + _WORDS[v].format(value)
     return field, f"does not satisfy '{v}'"
-
-
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "object": lambda v: type(v) is dict,
-    "array": lambda v: type(v) is list,
-    "string": lambda v: type(v) is str,
-    "boolean": lambda v: type(v) is bool,
-    "null": lambda v: v is None,
-    "number": lambda v: type(v) in (int, float),
-    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
-}
-
-
-def _unique_key(value: Any) -> Any:
-    if type(value) in (int, float):
-        return ("n", float(value))
-    if type(value) is list:
-        return ("l", tuple(_unique_key(v) for v in value))
-    if type(value) is dict:
-        return ("d", tuple(sorted((k, _unique_key(v)) for k, v in value.items())))
-    return (type(value).__name__, value)
-
-
-def compile_check(schema: dict, defs: dict, _seen: dict | None = None) -> Callable[[Any], bool]:
-    """value -> valid? for the keywords the ledger contract uses; an unknown keyword makes the
-    check answer False, so jsonschema decides."""
-    seen = {} if _seen is None else _seen
-    if "$ref" in schema:
-        name = schema["$ref"].rsplit("/", 1)[-1]
-        if name not in seen:
-            seen[name] = None
-            seen[name] = compile_check(defs[name], defs, seen)
-        return lambda v: seen[name](v)
-    tests: list[Callable[[Any], bool]] = []
-    for key, arg in schema.items():
-        if key in ("description", "title", "$schema", "$id", "$defs"):
-            continue
-        if key == "type":
-            kinds = [_TYPES[t] for t in (arg if isinstance(arg, list) else [arg])]
-            tests.append(lambda v, kinds=kinds: any(k(v) for k in kinds))
-        elif key == "properties":
-            props = {name: compile_check(sub, defs, seen) for name, sub in arg.items()}
-            tests.append(lambda v, props=props: type(v) is not dict or all(
-                props[k](v[k]) for k in props if k in v))
-        elif key == "required":
-            tests.append(lambda v, arg=tuple(arg): type(v) is not dict or all(k in v for k in arg))
-        elif key == "additionalProperties":
-            known = frozenset(schema.get("properties", {}))
-            if arg is False:
-                tests.append(lambda v, known=known: type(v) is not dict or all(k in known for k in v))
-            else:
-                extra = compile_check(arg, defs, seen)
-                tests.append(lambda v, known=known, extra=extra: type(v) is not dict or all(
-                    extra(x) for k, x in v.items() if k not in known))
-        elif key == "items":
-            item = compile_check(arg, defs, seen)
-            tests.append(lambda v, item=item: type(v) is not list or all(item(x) for x in v))
-        elif key in ("minLength", "maxLength"):
-            cmp = (lambda n, a: n >= a) if key == "minLength" else (lambda n, a: n <= a)
-            tests.append(lambda v, arg=arg, cmp=cmp: type(v) is not str or cmp(len(v), arg))
-        elif key in ("minItems", "maxItems"):
-            cmp = (lambda n, a: n >= a) if key == "minItems" else (lambda n, a: n <= a)
-            tests.append(lambda v, arg=arg, cmp=cmp: type(v) is not list or cmp(len(v), arg))
-        elif key in ("minProperties", "maxProperties"):
-            cmp = (lambda n, a: n >= a) if key == "minProperties" else (lambda n, a: n <= a)
-            tests.append(lambda v, arg=arg, cmp=cmp: type(v) is not dict or cmp(len(v), arg))
-        elif key == "minimum":
-            tests.append(lambda v, arg=arg: type(v) not in (int, float) or v >= arg)
-        elif key == "uniqueItems" and arg is True:
-            tests.append(lambda v: type(v) is not list or len({_unique_key(x) for x in v}) == len(v))
-        elif key == "pattern":
-            pattern = re.compile(arg)
-            tests.append(lambda v, pattern=pattern: type(v) is not str or pattern.search(v) is not None)
-        elif key == "anyOf":
-            subs = [compile_check(sub, defs, seen) for sub in arg]
-            tests.append(lambda v, subs=subs: any(s(v) for s in subs))
-        else:
-            return lambda v: False
-    return lambda v: all(t(v) for t in tests)
