@@ -37,11 +37,20 @@ def _list(ctx: dict, key: str) -> list:
     return v if v.__class__ is list else []
 
 
-def _name(item: dict) -> str | None:
+def _labels(ctx: dict) -> dict:
+    """slot id -> label from required_slots, the first one given for each slot."""
+    out: dict = {}
+    for s in _list(ctx, "required_slots"):
+        if s.get("label") is not None and isinstance(s.get("slot"), str):
+            out.setdefault(s["slot"], s["label"])
+    return out
+
+
+def _name(item: dict, labels: dict) -> str | None:
     for key in ("label", "slot"):
         v = item.get(key)
         if v is not None:
-            return v
+            return labels.get(v, v) if isinstance(v, str) else v
     return None
 
 
@@ -60,6 +69,7 @@ def floor(ctx: dict) -> dict:
     status, cstatus = ctx.get("support_status"), ctx.get("conflict_status")
     missing, evidence, engines = _list(ctx, "missing"), _list(ctx, "evidence"), _list(ctx, "engines")
     conflicts, incomparable = _list(ctx, "conflicts"), _list(ctx, "incomparable")
+    labels = _labels(ctx)
     out: list = []
 
     def add(code: str, detail: str, **extra) -> None:
@@ -71,7 +81,7 @@ def floor(ctx: dict) -> dict:
 
     if cstatus == "conflicting" and conflicts:
         add("conflicting_evidence", f"已确认 {len(conflicts)} 处证据冲突，涉及槽位："
-            f"{'、'.join(_distinct([_name(c) for c in conflicts]))}；需先裁决冲突",
+            f"{'、'.join(_distinct([_name(c, labels) for c in conflicts]))}；需先裁决冲突",
             slots=_distinct([c.get("slot") for c in conflicts]))
     if cc == 0:
         names = [e["name"] for e in engines]
@@ -83,12 +93,12 @@ def floor(ctx: dict) -> dict:
         add("no_usable_evidence", f"{rc} 个页面可以读取，但没有从中抽取到任何证据（evidence_count = 0）")
     unresolved = [i for i in missing if i.get("reason") == "recorded_unresolved"]
     if unresolved:
-        names = [_name(i) for i in unresolved]
+        names = [_name(i, labels) for i in unresolved]
         add("recorded_unresolved", f"有 {len(names)} 个槽位在库中有记录但尚未裁决：{'、'.join(names)}",
             slots=_distinct([i["slot"] for i in unresolved]))
     gaps = [i for i in missing if "reason" in i and i["reason"] != "recorded_unresolved"]
     if gaps:
-        names, ids = [_name(i) for i in gaps], _distinct([i["slot"] for i in gaps])
+        names, ids = [_name(i, labels) for i in gaps], _distinct([i["slot"] for i in gaps])
         if status != "partial":
             add("required_slots_missing", f"缺少 {len(names)} 个必需槽位的证据：{'、'.join(names)}", slots=ids)
         else:
@@ -97,10 +107,11 @@ def floor(ctx: dict) -> dict:
     if cond_ev and status != "sufficient":
         ids = _distinct([s["slot"] for e in evidence for s in _list(e, "supports")
                          if s.get("quote_support") == "conditional"])
-        add("conditional_evidence_only", f"槽位 {'、'.join(ids)} 只有附条件的证据支持（证据 "
+        add("conditional_evidence_only", f"槽位 {'、'.join(_distinct([labels.get(i, i) for i in ids]))} "
+            "只有附条件的证据支持（证据 "
             f"{'、'.join(e['id'] for e in cond_ev)}），未达到 sufficient", slots=ids)
     if incomparable:
-        add("scope_gap", f"同一槽位的证据因范围或时间不可比（槽位：{'、'.join(_distinct([_name(i) for i in incomparable]))}），"
+        add("scope_gap", f"同一槽位的证据因范围或时间不可比（槽位：{'、'.join(_distinct([_name(i, labels) for i in incomparable]))}），"
             "这不是冲突", slots=_distinct([i.get("slot") for i in incomparable]))
     if cstatus == "candidate":
         add("conflict_candidate", "存在疑似冲突，尚未确认（conflict_status = candidate），不按冲突处理")
@@ -112,9 +123,9 @@ def floor(ctx: dict) -> dict:
         add("engine_degraded", f"{text}；{tail}", engines=[e["name"] for e in failed])
     if status == "sufficient":
         required = _list(ctx, "required_slots")
-        add("all_required_slots_supported", "全部必需槽位均有证据支持："
-            f"{'、'.join(_name(s) for s in required) or '上下文未列出必需槽位'}",
-            slots=[s["slot"] for s in required])
+        listed = "、".join(_name(s, {}) for s in required)
+        add("all_required_slots_supported", "全部必需槽位均有证据支持"
+            + (f"：{listed}" if listed else "（上下文未列出必需槽位）"), slots=[s["slot"] for s in required])
     if not out:
         add("unknown", f"没有任何原因规则与 support_status = {status} 相符，需检查上下文的生成过程")
     primary = next((i["code"] for i in out if ROLE[i["code"]] == "status"), out[0]["code"])
