@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from .bindings import Binding, compile_binding
 from .conditions import Condition, compile_condition, explain_failure
-from .contracts import field_paths, normalise
+from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
 from .templates import Template, compile_template
@@ -189,7 +189,7 @@ class DecisionTable:
 def compile_table(data: dict, ctx) -> DecisionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
-    known = _contract_fields(data, ctx)
+    known = contract_fields(data, ctx)
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
     policy = data["hit_policy"]
@@ -206,7 +206,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         b = compile_binding(name, spec, ("bind", name), faults)
         if b is not None:
             bindings[name] = b
-            _check_fields(b.fields(("bind", name)), known, faults)
+            check_fields(b.fields(("bind", name)), known, faults)
 
     def name_ok(name: str) -> bool:
         return name in bindings or known is None or normalise(name) in known
@@ -264,7 +264,7 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
     before = len(faults)
     cond = compile_condition(raw["when"], where + ("when",), faults)
     if cond is not None:
-        _check_fields(cond.fields(), known, faults)
+        check_fields(cond.fields(), known, faults)
     outputs = []
     for key, spec in raw.get("output", {}).items():
         at = where + ("output", key)
@@ -287,7 +287,7 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
 def _check_priority(policy, priority, codes, faults, data) -> None:
     if policy != "output_order":
         if priority:
-            faults.append(Fault("unused-priority", f"'priority' only applies to hit policy output_order",
+            faults.append(Fault("unused-priority", "'priority' only applies to hit policy output_order",
                                 ("priority",), severity="warning"))
         return
     if not priority:
@@ -331,25 +331,3 @@ def _check_enum(data: dict, codes: dict, ctx) -> None:
         if code not in codes:
             ctx.fault("code-missing-from-table", f"the contract enum {ref} has '{code}', which the table "
                       "does not produce", ("outputs",), did_you_mean(code, codes) or f"add '{code}' to outputs")
-
-
-def _contract_fields(data: dict, ctx) -> frozenset | None:
-    name = data.get("input")
-    if not name:
-        return None
-    schema = ctx.schemas.get(name)
-    if schema is None:
-        ctx.fault("unknown-contract", f"input contract '{name}' is not under schemas/", ("input",),
-                  did_you_mean(name, ctx.schemas.by_name))
-        return None
-    return frozenset(field_paths(schema))
-
-
-def _check_fields(fields: list[tuple[str, tuple]], known: frozenset | None, faults: list[Fault]) -> None:
-    if known is None:
-        return
-    for f, where in fields:
-        if f != "." and normalise(f) not in known:
-            faults.append(Fault("unknown-field", f"'{f}' is not a field of the input contract", where,
-                                did_you_mean(normalise(f), known)))
-

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from .condgen import Gen
+
 Check = Callable[[Any], bool]
 
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment"}
@@ -63,22 +65,13 @@ def compile_check(schema: dict) -> Check | None:
         return None
 
 
-class _Gen:
+class _Gen(Gen):
     def __init__(self, root: dict):
+        super().__init__()
         self.root = root
-        self.names: dict[str, Any] = {"M": object(), "same": same, "unique": unique}
+        self.names.update(same=same, unique=unique)
         self.functions: list[str] = []
         self.refs: dict[str, str] = {}
-        self.n = 0
-
-    def fresh(self, prefix: str) -> str:
-        self.n += 1
-        return f"{prefix}{self.n}"
-
-    def const(self, value: Any) -> str:
-        name = self.fresh("_k")
-        self.names[name] = value
-        return name
 
     def build(self) -> Check:
         top = self.function(self.root)

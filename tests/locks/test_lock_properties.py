@@ -10,7 +10,6 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from groundrules import GroundrulesError, canonical, lock, lock_messages

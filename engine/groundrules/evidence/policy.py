@@ -7,7 +7,7 @@ are re-located under the policy's key path. `check_examples` also runs every who
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 from ..decide import DecisionTable, compile_table
 from ..errors import Fault, did_you_mean

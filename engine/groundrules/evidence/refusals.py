@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GroundrulesError
-from ..templates import Template, compile_template
+from ..templates import compile_template
 
 TABLE = "evidence_refusals"
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..conditions import Condition, compile_condition, explain_failure
-from ..contracts import field_paths, normalise
+from ..contracts import contract_fields, normalise
 from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult
 from ..templates import Template, compile_template
@@ -161,7 +161,7 @@ def _reachable(m: Machine) -> set:
 def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
-    known = _contract_fields(data, ctx)
+    known = contract_fields(data, ctx)
     enum = _codes_enum(data, ctx)
     if enum is not None and data["refusal_code"] not in enum:
         ctx.fault("code-not-in-contract", f"refusal code '{data['refusal_code']}' is not in "
@@ -272,18 +272,6 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
         return None
     return Machine(name, raw["initial"], tuple(raw.get("terminal", ())), states,
                    tuple(raw.get("requires", ())), tuple(transitions), where)
-
-
-def _contract_fields(data: dict, ctx) -> frozenset | None:
-    name = data.get("input")
-    if not name:
-        return None
-    schema = ctx.schemas.get(name)
-    if schema is None:
-        ctx.fault("unknown-contract", f"input contract '{name}' is not under schemas/", ("input",),
-                  did_you_mean(name, ctx.schemas.by_name))
-        return None
-    return frozenset(field_paths(schema))
 
 
 def _codes_enum(data: dict, ctx) -> tuple | None:
