@@ -8,7 +8,7 @@ from .findings import Ledger as FindingLedger
 from .rulebook import Holder, Rulebook, default as default_rulebook, load as load_rulebook
 from .locks import lock, lock_messages
 from .support_reason import contract_text, explain, explain_with_trace
-from .verify import repair_loop, verify, verify_envelope
+from .verification import repair_loop, verify, verify_envelope
 
 __all__ = [
     "GroundrulesError", "Holder", "Problem", "Rulebook", "RulesError", "contract_text",

@@ -27,8 +27,8 @@ from .findings.validate import CONTRACT as LEDGER_CONTRACT
 from .locks import lock, lock_messages
 from .rulebook import Rulebook
 from .support_reason import explain
-from .verify import verify_envelope
-from .verify.contract import CONTRACT as VERIFY_CONTRACT
+from .verification import verify_envelope
+from .verification.contract import CONTRACT as VERIFY_CONTRACT
 
 SERVER_NAME = "groundrules"
 

@@ -11,7 +11,7 @@ from mcp import Client
 from groundrules import explain, fold, load_rulebook, lock
 from groundrules.findings import Ledger, SequentialIds, StepClock
 from groundrules.mcp_server import build_server, tool_specs
-from groundrules.verify import verify_envelope
+from groundrules.verification import verify_envelope
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "schemas" / "examples"

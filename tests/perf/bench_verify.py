@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "verify"))
 
-from groundrules.verify import verify  # noqa: E402
+from groundrules.verification import verify  # noqa: E402
 from verify_seed_examples import CANDIDATE, REQUEST, SCHEMA  # noqa: E402
 from verify_support import load_verify_book  # noqa: E402
 

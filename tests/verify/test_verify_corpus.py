@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groundrules import canonical
-from groundrules.verify import repair_loop, verify_envelope
+from groundrules.verification import repair_loop, verify_envelope
 from verify_support import all_cases, case_groups, cases
 
 

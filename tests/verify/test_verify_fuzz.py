@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundrules import GroundrulesError
-from groundrules.verify import verify
+from groundrules.verification import verify
 from verify_support import all_cases, load_verify_book
 
 BOOK = load_verify_book()

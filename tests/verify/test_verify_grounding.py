@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundrules.verify import verify
-from groundrules.verify.grounding import locate
+from groundrules.verification import verify
+from groundrules.verification.grounding import locate
 
 from verify_support import load_verify_book
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundrules.verify import verify
+from groundrules.verification import verify
 
 EMPTY = {"type": "object", "properties": {}}
 TWO = "查询订单 A，并分析订单 B 的延迟原因"

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from groundrules import GroundrulesError
-from groundrules.verify import repair_loop
+from groundrules.verification import repair_loop
 from verify_seed_examples import CANDIDATE, MISSING_CANDIDATE, MISSING_ERROR, MISSING_REQUEST, REQUEST, RESULT
 
 BROKEN = copy.deepcopy(CANDIDATE)

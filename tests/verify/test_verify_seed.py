@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groundrules import GroundrulesError, load_rulebook
-from groundrules.verify import repair_loop, verify
+from groundrules.verification import repair_loop, verify
 from verify_seed_examples import (CANDIDATE, MISSING_CANDIDATE, MISSING_ERROR, MISSING_REQUEST, REQUEST,
                                   RESULT, SCHEMA)
 from verify_support import ROOT

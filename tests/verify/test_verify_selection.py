@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from groundrules import GroundrulesError
-from groundrules.verify import verify
+from groundrules.verification import verify
 
 INPUT = "查询订单 A-1024 的备注，备注：周五前发货。"
 INTENT = {"input": INPUT, "normalizedInput": INPUT, "primaryIntent": "查询订单备注",

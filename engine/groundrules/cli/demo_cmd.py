@@ -12,7 +12,7 @@ from ..errors import GroundrulesError
 from ..evidence import fold
 from ..locks import lock_document
 from ..support_reason import contract_text, explain
-from ..verify import verify_envelope
+from ..verification import verify_envelope
 from .io import emit
 from .rulebook_arg import rulebook_from
 
