@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from . import canonical
 from .errors import Fault, Problem, RulesError
@@ -58,6 +58,16 @@ class Rulebook:
     sources: Mapping[str, Source]
     schemas: Schemas = field(repr=False, compare=False)
     warnings: tuple = ()
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def memoized(self, key: Any, build: Callable[[], Any]) -> Any:
+        """A value derived from this immutable object, built once: compiled checkers, flattened
+        pattern lists. It lives and dies with the object, so no id() can ever alias another one."""
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = build()
+            return value
 
     def table(self, table_id: str) -> Any:
         return self.tables[table_id]

@@ -6,9 +6,9 @@ message text, and every one is pinned to file:line:col with a did-you-mean where
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jsonschema
 from jsonschema.exceptions import best_match
@@ -26,6 +26,16 @@ class Schemas:
 
     by_name: dict
     registry: Registry
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def memoized(self, key: Any, build: Callable[[], Any]) -> Any:
+        """A value derived from this immutable object, built once: compiled checkers, flattened
+        pattern lists. It lives and dies with the object, so no id() can ever alias another one."""
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = build()
+            return value
 
     def get(self, name: str) -> dict | None:
         return self.by_name.get(name)

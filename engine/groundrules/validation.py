@@ -21,12 +21,8 @@ def first_problem(schemas: Schemas, name: str, value: Any) -> str | None:
     return None
 
 
-_cache: dict = {}
-
-
 def _validators(schemas: Schemas, name: str):
-    key = (id(schemas), name)
-    if key not in _cache:
+    def build():
         schema = schemas.get(name)
-        _cache[key] = (compile_check(schema), schemas.validator(schema))
-    return _cache[key]
+        return compile_check(schema), schemas.validator(schema)
+    return schemas.memoized(("contract", name), build)

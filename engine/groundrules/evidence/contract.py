@@ -16,18 +16,15 @@ from ..yamlsrc import dotted
 NAME = "evidence.v1.schema.json"
 RECORD_TYPES = ("message", "tool_receipt", "injected_field", "lock", "derived")
 
-_cache: dict = {}
-
 
 def _validator(schemas: Schemas, pointer: str):
     """A validator for one $def with every local $ref inlined: the contract has no recursive refs,
     and resolving refs through the registry on every record costs more than the checks."""
-    key = (id(schemas), pointer)
-    if key not in _cache:
+    def build():
         root = schemas.get(NAME)
         schema = _inline(root["$defs"][pointer], root)
-        _cache[key] = (compile_check(schema), schemas.validator(schema))
-    return _cache[key]
+        return compile_check(schema), schemas.validator(schema)
+    return schemas.memoized(("evidence", pointer), build)
 
 
 def _inline(node: Any, root: dict) -> Any:

@@ -30,21 +30,12 @@ class PartChecker:
         return sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
 
 
-_cache: dict = {}
-
-
 def checker(schemas, part: str) -> PartChecker:
-    """The checker of `$defs/<part>`, cached on the very Schemas object it was built from."""
-    key = (id(schemas), part)
-    hit = _cache.get(key)
-    if hit is None or hit[0] is not schemas:
-        root = schemas.get(CONTRACT)
-        schema = {**root, "$ref": f"#/$defs/{part}"}
-        hit = (schemas, PartChecker(compile_check(schema), schemas.validator(schema)))
-        if len(_cache) > 64:        # a host that reloads often must not keep every old rulebook
-            _cache.clear()
-        _cache[key] = hit
-    return hit[1]
+    """The checker of `$defs/<part>`, kept on the Schemas object it was built from."""
+    def build() -> PartChecker:
+        schema = {**schemas.get(CONTRACT), "$ref": f"#/$defs/{part}"}
+        return PartChecker(compile_check(schema), schemas.validator(schema))
+    return schemas.memoized(("verify", part), build)
 
 
 def message(error) -> str:
