@@ -22,6 +22,16 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def detached(value: Any) -> Any:
+    """A copy of a JSON value that shares nothing mutable with the original: an output a host may
+    edit without editing the input it came from (recursive: for values already depth-checked)."""
+    if isinstance(value, dict):
+        return {k: detached(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [detached(v) for v in value]
+    return value
+
+
 def envelope(*, ok: bool, data: Any = None, warnings: list | None = None,
              error: dict | None = None, rulebook: str | None = None) -> dict:
     """The design's output envelope: {ok, data, warnings, error, rulebook}."""

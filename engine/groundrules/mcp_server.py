@@ -22,6 +22,7 @@ from pydantic import ConfigDict
 from . import canonical
 from .errors import GroundrulesError
 from .evidence import fold
+from .evidence.contract import NAME as EVIDENCE_CONTRACT
 from .findings import Ledger
 from .findings.validate import CONTRACT as LEDGER_CONTRACT
 from .locks import lock, lock_messages
@@ -53,9 +54,15 @@ class _RawArguments(ArgModelBase):
 
 def _tool(spec: ToolSpec) -> Tool:
     def call(arguments: dict) -> CallToolResult:
-        envelope = spec.run(arguments)
+        try:
+            envelope = spec.run(arguments)
+            text = canonical.dumps(envelope, indent=None)
+        except Exception as exc:  # noqa: BLE001 - the last net: a tool answers with an envelope, always
+            envelope = canonical.envelope(ok=False, error={
+                "code": "INTERNAL_ERROR", "message": f"{spec.name} failed ({type(exc).__name__})"})
+            text = canonical.dumps(envelope, indent=None)
         return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
-                              content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
+                              content=[TextContent(type="text", text=text)])
     return Tool(fn=call, name=spec.name, description=spec.description, parameters=spec.input_schema,
                 fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=spec.output_schema),
                 is_async=False)
@@ -119,7 +126,8 @@ def explain_support_tool(book: Rulebook) -> ToolSpec:
     def run(arguments: dict) -> dict:
         context = arguments.get("context") if isinstance(arguments, dict) else None
         if not isinstance(context, dict) or set(arguments) != {"context"}:
-            error = {"code": "INVALID_ARGUMENT", "message": "explain_support takes one argument: context (an object)"}
+            message = book.table("support_reason").render_message("bad_arguments", {})
+            error = {"code": "INVALID_ARGUMENT", "message": message}
             return canonical.envelope(ok=False, error=error, rulebook=book.version)
         return canonical.envelope(ok=True, data=explain(context, book), rulebook=book.version)
     return ToolSpec(
@@ -155,9 +163,10 @@ def verify_extraction_tool(book: Rulebook) -> ToolSpec:
 def lock_message_tool(book: Rulebook) -> ToolSpec:
     """Part 2: the evidence locks of a message, or of `messages`, before any model reads them."""
     defs = book.schemas.get(LEDGER_CONTRACT)["$defs"]
+    vocabulary = book.schemas.get(EVIDENCE_CONTRACT)["$defs"]
     message = {"type": "object", "required": ["id", "role", "content"],
-               "properties": {"id": {"type": "string"}, "role": {"enum": ["user", "assistant", "system", "tool"]},
-                              "content": {"type": "string"}, "state": {"enum": ["sent", "draft"]}}}
+               "properties": {"id": {"type": "string"}, "role": vocabulary["message_role"],
+                              "content": {"type": "string"}, "state": vocabulary["message_state"]}}
 
     def run(arguments: dict) -> dict:
         try:

@@ -72,6 +72,7 @@ class _Gen(Gen):
         self.names.update(same=same, unique=unique)
         self.functions: list[str] = []
         self.refs: dict[str, str] = {}
+        self.inplace: set[str] = set()     # refs being compiled for the same value: a loop if met again
 
     def build(self) -> Check:
         top = self.function(self.root)
@@ -110,7 +111,7 @@ class _Gen(Gen):
                             f"{v}.__class__ is dict", pad, known == "object")
         if "items" in schema:
             x = self.fresh("x")
-            body = self.emit(schema["items"], x, ind + 1 + (known != "array"), depth + 1)
+            body = self.child(schema["items"], x, ind + 1 + (known != "array"), depth + 1)
             if body:
                 inner_pad = "    " * (ind + (known != "array"))
                 loop = [f"{inner_pad}for {x} in {v}:\n"] + body
@@ -179,7 +180,7 @@ class _Gen(Gen):
         props = schema.get("properties", {})
         for key, sub in props.items():
             x = self.fresh("x")
-            body = self.emit(sub, x, ind + 1, depth + 1)
+            body = self.child(sub, x, ind + 1, depth + 1)
             if body:
                 out.append(f"{pad}{x} = {v}.get({key!r}, M)\n{pad}if {x} is not M:\n")
                 out += body
@@ -188,15 +189,23 @@ class _Gen(Gen):
             k, x = self.fresh("k"), self.fresh("x")
             allowed = self.const(frozenset(props))
             body = (["    " * (ind + 2) + "return False\n"] if extra is False
-                    else self.emit(extra, x, ind + 2, depth + 1))
+                    else self.child(extra, x, ind + 2, depth + 1))
             if body:
                 out.append(f"{pad}for {k}, {x} in {v}.items():\n{pad}    if {k} not in {allowed}:\n")
                 out += body
         return out
 
+    def child(self, schema: Any, v: str, ind: int, depth: int) -> list[str]:
+        """`emit` for a member or item: a $ref chain starts afresh one level down the value."""
+        saved, self.inplace = self.inplace, set()
+        try:
+            return self.emit(schema, v, ind, depth)
+        finally:
+            self.inplace = saved
+
     def ref(self, ref: str) -> str:
-        if not ref.startswith("#/"):
-            raise Unsupported()
+        if not ref.startswith("#/") or ref in self.inplace:
+            raise Unsupported()        # a $ref that reaches itself without descending never ends
         if ref not in self.refs:
             target: Any = self.root
             for part in ref[2:].split("/"):
@@ -205,6 +214,8 @@ class _Gen(Gen):
                 target = target[part]
             name = self.fresh("_r")
             self.refs[ref] = name
+            self.inplace.add(ref)
             body = self.emit(target, "v", 1, 0)
+            self.inplace.discard(ref)
             self.functions.append(f"def {name}(v):\n" + "".join(body) + "    return True\n")
         return self.refs[ref]

@@ -52,11 +52,20 @@ def _prefix(value: Any, arg: str) -> Any:
     return arg + text if text else ""
 
 
+def _excerpt(value: Any, arg: str) -> Any:
+    """At most N characters of the value, with … when cut: messages that quote input stay short."""
+    text = render_value(value)
+    limit = int(arg)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _first(value: Any, _arg: str) -> Any:
     return value[0] if isinstance(value, list) and value else MISSING
 
 
 NAME = regex.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
+
+NUMERIC_ARGS = ("excerpt",)
 
 # filter name -> (takes an argument?, function)
 FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
@@ -65,6 +74,7 @@ FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
     "default": (True, _default),
     "first": (False, _first),
     "prefix": (True, _prefix),
+    "excerpt": (True, _excerpt),
 }
 
 
@@ -158,6 +168,9 @@ def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tup
         takes_arg, fn = FILTERS[fname]
         if takes_arg and not sep:
             faults.append(Fault("bad-template", f"filter '{fname}' needs an argument ({fname}:…)", where))
+            return None
+        if fname in NUMERIC_ARGS and not arg.isdigit():
+            faults.append(Fault("bad-template", f"filter '{fname}' takes a whole number, got '{arg}'", where))
             return None
         filters.append((fn, arg))
     if not NAME.fullmatch(name) or (name != "." and "" in name.split(".")):

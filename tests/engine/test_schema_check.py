@@ -151,3 +151,17 @@ def test_every_contract_definition_agrees_with_jsonschema_on_mutated_corpus_valu
     assert check is not None, f"{name}#{definition} left the fast subset"
     value = _mutate(data.draw(st.sampled_from(CORPUS)), data)
     assert check(value) is SCHEMAS.validator(schema).is_valid(value), (name, definition)
+
+
+def test_a_ref_loop_without_descent_is_left_to_jsonschema():
+    loop = {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
+    assert compile_check(loop) is None
+    assert compile_check({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}) is None
+
+
+def test_a_recursive_schema_that_descends_is_compiled():
+    tree = {"$defs": {"node": {"type": "object", "properties": {
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}, "$ref": "#/$defs/node"}
+    check = compile_check(tree)
+    assert check({"kids": [{"kids": []}, {"kids": [{}]}]}) is True
+    assert check({"kids": [{"kids": [1]}]}) is False

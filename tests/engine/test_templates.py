@@ -23,6 +23,8 @@ def test_paths_bindings_and_filters():
     assert render("{xs|join:、|default:无}", {}, {"xs": []}) == "无"
     assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": ["a", "b"]}) == "全部：a、b"
     assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": []}) == "全部（无）"
+    assert render("{q|excerpt:3}", {"q": "申论题量"}) == "申论题…"
+    assert render("{q|excerpt:4}", {"q": "申论题量"}) == "申论题量"
 
 
 def test_literal_braces_and_plain_values():

@@ -171,3 +171,17 @@ def test_both_stores_hold_the_same_records(rulebook, tmp_path):
         store.redact("L1", by="dpo", reason="why")
     assert stores[0].records() == stores[1].records()
     assert stores[0].redactions() == stores[1].redactions()
+
+
+@pytest.mark.parametrize("record", [
+    dict(MESSAGE, content="不方便接电话 \udc00"),
+    {"type": "injected_field", "field": "region", "value": float("nan"), "origin": "crm.account"},
+    {"type": "injected_field", "field": "region", "value": float("inf"), "origin": "crm.account"},
+    {"type": "tool_receipt", "tool": "crm", "request_id": "r1", "body": "{}", "applicability": {"n": [float("-inf")]}},
+    {"type": "tool_receipt", "tool": "crm", "request_id": "r1", "body": "{}", "applicability": {"\ud800": 1}},
+])
+def test_what_json_cannot_carry_is_refused_by_both_stores(ledger, record):
+    """A lone surrogate or a non-finite number could never be written out again as JSON (and SQLite
+    cannot even store the surrogate): refused up front, by both stores alike, and nothing is appended."""
+    assert code(lambda: ledger.append(record)) == "PAYLOAD_INVALID"
+    assert ledger.records() == []

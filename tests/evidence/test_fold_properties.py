@@ -90,3 +90,42 @@ def test_item_by_item_check_agrees_with_the_whole_contract(rulebook, case, path,
     payload = mutate(CORPUS[case], path, value)
     whole = rulebook.schemas.validator(rulebook.schemas.get("evidence.v1.schema.json")).is_valid(payload)
     assert (first_problem(rulebook.schemas, payload) is None) == whole
+
+
+def _containers(value, out: dict) -> dict:
+    """id -> object of every dict and list inside `value`."""
+    if isinstance(value, (dict, list)):
+        out[id(value)] = value
+        for child in value.values() if isinstance(value, dict) else value:
+            _containers(child, out)
+    return out
+
+
+def test_output_shares_no_object_with_its_input(rulebook):
+    """A host that edits the fold's output (e.g. redacts it for display) must not edit its own payload."""
+    for payload in CORPUS:
+        inside = _containers(payload, {})
+        out = folds_or_refuses(payload, rulebook, set(rulebook.table("evidence_refusals").codes))
+        if out is not None:
+            shared = [obj for key, obj in _containers(out, {}).items() if key in inside]
+            assert shared == []
+
+
+def test_what_json_cannot_carry_is_refused(rulebook):
+    """NaN, ±inf and lone surrogates would make the output unprintable: the payload is refused instead."""
+    base = group("seed_region")["read_as_correct"]
+    for path, value in (((("records", 0, "content"), "A \udc00 地")),
+                        (("interpretations", 0, "events", 0, "value"), float("inf")),
+                        (("interpretations", 0, "events", 0, "value"), float("nan")),
+                        (("records", 0, "applicability"), {"x": [float("nan")]})):
+        payload = copy.deepcopy(base)
+        node = payload
+        for step in path[:-1]:
+            node = node[step]
+        node[path[-1]] = value
+        try:
+            fold(payload, rulebook)
+        except GroundrulesError as exc:
+            assert exc.code == "PAYLOAD_INVALID", exc
+        else:
+            raise AssertionError(f"{path} = {value!r} was folded")

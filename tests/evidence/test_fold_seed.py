@@ -38,7 +38,7 @@ def test_unresolved_scope_asks_instead_of_defaulting(rulebook):
     assert s["company_region"]["value"] == "A 地" and s["delivery_region"]["value"] is None
     (clar,) = result["data"]["state"]["clarifications"]
     assert [r["id"] for r in clar["readings"]] == ["delivery", "correction"]
-    assert clar["question"] == "这批产品是交付到B 地分部吗？公司登记地仍按A 地记录可以吗？"
+    assert clar["question"] == "这批产品是交付到 B 地分部吗？公司登记地仍按 A 地记录可以吗？"   # seed §七, verbatim
 
 
 def test_an_answer_resolves_the_clarification(rulebook):
@@ -139,3 +139,29 @@ def test_scope_events_fold_before_field_events(rulebook):
 def test_now_is_the_only_clock(rulebook):
     payload = dict(group("scopes_expiry")["valid_until_passed_expires"], now="2024-03-15T00:00:00+08:00")
     assert slots(outcome(payload, rulebook))["region"]["status"] == "filled"
+
+
+def test_a_scope_event_can_resolve_a_clarification(rulebook):
+    """The answer "yes, a new demand" is a new_scope event; its `resolves` must close the question."""
+    payload = group("seed_region")["unresolved_then_answered"]
+    answer = payload["interpretations"][1]
+    answer["events"] = [{"id": "s1", "type": "new_scope", "scope": "demand_2", "resolves": ["e2"],
+                         "evidence": [answer["events"][0]["evidence"][0]]},
+                        dict(answer["events"][0], resolves=[], scope="demand_2")]
+    result = outcome(payload, rulebook)
+    (clar,) = result["data"]["state"]["clarifications"]
+    assert (clar["status"], clar["resolved_by"]) == ("resolved", "s1")
+    assert slots(result)["delivery_region"]["status"] != "needs_clarification"
+    assert slots(result, "demand_2")["delivery_region"]["value"] == "B 地分部"
+
+
+def test_an_unresolved_event_must_name_its_value(rulebook):
+    """The readings are places for a value; a value-less confirm whose scope is unsure has nothing to ask
+    about, and is refused with a code (it used to fail internally)."""
+    payload = group("seed_region")["unresolved_asks_the_seed_question"]
+    event = payload["interpretations"][0]["events"][1]
+    del event["value"]
+    event.update(type="confirm", slot="company_region",
+                 scope={"unresolved": [{"id": "here"}, {"id": "there", "new_scope": "demand_2"}]})
+    error = outcome(payload, rulebook)["error"]
+    assert (error["code"], error["key"]) == ("EVENT_INCOMPLETE", "value")

@@ -1,6 +1,7 @@
 """The tables an analyst edits: inline examples run, bad edits fail the load with located codes."""
 from __future__ import annotations
 
+import copy
 import shutil
 from pathlib import Path
 
@@ -82,3 +83,20 @@ def test_reordering_policy_rows_changes_the_fold(tmp_path):
     book = load_rulebook(root)
     slot = fold(group("precedence")["tool_receipt_against_user_statement"], book)["state"]["scopes"]["demand_1"]["slots"]
     assert (slot["company_region"]["status"], slot["company_region"]["value"]) == ("filled", "上海")
+
+
+def _question(payload: dict, book) -> str:
+    from groundrules import fold
+    (clar,) = fold(payload, book)["state"]["clarifications"]
+    return clar["question"]
+
+
+def test_question_spacing_is_the_tables_choice(tmp_path, rulebook):
+    """cjk_latin spaces only where Chinese meets Latin letters or digits; `none` leaves the text as rendered."""
+    from fold_support import group
+    payload = group("seed_region")["unresolved_asks_the_seed_question"]
+    chinese_only = copy.deepcopy(payload)
+    chinese_only["interpretations"][0]["events"][1]["value"] = "上海分部"
+    assert _question(chinese_only, rulebook).startswith("这批产品是交付到上海分部吗？")
+    book = load_rulebook(copy_tables(tmp_path, {"merge.yaml": ("  spacing: cjk_latin\n", "  spacing: none\n")}))
+    assert _question(payload, book).startswith("这批产品是交付到B 地分部吗？")

@@ -107,3 +107,68 @@ def test_every_findings_command_has_help(capsys):
             main(argv)
         assert exit_info.value.code == 0
         assert "--db" in capsys.readouterr().out or argv == ["findings", "--help"]
+
+
+# ------------------------------------------------------------------------------ approving is all or nothing
+
+RECORD_FAILS = ("CREATE TEMP TRIGGER injected BEFORE INSERT ON finding_events WHEN NEW.kind = 'rule_applied' "
+                "BEGIN SELECT RAISE(ABORT, 'injected'); END")
+COMMIT_FAILS = (   # a deferred foreign key is checked at COMMIT: the COMMIT itself fails
+    "CREATE TEMP TABLE doomed (id INTEGER PRIMARY KEY, ref INTEGER REFERENCES doomed(id) DEFERRABLE INITIALLY DEFERRED)",
+    "CREATE TEMP TRIGGER injected AFTER INSERT ON finding_events WHEN NEW.kind = 'rule_applied' "
+    "BEGIN INSERT INTO doomed (ref) VALUES (404); END")
+
+
+def failing_ledger(book, db, *statements: str):
+    from groundrules.findings import Ledger, SequentialIds, StepClock, Store
+
+    def inject(conn) -> None:
+        for sql in statements:
+            conn.execute(sql)
+    return Ledger(Store(db, on_connect=inject), project="p1", rulebook=book, clock=StepClock(),
+                  ids=SequentialIds(start=500))
+
+
+def status(ledger, pid: str) -> str:
+    return ledger.store.conn.execute("SELECT status FROM rule_proposals WHERE id = ?", (pid,)).fetchone()[0]
+
+
+@pytest.mark.parametrize("target", ["AGENTS.md", "docs/new.md"])
+@pytest.mark.parametrize("fault", [(RECORD_FAILS,), COMMIT_FAILS], ids=["record fails", "commit fails"])
+def test_a_failed_approval_leaves_the_document_and_the_proposal_as_they_were(ledger, book, db, project, target, fault):
+    pid = propose(ledger, target)
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    failing = failing_ledger(book, db, *fault)
+    env = failing.decide_rule("approve_rule", {"proposal_id": pid, "decided_by": "alice", "root": str(project)})
+    assert env["error"]["code"] == "STORAGE_ERROR"
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert status(ledger, pid) == "proposed"
+    # the failed COMMIT did not leave a transaction open: the same ledger still writes
+    assert failing.decide_rule("reject_rule", {"proposal_id": pid, "decided_by": "bob"})["ok"] is True
+    failing.close()
+
+
+def test_approving_keeps_the_document_mode(ledger, cli, project):
+    (project / "AGENTS.md").chmod(0o600)
+    pid = propose(ledger, "AGENTS.md")
+    code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    assert code == 0 and (project / "AGENTS.md").stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in project.iterdir() if p.name.startswith(".")] == []
+
+
+def test_only_regular_files_are_approval_targets(ledger, project):
+    import os
+    os.mkfifo(project / "pipe")
+    for target in ("docs", "pipe"):
+        pid = propose(ledger, target)
+        env = ledger.decide_rule("approve_rule", {"proposal_id": pid, "decided_by": "alice", "root": str(project)})
+        assert (env["error"]["code"], env["error"]["field"]) == ("INVALID_ARGUMENT", "target_path")
+        assert status(ledger, pid) == "proposed"
+
+
+def test_a_missing_root_is_an_invalid_argument(ledger, tmp_path):
+    pid = propose(ledger, "AGENTS.md")
+    env = ledger.decide_rule("approve_rule", {"proposal_id": pid, "decided_by": "alice",
+                                              "root": str(tmp_path / "no-such-project")})
+    assert (env["error"]["code"], env["error"]["field"]) == ("INVALID_ARGUMENT", "root")
+    assert str(tmp_path) not in env["error"]["message"]

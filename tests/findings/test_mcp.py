@@ -38,7 +38,8 @@ def test_lists_the_seed_tools_with_input_and_output_schemas(server):
         async with Client(server, raise_exceptions=True) as client:
             return (await client.list_tools()).tools
     tools = {t.name: t for t in run(go)}
-    assert set(SEED_TOOLS) | {"explain_support", "verify_extraction"} <= set(tools)
+    assert set(SEED_TOOLS) | {"explain_support", "lock_message", "fold_evidence", "verify_extraction"} <= set(tools)
+    assert not {"approve_rule", "reject_rule"} & set(tools)     # only a person decides a proposal (seed §6)
     for name in SEED_TOOLS:
         t = tools[name]
         assert t.input_schema["type"] == "object" and t.description
@@ -116,3 +117,18 @@ def test_serves_over_real_stdio(rules_root, tmp_path):
     assert set(SEED_TOOLS) <= set(names)
     assert [f["finding_id"] for f in found.structured_content["data"]["findings"]] == [fid]
     assert other.is_error and other.structured_content["error"]["code"] == "PROJECT_SCOPE_MISMATCH"
+
+
+@pytest.mark.parametrize("args", [
+    {}, {"finding_idd": "F-000001"}, {"finding_id": "F-000001", "model_fields": 1},
+    {"finding_id": "F-000001", "model_config": {"extra": "allow"}}, {"finding_id": "F-000001", "arguments": {}},
+])
+def test_arguments_the_sdk_would_reject_or_drop_still_answer_the_envelope(server, args):
+    """Missing, misspelt, or named like pydantic's own attributes: the ledger sees the arguments as
+    sent and refuses them with INVALID_ARGUMENT inside the envelope, never a bare SDK text."""
+    async def go():
+        async with Client(server, raise_exceptions=True) as client:
+            await client.call_tool("log_finding", finding())
+            return await client.call_tool("get_finding", args)
+    result = run(go)
+    assert result.is_error and result.structured_content["error"]["code"] == "INVALID_ARGUMENT"

@@ -148,3 +148,32 @@ def test_limit_defaults_to_20_with_a_hard_cap(ledger, book):
     refused(ledger.call("query_findings", {"limit": cap + 1}), "INVALID_ARGUMENT")
     refused(ledger.call("query_findings", {"limit": 0}), "INVALID_ARGUMENT")
     assert ok(ledger.call("query_findings", {"keyword": "漂移", "limit": 23}))["truncated"] is False
+
+
+def test_a_refuted_finding_is_listed_but_never_current(ledger):
+    fid = ok(ledger.call("log_finding", finding(statement=DRIFT, scope={})))["finding_id"]
+    ok(ledger.call("refute_finding", {"finding_id": fid, "reason": "r", "evidence": [COUNTER], "expected_version": 1}))
+    found = ok(ledger.call("query_findings", {"keyword": "漂移", "scope_context": {"commit": "0862527"}}))["findings"]
+    assert [(f["applicability"]["verdict"], f["applicability"]["current"]) for f in found] == [("applicable", False)]
+
+
+@pytest.mark.parametrize("state", ["withdrawn", "archived"])
+def test_withdrawn_and_archived_records_are_history(ledger, state):
+    fid = ok(ledger.call("log_finding", finding(statement=DRIFT, scope={})))["finding_id"]
+    ok(ledger.call("set_finding_state", {"finding_id": fid, "lifecycle_state": state, "reason": "r",
+                                         "expected_version": 1}))
+    assert ok(ledger.call("query_findings", {"keyword": "漂移"}))["findings"] == []
+    found = ok(ledger.call("query_findings", {"keyword": "漂移", "include_history": True}))["findings"]
+    assert [(f["lifecycle_state"], f["applicability"]["current"]) for f in found] == [(state, False)]
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_key_given_both_nested_and_dotted_is_refused(ledger, order):
+    """Which of the two values would win depended on the order of the keys: refused instead."""
+    ok(ledger.call("log_finding", finding(statement=DRIFT, scope=SCOPE)))
+    parts = [("runtime.backend", "sglang"), ("runtime", {"backend": "vLLM"})]
+    ctx = dict(parts if order == 0 else parts[::-1])
+    error = refused(ledger.call("query_findings", {"keyword": "漂移", "scope_context": ctx}), "INVALID_ARGUMENT")
+    assert error["field"] == "scope_context" and "runtime.backend" in error["message"]
+    refused(ledger.call("revalidate_finding", {"finding_id": "F-000001", "result": "insufficient",
+                                               "expected_version": 1, "scope_context": ctx}), "INVALID_ARGUMENT")

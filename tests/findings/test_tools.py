@@ -433,3 +433,57 @@ def test_propose_rule_refuses_paths_outside_the_project(ledger, path):
     error = refused(ledger.call("propose_rule", {"finding_id": fid, "rule_text": "r", "target_path": path,
                                                  "rationale": "r"}), "INVALID_ARGUMENT")
     assert len(path) < 3 or path not in error["message"]
+
+
+# ------------------------------------------------------------------------------ found in review
+
+def test_the_same_evidence_twice_in_one_call_is_stored_once(ledger):
+    before = counts(ledger)
+    data = log(ledger, evidence=[EXPERIMENT, dict(EXPERIMENT, relation="context")])
+    assert data["evidence_ids"] == ["E-000001"] and data["evidence_count"] == 1
+    after = counts(ledger)
+    assert (after["evidence"], after["finding_evidence"]) == (before["evidence"] + 1, before["finding_evidence"] + 2)
+
+
+@pytest.mark.parametrize("method", ["user_statement", "model_inference"])
+def test_provisional_is_not_promoted_to_supported_on_words(ledger, method):
+    fid = log(ledger, epistemic_state="provisional", evidence=[dict(USER_SAYS, method=method)])["finding_id"]
+    refused(ledger.call("set_finding_state", {"finding_id": fid, "epistemic_state": "supported",
+                                              "reason": "用户和模型都确信如此", "expected_version": 1}),
+            "EVIDENCE_REQUIRED")
+    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "still_supports", "expected_version": 1,
+                                               "reason": "再次确认"}), "EVIDENCE_REQUIRED")
+    assert ok(ledger.call("get_finding", {"finding_id": fid}))["finding"]["epistemic_state"] == "provisional"
+
+
+@pytest.mark.parametrize("change", [{}, {"statement": "一个新的主张"}])
+def test_history_cannot_be_revalidated(ledger, change):
+    """A superseded record is history: re-confirming it (same state) or deriving a new claim from it
+    would make it look current again, so both are refused and nothing is written."""
+    fid = log(ledger, epistemic_state="provisional")["finding_id"]
+    ok(ledger.call("supersede_finding", {"finding_id": fid, "reason": "r", "expected_version": 1, "new": finding()}))
+    before = counts(ledger)
+    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "expected_version": 2,
+                                               "scope_context": {"commit": "1111111"}, **change}),
+            "INVALID_STATE_TRANSITION")
+    assert counts(ledger) == before
+    assert ok(ledger.call("get_finding", {"finding_id": fid}))["finding"]["last_validated_at"] is None
+
+
+def test_a_conflicting_revalidation_returns_both_sides(ledger):
+    fid = log(ledger, evidence=[EXPERIMENT])["finding_id"]
+    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "conflicting", "evidence": [COUNTER],
+                                                 "expected_version": 1}))
+    assert data["epistemic_state"] == "contested"
+    assert [e["evidence_id"] for e in data["conflict"]["supporting"]] == ["E-000001"]
+    assert [e["evidence_id"] for e in data["conflict"]["contradicting"]] == ["E-000002"]
+
+
+def test_a_refused_refute_leaves_its_evidence_unwritten(ledger):
+    fid = log(ledger)["finding_id"]
+    ok(ledger.call("set_finding_state", {"finding_id": fid, "lifecycle_state": "withdrawn", "reason": "误记",
+                                         "expected_version": 1}))
+    before = counts(ledger)
+    refused(ledger.call("refute_finding", {"finding_id": fid, "reason": "r", "evidence": [COUNTER],
+                                           "expected_version": 2}), "INVALID_STATE_TRANSITION")
+    assert counts(ledger) == before

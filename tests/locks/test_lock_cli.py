@@ -75,3 +75,48 @@ def test_byte_identical_reruns(rules_dir, capsys):
     first = run(rules_dir, capsys, message)
     second = run(rules_dir, capsys, message)
     assert first == second and first[0] == 0
+
+
+def test_a_timeout_is_an_error_envelope_naming_the_pattern(tmp_path, capsys):
+    (tmp_path / "schemas").symlink_to(ROOT / "schemas")
+    (tmp_path / "locks").mkdir()
+    (tmp_path / "locks" / "slow.yaml").write_text(
+        "kind: lock_patterns\nid: slow\ntimeout_ms: 5\ninvalid_reasons: {}\npatterns:\n"
+        "  - id: bad\n    kind: demo\n    regex: '(x+x+)+y'\n    counts_in: {roles: [user], states: [sent]}\n"
+        "    normalize: []\n    validate: []\n", encoding="utf-8")
+    code, out, err = run(tmp_path, capsys, {"id": "m1", "role": "user", "content": "x" * 5000})
+    env = json.loads(out)
+    assert (code, err, env["ok"]) == (1, "", False)
+    assert env["error"]["code"] == "LOCK_TIMEOUT" and env["error"]["pattern"] == "slow.bad"
+
+
+@pytest.mark.parametrize("raw", [
+    b"\x00\xff\xfe binary",
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"id": "m1", "role": "user", "content": "\\ud800 138"}',
+    b'{"id": "m1", "role": "user", "content": NaN}',
+    b'{"id": "m1", "role": "user", "content": "x", "state": ' + b"9" * 5000 + b"}",
+    b'{"messages": [{"id": 1, "role": ["user"], "content": {"a": 1}}]}',
+    b'{"messages": {"id": "m1"}}',
+    b'"just a string"',
+    b"",
+])
+def test_no_input_gives_a_traceback(rules_dir, capsys, raw):
+    """Whatever the bytes: exit 0 with locks, or exit 1 with an error envelope or one line on stderr."""
+    path = rules_dir / "in.json"
+    path.write_bytes(raw)
+    code = main(["--rules", str(rules_dir), "lock", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in out + err
+    if out:
+        assert json.loads(out)["error"]["code"] == "INVALID_MESSAGE" and err == ""
+    else:
+        assert err.count("\n") == 1
+
+
+def test_a_ten_megabyte_message(rules_dir, capsys):
+    content = "你好，我想咨询一下产品的交付时间。" * 600_000
+    code, out, err = run(rules_dir, capsys, {"id": "m1", "role": "user", "content": content + "手机 13812345678"})
+    assert (code, err) == (0, "")
+    [found] = json.loads(out)["data"]["locks"]
+    assert found["locator"]["start"] == len(content) + 3

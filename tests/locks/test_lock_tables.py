@@ -164,9 +164,60 @@ def test_a_scan_past_its_budget_is_a_timeout_never_no_match(tmp_path):
     assert exc.value.details == {"message_id": "m9", "pattern": "demo.code", "timeout_ms": 5}
 
 
+def test_a_check_past_its_budget_is_a_timeout_too(tmp_path):
+    """A `matches` check runs under the table's budget as well, and is reported as the pattern's timeout."""
+    text = (GOOD.replace("regex: 'NO-[0-9]+'", "regex: 'NO-x+'")
+            .replace("      - {check: length, min: 6, reason: too_short}",
+                     "      - {check: length, min: 6, reason: too_short}\n"
+                     "      - {check: matches, regex: '(nox*x*)+y', reason: too_short}")
+            .replace("timeout_ms: 100", "timeout_ms: 5"))
+    book = load_rulebook(ROOT, files=[write(tmp_path, text)])
+    with pytest.raises(GroundrulesError) as exc:
+        lock({"id": "m9", "role": "user", "content": "NO-" + "x" * 5000}, book)
+    assert exc.value.code == "LOCK_TIMEOUT" and exc.value.details["pattern"] == "demo.code"
+
+
 def test_the_bundled_lock_tables_pass_their_examples_and_lint(lock_book):
     outcomes = run_all(lock_book)
     assert outcomes and [o for o in outcomes if not o.ok] == []
     tables = {o.id.split(":")[0] for o in outcomes}
     assert tables == {"cn_mobile", "wechat", "qq", "email", "cn_resident_id", "flow_markers"}
     assert lint(ROOT, [ROOT / "locks"]).problems == []
+
+
+def test_message_roles_and_states_are_the_evidence_contracts(tmp_path):
+    """One vocabulary for lock(), the lock tables' counts_in and the ledger: schemas/evidence.v1's
+    message_role / message_state. Adding a role there is all it takes for lock() to accept it."""
+    import json
+    import shutil
+    shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
+    contract = tmp_path / "schemas" / "evidence.v1.schema.json"
+    schema = json.loads(contract.read_text(encoding="utf-8"))
+    schema["$defs"]["message_role"]["enum"].append("operator")
+    contract.write_text(json.dumps(schema), encoding="utf-8")
+    table = write(tmp_path, GOOD.replace("roles: [user]", "roles: [user, operator]"))
+    book = load_rulebook(tmp_path, files=[table])
+    [found] = lock({"id": "m1", "role": "operator", "content": "单号 NO-1234"}, book)
+    assert found["quote"] == "NO-1234"
+    with pytest.raises(RulesError) as exc:
+        load_rulebook(ROOT, files=[write(tmp_path, GOOD.replace("roles: [user]", "roles: [user, operator]"))])
+    assert [p.code for p in exc.value.problems] == ["bad-value"]
+
+
+def test_the_budget_is_the_scans_not_the_work_done_per_candidate(tmp_path, monkeypatch):
+    """The regex timeout guards a pattern that backtracks, so our own per-candidate work (normalising,
+    checking, hashing the id) must not spend it: a long tool receipt full of numbers that the regex
+    scans in microseconds is no LOCK_TIMEOUT, however slow the steps after the scan are."""
+    import time
+    from groundrules.locks import steps
+
+    def slow(value: str) -> str:
+        until = time.perf_counter() + 0.002
+        while time.perf_counter() < until:
+            pass
+        return value
+    monkeypatch.setitem(steps.NORMALIZERS, "slow", steps.StepKind((), (), lambda args, timeout: slow))
+    text = GOOD.replace("      - {step: lowercase}\n", "      - {step: lowercase}\n      - {step: slow}\n")
+    book = load_rulebook(ROOT, files=[write(tmp_path, text)])
+    found = lock({"id": "m1", "role": "user", "content": "单号 NO-123456；" * 100}, book)
+    assert len(found) == 100 and {c["normalized_value"] for c in found} == {"no123456"}

@@ -85,3 +85,16 @@ def test_refusals_are_error_results_carrying_the_envelope(server):
     assert codes[4] == "INVALID_ARGUMENT"
     for r in results:
         assert json.loads(r.content[0].text) == r.structured_content
+
+
+def test_a_tool_that_fails_inside_still_answers_an_envelope(book):
+    from groundrules.mcp_server import ToolSpec
+
+    def broken(arguments: dict) -> dict:
+        return {"ok": True, "data": float("nan"), "warnings": [], "error": None, "rulebook": None}
+    spec = ToolSpec(name="broken", description="d", input_schema={"type": "object"},
+                    output_schema={"type": "object"}, run=broken)
+    _, (result,) = call_all(build_server([spec]), [("broken", {})])
+    assert result.is_error is True
+    assert result.structured_content["error"]["code"] == "INTERNAL_ERROR"
+    assert "nan" not in result.content[0].text.lower()

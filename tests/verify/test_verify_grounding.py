@@ -120,3 +120,36 @@ def test_exact_mode_needs_value_equal_to_quote(vbook):
     cand["extraction"]["data"]["v"] = "10点"
     report = verify({"input": text}, SCHEMA, cand, vbook)
     assert [i["code"] for i in report["error"]["issues"]] == ["EXACT_VALUE_MISMATCH"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEXTS, TEXTS, st.data())
+def test_every_section_and_source_is_grounded_exactly(text, context, data):
+    """Quotes in descriptionChecks and quotes citing context/N obey the same law as evidence."""
+    sources = {"input": text, "context/0": context}
+    cited = []
+    for _ in range(data.draw(st.integers(1, 6))):
+        sid = data.draw(st.sampled_from(sorted(sources)))
+        source = sources[sid]
+        i = data.draw(st.integers(0, len(source) - 1))
+        quote = data.draw(st.one_of(st.just(source[i:i + data.draw(st.integers(1, 12))]),
+                                    st.text(ALPHABET, min_size=1, max_size=6)))
+        cited.append({"sourceId": sid, "quote": quote})
+    split = data.draw(st.integers(0, len(cited)))
+    cand = candidate(text, ["x"])
+    cand["extraction"]["evidence"][0]["sources"] = cited[:split] or [{"sourceId": "input", "quote": text}]
+    cand["extraction"]["descriptionChecks"] = [{"path": "/data", "verdict": "satisfied", "explanation": "",
+                                               "sources": cited[split:]}]
+    schema = dict(SCHEMA, description="根描述。")
+    request = {"input": text, "context": [{"role": "user", "content": context}]}
+    report = verify(request, schema, cand, BOOK)
+    for entry in report["grounding"]:
+        source = sources[entry["sourceId"]]
+        if entry["quote"] in source:
+            assert source[entry["start"]:entry["end"]] == entry["quote"]
+        else:
+            assert entry["start"] is None and entry["end"] is None
+    wrong = {e["path"] + "/quote" for e in report["grounding"] if e["start"] is None}
+    issues = report["error"]["issues"] if report["error"] else []
+    assert {i["path"] for i in issues if i["code"] == "QUOTE_NOT_FOUND"} == wrong
+    assert report["ok"] is (not wrong)

@@ -91,3 +91,30 @@ def test_an_unknown_field_is_refused_before_any_call(vbook):
     with pytest.raises(GroundrulesError):
         repair_loop({"input": "x", "fields": ["start"]}, "meeting_time", propose, rulebook=vbook)
     assert calls == []
+
+
+def test_history_keeps_each_candidate_as_it_was_verified(vbook):
+    """A host that fixes one candidate object in place between attempts must not rewrite history."""
+    cand = copy.deepcopy(BROKEN)
+
+    def propose(request, schema, feedback):
+        if feedback:
+            cand["extraction"]["descriptionChecks"] = copy.deepcopy(CANDIDATE["extraction"]["descriptionChecks"])
+        return cand
+
+    out = repair_loop(REQUEST, "meeting_time", propose, max_attempts=3, rulebook=vbook)
+    assert (out["stopped"], out["attempts"]) == ("verified", 2)
+    assert out["history"][0]["candidate"] == BROKEN
+    assert out["history"][1]["candidate"] == CANDIDATE
+
+
+def test_a_propose_returning_garbage_every_time_stops_after_max_attempts(vbook):
+    garbage = [None, 42, "候选", [], {"intent": {}}, {"intent": float("nan"), "extraction": {}}, {1: 2}]
+    propose, calls = scripted(*garbage)
+    out = repair_loop(REQUEST, "meeting_time", propose, max_attempts=len(garbage), rulebook=vbook)
+    assert (out["ok"], out["stopped"], out["attempts"]) == (False, "max_attempts", len(garbage))
+    for entry in out["history"]:
+        assert [i["code"] for i in entry["report"]["error"]["issues"]][:1] == ["CANDIDATE_SHAPE_INVALID"]
+    assert all(codes and set(codes) == {"CANDIDATE_SHAPE_INVALID"} for codes in calls[1:])
+    assert vbook.schemas.validator({"$ref": "verify.v1.schema.json#/$defs/repair"}).is_valid(
+        {**out, "history": [{**h, "candidate": None} for h in out["history"]]})

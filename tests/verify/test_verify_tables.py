@@ -95,6 +95,7 @@ def test_heuristic_without_its_group_fails_the_load(tmp_path):
     ({"type": "array", "properties": {}}, "schema.type"),
     ({"type": "object", "properties": {}, "required": ["a"]}, "schema.required[0]"),
     ({"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}}, "schema.properties.a.$ref"),
+    ({"type": "object", "$defs": {"a": {"$ref": "#/$defs/a"}}, "properties": {"a": {"$ref": "#/$defs/a"}}}, "schema"),
 ])
 def test_instance_mistakes_fail_the_load(tmp_path, schema, expected):
     codes = problems(tmp_path, {"kind": "extension_schema", "id": "bad", "schema": schema})

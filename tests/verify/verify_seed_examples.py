@@ -3,6 +3,15 @@ from __future__ import annotations
 
 import json
 
+WITHDRAW_REQUEST = json.loads("""{
+  "input": "取消修改，先只分析原因。",
+  "context": [
+    { "role": "user", "content": "修复登录失败。" },
+    { "role": "assistant", "content": "尚未修改代码，准备先分析原因。" }
+  ],
+  "fields": []
+}""")
+
 SCHEMA = json.loads("""{
   "type": "object",
   "description": "结束时间不得早于原材料中的开始时间。",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import canonical, rulebook
 from ..corpus_diff import CaseChange, corpus_diff
+from ..errors import RulesError
 from .io import CliError, emit, emit_text
 
 
@@ -33,7 +34,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{cases}: no case corpus here (give --cases DIR)")
     after = rulebook.load(root)
     with tempfile.TemporaryDirectory() as tmp:
-        before = rulebook.load(_base(args.base, root, Path(tmp)))
+        try:
+            before = rulebook.load(_base(args.base, root, Path(tmp)))
+        except RulesError as exc:
+            raise CliError(f"--base {args.base}: its tables do not load with this groundrules "
+                           f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None
         changes = corpus_diff(before, after, cases)
     if args.json:
         data = [{"table": c.table, "case": c.case, "before": c.before, "after": c.after} for c in changes]

@@ -34,7 +34,7 @@ def read_json(name: str) -> Any:
     except UnicodeDecodeError as exc:
         raise CliError(f"{label}: not UTF-8 (byte {exc.start})") from None
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite, parse_int=_bounded_int)
         json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
     except UnicodeEncodeError:
@@ -49,6 +49,19 @@ def read_json(name: str) -> Any:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {text[:20]} is too large")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 4000:
+        raise ValueError("a number has too many digits")
+    return int(text)
 
 
 def emit(obj: Any) -> None:

@@ -7,6 +7,8 @@ jsonschema trying every record type's branch on every record.
 """
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from ..schema_check import compile_check
@@ -42,13 +44,13 @@ def _inline(node: Any, root: dict) -> Any:
 
 def first_problem(schemas: Schemas, payload: Any) -> str | None:
     """None when `payload` satisfies evidence v1, else the first problem as 'path: message'."""
-    problem = _check(schemas, "payload_shell", payload, ())
+    problem = unwritable(payload, ()) or _check(schemas, "payload_shell", payload, ())
     if problem:
         return problem
     for n, record in enumerate(payload["records"]):
-        problem = record_problem(schemas, record, f"records[{n}]")
+        problem = _record_check(schemas, record)
         if problem:
-            return problem
+            return f"records[{n}].{problem}"
     for n, interp in enumerate(payload["interpretations"]):
         problem = _check(schemas, "interpretation", interp, ("interpretations", n))
         if problem:
@@ -58,9 +60,62 @@ def first_problem(schemas: Schemas, payload: Any) -> str | None:
 
 def record_problem(schemas: Schemas, record: Any, at: str) -> str | None:
     """The first problem of one record (the store checks each record it appends)."""
-    kind = record.get("type") if isinstance(record, dict) else None
-    problem = _check(schemas, f"record_{kind}" if kind in RECORD_TYPES else "record", record, ())
+    problem = unwritable(record, ()) or _record_check(schemas, record)
     return f"{at}.{problem}" if problem else None
+
+
+def _record_check(schemas: Schemas, record: Any) -> str | None:
+    kind = record.get("type") if isinstance(record, dict) else None
+    return _check(schemas, f"record_{kind}" if kind in RECORD_TYPES else "record", record, ())
+
+
+def unwritable(value: Any, prefix: tuple) -> str | None:
+    """The first thing in `value` that JSON cannot carry, as 'path: message': a NaN or infinite number,
+    a string (or key) holding a lone surrogate, a non-JSON type. JSON Schema admits the first two, yet
+    an output holding one could never be printed, and SQLite cannot store the surrogate. The C encoder
+    answers "all fine" fast; only a refused value is walked again to name where the problem is."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        return None
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return _locate(value, prefix) or f"{dotted(prefix) or '(root)'}: is not a JSON value"
+
+
+def _locate(value: Any, prefix: tuple) -> str | None:
+    """Where `unwritable` failed; iterative, and each container is entered once, so neither depth nor
+    a value that contains itself can make it raise or loop."""
+    stack, entered = [(value, prefix)], set()
+    while stack:
+        node, path = stack.pop()
+        where = dotted(path) or "(root)"
+        if isinstance(node, str):
+            if not _encodable(node):
+                return f"{where}: holds a lone surrogate, which is not Unicode text"
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return f"{where}: {node!r} is not a JSON number"
+        elif isinstance(node, (dict, list)):
+            if id(node) in entered:
+                continue
+            entered.add(id(node))
+            if isinstance(node, list):
+                stack += [(node[i], path + (i,)) for i in reversed(range(len(node)))]
+                continue
+            for key in node:
+                if not isinstance(key, str) or not _encodable(key):
+                    return f"{where}: key {key!r} is not a JSON string"
+            stack += [(node[k], path + (k,)) for k in reversed(list(node))]
+        elif node is not None and not isinstance(node, (bool, int)):
+            return f"{where}: a {type(node).__name__} is not a JSON value"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check(schemas: Schemas, pointer: str, value: Any, prefix: tuple) -> str | None:

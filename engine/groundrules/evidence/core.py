@@ -105,10 +105,10 @@ class Folder:
     # -- pass 2: fields -------------------------------------------------------------------------
     def field_pass(self, events: list[Event], at_position: list) -> None:
         for ev, current in zip(events, at_position):
+            for ref in ev.resolves:          # any event may answer a question: "yes, a new demand" opens a scope
+                self._resolve_clarification(ref, ev)
             if ev.layer != "field":
                 continue
-            for ref in ev.resolves:
-                self._resolve_clarification(ref, ev)
             if ev.readings is not None:
                 self._clarify(ev, current)
                 continue
@@ -196,7 +196,7 @@ class Folder:
                 state.history.append({"event": ev.id, "type": ev.type, "outcome": "clarify", "rule": None,
                                       "value": ev.value, "reading": r["id"]})
             decision = self.policy.questions.evaluate(facts)
-            sentence = decision.fired[0].outputs.get("text", "") if decision.fired else ""
+            sentence = self.policy.sentence(decision.fired[0].outputs.get("text", "") if decision.fired else "")
             shown.update(label=slot.label, value=ev.value, question=sentence)
             readings.append({k: shown[k] for k in READING_KEYS if k in shown})
             sentences.append(sentence)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import rulebook as rulebooks
+from ..canonical import detached
 from ..errors import GroundrulesError
 from ..rulebook import Rulebook
 from .catalogue import EventCatalogue
@@ -77,7 +78,7 @@ def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:
         facts = {"record": record, "message": entry.message} if entry.message else {"record": record}
         out.append({"id": rid, "type": record["type"], "source": entry.source,
                     "raw": catalogue.records[record["type"]].is_raw(facts), "validity": index.validity(rid),
-                    "cited_by": list(entry.cited_by), "record": record})
+                    "cited_by": list(entry.cited_by), "record": detached(record)})
     return out
 
 

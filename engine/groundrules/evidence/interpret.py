@@ -140,6 +140,8 @@ class Checker:
             raise self.refuse("UNKNOWN_SLOT", slot=slot, at=at)
 
     def _readings(self, raw: dict, at: str) -> list:
+        if "value" not in raw:           # the readings are places for a value: without one there is no question
+            raise self.refuse("EVENT_INCOMPLETE", event=raw["id"], type=raw["type"], key="value")
         out, ids = [], set()
         for n, r in enumerate(raw["scope"]["unresolved"]):
             where = f"{at}.scope.unresolved[{n}]"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+import regex
+
 from ..decide import DecisionTable, compile_table
 from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult
@@ -17,6 +19,13 @@ from ..templates import Template, compile_template
 TABLES = ("sources", "resolve", "status", "questions")
 SCOPE_OPS = ("open", "switch", "close")
 RESOLVE_CODES = ("accept", "corroborate", "replace", "keep", "conflict")
+
+# clarify.spacing: how a question's sentences are spaced where a template's Chinese meets a value's
+# Latin letters or digits. A template cannot do it: the boundary lies between its text and its slot.
+SPACINGS = {
+    "none": None,
+    "cjk_latin": regex.compile(r"(?<=\p{Han})(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=\p{Han})"),
+}
 
 
 @dataclass(frozen=True)
@@ -38,12 +47,18 @@ class MergePolicy:
     ops: dict                 # event type -> op
     slots: dict               # slot id -> Slot, in table order
     question: Template
+    spacing: str              # a key of SPACINGS
     policies: dict            # name -> description
     sources: DecisionTable
     resolve: DecisionTable
     status: DecisionTable
     questions: DecisionTable
     examples: tuple
+
+    def sentence(self, text: str) -> str:
+        """A rendered question sentence, spaced as `clarify.spacing` says (the seed writes "交付到 B 地分部吗")."""
+        boundary = SPACINGS[self.spacing]
+        return text if boundary is None else boundary.sub(" ", text)
 
     def layer(self, event_type: str) -> str:
         return "scope" if self.ops[event_type] in SCOPE_OPS else "field"
@@ -95,7 +110,8 @@ def compile_policy(data: dict, ctx) -> MergePolicy | None:
     if any(f.severity == "error" for f in ctx.faults) or None in tables.values() or question is None:
         return None
     return MergePolicy("merge_policy", data["id"], ctx.source.file, data["scopes"]["initial"],
-                       dict(data["events"]), slots, question, dict(data["policies"]),
+                       dict(data["events"]), slots, question, data["clarify"].get("spacing", "none"),
+                       dict(data["policies"]),
                        tables["sources"], tables["resolve"], tables["status"], tables["questions"],
                        tuple(data["examples"]))
 

@@ -11,16 +11,23 @@ from ..conditions import same
 from .vocabulary import Vocabulary
 
 
-def flatten(context: dict | None, prefix: str = "") -> dict:
-    """{'runtime': {'backend': 'vLLM'}} -> {'runtime.backend': 'vLLM'}; lists are not contexts."""
+def flatten(context: dict | None) -> tuple[dict, list[str]]:
+    """({'runtime': {'backend': 'vLLM'}} -> {'runtime.backend': 'vLLM'}, the dotted keys given twice,
+    sorted); lists are not contexts."""
     out: dict = {}
-    for key, value in (context or {}).items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(flatten(value, path + "."))
-        elif not isinstance(value, list):
-            out[path] = value
-    return out
+    twice: set = set()
+    todo = [("", context or {})]
+    while todo:
+        prefix, node = todo.pop()
+        for key, value in node.items():
+            path = f"{prefix}{key}"
+            if isinstance(value, dict):
+                todo.append((path + ".", value))
+            elif not isinstance(value, list):
+                if path in out:
+                    twice.add(path)
+                out[path] = value
+    return out, sorted(twice)
 
 
 def _matches(expected: Any, actual: Any) -> bool:
@@ -51,10 +58,11 @@ def facts(scope: dict, caller: dict, vocab: Vocabulary, lifecycle: str, epistemi
     }
 
 
-def verdict(table, value: dict, current_lifecycles: tuple = ("active",)) -> dict:
-    """{verdict, label, current, listed, detail}: `current` is false for any non-active record."""
+def verdict(table, value: dict, presentable: bool) -> dict:
+    """{verdict, label, current, listed, detail}: `current` needs both a current verdict and a record
+    whose states may be presented as current (`presentable`)."""
     fired = table.evaluate(value).fired[0]
     attrs = table.codes.get(fired.code, {})
     return {"verdict": fired.code, "label": attrs.get("label", fired.code),
-            "current": bool(attrs.get("current")) and value["lifecycle_state"] in current_lifecycles,
+            "current": bool(attrs.get("current")) and presentable,
             "listed": bool(attrs.get("listed")), "detail": fired.outputs.get("detail", "")}

@@ -1,13 +1,20 @@
 """A person approves or rejects a rule proposal; approving appends the rule to its target document.
 
 Not an MCP tool: an agent can only propose (seed 001 §3, §6). The target path is confined to the
-project root the person names: relative, no '..', and after resolving symlinks still inside the
-root. The file is appended first, then the proposal is recorded `applied`, in the same
-transaction that re-checked it was still `proposed`; nothing is recorded if the append fails.
+project root the person names: relative, no '..', after resolving symlinks still inside the root,
+and a regular file (or a new file in an existing folder), never a folder, FIFO or device.
+
+The file and the record change together or not at all. The decision is recorded first, inside the
+call's transaction; only then is the document replaced, by writing the new content to a temporary
+file beside it and renaming it over the old one (a reader sees the old or the new document, never
+half of it). The rename registers an undo that puts the old content back: if anything after it
+fails, the COMMIT included, the ledger rolls back and the document is as it was.
 """
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 from pathlib import Path
 
 from .service import Call, Refusal
@@ -26,22 +33,65 @@ def _proposal(call: Call, proposal_id: str):
 
 
 def confined(root: Path, target_path: str) -> Path | None:
-    """The file `target_path` names inside `root`, or None if it would leave the root."""
+    """The file `target_path` names inside `root`, or None if it would leave the root or is not a
+    regular file (an existing folder, FIFO, socket or device)."""
     if not safe_relative(target_path):
         return None
     base = root.resolve(strict=True)
     target = (base / target_path).resolve(strict=False)
     if not target.is_relative_to(base) or target == base or not target.parent.is_dir():
         return None
+    if target.exists() and not stat.S_ISREG(target.stat().st_mode):
+        return None
     return target
 
 
-def _append(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    with os.fdopen(fd, "a", encoding="utf-8") as out:
-        if path.stat().st_size and not path.read_bytes().endswith(b"\n"):
-            out.write("\n")
-        out.write(text if text.endswith("\n") else text + "\n")
+def _with_rule(old: bytes, text: str) -> bytes:
+    """`old` with `text` appended as its own line(s), ending in a newline."""
+    separator = b"\n" if old and not old.endswith(b"\n") else b""
+    return old + separator + (text if text.endswith("\n") else text + "\n").encode("utf-8")
+
+
+def _write_atomically(path: Path, content: bytes, mode: int) -> None:
+    """Replace `path` by `content` through a temporary file in the same folder and one rename."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(content)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def append_rule(call: Call, path: Path, text: str) -> None:
+    """Append `text` to `path` atomically, and register the undo that restores the old document."""
+    existed = path.exists()
+    old = path.read_bytes() if existed else b""
+    mode = stat.S_IMODE(path.stat().st_mode) if existed else 0o644
+    _write_atomically(path, _with_rule(old, text), mode)
+
+    def undo() -> None:
+        if existed:
+            _write_atomically(path, old, mode)
+        else:
+            path.unlink(missing_ok=True)
+    call.on_rollback(undo)
+
+
+def _target(call: Call, root: str, target_path: str) -> Path:
+    base = Path(root)
+    if not base.is_dir():
+        raise Refusal("INVALID_ARGUMENT", call.vocab.message("root_missing"), field="root")
+    if not safe_relative(target_path):
+        raise Refusal("INVALID_ARGUMENT", call.vocab.message("target_path"), field="target_path")
+    path = confined(base, target_path)
+    if path is None:
+        raise Refusal("INVALID_ARGUMENT", call.vocab.message("target_not_file"), field="target_path")
+    return path
 
 
 def decide(call: Call, a: dict) -> tuple[dict, None]:
@@ -49,11 +99,7 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
     row = _proposal(call, a["proposal_id"])
     target = "applied" if call.tool == "approve_rule" else "rejected"
     call.check_move("proposal", row["status"], target, {})
-    if target == "applied":
-        path = confined(Path(a["root"]), row["target_path"])
-        if path is None:
-            raise Refusal("INVALID_ARGUMENT", call.vocab.message("target_path"), field="target_path")
-        _append(path, row["rule_text"])
+    path = _target(call, a["root"], row["target_path"]) if target == "applied" else None
     done = call.conn.execute("UPDATE rule_proposals SET status = ?, version = version + 1, decided_at = ?, "
                              "decided_by = ?, decision_note = ? WHERE seq = ? AND version = ?",
                              (target, call.now, a["decided_by"], a.get("note", ""), row["seq"], row["version"]))
@@ -61,6 +107,8 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
         raise call.refuse("CONCURRENT_MODIFICATION", "proposal_conflict", proposal_id=row["id"])
     call.event(row["finding_seq"], f"rule_{target}", row["finding_version"], reason=a.get("note", ""),
                payload={"proposal_id": row["id"], "decided_by": a["decided_by"]})
+    if path is not None:
+        append_rule(call, path, row["rule_text"])
     return {"proposal_id": row["id"], "finding_id": row["finding_id"], "status": target,
             "target_path": row["target_path"], "version": row["version"] + 1}, None
 

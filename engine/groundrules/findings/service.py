@@ -18,10 +18,11 @@ from .. import canonical
 from .. import rulebook as rulebooks
 from ..errors import did_you_mean
 from ..rulebook import Rulebook
+from . import applicability
 from .clock import Clock, Ids, RandomIds, SystemClock
 from .search import grams
 from .store import Store
-from .validate import ArgumentChecker
+from .validate import ArgumentChecker, shown
 
 STATES_TABLE = "finding_states"
 VOCABULARY_TABLE = "findings_vocabulary"
@@ -53,6 +54,16 @@ class Call:
         self.ids = ledger.ids
         self.now = ledger.clock()
         self._warned: tuple | None = None
+        self._undo: list[Callable[[], None]] = []
+
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Register how to undo an effect outside the database (a file write) if the transaction
+        does not commit; undos run newest first."""
+        self._undo.append(undo)
+
+    def rolled_back(self) -> None:
+        while self._undo:
+            self._undo.pop()()
 
     def warning_rows(self, facts: dict | None) -> tuple:
         """The warnings table's fired rows for `facts` (evaluated once per call)."""
@@ -124,6 +135,21 @@ class Call:
             raise Refusal(refusal.code, refusal.message, machine=machine, **(
                 {"guard": refusal.guard} if refusal.guard else {}))
 
+    def check_stay(self, machine: str, state: str, facts: dict) -> None:
+        refusal = self.states.check_stay(machine, state, facts, via=self.tool)
+        if refusal is not None:
+            raise Refusal(refusal.code, refusal.message, machine=machine, guard=refusal.guard)
+
+    def caller_context(self, arguments: dict) -> dict:
+        """The caller's scope_context as dotted keys; a key given both nested and dotted is refused,
+        since which value wins would depend on the order of the keys."""
+        flat, twice = applicability.flatten(arguments.get("scope_context"))
+        if twice:
+            raise Refusal("INVALID_ARGUMENT", self.vocab.message("scope_context_duplicate",
+                                                                 keys=[shown(k) for k in twice]),
+                          field="scope_context")
+        return flat
+
     def links(self, finding_seq: int) -> list[dict]:
         rows = self.conn.execute(
             "SELECT e.id, fe.relation, fe.method FROM finding_evidence fe JOIN evidence e ON e.seq = fe.evidence_seq "
@@ -160,6 +186,14 @@ class Call:
         record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
                   "locator": item.get("locator", ""), "revision": item.get("revision", ""),
                   "content_hash": item.get("content_hash") or content_hash(excerpt), "excerpt": excerpt}
+        same, others = self._same_source(record)
+        if same is not None:
+            return dict(link, evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")
+        return dict(link, record=record, reuse="conflict" if others else "new")
+
+    def _same_source(self, record: dict) -> tuple[sqlite3.Row | None, bool]:
+        """(the evidence with the same source, kind, revision and content hash, or None; whether
+        evidence with the same source_ref and locator exists at all)."""
         same_ref = self.conn.execute(
             "SELECT seq, id, source_kind, revision, content_hash FROM evidence "
             "WHERE project = ? AND source_ref = ? AND locator = ? ORDER BY seq",
@@ -167,11 +201,18 @@ class Call:
         for row in same_ref:
             if (row["source_kind"], row["revision"], row["content_hash"]) == (
                     record["source_kind"], record["revision"], record["content_hash"]):
-                return dict(link, evidence_seq=row["seq"], evidence_id=row["id"], reuse="reused")
-        return dict(link, record=record, reuse="conflict" if same_ref else "new")
+                return row, True
+        return None, bool(same_ref)
 
     def attach(self, finding_seq: int, resolved: dict) -> dict:
-        """Write the evidence (if new) and its link; returns the link with evidence_id and `linked`."""
+        """Write the evidence (if new) and its link; returns the link with evidence_id and `linked`.
+        Evidence resolved as new is looked up once more: an identical item earlier in the same call
+        has written it by now, and is reused rather than duplicated."""
+        if "record" in resolved:
+            same, _ = self._same_source(resolved["record"])
+            if same is not None:
+                del resolved["record"]
+                resolved.update(evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")
         if "record" in resolved:
             r = resolved.pop("record")
             evidence_id = self.ids.new("E")
@@ -275,7 +316,8 @@ class Ledger:
         self.book = rulebook or rulebooks.default()
         self.clock = clock or SystemClock()
         self.ids = ids or RandomIds()
-        self.checker = ArgumentChecker(self.book.schemas)
+        self.checker = ArgumentChecker(self.book.schemas,
+                                       self.book.table(VOCABULARY_TABLE).limits["argument_depth"])
         self._lock = threading.Lock()
         self._reads: dict[str, Handler] = tools.READS
         self._writes: dict[str, Handler] = tools.WRITES
@@ -332,8 +374,15 @@ class Ledger:
             with self.store.read() as conn:
                 data, _ = reads[tool](Call(self, conn, tool, self.project), arguments)
             return data, []
-        with self.store.write() as conn:
-            return self._write(Call(self, conn, tool, self.project), arguments, writes[tool])
+        call: Call | None = None
+        try:
+            with self.store.write() as conn:
+                call = Call(self, conn, tool, self.project)
+                return self._write(call, arguments, writes[tool])
+        except BaseException:
+            if call is not None:
+                call.rolled_back()
+            raise
 
     def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:
         key = arguments.get("idempotency_key")

@@ -173,14 +173,17 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed when the block ends, rolled back on any exception."""
+        """One write transaction: committed when the block ends, rolled back on any exception,
+        including a COMMIT that fails."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # a failed COMMIT (e.g. a deferred constraint, a full disk) leaves the transaction open
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

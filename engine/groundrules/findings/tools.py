@@ -89,6 +89,20 @@ def _state_list(call: Call, arguments: dict, key: str, machine: str) -> list[str
     return [call.choose(key, v, states) for v in values]
 
 
+def _presentable(call: Call, row: sqlite3.Row) -> bool:
+    """May this record be shown as current knowledge at all? Both its states must allow it
+    (finding_states.yaml: superseded, withdrawn, archived and refuted say `current: false`)."""
+    return (call.states.machine("lifecycle").is_current(row["lifecycle_state"])
+            and call.states.machine("epistemic").is_current(row["epistemic_state"]))
+
+
+def _conflict(call: Call, seq: int) -> dict:
+    """Both sides' evidence, short excerpts: what a move into a conflict state answers with."""
+    limit = call.vocab.limits["excerpt_chars"]
+    return {"supporting": _evidence(call, seq, limit, "supports"),
+            "contradicting": _evidence(call, seq, limit, "contradicts")}
+
+
 def _limit(call: Call, arguments: dict, key: str, default: int, cap: int) -> int:
     value = arguments.get(key, default)
     if value > cap:
@@ -139,14 +153,14 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
         where.append("EXISTS (SELECT 1 FROM finding_tags t WHERE t.finding_seq = f.seq AND t.tag = ?)")
         params.append(tag)
     sql = f"SELECT f.* FROM {head} WHERE {' AND '.join(first + where)} ORDER BY {order}"
-    caller = applicability.flatten(a.get("scope_context"))
+    caller = call.caller_context(a)
     table = call.book.table(APPLICABILITY_TABLE)
     found: list[dict] = []
     truncated = False
     for row in call.conn.execute(sql, params):
         facts = applicability.facts(json.loads(row["scope_json"]), caller, call.vocab, row["lifecycle_state"],
                                     row["epistemic_state"], "scope_context" in a)
-        verdict = applicability.verdict(table, facts, (lifecycle_machine.initial,))
+        verdict = applicability.verdict(table, facts, _presentable(call, row))
         if not history and not verdict["listed"]:
             continue
         if len(found) == limit:
@@ -238,10 +252,8 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     after = dict(_finding_facts(row), **{column: target})
     data = {"finding_id": row["id"], "version": version, "machine": machine, "from": source, "to": target,
             "epistemic_state": after["epistemic_state"], "lifecycle_state": after["lifecycle_state"]}
-    if machine == "epistemic" and target == "contested":
-        limit = call.vocab.limits["excerpt_chars"]
-        data["conflict"] = {"supporting": _evidence(call, row["seq"], limit, "supports"),
-                            "contradicting": _evidence(call, row["seq"], limit, "contradicts")}
+    if call.states.machine(machine).shows_conflict(target):
+        data["conflict"] = _conflict(call, row["seq"])
     return data, _write_facts(call, after, [], to_state=target, manual_exception=a.get("manual_exception"))
 
 
@@ -303,7 +315,7 @@ def _revalidated_scope(call: Call, old_scope: dict, a: dict) -> dict:
     caller's scope_context (keys the old context has, or that some revalidation trigger watches)."""
     scope = call.check_scope(a["scope"], "scope") if "scope" in a else json.loads(json.dumps(old_scope))
     watched = {k for t in call.vocab.revalidate_triggers.values() for k in t["context_keys"]}
-    for key, value in applicability.flatten(a.get("scope_context")).items():
+    for key, value in call.caller_context(a).items():
         if key in old_scope["context"] or key in watched:
             scope["context"][key] = value
     return scope
@@ -317,6 +329,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     if target not in epistemic.states:
         raise Refusal("INVALID_STATE_TRANSITION", call.vocab.message("result_unknown", result=result, to=target))
     call.expect_version(row, a["expected_version"])
+    call.check_stay("epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
     old_scope = json.loads(row["scope_json"])
     statement = a.get("statement", row["statement"])
     claim_kind = call.choose("claim_kind", a.get("claim_kind", row["claim_kind"]), call.vocab.claim_kinds)
@@ -342,10 +355,13 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     call.event(row["seq"], "revalidated", version, from_state=source, to_state=target, reason=reason,
                payload={"result": result, "evidence_ids": ids, "change": fired.code})
     after = dict(_finding_facts(row), epistemic_state=target, scope=scope)
-    return {"finding_id": row["id"], "revalidated_id": row["id"], "created_new": False,
+    data = {"finding_id": row["id"], "revalidated_id": row["id"], "created_new": False,
             "material_change": {"code": fired.code, "material": False, "detail": fired.outputs.get("detail", "")},
             "from": source, "to": target, "epistemic_state": target, "version": version,
-            "last_validated_at": call.now}, _write_facts(call, after, attached, to_state=target)
+            "last_validated_at": call.now}
+    if call.states.machine("epistemic").shows_conflict(target):
+        data["conflict"] = _conflict(call, row["seq"])
+    return data, _write_facts(call, after, attached, to_state=target)
 
 
 def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_kind, scope, fired, reason):
@@ -365,11 +381,13 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
     call.event(row["seq"], "revalidated", old_version, reason=reason,
                payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
-    return {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
+    data = {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
             "material_change": {"code": fired.code, "material": True, "detail": fired.outputs.get("detail", "")},
             "from": call.states.machine("epistemic").initial, "to": target, "epistemic_state": target,
-            "version": 1, "last_validated_at": call.now}, \
-        _write_facts(call, finding, attached, to_state=target, manual_exception=a.get("manual_exception"))
+            "version": 1, "last_validated_at": call.now}
+    if call.states.machine("epistemic").shows_conflict(target):
+        data["conflict"] = _conflict(call, seq)
+    return data, _write_facts(call, finding, attached, to_state=target, manual_exception=a.get("manual_exception"))
 
 
 def link_finding(call: Call, a: dict) -> tuple[dict, dict]:

@@ -59,6 +59,13 @@ class Machine:
     def label(self, state: str) -> str:
         return self.states.get(state, {}).get("label", state)
 
+    def is_current(self, state: str) -> bool:
+        """May a record in `state` be presented as current knowledge? (the state's `current`, default true)"""
+        return bool(self.states.get(state, {}).get("current", True))
+
+    def shows_conflict(self, state: str) -> bool:
+        return bool(self.states.get(state, {}).get("shows_conflict", False))
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -92,8 +99,16 @@ class TransitionTable:
         if move.via and via not in move.via:
             return Refusal(self.refusal_code, "",
                            self.messages["not_via"].render(dict(params, allowed=list(move.via))))
-        value = dict(facts, **params)
-        for guard_id in m.requires + move.guards:
+        return self._guarded(m.requires + move.guards, dict(facts, **params))
+
+    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None) -> Refusal | None:
+        """A write that keeps the record in `state` (e.g. a revalidation confirming it) still needs the
+        machine's `requires` guards: a superseded record's belief is history, re-confirmed or not."""
+        params = {"machine": machine, "from": state, "to": state, "via": via or ""}
+        return self._guarded(self.machines[machine].requires, dict(facts, **params))
+
+    def _guarded(self, guard_ids: tuple, value: dict) -> Refusal | None:
+        for guard_id in guard_ids:
             guard = self.guards[guard_id]
             if not guard.when.test(value):
                 return Refusal(guard.code, guard_id, guard.message.render(value))

@@ -4,6 +4,12 @@ The MCP SDK's own argument checking would answer a bad call with plain text; the
 every argument itself so that every refusal carries INVALID_ARGUMENT and the path of the problem.
 Messages name the field and what was expected, never the rejected value (it may be an excerpt).
 
+Before any schema check, one iterative walk refuses what JSON Schema cannot describe and what would
+otherwise fail deep inside (recursion, NaN in canonical JSON, lone surrogates in UTF-8): nesting
+deeper than the vocabulary's `argument_depth`, non-finite numbers and unencodable text.
+Keys the caller invented are echoed only when they look like identifiers; any other key (a path,
+an excerpt pasted as a key) is shown as `…`.
+
 A valid call is the common case and sits on the write path, so validity is first decided by a
 compiled checker (`schema_check.compile_check`); jsonschema runs only when that checker objects,
 to name the problem, and has the last word.
@@ -11,6 +17,9 @@ to name the problem, and has the last word.
 from __future__ import annotations
 
 from typing import Any, Callable
+
+import math
+import re
 
 import jsonschema
 
@@ -26,11 +35,43 @@ _WORDS = {"minItems": "at least {} item(s)", "maxItems": "at most {} item(s)",
           "pattern": "text matching /{}/"}
 
 
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def shown(key: object) -> str:
+    """A caller's key as an error may show it: identifiers as they are, anything else as '…'."""
+    text = str(key)
+    return text if _SAFE_KEY.fullmatch(text) else "…"
+
+
+def unsafe(args: Any, max_depth: int) -> tuple[str, str] | None:
+    """(field, problem) for the first value no schema check should see, else None (iterative)."""
+    todo: list[tuple[Any, str, int]] = [(args, "", 0)]
+    while todo:
+        value, field, depth = todo.pop()
+        if depth > max_depth:
+            return field or "(arguments)", f"nested deeper than {max_depth} levels"
+        if isinstance(value, float) and not math.isfinite(value):
+            return field or "(arguments)", "expected a finite number"
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return field or "(arguments)", "text is not valid Unicode"
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return field or "(arguments)", "a key is not valid Unicode"
+                todo.append((item, f"{field}.{shown(key)}" if field else shown(key), depth + 1))
+        elif isinstance(value, (list, tuple)):
+            todo.extend((item, f"{field}[{n}]", depth + 1) for n, item in enumerate(value))
+    return None
+
+
 class ArgumentChecker:
     """One compiled validator per tool input; `problem(tool, args)` -> (field, problem) or None."""
 
-    def __init__(self, schemas: Schemas):
+    def __init__(self, schemas: Schemas, max_depth: int):
         self._schemas = schemas
+        self._max_depth = max_depth
         self._validators: dict[str, Any] = {}
         self._checks: dict[str, Callable[[Any], bool] | None] = {}
 
@@ -38,6 +79,9 @@ class ArgumentChecker:
         return self._schemas.get(CONTRACT)["$defs"][f"{tool}.input"]
 
     def problem(self, tool: str, args: Any) -> tuple[str, str] | None:
+        hostile = unsafe(args, self._max_depth)
+        if hostile is not None:
+            return hostile
         if tool not in self._checks:
             defs = self._schemas.get(CONTRACT)["$defs"]
             self._checks[tool] = compile_check({"$defs": defs, "$ref": f"#/$defs/{tool}.input"})
@@ -57,7 +101,7 @@ class ArgumentChecker:
 def _path(error: jsonschema.ValidationError) -> str:
     out = ""
     for part in error.absolute_path:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + shown(part)
     return out
 
 
@@ -71,8 +115,8 @@ def _describe(error: jsonschema.ValidationError) -> tuple[str, str]:
         return field, "missing required argument " + ", ".join(missing)
     if v == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(k for k in instance if k not in allowed)[:3]
-        return field, f"unknown argument {', '.join(extra)[:100]} (allowed: {', '.join(allowed)})"
+        extra = sorted(shown(k) for k in instance if k not in allowed)[:3]
+        return field, f"unknown argument {', '.join(extra)} (allowed: {', '.join(allowed)})"
     if v == "type":
         words = " or ".join(value) if isinstance(value, list) else str(value)
         return field, f"expected {words}"

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from ..rulebook import Rulebook
     from .compile import LockPattern
 
-ROLES = ("user", "assistant", "system", "tool")
-STATES = ("sent", "draft")
+CONTRACT = "evidence.v1.schema.json"   # its $defs message_role / message_state: the message vocabulary
+DEFAULT_STATE = "sent"
 
 
 def lock_id(message_id: str, pattern_id: str, start: int, end: int) -> str:
@@ -34,13 +34,7 @@ def candidates(p: "LockPattern", message_id: str, role: str, state: str, content
     if p.prefilter and not any(word in content for word in p.prefilter):
         return []
     out = []
-    lead = p.start_group
-    for m in p.regex.finditer(content, timeout=p.timeout):
-        start, end = m.span()
-        if lead is not None and m.start(lead) >= 0:
-            start = m.start(lead)
-        if start == end:
-            continue
+    for start, end in _spans(p, content):
         quote = content[start:end]
         value = quote
         for step in p.normalize:
@@ -56,6 +50,20 @@ def candidates(p: "LockPattern", message_id: str, role: str, state: str, content
     return out
 
 
+def _spans(p: "LockPattern", content: str) -> list[tuple[int, int]]:
+    """Every (start, end) of the pattern, collected before any candidate is built: the regex clock runs
+    from the first match to the last, and our per-candidate work must not spend the scan's budget."""
+    lead = p.start_group
+    spans = []
+    for m in p.regex.finditer(content, timeout=p.timeout):
+        start, end = m.span()
+        if lead is not None and m.start(lead) >= 0:
+            start = m.start(lead)
+        if start != end:            # an empty match (a lookaround alone) locks nothing
+            spans.append((start, end))
+    return spans
+
+
 def _sort_key(c: dict) -> tuple:
     return c["locator"]["start"], c["locator"]["end"], c["pattern"]
 
@@ -63,10 +71,12 @@ def _sort_key(c: dict) -> tuple:
 def lock(message: dict, rulebook: "Rulebook | None" = None) -> list[dict]:
     """Every lock candidate of `message` ({id, role, content, state?}), sorted by (start, end, pattern).
 
-    Refuses a malformed message with INVALID_MESSAGE and a scan past its time budget with
-    LOCK_TIMEOUT; never raises anything else."""
-    message_id, role, state, content = _checked(message)
-    return _lock(message_id, role, state, content, _patterns(rulebook))
+    Refuses a malformed message with INVALID_MESSAGE, a scan past its time budget with LOCK_TIMEOUT,
+    and a rulebook whose evidence contract lacks the message vocabulary with RULEBOOK_INCOMPLETE;
+    never raises anything else."""
+    book = _book(rulebook)
+    message_id, role, state, content = _checked(message, _vocabulary(book))
+    return _lock(message_id, role, state, content, _patterns(book))
 
 
 def lock_document(doc: Any, rulebook: "Rulebook | None" = None) -> list[dict]:
@@ -83,11 +93,12 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[di
     """The locks of every message, message by message in the given order."""
     if not isinstance(messages, list):
         raise GroundrulesError("INVALID_MESSAGE", "messages must be a list of messages", field="messages")
-    patterns = _patterns(rulebook)
+    book = _book(rulebook)
+    patterns, vocabulary = _patterns(book), _vocabulary(book)
     seen: dict = {}
     out: list[dict] = []
     for index, message in enumerate(messages):
-        message_id, role, state, content = _checked(message, index)
+        message_id, role, state, content = _checked(message, vocabulary, index)
         if message_id in seen:
             raise GroundrulesError("DUPLICATE_MESSAGE_ID", "two messages share one id; lock ids would collide",
                                    message_id=message_id, index=index, first_index=seen[message_id])
@@ -109,16 +120,34 @@ def _lock(message_id: str, role: str, state: str, content: str, patterns: tuple)
     return out
 
 
-def _patterns(rulebook: "Rulebook | None") -> tuple:
+def _book(rulebook: "Rulebook | None") -> "Rulebook":
     if rulebook is None:
         from ..rulebook import default
-        rulebook = default()
+        return default()
+    return rulebook
+
+
+def _patterns(rulebook: "Rulebook") -> tuple:
     # flattening costs a third of a typical lock() call, so it is done once per rulebook
     return rulebook.memoized("locks.patterns", lambda: tuple(
         p for table in rulebook.of_kind("lock_patterns") for p in table.patterns))
 
 
-def _checked(message: Any, index: int | None = None) -> tuple[str, str, str, str]:
+def _vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
+    """(roles, states) a message may have. They are the evidence contract's, not constants here, so
+    lock(), the lock tables' counts_in and the ledger's message records can never disagree."""
+    def build() -> tuple[tuple, tuple]:
+        defs = (rulebook.schemas.get(CONTRACT) or {}).get("$defs", {})
+        try:
+            return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
+        except (KeyError, TypeError):
+            raise GroundrulesError("RULEBOOK_INCOMPLETE", f"schemas/{CONTRACT} must define $defs message_role "
+                                   "and message_state (enums)", kind="schema") from None
+    return rulebook.memoized("locks.vocabulary", build)
+
+
+def _checked(message: Any, vocabulary: tuple[tuple, tuple], index: int | None = None) -> tuple[str, str, str, str]:
+    roles, states = vocabulary
     where = {} if index is None else {"index": index}
 
     def refuse(field: str, text: str) -> GroundrulesError:
@@ -127,13 +156,13 @@ def _checked(message: Any, index: int | None = None) -> tuple[str, str, str, str
     if not isinstance(message, dict):
         raise refuse("message", "a message must be an object {id, role, content, state?}")
     message_id, role, content = message.get("id"), message.get("role"), message.get("content")
-    state = message.get("state", "sent")
+    state = message.get("state", DEFAULT_STATE)
     if not isinstance(message_id, str) or not message_id:
         raise refuse("id", "message id must be a non-empty string")
-    if role not in ROLES:
-        raise refuse("role", "message role must be one of: " + ", ".join(ROLES))
-    if state not in STATES:
-        raise refuse("state", "message state must be one of: " + ", ".join(STATES))
+    if role not in roles:
+        raise refuse("role", "message role must be one of: " + ", ".join(roles))
+    if state not in states:
+        raise refuse("state", "message state must be one of: " + ", ".join(states))
     if not isinstance(content, str):
         raise refuse("content", "message content must be a string")
     for field, text in (("id", message_id), ("content", content)):

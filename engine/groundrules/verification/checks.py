@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalogue import Catalogue
-from .contract import checker, message
+from .contract import checker, json_message, json_problem, message
 from .descriptions import description_findings
 from .fields import data_findings
 from .findings import Finding
@@ -31,6 +31,11 @@ class Tables:
 
 
 def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> dict:
+    not_json = json_problem(candidate)
+    if not_json is not None:
+        path, problem = not_json
+        shape = [Finding("candidate_shape", encode(*path), {"problem": json_message(path, problem)})]
+        return report(tables.catalogue, shape, [], None, None)
     problems = checker(tables.schemas, "candidate").problems(candidate)
     if problems:
         shape = [Finding("candidate_shape", encode(*e.absolute_path) if e is not None else "",

@@ -42,6 +42,10 @@ FINDINGS: dict[str, tuple[str, ...]] = {
     "reported_path_invalid": ("code", "path"),
 }
 
+# quotes and values are echoed into messages only as excerpts: the grounding entries carry them
+# whole, and a message that repeats a 20 KB quote helps neither a reader nor a repairing model
+EXCERPT_CHARS = 80
+
 # findings that leave nothing to verify: the catalogue must map them to an error, never a warning
 MUST_FAIL = ("candidate_shape", "candidate_unavailable")
 
@@ -62,3 +66,8 @@ class Reported:
     code: str
     path: str
     message: str
+
+
+def excerpt(text: str) -> str:
+    """`text`, cut to EXCERPT_CHARS code points with an ellipsis when longer."""
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"

@@ -23,6 +23,9 @@ _META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
                              format_checker=Draft202012Validator.FORMAT_CHECKER)
 _DEFS = ("$defs", "definitions")
 _MAX_DEPTH = 64
+_NOWHERE = object()
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("not", "if", "then", "else")
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,9 @@ class FieldChecker:
     validator: Any
 
     def problem(self, value: Any) -> str | None:
-        if self.fast is not None and self.fast(value):
-            return None
         try:
+            if self.fast is not None and self.fast(value):
+                return None
             for error in sorted(self.validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
                 return located(error)
         except Exception as exc:  # noqa: BLE001 - a host schema that cannot run must not crash verify
@@ -98,6 +101,8 @@ def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
         if name not in props:
             out.append((("required", i), f"required field '{name}' is not under 'properties'"))
     out += _ref_problems(schema, schema, (), 0)
+    if not out:
+        out += _ref_cycles(schema)
     return out
 
 
@@ -120,10 +125,15 @@ def _ref_problems(node: Any, root: dict, path: tuple, depth: int) -> list[tuple[
 
 
 def _resolves(ref: str, root: dict) -> bool:
+    return _target(ref, root) is not _NOWHERE
+
+
+def _target(ref: str, root: dict) -> Any:
+    """The subschema a local '#...' reference points at, else _NOWHERE."""
     if ref == "#":
-        return True
+        return root
     if not ref.startswith("#/"):
-        return False
+        return _NOWHERE
     target: Any = root
     for part in ref[2:].split("/"):
         part = part.replace("~1", "/").replace("~0", "~")
@@ -132,8 +142,59 @@ def _resolves(ref: str, root: dict) -> bool:
         elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
             target = target[int(part)]
         else:
-            return False
-    return True
+            return _NOWHERE
+    return target
+
+
+def _ref_cycles(root: dict) -> list[tuple[tuple, str]]:
+    """A `$ref` that reaches itself without descending into the value (only through $ref, allOf,
+    anyOf, oneOf, not, if/then/else, dependentSchemas) makes validation recurse for ever, whatever
+    the value: refuse the schema instead of failing on every candidate."""
+    graph = {ref: _in_place_refs(_target(ref, root)) for ref in _all_refs(root)}
+    for ref in sorted(graph):
+        seen: set = set()
+        todo = list(graph[ref])
+        while todo:
+            nxt = todo.pop()
+            if nxt == ref:
+                return [((), f"'$ref' {ref!r} refers back to itself without descending into the value")]
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.extend(graph.get(nxt, ()))
+    return []
+
+
+def _all_refs(root: dict) -> set:
+    refs: set = set()
+    todo: list = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                refs.add(node["$ref"])
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return refs
+
+
+def _in_place_refs(node: Any) -> list[str]:
+    """The references a schema applies to the same value it is given."""
+    out: list[str] = []
+    todo: list = [node]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("$ref"), str):
+            out.append(item["$ref"])
+        for key in _IN_PLACE_LISTS:
+            if isinstance(item.get(key), list):
+                todo.extend(item[key])
+        todo.extend(item.get(key) for key in _IN_PLACE_ONE)
+        if isinstance(item.get("dependentSchemas"), dict):
+            todo.extend(item["dependentSchemas"].values())
+    return out
 
 
 def build(schema: dict, name: str | None) -> ExtensionSchema:
@@ -146,11 +207,27 @@ def build(schema: dict, name: str | None) -> ExtensionSchema:
         full = {**defs, **sub} if isinstance(sub, dict) else sub
         checkers[field] = FieldChecker(compile_check(full) if isinstance(full, dict) else None,
                                        Draft202012Validator(full))
-        if isinstance(sub, dict) and isinstance(sub.get("description"), str) and sub["description"]:
-            descriptions[field] = sub["description"]
-    root = schema.get("description")
+        text = _description(sub, schema)
+        if text is not None:
+            descriptions[field] = text
     return ExtensionSchema(name, schema, tuple(props), frozenset(schema.get("required", ())),
-                           root if isinstance(root, str) and root else None, descriptions, checkers)
+                           _description(schema, schema), descriptions, checkers)
+
+
+def _description(node: Any, root: dict) -> str | None:
+    """The description of a (sub)schema: its own, else the one its `$ref` chain reaches (the same
+    value is described either way). `$ref` cycles were refused by `schema_problems`."""
+    seen: set = set()
+    while isinstance(node, dict):
+        text = node.get("description")
+        if isinstance(text, str) and text:
+            return text
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or ref in seen:
+            return None
+        seen.add(ref)
+        node = _target(ref, root)
+    return None
 
 
 def resolve(schema: Any, book) -> ExtensionSchema:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..canonical import detached
 from .checks import Tables, run, unavailable
+from .contract import json_problem
 from .instances import ExtensionSchema
 from .selection import Request
 
@@ -29,7 +31,7 @@ def loop(request: dict, schema: Any, req: Request, ext: ExtensionSchema, propose
             final = unavailable(exc, tables)
         else:
             final = run(req, ext, candidate, tables)
-        history.append({"attempt": attempt, "feedback": feedback, "candidate": candidate,
+        history.append({"attempt": attempt, "feedback": feedback, "candidate": _recorded(candidate),
                         "report": final})
         if final["ok"]:
             stopped = "verified"
@@ -40,3 +42,10 @@ def loop(request: dict, schema: Any, req: Request, ext: ExtensionSchema, propose
         feedback = list(final["error"]["issues"]) + list(final["warnings"])
     return {"ok": final["ok"], "stopped": stopped, "attempts": len(history), "final": final,
             "history": history}
+
+
+def _recorded(candidate: Any) -> Any:
+    """The candidate as it was verified: a host may fix the same object in place for its next
+    attempt, which must not rewrite this one. A value that is not JSON cannot be copied safely and
+    is kept as returned (its report already says what is wrong with it)."""
+    return detached(candidate) if json_problem(candidate) is None else candidate

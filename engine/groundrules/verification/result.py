@@ -2,8 +2,8 @@
 result object (or error with partialResult) built in the seed's key order."""
 from __future__ import annotations
 
-from typing import Any
 
+from ..canonical import detached
 from .catalogue import Catalogue
 from .findings import Finding, Reported
 
@@ -35,15 +35,6 @@ def report(catalogue: Catalogue, items: list[Finding | Reported], grounding: lis
 
 
 def result_object(intent: dict, data: dict) -> dict:
-    out = {key: _copy(intent[key]) for key in RESULT_KEYS}
-    out["data"] = _copy(data)
+    out = {key: detached(intent[key]) for key in RESULT_KEYS}
+    out["data"] = detached(data)
     return out
-
-
-def _copy(value: Any) -> Any:
-    """A copy that shares nothing mutable with the caller's candidate."""
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
