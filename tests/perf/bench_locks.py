@@ -27,6 +27,8 @@ import regex
 from groundrules import load_rulebook, lock
 from groundrules.locks.scan import candidates
 
+import bench_fold  # the sibling script (its folder is on sys.path): the issue asks for fold timings here too
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CHAT = [
@@ -126,6 +128,7 @@ def timed(runs: dict, repeat: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--no-fold", action="store_true", help="skip the fold timing at 1k/10k/100k events")
     ap.add_argument("--mb", type=float, default=5.0)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
@@ -195,6 +198,10 @@ def main() -> None:
           f"(all tables / alternation: {t['alternation'][0] / t['whole'][0]:.2f}x)")
     print(f"  bare finditer, CN-mobile pattern:               {rate('mobile')}")
     print(f"  bare finditer, reference 1[3-9]\\d{{9}}:           {rate('reference')}")
+    if not args.no_fold:
+        print("\nfold time per event (tests/perf/bench_fold.py):")
+        bench_fold.main()
+
 
 if __name__ == "__main__":
     main()
