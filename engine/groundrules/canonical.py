@@ -32,6 +32,21 @@ def detached(value: Any) -> Any:
     return value
 
 
+def plain(value: Any) -> Any:
+    """A copy in the exact JSON classes (dict, list, str, int, float) that generated code compares
+    by class: a host's OrderedDict, str or IntEnum subclass reads as the JSON value it stands for."""
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    for cls in (str, int, float):
+        if isinstance(value, cls):
+            return cls(value)
+    return value
+
+
 def envelope(*, ok: bool, data: Any = None, warnings: list | None = None,
              error: dict | None = None, rulebook: str | None = None) -> dict:
     """The design's output envelope: {ok, data, warnings, error, rulebook}."""

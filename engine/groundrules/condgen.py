@@ -20,8 +20,12 @@ class TooComplex(Exception):
 
 
 def _literal_ok(value: Any) -> bool:
-    if value is None or value.__class__ in (bool, str, int):
+    """Whether repr(value) is a Python literal with the same value (inf, nan and ints too long
+    for repr become named constants instead)."""
+    if value is None or value.__class__ in (bool, str):
         return True
+    if value.__class__ is int:
+        return -10 ** 18 < value < 10 ** 18
     return value.__class__ is float and math.isfinite(value)
 
 

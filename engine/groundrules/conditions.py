@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import regex
 
+from .canonical import detached
 from .errors import Fault, did_you_mean
 from .yamlsrc import dotted
 
@@ -105,11 +106,23 @@ OPERATORS: dict[str, tuple[str, Callable[[Any, Any], bool] | None]] = {
 }
 
 
+# An index with more digits than this fits no list in memory; it reads nothing, like any index
+# past the end (and int() refuses strings of thousands of digits).
+_MAX_INDEX_DIGITS = 18
+
+
+def _part(p: str) -> str | int:
+    """A list index only for ASCII digits: '１' or '²' pass str.isdigit() but are keys."""
+    if not (p.isascii() and p.isdigit()):
+        return p
+    return int(p) if len(p) <= _MAX_INDEX_DIGITS else 10 ** _MAX_INDEX_DIGITS
+
+
 def path_parts(path: str) -> tuple:
     """`engines.0.status` -> ('engines', 0, 'status'); '.' -> ()."""
     if path == ".":
         return ()
-    return tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    return tuple(_part(p) for p in path.split("."))
 
 
 def compile_path(path: str) -> Callable[[Any], Any]:
@@ -325,7 +338,8 @@ def compile_condition(node: Any, where: tuple, faults: list[Fault]) -> Condition
 
 
 def explain_failure(cond: Condition, value: Any) -> dict | None:
-    """Why `cond` is false on `value`: the first failing test with the values it read (None if true)."""
+    """Why `cond` is false on `value`: the first failing test with the values it read (None if true).
+    Values are copies: a caller editing the trace edits neither the value nor the table."""
     if cond.test(value):
         return None
     if cond.kind == "all":
@@ -337,17 +351,19 @@ def explain_failure(cond: Condition, value: Any) -> dict | None:
         return {"at": dotted(cond.where), "op": "any",
                 "failed": [explain_failure(c, value) for c in cond.children]}
     if cond.kind == "not":
-        return {"at": dotted(cond.where), "op": "not", "inner_held": cond.children[0].source}
-    read = compile_path(cond.field)(value)
-    out = {"at": dotted(cond.where), "field": cond.field, "op": cond.op,
-           "read": "<missing>" if read is MISSING else read}
+        return {"at": dotted(cond.where), "op": "not", "inner_held": detached(cond.children[0].source)}
+    out = {"at": dotted(cond.where), "field": cond.field, "op": cond.op, "read": _shown(cond.field, value)}
     if cond.ref:
-        other = compile_path(cond.ref)(value)
-        out["expected"] = {"field": cond.ref, "read": "<missing>" if other is MISSING else other}
+        out["expected"] = {"field": cond.ref, "read": _shown(cond.ref, value)}
     elif isinstance(cond.arg, Condition):
-        out["expected"] = cond.arg.source
+        out["expected"] = detached(cond.arg.source)
     elif isinstance(cond.arg, dict):
-        out["expected"] = cond.source["count"]
+        out["expected"] = detached(cond.source["count"])
     else:
         out["expected"] = cond.arg
     return out
+
+
+def _shown(field: str, value: Any) -> Any:
+    read = compile_path(field)(value)
+    return "<missing>" if read is MISSING else detached(read)

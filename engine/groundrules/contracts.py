@@ -5,7 +5,7 @@ import regex
 
 from .errors import Fault, did_you_mean
 
-_INDEX = regex.compile(r"\.(\d+)(?=\.|$)")
+_INDEX = regex.compile(r"\.([0-9]+)(?=\.|$)")   # ASCII only, as conditions.path_parts
 
 
 def field_paths(schema: dict, root: dict | None = None, prefix: str = "", depth: int = 0) -> set[str]:

@@ -42,7 +42,7 @@ class RulesError(Exception):
     """A rule set that did not compile; nothing of it may be used."""
 
     def __init__(self, problems: Iterable[Problem]):
-        self.problems = tuple(sorted(problems))
+        self.problems = tuple(sorted(set(problems)))   # one mistake can break several schema rules
         super().__init__("\n".join(str(p) for p in self.problems) or "rule tables did not load")
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .errors import Problem, RulesError
 from .rulebook import Rulebook, load
-from .tables import location
+from .resources import data_root
+from .tables import load_schemas, location, schema_problems
 
 
 @dataclass
@@ -31,9 +32,9 @@ def lint(root: Path | str | None = None, files: list[Path] | None = None,
     try:
         book = load(root, files)
     except RulesError as exc:
-        report.problems = list(exc.problems)
+        report.problems = sorted(set(exc.problems) | set(_schema_problems(root)))
         return report
-    report.problems = list(book.warnings)
+    report.problems = list(book.warnings) + schema_problems(book.schemas)
     for table_id in sorted(book.tables):
         table = book.tables[table_id]
         source = book.sources[table_id]
@@ -47,6 +48,15 @@ def lint(root: Path | str | None = None, files: list[Path] | None = None,
     return report
 
 
+def _schema_problems(root: Path | str | None) -> list[Problem]:
+    """What is wrong inside the schemas, when they parse: a broken metaschema fails the load, and
+    the load only names the file."""
+    try:
+        return schema_problems(load_schemas(Path(root) if root is not None else data_root()))
+    except RulesError:
+        return []
+
+
 def _coverage(book: Rulebook, cases: Path) -> list:
     out = []
     for table_id in sorted(book.tables):
@@ -58,7 +68,7 @@ def _coverage(book: Rulebook, cases: Path) -> list:
         for path in sorted(folder.glob("*.json")):
             try:
                 values.append(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):   # a broken case covers nothing
                 continue
         out.append((table_id, table.coverage(values), len(values)))
     return out

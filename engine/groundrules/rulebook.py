@@ -50,7 +50,7 @@ class CompileContext:
 
 @dataclass(frozen=True)
 class Rulebook:
-    """Compiled tables by id; `version` is the content hash of every table's data."""
+    """Compiled tables by id; `version` is the content hash of every table's data and every schema."""
 
     version: str
     root: str
@@ -100,7 +100,11 @@ def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rul
             problems += [Problem(display, line, col, f.code, f.message, key, f.hint)
                          for f, line, col, key in syntax]
             continue
-        faults = shape_faults(source, schemas)
+        try:
+            faults = shape_faults(source, schemas)
+        except RulesError as exc:
+            problems += exc.problems
+            continue
         compiled = None
         if not faults and source.data["kind"] not in COMPILERS:
             faults = [Fault("unknown-kind", f"table kind '{source.data['kind']}' has a metaschema but no "
@@ -127,7 +131,9 @@ def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rul
         hashed[table_id] = source.data
     if problems:
         raise RulesError(problems)
-    return Rulebook(version=canonical.digest(hashed)[:16], root=str(base),
+    # the schemas decide too (what a valid input is, which codes a table must produce)
+    version = canonical.digest({"tables": hashed, "schemas": schemas.by_name})[:16]
+    return Rulebook(version=version, root=str(base),
                     tables=MappingProxyType(tables), sources=MappingProxyType(sources),
                     schemas=schemas, warnings=tuple(sorted(warnings)))
 

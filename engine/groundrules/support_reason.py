@@ -11,7 +11,7 @@ from typing import Any
 from . import rulebook as rulebooks
 from .decide import Decision, DecisionTable
 from .rulebook import Rulebook
-from .validation import first_problem
+from .validation import checked
 
 TABLE = "support_reason"
 CONTRACT = "knowledge-gateway.v1.schema.json"
@@ -66,7 +66,7 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
     except Exception as exc:  # noqa: BLE001 - no rulebook: say so in the one shape callers expect
         return _bare_unknown(f"rulebook unavailable: {type(exc).__name__}"), None
     try:
-        problem = first_problem(book.schemas, CONTRACT, ctx)
+        ctx, problem = checked(book.schemas, CONTRACT, ctx)
         if problem is not None:
             return _unknown(table, table.render_message("malformed", {}, {"problem": problem})), None
         decision = table.evaluate(ctx, trace=trace)

@@ -13,8 +13,9 @@ from typing import Any, Callable, Iterator
 import jsonschema
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
 
-from .errors import Fault, did_you_mean
+from .errors import Fault, Problem, RulesError, did_you_mean
 from .yamlsrc import Source, YamlProblem, dotted, parse
 
 SCHEMA_GLOB = "*.schema.json"
@@ -53,16 +54,56 @@ class Schemas:
 
 
 def load_schemas(root: Path) -> Schemas:
-    by_name = {}
+    """Every schema under root/schemas; a file that is not a JSON object fails the load, located."""
+    by_name, problems = {}, []
     base = root / "schemas"
     for path in sorted(base.rglob(SCHEMA_GLOB)):
-        by_name[path.relative_to(base).as_posix()] = json.loads(path.read_text(encoding="utf-8"))
+        name = path.relative_to(base).as_posix()
+        schema, problem = _read_schema(path, f"schemas/{name}")
+        if problem is not None:
+            problems.append(problem)
+        else:
+            by_name[name] = schema
+    if problems:
+        raise RulesError(problems)
     resources = []
     for name, schema in by_name.items():
         resource = Resource.from_contents(schema, default_specification=_draft())
         resources.append((name, resource))
         resources.append((name.rsplit("/", 1)[-1], resource))
     return Schemas(by_name, Registry().with_resources(resources))
+
+
+def _read_schema(path: Path, display: str) -> tuple[Any, Problem | None]:
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, Problem(display, 1, 1, "unreadable", f"cannot read schema: {type(exc).__name__}")
+    except json.JSONDecodeError as exc:
+        return None, Problem(display, exc.lineno, exc.colno, "bad-schema", f"invalid JSON: {exc.msg}")
+    except (ValueError, RecursionError) as exc:
+        return None, Problem(display, 1, 1, "bad-schema", f"invalid JSON: {exc}"[:120])
+    if not isinstance(schema, dict):
+        return None, Problem(display, 1, 1, "bad-schema", "a schema file must hold a JSON object")
+    return schema, None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def schema_problems(schemas: Schemas) -> list[Problem]:
+    """Schemas that break their JSON Schema metaschema (`"type": "strng"`). Checked by lint, not on
+    every load: it costs more than compiling all the tables."""
+    out = []
+    for name, schema in sorted(schemas.by_name.items()):
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        error = best_match(cls(cls.META_SCHEMA).iter_errors(schema))
+        if error is not None:
+            where = dotted(tuple(error.absolute_path)) or "(root)"
+            out.append(Problem(f"schemas/{name}", 1, 1, "bad-schema",
+                               f"not a valid JSON Schema at {where} ('{error.validator}' rule)", where))
+    return out
 
 
 def _draft():
@@ -93,7 +134,8 @@ def read_source(path: Path, display: str) -> tuple[Source | None, list[tuple[Fau
 
 
 def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
-    """Kind and metaschema checks; an empty list means the table may be compiled."""
+    """Kind and metaschema checks; an empty list means the table may be compiled. A metaschema that
+    jsonschema cannot apply raises RulesError naming the schema file, not the table."""
     data = source.data
     if not isinstance(data, dict):
         return [Fault("bad-table", "a table file must be a mapping with 'kind' and 'id'", (),
@@ -104,7 +146,12 @@ def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
         return [Fault("unknown-kind", f"unknown table kind {kind!r}", ("kind",),
                       did_you_mean(kind, kinds) or "kinds: " + ", ".join(kinds))]
     validator = schemas.validator(schemas.kind_schema(kind))
-    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    try:
+        errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.UnknownType, Unresolvable) as exc:
+        raise RulesError([Problem(f"schemas/kinds/{kind}.schema.json", 1, 1, "bad-schema",
+                                  f"the metaschema of kind '{kind}' is broken ({type(exc).__name__}); "
+                                  "groundrules lint names the rule")]) from None
     faults: list[Fault] = []
     for error in errors:
         faults.extend(_to_faults(error))

@@ -66,6 +66,8 @@ def _first(value: Any, _arg: str) -> Any:
 NAME = regex.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
 
 NUMERIC_ARGS = ("excerpt",)
+# ASCII digits only ('²' passes str.isdigit but not int()), and few enough for int() at render time
+MAX_NUMBER_DIGITS = 9
 
 # filter name -> (takes an argument?, function)
 FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
@@ -169,8 +171,9 @@ def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tup
         if takes_arg and not sep:
             faults.append(Fault("bad-template", f"filter '{fname}' needs an argument ({fname}:…)", where))
             return None
-        if fname in NUMERIC_ARGS and not arg.isdigit():
-            faults.append(Fault("bad-template", f"filter '{fname}' takes a whole number, got '{arg}'", where))
+        if fname in NUMERIC_ARGS and not (arg.isascii() and arg.isdigit() and len(arg) <= MAX_NUMBER_DIGITS):
+            faults.append(Fault("bad-template", f"filter '{fname}' takes a whole number of at most "
+                                f"{MAX_NUMBER_DIGITS} digits, got '{arg}'", where))
             return None
         filters.append((fn, arg))
     if not NAME.fullmatch(name) or (name != "." and "" in name.split(".")):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .canonical import plain
 from .schema_check import compile_check
 from .tables import Schemas, _to_faults
 from .yamlsrc import dotted
@@ -19,6 +20,17 @@ def first_problem(schemas: Schemas, name: str, value: Any) -> str | None:
             where = dotted(fault.path) or "(root)"
             return f"{where}: {fault.message}"
     return None
+
+
+def checked(schemas: Schemas, name: str, value: Any) -> tuple[Any, str | None]:
+    """(value, None) when `value` satisfies contract `name`, else (value, the first problem). A value
+    jsonschema accepts only through subclasses of the JSON types (an OrderedDict) comes back as a
+    plain copy, so that rules comparing by class read it as the JSON it stands for."""
+    fast, _ = _validators(schemas, name)
+    if fast is not None and fast(value):
+        return value, None
+    problem = first_problem(schemas, name, value)
+    return (value, problem) if problem is not None else (plain(value), None)
 
 
 def _validators(schemas: Schemas, name: str):

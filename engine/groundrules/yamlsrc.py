@@ -6,6 +6,7 @@ are reported instead.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,7 @@ def parse(text: str, file: str) -> Source:
     positions: dict = {(): (1, 1)}
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = None if root is None else _build(root, (), positions, yaml.SafeLoader(""))
+        data = None if root is None else _Builder(positions).build(root, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -57,29 +58,66 @@ def parse(text: str, file: str) -> Source:
     return Source(file=file, data=data, positions=positions)
 
 
-def _build(node: yaml.Node, path: Path, positions: dict, constructor: yaml.SafeLoader) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        constructor.flatten_mapping(node)
+# A table is a few thousand values at most (the largest bundled one has ~2,400); far more means
+# aliases expanding into each other ("billion laughs"), which must fail, not fill the memory.
+MAX_VALUES = 100_000
+
+
+class _Builder:
+    """Plain JSON data from a node graph: string keys, finite numbers, no YAML-only types
+    (dates, binary, NaN), every value counted so aliases cannot expand without bound."""
+
+    def __init__(self, positions: dict):
+        self.positions = positions
+        self.constructor = yaml.SafeLoader("")
+        self.count = 0
+
+    def build(self, node: yaml.Node, path: Path) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            line, col = _mark(node)
+            raise YamlProblem("too-large", f"the document expands to more than {MAX_VALUES} values "
+                              "(aliases that repeat aliases?)", line, col)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            items = []
+            for index, item in enumerate(node.value):
+                self.positions[path + (index,)] = _mark(item)
+                items.append(self.build(item, path + (index,)))
+            return items
+        return self._scalar(node)
+
+    def _mapping(self, node: yaml.MappingNode, path: Path) -> dict:
+        self.constructor.flatten_mapping(node)
         out: dict = {}
         for key_node, value_node in node.value:
-            key = _build(key_node, path + ("<key>",), {}, constructor)
-            if not isinstance(key, (str, int, float, bool)) and key is not None:
-                line, col = _mark(key_node)
-                raise YamlProblem("yaml-syntax", "mapping keys must be plain scalars", line, col)
+            key = self._scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            line, col = _mark(key_node)
+            if not isinstance(key, str):
+                raise YamlProblem("bad-key", "mapping keys must be strings"
+                                  + (f": quote {key_node.value!r}" if isinstance(key_node, yaml.ScalarNode)
+                                     else ""), line, col, dotted(path))
             if key in out:
-                line, col = _mark(key_node)
                 raise YamlProblem("duplicate-key", f"key '{key}' appears twice in one mapping",
                                   line, col, dotted(path + (key,)))
-            positions[path + (key,)] = _mark(key_node)
-            out[key] = _build(value_node, path + (key,), positions, constructor)
+            self.positions[path + (key,)] = (line, col)
+            out[key] = self.build(value_node, path + (key,))
         return out
-    if isinstance(node, yaml.SequenceNode):
-        items = []
-        for index, item in enumerate(node.value):
-            positions[path + (index,)] = _mark(item)
-            items.append(_build(item, path + (index,), positions, constructor))
-        return items
-    return constructor.construct_object(node, deep=True)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        line, col = _mark(node)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except ValueError:               # int() of a number with thousands of digits
+            raise YamlProblem("bad-value", "number too long to read", line, col) from None
+        if value is None or value.__class__ in (str, bool, int):
+            return value
+        if value.__class__ is float and math.isfinite(value):
+            return value
+        raise YamlProblem("bad-value", f"{node.value!r} reads as a YAML {type(value).__name__}, which is "
+                          "not JSON data (tables hold strings, finite numbers, true/false, null): quote it",
+                          line, col)
 
 
 def dotted(path: Path) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -157,3 +158,38 @@ def test_the_wheel_carries_the_tables_and_works_from_anywhere(tmp_path):
     explained = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "explain", str(EXAMPLE)],
                                capture_output=True, cwd=away, env=env)
     assert explained.returncode == 0 and json.loads(explained.stdout)["ok"] is True
+
+
+def test_diff_base_is_never_read_as_a_git_option(tmp_path):
+    """`--base=--output=FILE` would make git archive write FILE."""
+    target = tmp_path / "written"
+    out = run("diff", f"--base=--output={target}")
+    assert out.returncode == 1 and b"Traceback" not in out.stderr
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("command", [["lint", "--cases"], ["diff", "--base", str(ROOT), "--cases"]])
+def test_a_case_file_nested_too_deeply_is_skipped_not_a_traceback(tmp_path, command):
+    (tmp_path / "support_reason").mkdir()
+    (tmp_path / "support_reason" / "deep.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    out = run(*command, str(tmp_path))
+    assert out.returncode == 0 and b"Traceback" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("command", [["lint"], ["test"], ["explain", str(EXAMPLE)], ["demo"]])
+@pytest.mark.parametrize("breakage", ["schema-not-json", "schema-is-a-folder", "metaschema-type-typo"])
+def test_a_rules_folder_with_broken_schemas_is_one_message_not_a_traceback(tmp_path, command, breakage):
+    shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
+    shutil.copytree(ROOT / "rules", tmp_path / "rules")
+    kind = tmp_path / "schemas" / "kinds" / "decision_table.schema.json"
+    if breakage == "schema-not-json":
+        kind.write_text("{bad", encoding="utf-8")
+    elif breakage == "schema-is-a-folder":
+        (tmp_path / "schemas" / "x.schema.json").mkdir()
+    else:
+        kind.write_text(kind.read_text(encoding="utf-8").replace('"type": "string"', '"type": "strng"'),
+                        encoding="utf-8")
+    out = run("--rules", str(tmp_path), *command)
+    text = (out.stdout + out.stderr).decode("utf-8")
+    assert out.returncode != 0 and "Traceback" not in text
+    assert ("bad-schema" in text) or ("unreadable" in text)

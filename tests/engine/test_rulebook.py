@@ -87,3 +87,56 @@ def test_every_problem_of_an_edit_is_reported_at_once(tmp_path):
     assert codes == ["unknown-field", "unknown-operator"]
     for p in exc.value.problems:
         assert p.file == "rules/support_reason.yaml" and p.line > 1 and p.hint
+
+
+def test_version_covers_the_schemas(tmp_path):
+    """A contract edit changes what explain accepts, so it changes the version too."""
+    root = copy_root(tmp_path)
+    first = load_rulebook(root).version
+    contract = root / "schemas" / "knowledge-gateway.v1.schema.json"
+    contract.write_text(contract.read_text(encoding="utf-8").replace('"minimum": 0', '"minimum": 1', 1),
+                        encoding="utf-8")
+    assert load_rulebook(root).version != first
+
+
+@pytest.mark.parametrize("setup, code, line", [
+    (lambda s: (s / "kinds" / "decision_table.schema.json").write_text("{bad", encoding="utf-8"), "bad-schema", 1),
+    (lambda s: (s / "x.schema.json").write_text('{"a": 1,\n "b": NaN}', encoding="utf-8"), "bad-schema", 1),
+    (lambda s: (s / "x.schema.json").write_text("[]", encoding="utf-8"), "bad-schema", 1),
+    (lambda s: (s / "x.schema.json").mkdir(), "unreadable", 1),
+    (lambda s: (s / "x.schema.json").write_bytes(b'{"title": "\xff"}'), "unreadable", 1),
+])
+def test_a_broken_schema_file_is_a_located_problem(tmp_path, setup, code, line):
+    root = copy_root(tmp_path)
+    setup(root / "schemas")
+    with pytest.raises(RulesError) as exc:
+        load_rulebook(root)
+    assert [(p.code, p.line) for p in exc.value.problems] == [(code, line)]
+    assert exc.value.problems[0].file.startswith("schemas/")
+
+
+def test_a_metaschema_jsonschema_cannot_apply_fails_the_load_naming_it(tmp_path):
+    root = copy_root(tmp_path)
+    kind = root / "schemas" / "kinds" / "decision_table.schema.json"
+    kind.write_text(kind.read_text(encoding="utf-8").replace('"type": "string"', '"type": "strng"'),
+                    encoding="utf-8")
+    with pytest.raises(RulesError) as exc:
+        load_rulebook(root)
+    assert {p.code for p in exc.value.problems} == {"bad-schema"}     # kinds that $ref it fail too
+    assert "schemas/kinds/decision_table.schema.json" in {p.file for p in exc.value.problems}
+    # lint goes further and names the rule that is broken
+    from groundrules.lint import lint
+    report = lint(root)
+    assert any(p.code == "bad-schema" and "properties" in p.key for p in report.problems)
+
+
+def test_the_bundled_schemas_are_valid_json_schemas():
+    from groundrules.tables import load_schemas, schema_problems
+    assert schema_problems(load_schemas(ROOT)) == []
+
+
+def test_one_mistake_is_reported_once(tmp_path):
+    (tmp_path / "t.yaml").write_text("base: &b {kind: decision_table}\n<<: *b\nid: t\n", encoding="utf-8")
+    with pytest.raises(RulesError) as exc:
+        load_rulebook(ROOT, files=[tmp_path / "t.yaml"])
+    assert len(exc.value.problems) == len(set(exc.value.problems))

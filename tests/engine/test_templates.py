@@ -63,3 +63,12 @@ def test_misspelt_filter_hint():
     faults = []
     compile_template("{x|jion:、}", ("t",), faults)
     assert faults[0].hint == "did you mean 'join'?"
+
+
+@pytest.mark.parametrize("arg", ["²", "１", "9" * 5000, "-1", "1.5"])
+def test_excerpt_takes_ascii_digits_only_and_refuses_at_load(arg):
+    """'²' passes str.isdigit() and 5000 digits pass it too, but int() refuses both: at load, not
+    at render time inside explain."""
+    faults = []
+    assert compile_template(f"{{q|excerpt:{arg}}}", ("t",), faults) is None
+    assert faults[0].code == "bad-template"

@@ -42,3 +42,30 @@ def test_syntax_error_has_a_position():
 
 def test_dotted_paths_read_like_the_table():
     assert dotted(("rows", 3, "when", "all", 0)) == "rows[3].when.all[0]"
+
+
+@pytest.mark.parametrize("text, code, line, column", [
+    ("a: 1\nb: " + "9" * 5000 + "\n", "bad-value", 2, 4),          # int() refuses 4300+ digits
+    ("a:\n  - 2024-11-05\n", "bad-value", 2, 5),                      # a YAML date is no JSON value
+    ("a: .nan\n", "bad-value", 1, 4),                                 # nor is NaN (it breaks the hash)
+    ("a: !!binary aGVsbG8=\n", "bad-value", 1, 4),
+    ("a:\n  404: x\n", "bad-key", 2, 3),                              # keys are strings: quote it
+    ("a: {on: 1}\n", "bad-key", 1, 5),                                # YAML 1.1 reads `on` as true
+])
+def test_values_json_cannot_hold_are_located_problems(text, code, line, column):
+    with pytest.raises(YamlProblem) as exc:
+        parse(text, "t.yaml")
+    assert (exc.value.code, exc.value.line, exc.value.column) == (code, line, column)
+
+
+def test_aliases_that_expand_without_bound_are_refused():
+    bomb = "l0: &l0 [lol]\n" + "".join(
+        f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 10))
+    with pytest.raises(YamlProblem) as exc:
+        parse(bomb, "t.yaml")
+    assert exc.value.code == "too-large"
+
+
+def test_a_few_aliases_still_read():
+    src = parse("a: &x {k: 1}\nb: *x\nc:\n  <<: *x\n  m: 2\n", "t.yaml")
+    assert src.data == {"a": {"k": 1}, "b": {"k": 1}, "c": {"k": 1, "m": 2}}

@@ -54,6 +54,12 @@ def _name(item: dict, labels: dict) -> str | None:
     return None
 
 
+def _excerpt(text: str | None, limit: int = 200) -> str:
+    if not text:
+        return ""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _distinct(values: list) -> list:
     out: list = []
     for v in values:
@@ -117,7 +123,7 @@ def floor(ctx: dict) -> dict:
         add("conflict_candidate", "存在疑似冲突，尚未确认（conflict_status = candidate），不按冲突处理")
     failed = [e for e in engines if e["status"] in ("error", "timeout")]
     if failed:
-        text = "；".join(f"{e['name']} {e['status']}（{e.get('error') or '未给出错误信息'}）" for e in failed)
+        text = "；".join(f"{e['name']} {e['status']}（{_excerpt(e.get('error')) or '未给出错误信息'}）" for e in failed)
         alive = [e["name"] for e in engines if e["status"] == "ok"]
         tail = f"{'、'.join(alive)} 仍返回了结果" if alive else "没有其他引擎返回结果"
         add("engine_degraded", f"{text}；{tail}", engines=[e["name"] for e in failed])

@@ -53,6 +53,8 @@ def _base(base: str, root: Path, tmp: Path) -> Path:
     """The folder of the base tables: as given, or exported from git at revision `base`."""
     if Path(base).is_dir():
         return Path(base)
+    if base.startswith("-"):                 # git would read it as an option (--output=FILE writes)
+        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout")
     try:
         tar = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", base, "--",
                               "rules", "locks", "schemas"], capture_output=True, timeout=60, check=True).stdout
