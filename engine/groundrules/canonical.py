@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 
@@ -20,6 +21,66 @@ def digest(obj: Any) -> str:
     """Content hash of a JSON-able object, independent of dict insertion order."""
     text = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def encodable(text: str) -> bool:
+    """False for a string holding a lone surrogate: Python allows it, UTF-8 (and SQLite) do not."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def json_problem(value: Any, *, max_depth: int | None = None,
+                 max_int_bits: int | None = None) -> tuple[tuple, str] | None:
+    """(path, problem) of the first place where `value` is not JSON that `dumps` can write: a
+    non-JSON type, a non-string key, NaN or infinity, a lone surrogate, a value that contains
+    itself; optionally nesting past `max_depth` or integers past `max_int_bits`. Iterative, so no
+    input can make it raise. Without limits the C encoder answers "all fine" first, fast."""
+    if max_depth is None and max_int_bits is None:
+        try:
+            json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            return None
+        except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+            pass
+    stack: list = [(value, (), 0, False)]
+    open_ids: set = set()
+    while stack:
+        node, path, depth, leaving = stack.pop()
+        if leaving:
+            open_ids.discard(id(node))
+            continue
+        if isinstance(node, str):
+            if not node.isascii() and not encodable(node):
+                return path, "holds a lone surrogate, which is not Unicode text"
+        elif node is None or isinstance(node, bool):
+            continue
+        elif isinstance(node, int):
+            if max_int_bits is not None and node.bit_length() > max_int_bits:
+                return path, "the integer is too large"
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                return path, f"{node!r} is not a JSON number"
+        elif isinstance(node, (dict, list)):
+            if max_depth is not None and depth >= max_depth:
+                return path, f"the value is nested deeper than {max_depth} levels"
+            if id(node) in open_ids:
+                return path, "the value contains itself"
+            open_ids.add(id(node))
+            stack.append((node, path, depth, True))
+            if isinstance(node, list):
+                stack += [(node[i], path + (i,), depth + 1, False) for i in reversed(range(len(node)))]
+                continue
+            for key in node:
+                if not isinstance(key, str):
+                    return path, f"an object key is {type(key).__name__}, not a string"
+                if not key.isascii() and not encodable(key):
+                    return path, "an object key holds a lone surrogate"
+            stack += [(node[k], path + (k,), depth + 1, False) for k in reversed(list(node))]
+        else:
+            return path, f"a {type(node).__name__} is not a JSON value"
+    return None
 
 
 def detached(value: Any) -> Any:

@@ -11,12 +11,12 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from . import canonical
 from .errors import Fault, Problem, RulesError
 from .resources import TABLE_DIRS, data_root  # noqa: F401 - re-exported for the CLI
-from .tables import Schemas, load_schemas, location, read_source, shape_faults, table_files
+from .tables import Memoized, Schemas, load_schemas, location, read_source, shape_faults, table_files
 from .yamlsrc import Source
 
 # kind -> "module:function" compiling it. Behaviour as data: one dispatch table.
@@ -49,7 +49,7 @@ class CompileContext:
 
 
 @dataclass(frozen=True)
-class Rulebook:
+class Rulebook(Memoized):
     """Compiled tables by id; `version` is the content hash of every table's data and every schema."""
 
     version: str
@@ -59,15 +59,6 @@ class Rulebook:
     schemas: Schemas = field(repr=False, compare=False)
     warnings: tuple = ()
     memo: dict = field(default_factory=dict, compare=False, repr=False)
-
-    def memoized(self, key: Any, build: Callable[[], Any]) -> Any:
-        """A value derived from this immutable object, built once: compiled checkers, flattened
-        pattern lists. It lives and dies with the object, so no id() can ever alias another one."""
-        try:
-            return self.memo[key]
-        except KeyError:
-            value = self.memo[key] = build()
-            return value
 
     def table(self, table_id: str) -> Any:
         return self.tables[table_id]

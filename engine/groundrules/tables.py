@@ -21,22 +21,28 @@ from .yamlsrc import Source, YamlProblem, dotted, parse
 SCHEMA_GLOB = "*.schema.json"
 
 
-@dataclass(frozen=True)
-class Schemas:
-    """Every JSON Schema under schemas/, by file name relative to it, plus a $ref registry."""
+class Memoized:
+    """For frozen dataclasses with a `memo: dict` field: values derived from the object, built once."""
 
-    by_name: dict
-    registry: Registry
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    memo: dict
 
     def memoized(self, key: Any, build: Callable[[], Any]) -> Any:
-        """A value derived from this immutable object, built once: compiled checkers, flattened
-        pattern lists. It lives and dies with the object, so no id() can ever alias another one."""
+        """Compiled checkers, flattened pattern lists: built on first use, then kept on the object,
+        so they live and die with it and no id() can ever alias another one."""
         try:
             return self.memo[key]
         except KeyError:
             value = self.memo[key] = build()
             return value
+
+
+@dataclass(frozen=True)
+class Schemas(Memoized):
+    """Every JSON Schema under schemas/, by file name relative to it, plus a $ref registry."""
+
+    by_name: dict
+    registry: Registry
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, name: str) -> dict | None:
         return self.by_name.get(name)

@@ -7,10 +7,9 @@ jsonschema trying every record type's branch on every record.
 """
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
+from ..canonical import json_problem
 from ..schema_check import compile_check
 from ..tables import Schemas, _to_faults
 from ..yamlsrc import dotted
@@ -70,52 +69,11 @@ def _record_check(schemas: Schemas, record: Any) -> str | None:
 
 
 def unwritable(value: Any, prefix: tuple) -> str | None:
-    """The first thing in `value` that JSON cannot carry, as 'path: message': a NaN or infinite number,
-    a string (or key) holding a lone surrogate, a non-JSON type. JSON Schema admits the first two, yet
-    an output holding one could never be printed, and SQLite cannot store the surrogate. The C encoder
-    answers "all fine" fast; only a refused value is walked again to name where the problem is."""
-    try:
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        return None
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
-        return _locate(value, prefix) or f"{dotted(prefix) or '(root)'}: is not a JSON value"
-
-
-def _locate(value: Any, prefix: tuple) -> str | None:
-    """Where `unwritable` failed; iterative, and each container is entered once, so neither depth nor
-    a value that contains itself can make it raise or loop."""
-    stack, entered = [(value, prefix)], set()
-    while stack:
-        node, path = stack.pop()
-        where = dotted(path) or "(root)"
-        if isinstance(node, str):
-            if not _encodable(node):
-                return f"{where}: holds a lone surrogate, which is not Unicode text"
-        elif isinstance(node, float):
-            if not math.isfinite(node):
-                return f"{where}: {node!r} is not a JSON number"
-        elif isinstance(node, (dict, list)):
-            if id(node) in entered:
-                continue
-            entered.add(id(node))
-            if isinstance(node, list):
-                stack += [(node[i], path + (i,)) for i in reversed(range(len(node)))]
-                continue
-            for key in node:
-                if not isinstance(key, str) or not _encodable(key):
-                    return f"{where}: key {key!r} is not a JSON string"
-            stack += [(node[k], path + (k,)) for k in reversed(list(node))]
-        elif node is not None and not isinstance(node, (bool, int)):
-            return f"{where}: a {type(node).__name__} is not a JSON value"
-    return None
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """The first thing in `value` that JSON cannot carry, as 'path: message'. JSON Schema admits NaN,
+    infinity and lone surrogates, yet an output holding one could never be printed, and SQLite cannot
+    store the surrogate."""
+    found = json_problem(value)
+    return None if found is None else f"{dotted(prefix + found[0]) or '(root)'}: {found[1]}"
 
 
 def _check(schemas: Schemas, pointer: str, value: Any, prefix: tuple) -> str | None:

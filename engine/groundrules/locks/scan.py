@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, TYPE_CHECKING
 
+from ..canonical import encodable
 from ..errors import GroundrulesError
 
 if TYPE_CHECKING:
@@ -166,14 +167,7 @@ def _checked(message: Any, vocabulary: tuple[tuple, tuple], index: int | None = 
     if not isinstance(content, str):
         raise refuse("content", "message content must be a string")
     for field, text in (("id", message_id), ("content", content)):
-        if not text.isascii() and not _encodable(text):
+        if not text.isascii() and not encodable(text):
             raise refuse(field, f"message {field} must be valid Unicode (it holds a lone surrogate)")
     return message_id, role, state, content
 
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..canonical import json_problem as canonical_json_problem
 from ..schema_check import compile_check
 from ..yamlsrc import dotted
 from .instances import located
@@ -56,31 +57,6 @@ def json_message(path: tuple, problem: str) -> str:
     return f"at {dotted(path)}: {problem}" if path else problem
 
 
-def json_problem(value: Any, depth: int = 0) -> tuple[tuple, str] | None:
-    """(path, problem) of the first place where `value` is not a JSON value, else None: objects
-    with string keys, arrays, strings, finite numbers, booleans and null, at most MAX_DEPTH deep.
-    It recurses, but never deeper than MAX_DEPTH + 1 frames; the path is built only on failure."""
-    if isinstance(value, str) or value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (dict, list)):
-        if depth >= MAX_DEPTH:
-            return (), f"the value is nested deeper than {MAX_DEPTH} levels"
-        if isinstance(value, dict):
-            for key in value:
-                if not isinstance(key, str):
-                    return (), f"an object key is {type(key).__name__}, not a string"
-            items = value.items()
-        else:
-            items = enumerate(value)
-        for key, sub in items:
-            if isinstance(sub, str):
-                continue
-            found = json_problem(sub, depth + 1)
-            if found is not None:
-                return (key,) + found[0], found[1]
-        return None
-    if isinstance(value, float):
-        return None if value - value == 0 else ((), f"{value} is not a JSON number")
-    if isinstance(value, int):
-        return None if value.bit_length() <= MAX_INT_BITS else ((), "the integer is too large")
-    return (), f"a {type(value).__name__} is not a JSON value"
+def json_problem(value: Any) -> tuple[tuple, str] | None:
+    """canonical.json_problem within this contract's depth and integer limits."""
+    return canonical_json_problem(value, max_depth=MAX_DEPTH, max_int_bits=MAX_INT_BITS)
