@@ -11,8 +11,8 @@ from .rulebook_arg import rulebook_from
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("serve", help="serve every groundrules tool to an agent over MCP (stdio)",
-                       description="Run the MCP server on stdin/stdout: the ten finding-ledger tools and "
-                                   "explain_support.")
+                       description="Run the MCP server on stdin/stdout: the ten finding-ledger tools, "
+                                   "explain_support, lock_message, fold_evidence and verify_extraction.")
     _ledger_args(s)
     s.set_defaults(func=run_serve)
 
