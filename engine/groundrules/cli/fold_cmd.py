@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import canonical
-from ..errors import GroundrulesError
 from ..evidence import fold
-from .io import emit, read_json, refusal
+from .io import answer, read_json
 from .rulebook_arg import rulebook_from
 
 
@@ -21,10 +19,4 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
     payload = read_json(args.file)
-    try:
-        data = fold(payload, book)
-    except GroundrulesError as exc:
-        emit(refusal(exc, book.version))
-        return 1
-    emit(canonical.envelope(ok=True, data=data, rulebook=book.version))
-    return 0
+    return answer(lambda: fold(payload, book), book.version)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import canonical
 from ..errors import GroundrulesError, RulesError
@@ -78,3 +78,14 @@ def rules_error_lines(error: RulesError) -> str:
 
 def refusal(error: GroundrulesError, rulebook: str | None) -> dict:
     return canonical.envelope(ok=False, error=error.as_dict(), rulebook=rulebook)
+
+
+def answer(compute: Callable[[], Any], rulebook: str) -> int:
+    """Print the envelope of one library call: its data (exit 0), or its refusal (exit 1)."""
+    try:
+        data = compute()
+    except GroundrulesError as exc:
+        emit(refusal(exc, rulebook))
+        return 1
+    emit(canonical.envelope(ok=True, data=data, rulebook=rulebook))
+    return 0

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import canonical
-from ..errors import GroundrulesError
 from ..locks import lock_document
-from .io import emit, read_json, refusal
+from .io import answer, read_json
 from .rulebook_arg import rulebook_from
 
 
@@ -22,10 +20,4 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
     doc = read_json(args.file)
-    try:
-        locks = lock_document(doc, book)
-    except GroundrulesError as exc:
-        emit(refusal(exc, book.version))
-        return 1
-    emit(canonical.envelope(ok=True, data={"locks": locks}, rulebook=book.version))
-    return 0
+    return answer(lambda: {"locks": lock_document(doc, book)}, book.version)
