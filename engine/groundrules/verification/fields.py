@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from .findings import Finding, excerpt
+from .findings import Finding
 from .instances import ExtensionSchema
 from .pointers import NOT_FOUND, decode, encode, field_of, resolve
 
@@ -77,7 +77,7 @@ def _evidence(selected: tuple, extraction: dict) -> list[Finding]:
             if src["quote"] and not (isinstance(value, str) and value == src["quote"]):
                 out.append(Finding("exact_value_mismatch",
                                    encode("extraction", "evidence", i, "sources", j, "quote"),
-                                   {"quote": excerpt(src["quote"]), "value": excerpt(_show(value))}))
+                                   {"quote": src["quote"], "value": _show(value)}))
     for field in selected:
         if field in data and field not in covered:
             out.append(Finding("evidence_missing", encode("data", field), {"field": field}))

@@ -42,10 +42,6 @@ FINDINGS: dict[str, tuple[str, ...]] = {
     "reported_path_invalid": ("code", "path"),
 }
 
-# quotes and values are echoed into messages only as excerpts: the grounding entries carry them
-# whole, and a message that repeats a 20 KB quote helps neither a reader nor a repairing model
-EXCERPT_CHARS = 80
-
 # findings that leave nothing to verify: the catalogue must map them to an error, never a warning
 MUST_FAIL = ("candidate_shape", "candidate_unavailable")
 
@@ -67,7 +63,3 @@ class Reported:
     path: str
     message: str
 
-
-def excerpt(text: str) -> str:
-    """`text`, cut to EXCERPT_CHARS code points with an ellipsis when longer."""
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"

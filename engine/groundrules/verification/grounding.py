@@ -7,7 +7,7 @@ occurrence is reported (grounding asserts that the text is there, not which occu
 """
 from __future__ import annotations
 
-from .findings import Finding, excerpt
+from .findings import Finding
 from .pointers import encode
 
 SECTIONS = ("evidence", "descriptionChecks")
@@ -42,7 +42,7 @@ def ground(extraction: dict, sources: dict) -> tuple[list[dict], list[Finding]]:
                     span = seen[key] if key in seen else seen.setdefault(key, locate(text, quote))
                     if span is None:
                         findings.append(Finding("quote_not_found", at + "/quote",
-                                                {"sourceId": sid, "quote": excerpt(quote)}))
+                                                {"sourceId": sid, "quote": quote}))
                 entries.append({"path": at, "sourceId": sid, "quote": quote,
                                 "start": span[0] if span else None, "end": span[1] if span else None})
     return entries, findings
