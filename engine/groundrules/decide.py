@@ -7,11 +7,11 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .bindings import Binding, compile_binding
+from .canonical import detached
 from .conditions import Condition, compile_condition, explain_failure
 from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
@@ -128,8 +128,7 @@ class DecisionTable:
                 out[key] = spec.render(value, self._binds(spec.names, value, cache))
             else:
                 # copies, so a caller that edits the output never edits the evaluated value
-                out[key] = [copy.deepcopy(x) if x.__class__ in (dict, list) else x
-                            for x in self._binds((spec,), value, cache)[spec]]
+                out[key] = detached(self._binds((spec,), value, cache)[spec])
         return out
 
     def _binds(self, names: tuple, value: Any, cache: dict) -> dict:
