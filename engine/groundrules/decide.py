@@ -18,8 +18,6 @@ from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
 from .templates import Template, compile_template
 
-HIT_POLICIES = ("unique", "first", "collect", "output_order")
-
 
 @dataclass(frozen=True)
 class Row:

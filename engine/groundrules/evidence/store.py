@@ -76,7 +76,7 @@ class Ledger:
     def __init__(self, *, ids: Callable[[], str], clock: Callable[[], str], rulebook: Rulebook | None = None):
         self._ids, self._clock = ids, clock
         self._book = rulebook or rulebooks.default()
-        self._catalogue, self._policy, self._refusals = tables(self._book)
+        self._catalogue, _, self._refusals = tables(self._book)
 
     # -- appending ------------------------------------------------------------------------------
     def append(self, record: dict) -> dict:
