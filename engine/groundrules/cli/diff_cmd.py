@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import canonical, rulebook
 from ..corpus_diff import CaseChange, corpus_diff
 from ..errors import RulesError
-from .io import CliError, emit, emit_text
+from .io import usage_error, emit, emit_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,13 +31,13 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.rules) if args.rules else rulebook.data_root()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     if not cases.is_dir():
-        raise CliError(f"{cases}: no case corpus here (give --cases DIR)")
+        raise usage_error(f"{cases}: no case corpus here (give --cases DIR)")
     after = rulebook.load(root)
     with tempfile.TemporaryDirectory() as tmp:
         try:
             before = rulebook.load(_base(args.base, root, Path(tmp)))
         except RulesError as exc:
-            raise CliError(f"--base {args.base}: its tables do not load with this groundrules "
+            raise usage_error(f"--base {args.base}: its tables do not load with this groundrules "
                            f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None
         changes = corpus_diff(before, after, cases)
     if args.json:
@@ -54,12 +54,12 @@ def _base(base: str, root: Path, tmp: Path) -> Path:
     if Path(base).is_dir():
         return Path(base)
     if base.startswith("-"):                 # git would read it as an option (--output=FILE writes)
-        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout")
+        raise usage_error(f"--base {base}: neither a folder nor a git revision of this checkout")
     try:
         tar = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", base, "--",
                               "rules", "locks", "schemas"], capture_output=True, timeout=60, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout") from None
+        raise usage_error(f"--base {base}: neither a folder nor a git revision of this checkout") from None
     with tarfile.open(fileobj=BytesIO(tar)) as archive:
         try:
             archive.extractall(tmp, filter="data")
