@@ -41,13 +41,45 @@ def json_problem(value: Any, *, max_depth: int | None = None,
     """(path, problem) of the first place where `value` is not JSON that `dumps` can write: a
     non-JSON type, a non-string key, NaN or infinity, a lone surrogate, a value that contains
     itself; optionally nesting past `max_depth` or integers past `max_int_bits`. Iterative, so no
-    input can make it raise. Without limits the C encoder answers "all fine" first, fast."""
+    input can make it raise. The C encoder answers "all JSON" first, fast; the limits then need
+    only a walk over the containers."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return _first_problem(value, max_depth, max_int_bits)
     if max_depth is None and max_int_bits is None:
-        try:
-            json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-            return None
-        except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
-            pass
+        return None
+    return _beyond_limits(value, max_depth, max_int_bits)
+
+
+def _beyond_limits(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
+    """Nesting past max_depth or an integer past max_int_bits, in a value the encoder could write;
+    and what the encoder writes though it is no JSON value (a tuple, a non-string key)."""
+    stack: list = [(value, (), 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if max_depth is not None and depth >= max_depth:
+                return path, f"the value is nested deeper than {max_depth} levels"
+            if isinstance(node, dict):
+                key = next((k for k in node if not isinstance(k, str)), None)
+                if key is not None:
+                    return path, f"an object key is {type(key).__name__}, not a string"
+                items = list(node.items())
+            else:
+                items = list(enumerate(node))
+            for key, child in reversed(items):      # first child first, as the full walk reports
+                if isinstance(child, (dict, list, int, tuple)):
+                    stack.append((child, path + (key,), depth + 1))
+        elif isinstance(node, tuple):
+            return path, "a tuple is not a JSON value"
+        elif (max_int_bits is not None and isinstance(node, int) and not isinstance(node, bool)
+              and node.bit_length() > max_int_bits):
+            return path, "the integer is too large"
+    return None
+
+
+def _first_problem(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
     stack: list = [(value, (), 0, False)]
     open_ids: set = set()
     while stack:

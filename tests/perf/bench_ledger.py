@@ -1,4 +1,4 @@
-"""Benchmark of the finding ledger, measured through the tool API (Ledger.call / MCP), with baselines
+"""Benchmark of the finding ledger, measured through the tool API (Service.call / MCP), with baselines
 measured in the same run:
 
 1. committed log_finding/s from one writer, two evidence links each, vs a raw-SQL INSERT of the
@@ -23,15 +23,30 @@ import anyio
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "engine"))
 
-from groundrules import load_rulebook  # noqa: E402
-from groundrules.findings import Ledger, Store  # noqa: E402
-from groundrules.findings.search import grams  # noqa: E402
-from groundrules.findings.service import Call, content_hash  # noqa: E402
+from groundrules import Caller, FindingLedger, Service, load_rulebook  # noqa: E402
 from groundrules.findings import tools  # noqa: E402
+from groundrules.findings.call import content_hash  # noqa: E402
+from groundrules.store.cjk_search import grams  # noqa: E402
+from groundrules.store.findings_sqlite import SqliteFindingStore as Store  # noqa: E402
+
+
+class Ledger:
+    """The finding ledger as an agent reaches it: every call through the tool registry."""
+
+    def __init__(self, path: Path, project: str, rulebook):
+        self.ledger = FindingLedger(path, rulebook=rulebook)
+        self.store, self.service = self.ledger.store, Service(rulebook, findings=self.ledger)
+        self.caller = Caller("bench", "agent", (project,))
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        return self.service.call(tool, arguments, self.caller)
+
+    def close(self) -> None:
+        self.ledger.close()
 
 TABLES = [ROOT / "rules" / n for n in ("finding_states.yaml", "findings_vocabulary.yaml", "applicability.yaml",
                                        "findings_material_change.yaml", "findings_warnings.yaml",
-                                       "support_reason.yaml")]
+                                       "support_reason.yaml", "roles.yaml")]
 SUBJECTS = ["温度漂移", "批大小", "采样温度", "显存碎片", "KV 缓存", "量化误差", "调度延迟", "off-by-one", "随机种子", "内核融合"]
 VERBS = ["导致", "不影响", "放大了", "掩盖了", "部分解释了"]
 OBJECTS = ["logits 误差", "吞吐下降", "首 token 延迟", "结果不一致", "内存泄漏"]
@@ -99,9 +114,10 @@ def bench_writes(book, folder: Path, n: int) -> None:
 
 def fill(ledger: Ledger, start: int, stop: int, rng: random.Random) -> None:
     """Grow the ledger with the real log_finding code, 2,000 findings per transaction (filling only)."""
+    inner = ledger.ledger
     for lo in range(start, stop, 2000):
-        with ledger.store.write() as conn:
-            call = Call(ledger, conn, "log_finding", ledger.project)
+        with ledger.store.write() as tx:
+            call = inner._call(tx, "log_finding", ledger.caller.projects[0], "bench")
             for i in range(lo, min(stop, lo + 2000)):
                 tools.log_finding(call, args_for(i, rng))
 

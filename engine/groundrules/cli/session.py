@@ -21,18 +21,21 @@ def rulebook_from(args: argparse.Namespace) -> Rulebook:
 
 
 def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: bool = False) -> None:
-    """The options every tool command shares; `ledger` adds --db (required) and --root."""
-    if ledger:
-        p.add_argument("--db", required=True, metavar="PATH", help="the ledger's SQLite file (created if missing)")
-        p.add_argument("--root", metavar="DIR",
-                       help="the project root rule documents live under (approve_rule writes only inside it)")
-    else:
-        p.add_argument("--db", metavar="PATH", help="the ledger's SQLite file, for the finding tools")
+    """The options every tool command shares; `ledger` makes --db required."""
+    p.add_argument("--db", required=ledger, metavar="PATH",
+                   help="the ledger's SQLite file (created if missing)" + ("" if ledger else ", for the finding tools"))
+    p.add_argument("--root", metavar="DIR",
+                   help="the project root rule documents live under (approve_rule writes only inside it)")
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
     p.add_argument("--operator", metavar="NAME", help="who is calling, as recorded in the audit trail "
                                                       "(default: the login name)")
     p.add_argument("--role", default=role, choices=("agent", "reviewer"),
                    help="the caller's role in rules/roles.yaml (default: %(default)s)")
+    repro = p.add_argument_group("reproducible ledgers (tests, replays)")
+    repro.add_argument("--step-clock", metavar="START", help="read time from a clock that starts at START "
+                       "(YYYY-MM-DDTHH:MM:SSZ) and advances one second per reading, instead of the wall clock")
+    repro.add_argument("--sequential-ids", metavar="FROM", type=int,
+                       help="number new ids FROM+1, FROM+2, … per prefix instead of random ones")
 
 
 def caller_from(args: argparse.Namespace) -> Caller:
@@ -50,8 +53,21 @@ def service_from(args: argparse.Namespace) -> Service:
         root = getattr(args, "root", None)
         if root is not None and not Path(root).is_dir():
             raise usage_error(f"{root}: not a folder")
-        findings = FindingLedger(db, project=args.project, rulebook=book, rules_root=root)
+        findings = FindingLedger(db, rulebook=book, rules_root=root, **_reproducible(args))
     return Service(book, findings=findings)
+
+
+def _reproducible(args: argparse.Namespace) -> dict:
+    from ..findings import SequentialIds, StepClock
+    options: dict = {}
+    if args.step_clock:
+        try:
+            options["clock"] = StepClock(args.step_clock)
+        except ValueError:
+            raise usage_error(f"--step-clock {args.step_clock}: expected YYYY-MM-DDTHH:MM:SSZ") from None
+    if args.sequential_ids is not None:
+        options["ids"] = SequentialIds(start=args.sequential_ids)
+    return options
 
 
 def _login() -> str:

@@ -31,16 +31,14 @@ class FindingLedger:
 
     `clock` and `ids` are injected (SystemClock / RandomIds by default). Calls are serialised
     within the process; across processes the store's locking and the version checks do it.
-    `project` is the project a library caller means by "current".
     """
 
-    def __init__(self, store: Any, *, project: str = "default", rulebook: Rulebook | None = None,
+    def __init__(self, store: Any, *, rulebook: Rulebook | None = None,
                  clock: Clock | None = None, ids: Ids | None = None, rules_root: str | Path | None = None):
         if isinstance(store, (str, Path)):
             from ..store import open_finding_store
             store = open_finding_store(store)
         self.store = store
-        self.project = project
         self.book = rulebook or rulebooks.default()
         self.clock = clock or SystemClock()
         self.ids = ids or RandomIds()

@@ -68,7 +68,9 @@ class Machine:
 
 
 @dataclass(frozen=True)
-class Refusal:
+class Blocked:
+    """Why a move may not be made: the refusal code, the guard that said no, the sentence."""
+
     code: str
     guard: str            # the guard that refused, '' when the move itself is not allowed
     message: str
@@ -89,29 +91,29 @@ class TransitionTable:
         return self.machines[name]
 
     def check(self, machine: str, source: str, target: str, facts: dict,
-              via: str | None = None) -> Refusal | None:
+              via: str | None = None) -> Blocked | None:
         """None when the move is allowed; else the refusal (first failing guard wins)."""
         m = self.machines[machine]
         params = {"machine": machine, "from": source, "to": target, "via": via or ""}
         move = m.find(source, target)
         if move is None:
-            return Refusal(self.refusal_code, "", self.messages["not_allowed"].render(params))
+            return Blocked(self.refusal_code, "", self.messages["not_allowed"].render(params))
         if move.via and via not in move.via:
-            return Refusal(self.refusal_code, "",
+            return Blocked(self.refusal_code, "",
                            self.messages["not_via"].render(dict(params, allowed=list(move.via))))
         return self._guarded(m.requires + move.guards, dict(facts, **params))
 
-    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None) -> Refusal | None:
+    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None) -> Blocked | None:
         """A write that keeps the record in `state` (e.g. a revalidation confirming it) still needs the
         machine's `requires` guards: a superseded record's belief is history, re-confirmed or not."""
         params = {"machine": machine, "from": state, "to": state, "via": via or ""}
         return self._guarded(self.machines[machine].requires, dict(facts, **params))
 
-    def _guarded(self, guard_ids: tuple, value: dict) -> Refusal | None:
+    def _guarded(self, guard_ids: tuple, value: dict) -> Blocked | None:
         for guard_id in guard_ids:
             guard = self.guards[guard_id]
             if not guard.when.test(value):
-                return Refusal(guard.code, guard_id, guard.message.render(value))
+                return Blocked(guard.code, guard_id, guard.message.render(value))
         return None
 
     def check_examples(self) -> Iterator[ExampleResult]:

@@ -1,0 +1,212 @@
+"""One answer per tool, whatever the transport: every tool of the registry is driven with the same
+good and bad arguments through the library (`Service.call`), the CLI (`groundrules call`, and the
+part's own command where it has one) and MCP over real stdio (`groundrules serve`), and the three
+envelopes must be equal, byte for byte once serialised.
+
+Every transport starts from the same prepared ledger with the same injected clock and ids, so that
+ids and timestamps agree too. The CLI runs each case on its own copy, one process call each; the
+library runs the same cases the same way, and also as one session per role, which MCP runs too.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from groundrules import Caller, FindingLedger, Service, canonical, default_rulebook
+from groundrules.api import TOOLS
+from groundrules.cli.main import main
+from groundrules.findings import SequentialIds, StepClock
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "schemas" / "examples"
+PROJECT, OPERATOR = "p1", "operator-1"
+CLOCK, IDS = "2030-01-01T00:00:00Z", 1000
+
+
+def example(part: str, name: str):
+    return json.loads((EXAMPLES / part / f"{name}.json").read_text(encoding="utf-8"))
+
+
+EXPERIMENT = {"source_kind": "experiment_run", "source_ref": "run:4472", "excerpt": "shift -1/0/+1 的均值指标近似",
+              "relation": "supports", "method": "experiment"}
+COUNTER = {"source_kind": "log", "source_ref": "log:gpu", "excerpt": "温度升高后误差翻倍", "relation": "contradicts",
+           "method": "log_inspection"}
+FINDING = {"claim_kind": "diagnosis", "statement": "温度漂移导致误差", "tags": ["gpu"],
+           "scope": {"match": {"runtime.backend": "vLLM"}, "context": {"commit": "0862527"}}}
+
+# (tool, arguments, role, writes): good and bad arguments for every tool; F-000001 and RP-000001 exist
+CASES = [
+    ("explain_support", {"context": example("support_reason", "cq-shenlun-partial")}, "agent", False),
+    ("explain_support", {"context": [1, 2]}, "agent", False),
+    ("explain_support", {"ctx": {}}, "agent", False),
+    ("lock_message", {"message": {"id": "m1", "role": "user", "content": "不方便接电话，微信 wx_wang01"}}, "agent", False),
+    ("lock_message", {"messages": [{"id": "m1", "role": "user", "content": "手机 13812345678"},
+                                   {"id": "m1", "role": "user", "content": "x"}]}, "agent", False),
+    ("lock_message", {"message": {"id": "m1", "role": "robot", "content": "x"}}, "agent", False),
+    ("lock_message", {"message": {}, "messages": []}, "agent", False),
+    ("fold_evidence", example("fold", "seed_region-read_as_correct"), "agent", False),
+    ("fold_evidence", {"now": "2024-05-01T12:00:00+08:00", "records": "nope", "interpretations": []}, "agent", False),
+    ("verify_extraction", example("verify", "end_time_only"), "agent", False),
+    ("verify_extraction", example("verify", "start_time_missing"), "agent", False),
+    ("verify_extraction", {"request": {}, "candidate": {}}, "agent", False),
+    ("query_findings", {"keyword": "漂移"}, "agent", False),
+    ("query_findings", {"limit": "many"}, "agent", False),
+    ("get_finding", {"finding_id": "F-000001"}, "agent", False),
+    ("get_finding", {"finding_id": "F-999999"}, "agent", False),
+    ("get_finding", {"finding_id": "F-000001", "project": "p2"}, "agent", False),
+    ("log_finding", dict(FINDING, evidence=[EXPERIMENT]), "agent", True),
+    ("log_finding", dict(FINDING, epistemic_state="supported"), "agent", True),
+    ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "r"}), "agent", True),
+    ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "复盘确认"}), "reviewer", True),
+    ("add_evidence", {"finding_id": "F-000001", "evidence": COUNTER}, "agent", True),
+    ("set_finding_state", {"finding_id": "F-000001", "epistemic_state": "supported", "reason": "实验支持",
+                           "expected_version": 1}, "agent", True),
+    ("set_finding_state", {"finding_id": "F-000001", "epistemic_state": "supported", "reason": "r",
+                           "expected_version": 7}, "agent", True),
+    ("refute_finding", {"finding_id": "F-000001", "reason": "日志反证", "evidence": [COUNTER],
+                        "expected_version": 1}, "agent", True),
+    ("supersede_finding", {"finding_id": "F-000001", "reason": "更准确", "expected_version": 1,
+                           "new": dict(FINDING, statement="GPU 温度漂移导致误差")}, "agent", True),
+    ("revalidate_finding", {"finding_id": "F-000001", "result": "insufficient", "reason": "复查",
+                            "expected_version": 1}, "agent", True),
+    ("link_finding", {"finding_id": "F-000001", "relation": "documented_in",
+                      "target": {"document": "docs/gpu.md"}}, "agent", True),
+    ("propose_rule", {"finding_id": "F-000001", "rule_text": "- 先记录温度", "target_path": "AGENTS.md",
+                      "rationale": "两次误判"}, "agent", True),
+    ("propose_rule", {"finding_id": "F-000001", "rule_text": "x", "target_path": "/etc/passwd",
+                      "rationale": "r"}, "agent", True),
+    ("approve_rule", {"proposal_id": "RP-000001"}, "agent", True),
+    ("approve_rule", {"proposal_id": "RP-000001", "note": "同意"}, "reviewer", True),
+    ("reject_rule", {"proposal_id": "RP-000001", "note": "太具体"}, "reviewer", True),
+    ("no_such_tool", {}, "agent", False),
+]
+
+
+def test_every_tool_of_the_registry_is_driven():
+    assert {tool for tool, *_ in CASES} - {"no_such_tool"} == set(TOOLS)
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    """A ledger holding one finding with evidence (F-000001) and one rule proposal (RP-000001)."""
+    base = tmp_path_factory.mktemp("parity")
+    db = base / "prepared.db"
+    ledger = FindingLedger(db, clock=StepClock(), ids=SequentialIds())
+    service = Service(default_rulebook(), findings=ledger)
+    caller = Caller("setup", "agent", (PROJECT,))
+    fid = service.call("log_finding", dict(FINDING, evidence=[EXPERIMENT]), caller)["data"]["finding_id"]
+    service.call("propose_rule", {"finding_id": fid, "rule_text": "- 排查前先记录 GPU 温度", "target_path": "AGENTS.md",
+                                  "rationale": "两次误判"}, caller)
+    ledger.close()
+    return base, db
+
+
+def _fresh(prepared, name: str) -> tuple[Path, Path]:
+    """A copy of the prepared ledger, and a project root holding AGENTS.md, for one transport."""
+    base, db = prepared
+    folder = base / name
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "root").mkdir(parents=True)
+    (folder / "root" / "AGENTS.md").write_text("# 规则\n", encoding="utf-8")
+    shutil.copy(db, folder / "ledger.db")
+    return folder / "ledger.db", folder / "root"
+
+
+def by_library(prepared, indices: list[int], name: str, role: str) -> list[dict]:
+    """The cases, in order, in one session on one copy of the prepared ledger."""
+    db, root = _fresh(prepared, name)
+    ledger = FindingLedger(db, clock=StepClock(CLOCK), ids=SequentialIds(start=IDS), rules_root=root)
+    service = Service(default_rulebook(), findings=ledger)
+    try:
+        return [service.call(CASES[i][0], CASES[i][1], Caller(OPERATOR, role, (PROJECT,))) for i in indices]
+    finally:
+        ledger.close()
+
+
+def alone(prepared, index: int) -> dict:
+    return by_library(prepared, [index], f"lib-{index}", CASES[index][2])[0]
+
+
+def _cli_options(db: Path, root: Path, role: str) -> list[str]:
+    return ["--db", str(db), "--root", str(root), "--project", PROJECT, "--operator", OPERATOR, "--role", role,
+            "--step-clock", CLOCK, "--sequential-ids", str(IDS)]
+
+
+def by_cli(prepared, index: int, capsys) -> dict:
+    tool, arguments, role, _ = CASES[index]
+    db, root = _fresh(prepared, f"cli-{index}")
+    path = db.parent / "arguments.json"
+    path.write_text(json.dumps(arguments, ensure_ascii=False), encoding="utf-8")
+    code = main(["call", tool, str(path), *_cli_options(db, root, role)])
+    out, err = capsys.readouterr()
+    envelope = json.loads(out)
+    assert err == "" and code == (0 if envelope["ok"] else 1)
+    return envelope
+
+
+def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
+    db, root = _fresh(prepared, name)
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role)])
+
+    async def go():
+        with anyio.fail_after(120):
+            async with Client(params) as client:
+                out = []
+                for index in indices:
+                    tool, arguments, _, _ = CASES[index]
+                    result = await client.call_tool(tool, arguments)
+                    assert result.is_error is (not result.structured_content["ok"])
+                    assert json.loads(result.content[0].text) == result.structured_content
+                    out.append(result.structured_content)
+                return out
+    return anyio.run(go)
+
+
+def test_the_library_and_the_cli_give_the_same_envelope(prepared, capsys):
+    for i, case in enumerate(CASES):
+        library, cli = alone(prepared, i), by_cli(prepared, i, capsys)
+        assert canonical.dumps(cli) == canonical.dumps(library), (case[:3], cli, library)
+
+
+@pytest.mark.parametrize("role", ["agent", "reviewer"])
+def test_the_library_and_mcp_stdio_give_the_same_envelope(prepared, role):
+    indices = [i for i, case in enumerate(CASES) if case[2] == role]
+    library = by_library(prepared, indices, f"lib-{role}", role)
+    mcp = by_mcp(prepared, indices, f"mcp-{role}", role)
+    for i, from_library, from_mcp in zip(indices, library, mcp):
+        assert canonical.dumps(from_mcp) == canonical.dumps(from_library), (CASES[i][:3], from_mcp, from_library)
+
+
+def test_the_cases_are_what_they_claim(prepared):
+    """Good arguments answer and bad ones are refused, so that parity is not parity of refusals."""
+    library = [alone(prepared, i) for i in range(len(CASES))]
+    outcomes = [(case[0], library[i]["ok"], (library[i]["error"] or {}).get("code")) for i, case in enumerate(CASES)]
+    assert ("log_finding", False, "PERMISSION_DENIED") in outcomes
+    assert ("approve_rule", False, "UNKNOWN_TOOL") not in outcomes
+    assert sum(ok for _, ok, _ in outcomes) >= 12 and sum(not ok for _, ok, _ in outcomes) >= 12
+
+
+# the parts' own commands take the file as the context, the message, or the payload
+COMMANDS = {"explain_support": ("explain", lambda a: a["context"]), "lock_message": ("lock", lambda a: a["message"]),
+            "fold_evidence": ("fold", lambda a: a), "verify_extraction": ("verify", lambda a: a)}
+OWN_COMMAND_CASES = [i for i, (tool, arguments, _, _) in enumerate(CASES)
+                     if tool in COMMANDS and set(arguments) != {"ctx"} and set(arguments) != {"message", "messages"}
+                     and (tool != "lock_message" or "message" in arguments)]
+
+
+@pytest.mark.parametrize("index", OWN_COMMAND_CASES)
+def test_the_parts_own_commands_answer_like_the_tool(prepared, capsys, index):
+    tool, arguments, _, _ = CASES[index]
+    command, file_of = COMMANDS[tool]
+    path = Path(prepared[0]) / f"command-{index}.json"
+    path.write_text(json.dumps(file_of(arguments), ensure_ascii=False), encoding="utf-8")
+    main([command, str(path)])
+    out, _ = capsys.readouterr()
+    assert canonical.dumps(json.loads(out)) == canonical.dumps(alone(prepared, index))

@@ -1,0 +1,146 @@
+"""The rules the code acts on live in the tables: rename a state, a relation or an event type in a
+copy of the tables, or change a flag or an order, and the behaviour follows with no Python edit."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from groundrules import Caller, FindingLedger, GroundrulesError, Service, fold, load_rulebook
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def copy_of_tables(tmp_path: Path, edits: dict[str, list[tuple[str, str]]]) -> Path:
+    """rules/, locks/ and schemas/ copied to tmp_path, with regex edits applied per rules file."""
+    root = tmp_path / "tables"
+    for folder in ("rules", "locks", "schemas"):
+        shutil.copytree(ROOT / folder, root / folder)
+    for name, replacements in edits.items():
+        path = root / "rules" / name
+        text = path.read_text(encoding="utf-8")
+        for pattern, new in replacements:
+            text, count = re.subn(pattern, new, text)
+            assert count, (name, pattern)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+FINDING = {"claim_kind": "diagnosis", "statement": "温度漂移导致误差"}
+COUNTER = {"source_kind": "log", "source_ref": "log:gpu", "excerpt": "温度升高后误差翻倍", "relation": "contradicts",
+           "method": "log_inspection"}
+
+
+def ledger_service(root: Path, db: Path) -> tuple[Service, Caller]:
+    book = load_rulebook(root)
+    return Service(book, findings=FindingLedger(db, rulebook=book)), Caller("analyst", "agent", ("p1",))
+
+
+def test_renaming_finding_states_and_relations_in_the_tables_renames_what_the_tools_do(tmp_path):
+    rename = [(r"\brefuted\b", "disproved"), (r"\bsuperseded\b", "replaced"), (r"\bsupersedes\b", "takes_over")]
+    root = copy_of_tables(tmp_path, {"finding_states.yaml": rename[:2], "findings_vocabulary.yaml": rename,
+                                     "findings_warnings.yaml": rename[:1]})
+    service, caller = ledger_service(root, tmp_path / "l.db")
+    first = service.call("log_finding", FINDING, caller)["data"]["finding_id"]
+    refuted = service.call("refute_finding", {"finding_id": first, "reason": "日志反证", "evidence": [COUNTER],
+                                              "expected_version": 1}, caller)
+    assert refuted["data"]["epistemic_state"] == "disproved"
+    second = service.call("log_finding", FINDING, caller)["data"]["finding_id"]
+    newer = service.call("supersede_finding", {"finding_id": second, "reason": "更准确", "expected_version": 1,
+                                               "new": dict(FINDING, statement="GPU 温度漂移导致误差")}, caller)
+    assert newer["ok"], newer["error"]
+    old = service.call("get_finding", {"finding_id": second}, caller)["data"]
+    assert old["finding"]["lifecycle_state"] == "replaced"
+    assert [(r["direction"], r["relation"]) for r in old["relations"]] == [("incoming", "takes_over")]
+    listed = service.call("query_findings", {"include_history": True}, caller)["data"]["findings"]
+    current = {f["finding_id"]: f["applicability"]["current"] for f in listed}
+    assert current[first] is False and current[second] is False and current[newer["data"]["finding_id"]] is True
+
+
+def test_the_old_state_name_no_longer_exists_once_renamed(tmp_path):
+    root = copy_of_tables(tmp_path, {"finding_states.yaml": [(r"\brefuted\b", "disproved")],
+                                     "findings_vocabulary.yaml": [(r"\brefuted\b", "disproved")],
+                                     "findings_warnings.yaml": [(r"\brefuted\b", "disproved")]})
+    service, caller = ledger_service(root, tmp_path / "l.db")
+    fid = service.call("log_finding", FINDING, caller)["data"]["finding_id"]
+    answer = service.call("set_finding_state", {"finding_id": fid, "epistemic_state": "refuted", "reason": "r",
+                                                "expected_version": 1}, caller)
+    assert (answer["error"]["code"], answer["error"]["field"]) == ("INVALID_ARGUMENT", "epistemic_state")
+
+
+def test_a_vocabulary_naming_a_state_its_machine_lacks_fails_at_its_line(tmp_path):
+    root = copy_of_tables(tmp_path, {"findings_vocabulary.yaml": [(r"refute_state: refuted", "refute_state: refutd")]})
+    with pytest.raises(GroundrulesError) as info:
+        ledger_service(root, tmp_path / "l.db")
+    problem = info.value.problems[0]
+    assert (problem.file, problem.code, problem.key) == ("rules/findings_vocabulary.yaml", "unknown-state",
+                                                        "acts_on.refute_state")
+    assert (ROOT / "rules" / "findings_vocabulary.yaml").read_text(encoding="utf-8").splitlines()[
+        problem.line - 1].strip().startswith("refute_state:")
+
+
+SEED_CORRECT = {  # seed 003 §七: E19 corrects E07
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [{"id": "E07", "type": "message", "role": "user", "state": "sent", "content": "我们公司登记地在 A 地"},
+                {"id": "E19", "type": "message", "role": "user", "state": "sent", "content": "这批产品是要交付到 B 地分部的"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "e1", "type": "set", "slot": "region", "value": "A 地", "evidence": ["E07"]},
+        {"id": "e2", "type": "TYPE", "slot": "region", "value": "B 地", "evidence": ["E07", "E19"]}]}]}
+
+
+def with_type(event_type: str) -> dict:
+    payload = {**SEED_CORRECT, "interpretations": [dict(SEED_CORRECT["interpretations"][0])]}
+    events = [dict(e) for e in SEED_CORRECT["interpretations"][0]["events"]]
+    events[1]["type"] = event_type
+    payload["interpretations"][0]["events"] = events
+    return payload
+
+
+def test_renaming_an_event_type_in_the_tables_renames_it_in_the_fold(tmp_path):
+    root = copy_of_tables(tmp_path, {"events.yaml": [(r"\bcorrect:", "amend:"), (r"type: correct\b", "type: amend")],
+                                     "merge.yaml": [(r"\bcorrect:", "amend:"), (r"\beq: correct\b", "eq: amend"),
+                                                    (r"type: correct\b", "type: amend")]})
+    renamed, bundled = load_rulebook(root), load_rulebook(ROOT)
+    want = fold(with_type("correct"), bundled)["state"]["scopes"]["demand_1"]["slots"]["region"]
+    got = fold(with_type("amend"), renamed)["state"]["scopes"]["demand_1"]["slots"]["region"]
+    assert (got["value"], got["status"]) == (want["value"], want["status"]) == ("B 地", "filled")
+    with pytest.raises(GroundrulesError) as info:
+        fold(with_type("correct"), renamed)
+    assert info.value.code == "UNKNOWN_EVENT"
+
+
+INJECTED_PHONE = {
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [{"id": "F1", "type": "injected_field", "field": "crm.phone", "value": "13812345678", "origin": "crm"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "e1", "type": "set", "slot": "phone", "value": "13812345678", "evidence": ["F1"]}]}]}
+
+
+def test_which_records_ground_a_value_without_a_lock_is_the_event_catalogues_flag(tmp_path):
+    assert fold(INJECTED_PHONE, load_rulebook(ROOT))["state"]["scopes"]["demand_1"]["slots"]["phone"]["value"] \
+        == "13812345678"
+    root = copy_of_tables(tmp_path, {"events.yaml": [(r"(injected_field:\n(?:.*\n){2})    grounds_values: true\n",
+                                                      r"\1")]})
+    with pytest.raises(GroundrulesError) as info:
+        fold(INJECTED_PHONE, load_rulebook(root))
+    assert info.value.code == "INSUFFICIENT_EVIDENCE"
+
+
+MIXED_VALIDITY = {
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [{"id": "E1", "type": "message", "role": "user", "state": "sent", "content": "地区是 A 地",
+                 "valid_until": "2024-04-01T00:00:00+08:00"},
+                {"id": "E2", "type": "message", "role": "user", "state": "sent", "content": "下月起地区是 A 地",
+                 "valid_from": "2024-06-01T00:00:00+08:00"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "e1", "type": "set", "slot": "region", "value": "A 地", "evidence": ["E1", "E2"]}]}]}
+
+
+@pytest.mark.parametrize("order, status", [("[valid, not_yet_valid, expired]", "not_yet_valid"),
+                                           ("[valid, expired, not_yet_valid]", "expired")])
+def test_which_validity_a_slot_takes_from_mixed_evidence_is_the_merge_policys_order(tmp_path, order, status):
+    root = copy_of_tables(tmp_path, {"merge.yaml": [(r"validity_precedence: \[[^\]]*\]", f"validity_precedence: {order}")]})
+    slot = fold(MIXED_VALIDITY, load_rulebook(root))["state"]["scopes"]["demand_1"]["slots"]["region"]
+    assert slot["status"] == status
