@@ -11,7 +11,8 @@ from typing import Any, Callable
 
 import regex
 
-from .conditions import MISSING
+from .condgen import Gen
+from .operators import MISSING, path_parts
 from .errors import Fault, did_you_mean
 
 
@@ -90,8 +91,6 @@ class Template:
 
 def _generate(parts: tuple) -> Callable[..., str]:
     """`render(v, b=None)`: each slot reads binding `b[name]` if given, else the path in `v`."""
-    from .condgen import Gen
-    from .conditions import path_parts
     gen = Gen()
     lines, pieces = [], []
     for n, part in enumerate(parts):

@@ -85,7 +85,7 @@ class MergePolicy:
 
 
 def _embedded(name: str, data: dict, ctx, policy_id: str) -> DecisionTable | None:
-    from ..rulebook import CompileContext
+    from ..tables import CompileContext
     sub = CompileContext(ctx.schemas, ctx.source)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
     for f in sub.faults:

@@ -12,12 +12,13 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import canonical
 from .. import rulebook as rulebooks
 from ..errors import did_you_mean
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from . import applicability
 from .clock import Clock, Ids, RandomIds, SystemClock
 from .search import grams

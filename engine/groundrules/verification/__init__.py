@@ -11,12 +11,13 @@ quote, start, end}]}.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import canonical
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from .checks import Tables, run
 from .instances import INVALID_ARGUMENT, resolve
 from .repair import Propose, loop
@@ -92,7 +93,7 @@ def _payload(payload: Any) -> tuple:
 
 
 def _tables(rulebook: Any) -> tuple[Tables, Rulebook]:
-    if rulebook is not None and not isinstance(rulebook, Rulebook):
+    if rulebook is not None and not isinstance(rulebook, rulebooks.Rulebook):
         raise GroundrulesError(INVALID_ARGUMENT, "rulebook: expected a Rulebook or None", argument="rulebook")
     book = rulebook or rulebooks.default()
     found = {}
