@@ -7,16 +7,17 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, NamedTuple
 
 from .bindings import Binding, compile_binding
 from .canonical import detached
-from .conditions import Condition, compile_condition, explain_failure
+from .condgen import Gen
+from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
-from .templates import Template, compile_template
+from .templates import Template, compile_template, emit
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,10 @@ class Row:
     outputs: tuple            # ((key, Template | binding name), ...)
     examples: tuple
     where: tuple
+    render: Callable[[Any, dict], dict] = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Fired:
+class Fired(NamedTuple):
     row: Row
     code: str
     outputs: dict
@@ -62,7 +63,7 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
-    plan: tuple = ()          # (row, code, test) in evaluation order, unpacked once at compile
+    plan: tuple = ()          # (row, code, test, render) in evaluation order, unpacked once at compile
 
     def primary(self, decision: Decision) -> Fired | None:
         """The first fired row whose code has the preferred role, else the first fired row."""
@@ -72,68 +73,42 @@ class DecisionTable:
         return decision.fired[0] if decision.fired else None
 
     def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
-        """Rows that fire on `value`; with trace, why every other row did not."""
-        if trace:
-            return self._evaluate_traced(value)
+        """Rows that fire on `value` under the hit policy; with `trace`, a note for every row: fired,
+        skipped by the hit policy, or the first failing test with the values it read. One loop
+        serves both, so a trace always tells how the untraced run decided."""
         fired: list[Fired] = []
+        notes: list[dict] | None = [] if trace else None
         cache: dict = {}
         once = self.hit_policy == "output_order"
         first = self.hit_policy == "first"
         seen: set = set()
-        for row, code, test in self.plan:
+        for row, code, test, render in self.plan:
             if once and code in seen:
+                if notes is not None:
+                    notes.append({"row": row.id, "code": code, "fired": False,
+                                  "skipped": f"code '{code}' already fired"})
+                continue
+            if first and fired:
+                if notes is None:
+                    break
+                notes.append({"row": row.id, "code": code, "fired": False,
+                              "skipped": "hit policy 'first': an earlier row fired"})
                 continue
             if test(value):
-                fired.append(Fired(row, code, self._render(row, value, cache)))
-                if first:
-                    break
+                fired.append(Fired(row, code, render(value, cache)))
                 seen.add(code)
-        return self._finish(fired, value, cache, None)
-
-    def _evaluate_traced(self, value: Any) -> Decision:
-        fired: list[Fired] = []
-        seen: set = set()
-        notes: list[dict] = []
-        cache: dict = {}
-        for row in self.rows:
-            note = {"row": row.id, "code": row.code, "fired": False}
-            if self.hit_policy == "output_order" and row.code in seen:
-                note["skipped"] = f"code '{row.code}' already fired"
-            elif self.hit_policy == "first" and fired:
-                note["skipped"] = "hit policy 'first': an earlier row fired"
-            elif row.when.test(value):
-                fired.append(Fired(row, row.code, self._render(row, value, cache)))
-                seen.add(row.code)
-                note["fired"] = True
-            else:
-                note["failed"] = explain_failure(row.when, value)
-            notes.append(note)
-        return self._finish(fired, value, cache, tuple(notes))
-
-    def _finish(self, fired: list, value: Any, cache: dict, notes: tuple | None) -> Decision:
+                if notes is not None:
+                    notes.append({"row": row.id, "code": code, "fired": True})
+            elif notes is not None:
+                notes.append({"row": row.id, "code": code, "fired": False,
+                              "failed": explain_failure(row.when, value)})
         if self.hit_policy == "unique" and len(fired) > 1:
             raise GroundrulesError("HIT_POLICY_VIOLATION",
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
-            fired.append(Fired(self.default, self.default.code, self._render(self.default, value, cache)))
-        return Decision(tuple(fired), notes)
-
-    def _render(self, row: Row, value: Any, cache: dict) -> dict:
-        out = {}
-        for key, spec in row.outputs:
-            if isinstance(spec, Template):
-                out[key] = spec.render(value, self._binds(spec.names, value, cache))
-            else:
-                # copies, so a caller that edits the output never edits the evaluated value
-                out[key] = detached(self._binds((spec,), value, cache)[spec])
-        return out
-
-    def _binds(self, names: tuple, value: Any, cache: dict) -> dict:
-        for name in names:
-            if name in self.bindings and name not in cache:
-                cache[name] = self.bindings[name].select(value)
-        return cache
+            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache)))
+        return Decision(tuple(fired), None if notes is None else tuple(notes))
 
     def check_examples(self) -> Iterator[ExampleResult]:
         """Row examples test one row's condition (and outputs); table examples test the fired codes."""
@@ -151,7 +126,7 @@ class DecisionTable:
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:
-                    rendered = self._render(row, ex["given"], {})
+                    rendered = row.render(ex["given"], {})
                     wrong = [f"{k}: expected {v!r}, got {rendered.get(k)!r}"
                              for k, v in ex["output"].items() if rendered.get(k) != v]
                 yield ExampleResult(test_id, not wrong, "; ".join(wrong), where + (("output",) if wrong else ()))
@@ -254,7 +229,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         rows.sort(key=lambda r: (order[r.code], r.index))
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test) for r in rows))
+                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test, r.render) for r in rows))
 
 
 def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known) -> Row | None:
@@ -278,7 +253,36 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
                 outputs.append((key, tmpl))
     if len(faults) != before:
         return None
-    return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where)
+    return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where,
+               _row_renderer(tuple(outputs), bindings))
+
+
+def _row_renderer(outputs: tuple, bindings: dict) -> Callable[[Any, dict], dict]:
+    """`render(v, cache) -> {key: value}` for one row, generated: each binding the row reads is
+    selected once per evaluation (kept in `cache`, shared by the rows that fire), templates read
+    bindings or paths directly, and bound outputs are copies, so a caller that edits the output
+    never edits the evaluated value or another row's output."""
+    gen = Gen()
+    lines: list[str] = []
+    bound: dict[str, str] = {}
+
+    def read(name: str) -> str:
+        if name not in bindings:
+            return gen.get("v", path_parts(name))
+        if name not in bound:
+            var = bound[name] = gen.fresh("_b")
+            lines.append(f"    {var} = c.get({name!r}, M)\n    if {var} is M:\n"
+                         f"        {var} = c[{name!r}] = {gen.const(bindings[name].select)}(v)\n")
+        return bound[name]
+
+    items = []
+    for key, spec in outputs:
+        if isinstance(spec, Template):
+            items.append(f"{key!r}: {emit(spec.parts, gen, read, lines)}")
+        else:
+            items.append(f"{key!r}: {gen.const(detached)}({read(spec)})")
+    return gen.build_function("def render(v, c):\n" + "".join(lines)
+                              + "    return {" + ", ".join(items) + "}\n", "render")
 
 
 def _check_priority(policy, priority, codes, faults, data) -> None:

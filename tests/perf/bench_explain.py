@@ -148,7 +148,7 @@ def durable_explain(backend, ctx: dict) -> dict:
     reasons = []
     for row_id in backend.fired_rows(ctx):
         row = rows[row_id]
-        outputs = TABLE._render(row, ctx, cache)
+        outputs = row.render(ctx, cache)
         item = {"code": row.code, "label": LABEL[row.code], "detail": outputs.get("detail", "")}
         for key in ("slots", "engines"):
             if key in outputs:
