@@ -17,6 +17,7 @@ from .conditions import Condition, compile_condition, explain_failure, path_part
 from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
+from .fieldtypes import check_literals, field_shapes
 from .templates import Template, compile_template, emit
 
 
@@ -162,6 +163,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     known = contract_fields(data, ctx)
+    shapes = _shapes(data, ctx) if known is not None else None
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
     policy = data["hit_policy"]
@@ -179,6 +181,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         if b is not None:
             bindings[name] = b
             check_fields(b.fields(("bind", name)), known, faults)
+            check_literals(b.where_cond, shapes, faults, spec["from"] + "[].")
 
     def name_ok(name: str) -> bool:
         return name in bindings or known is None or normalise(name) in known
@@ -197,7 +200,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known)
+        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes)
         if row is not None:
             rows.append(row)
     default = None
@@ -208,7 +211,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, bindings, name_ok, choices, known)
+                               ("default",), faults, bindings, name_ok, choices, known, shapes)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -232,11 +235,12 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
                          data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test, r.render) for r in rows))
 
 
-def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known) -> Row | None:
+def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes) -> Row | None:
     before = len(faults)
     cond = compile_condition(raw["when"], where + ("when",), faults)
     if cond is not None:
         check_fields(cond.fields(), known, faults)
+        check_literals(cond, shapes, faults)
     outputs = []
     for key, spec in raw.get("output", {}).items():
         at = where + ("output", key)
@@ -283,6 +287,12 @@ def _row_renderer(outputs: tuple, bindings: dict) -> Callable[[Any, dict], dict]
             items.append(f"{key!r}: {gen.const(detached)}({read(spec)})")
     return gen.build_function("def render(v, c):\n" + "".join(lines)
                               + "    return {" + ", ".join(items) + "}\n", "render")
+
+
+def _shapes(data: dict, ctx) -> dict:
+    """The field shapes of the table's input contract, derived once per rulebook load."""
+    name = data["input"]
+    return ctx.schemas.memoized(("field_shapes", name), lambda: field_shapes(ctx.schemas.get(name)))
 
 
 def _check_priority(policy, priority, codes, faults, data) -> None:
