@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, NamedTuple
 
-from .bindings import Binding, compile_binding
+from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
 from .condgen import Gen
 from .conditions import Condition, compile_condition, explain_failure, path_parts
@@ -39,8 +39,10 @@ class Fired(NamedTuple):
     outputs: dict
 
 
-@dataclass(frozen=True)
-class Decision:
+_new = tuple.__new__          # a NamedTuple without its Python-level __new__: rows fire per call
+
+
+class Decision(NamedTuple):
     fired: tuple
     trace: tuple | None = None
 
@@ -64,52 +66,30 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
-    plan: tuple = ()          # (row, code, test, render) in evaluation order, unpacked once at compile
+    run: Callable[[Any, dict, list | None], list] = field(default=None, compare=False, repr=False)
+    preferred: frozenset = frozenset()    # the codes whose role is prefer_role
 
     def primary(self, decision: Decision) -> Fired | None:
         """The first fired row whose code has the preferred role, else the first fired row."""
         for f in decision.fired:
-            if self.codes.get(f.code, {}).get("role") == self.prefer_role:
+            if f.code in self.preferred:
                 return f
         return decision.fired[0] if decision.fired else None
 
     def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
         """Rows that fire on `value` under the hit policy; with `trace`, a note for every row: fired,
-        skipped by the hit policy, or the first failing test with the values it read. One loop
-        serves both, so a trace always tells how the untraced run decided."""
-        fired: list[Fired] = []
+        skipped by the hit policy, or the first failing test with the values it read. One generated
+        function (`run`) serves both, so a trace always tells how the untraced run decided."""
         notes: list[dict] | None = [] if trace else None
         cache: dict = {}
-        once = self.hit_policy == "output_order"
-        first = self.hit_policy == "first"
-        seen: set = set()
-        for row, code, test, render in self.plan:
-            if once and code in seen:
-                if notes is not None:
-                    notes.append({"row": row.id, "code": code, "fired": False,
-                                  "skipped": f"code '{code}' already fired"})
-                continue
-            if first and fired:
-                if notes is None:
-                    break
-                notes.append({"row": row.id, "code": code, "fired": False,
-                              "skipped": "hit policy 'first': an earlier row fired"})
-                continue
-            if test(value):
-                fired.append(Fired(row, code, render(value, cache)))
-                seen.add(code)
-                if notes is not None:
-                    notes.append({"row": row.id, "code": code, "fired": True})
-            elif notes is not None:
-                notes.append({"row": row.id, "code": code, "fired": False,
-                              "failed": explain_failure(row.when, value)})
+        fired = self.run(value, cache, notes)
         if self.hit_policy == "unique" and len(fired) > 1:
             raise GroundrulesError("HIT_POLICY_VIOLATION",
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
             fired.append(Fired(self.default, self.default.code, self.default.render(value, cache)))
-        return Decision(tuple(fired), None if notes is None else tuple(notes))
+        return _new(Decision, (tuple(fired), None if notes is None else tuple(notes)))
 
     def check_examples(self) -> Iterator[ExampleResult]:
         """Row examples test one row's condition (and outputs); table examples test the fired codes."""
@@ -187,6 +167,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         return name in bindings or known is None or normalise(name) in known
 
     choices = tuple(bindings) + tuple(sorted(known or ()))
+    select = selectors(bindings)
     rows = []
     ids: dict[str, int] = {}
     for index, raw in enumerate(data["rows"]):
@@ -200,7 +181,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes)
+        row = _compile_row(raw, index, code, where, faults, select, name_ok, choices, known, shapes)
         if row is not None:
             rows.append(row)
     default = None
@@ -211,7 +192,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, bindings, name_ok, choices, known, shapes)
+                               ("default",), faults, select, name_ok, choices, known, shapes)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -232,10 +213,12 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         rows.sort(key=lambda r: (order[r.code], r.index))
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test, r.render) for r in rows))
+                         data.get("input", ""), prefer_role, _runner(tuple(rows), policy),
+                         frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role))
 
 
-def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes) -> Row | None:
+def _compile_row(raw, index, code, where, faults, select, name_ok, choices, known, shapes) -> Row | None:
+    """One row (or the default); `select` maps each binding name to its generated selection."""
     before = len(faults)
     cond = compile_condition(raw["when"], where + ("when",), faults)
     if cond is not None:
@@ -246,10 +229,10 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
         at = where + ("output", key)
         if isinstance(spec, dict):
             name = spec.get("bind")
-            if name not in bindings:
+            if name not in select:
                 faults.append(Fault("unknown-binding", f"output '{key}' names binding {name!r}, "
                                     "which the table does not declare under 'bind'", at + ("bind",),
-                                    did_you_mean(name, bindings)))
+                                    did_you_mean(name, select)))
             outputs.append((key, name))
         else:
             tmpl = compile_template(spec, at, faults, name_ok, choices)
@@ -258,10 +241,51 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
     if len(faults) != before:
         return None
     return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where,
-               _row_renderer(tuple(outputs), bindings))
+               _row_renderer(tuple(outputs), select))
 
 
-def _row_renderer(outputs: tuple, bindings: dict) -> Callable[[Any, dict], dict]:
+# What the trace says of a row its hit policy passes over (rows are grouped: see _runner).
+SKIPPED = {"output_order": "code '{code}' already fired", "first": "hit policy 'first': an earlier row fired"}
+
+
+def _runner(rows: tuple, policy: str) -> Callable[[Any, dict, list | None], list]:
+    """`run(v, c, notes) -> [Fired]`, generated: the table's rows in evaluation order, each test
+    inlined. Rows form groups in which only the first match fires and the rest are skipped: under
+    output_order the rows of one code (adjacent once sorted by priority), under first all rows,
+    under unique and collect each row alone. With `notes` a list, every row adds its trace note."""
+    groups: list[list[Row]] = []
+    for row in rows:
+        if groups and (policy == "first" or policy == "output_order" and groups[-1][0].code == row.code):
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    gen = Gen()
+    gen.names["_new"] = _new
+    fire, why = gen.const(Fired), gen.const(explain_failure)
+    body = []
+    for group in groups:
+        shared = len(group) > 1
+        if shared:
+            body.append("    hit = False\n")
+        for n, row in enumerate(group):
+            r, note = gen.const(row), f"'row': {row.id!r}, 'code': {row.code!r}, 'fired'"
+            if n:
+                skipped = SKIPPED[policy].format(code=row.code)
+                body.append(f"    if hit:\n        if notes is not None:\n"
+                            f"            notes.append({{{note}: False, 'skipped': {skipped!r}}})\n    el")
+            else:
+                body.append("    ")
+            body.append(f"if {gen.expr(row.when, 'v')}:\n"
+                        f"        fired.append(_new({fire}, ({r}, {row.code!r}, {gen.const(row.render)}(v, c))))\n"
+                        f"        if notes is not None:\n            notes.append({{{note}: True}})\n"
+                        + ("        hit = True\n" if shared else "")
+                        + f"    elif notes is not None:\n"
+                        f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v)}})\n")
+    source = "def run(v, c, notes):\n    fired = []\n" + "".join(body) + "    return fired\n"
+    return gen.build_function(source, "run")
+
+
+def _row_renderer(outputs: tuple, select: dict) -> Callable[[Any, dict], dict]:
     """`render(v, cache) -> {key: value}` for one row, generated: each binding the row reads is
     selected once per evaluation (kept in `cache`, shared by the rows that fire), templates read
     bindings or paths directly, and bound outputs are copies, so a caller that edits the output
@@ -271,12 +295,12 @@ def _row_renderer(outputs: tuple, bindings: dict) -> Callable[[Any, dict], dict]
     bound: dict[str, str] = {}
 
     def read(name: str) -> str:
-        if name not in bindings:
+        if name not in select:
             return gen.get("v", path_parts(name))
         if name not in bound:
             var = bound[name] = gen.fresh("_b")
             lines.append(f"    {var} = c.get({name!r}, M)\n    if {var} is M:\n"
-                         f"        {var} = c[{name!r}] = {gen.const(bindings[name].select)}(v)\n")
+                         f"        {gen.const(select[name])}(v, c)\n        {var} = c[{name!r}]\n")
         return bound[name]
 
     items = []
@@ -284,7 +308,9 @@ def _row_renderer(outputs: tuple, bindings: dict) -> Callable[[Any, dict], dict]
         if isinstance(spec, Template):
             items.append(f"{key!r}: {emit(spec.parts, gen, read, lines)}")
         else:
-            items.append(f"{key!r}: {gen.const(detached)}({read(spec)})")
+            x, copy = read(spec), gen.const(detached)
+            items.append(f"{key!r}: ([e if e.__class__ is str else {copy}(e) for e in {x}] "
+                         f"if {x}.__class__ is list else {copy}({x}))")
     return gen.build_function("def render(v, c):\n" + "".join(lines)
                               + "    return {" + ", ".join(items) + "}\n", "render")
 

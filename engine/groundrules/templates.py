@@ -18,6 +18,11 @@ from .errors import Fault, did_you_mean
 
 def render_value(value: Any) -> str:
     """How a value reads inside a sentence: lists joined with 、, null and missing as ''."""
+    cls = value.__class__
+    if cls is str:
+        return value
+    if cls is int:
+        return str(value)
     if value is MISSING or value is None:
         return ""
     if isinstance(value, bool):
@@ -34,13 +39,13 @@ def render_value(value: Any) -> str:
 
 
 def _join(value: Any, sep: str) -> Any:
-    if not isinstance(value, list):
+    if value.__class__ is not list:
         return value
-    return sep.join(render_value(v) for v in value)
+    return sep.join([v if v.__class__ is str else render_value(v) for v in value])
 
 
 def _count(value: Any, _arg: str) -> Any:
-    return len(value) if isinstance(value, (list, dict, str)) else 0
+    return len(value) if value.__class__ in (list, dict, str) else 0
 
 
 def _default(value: Any, arg: str) -> Any:
