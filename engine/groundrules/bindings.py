@@ -2,10 +2,11 @@
 
 `{from: missing, where: COND, pluck: label, distinct: true}` yields a list; `format: TEMPLATE`
 renders each selected item instead of plucking. Declared once per table, computed only for the
-rows that fire.
+rows that fire, at most once per evaluation.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,50 +18,74 @@ from .templates import Template, compile_template
 KEYS = ("from", "where", "pluck", "lookup", "format", "distinct")
 
 
-def _generate(source: str, cond: Condition | None, pluck: Any, tmpl: Template | None,
-              distinct: bool, lookup: dict | None = None) -> Callable[[Any], list]:
-    """One generated loop: `evidence[].supports` nests a loop per `[]`, then filter and pick;
-    `lookup` then maps each picked string through a key -> value table read from the input."""
+def selectors(bindings: dict[str, "Binding"]) -> dict[str, Callable[[Any, dict], None]]:
+    """Binding name -> `select(v, c)`, which stores the selection in the evaluation's cache `c`
+    under the binding's name. Bindings over the same list with the same filter share one generated
+    loop (`gaps` and `gap_ids` walk `missing` once), and stores every selection of its group."""
+    groups: dict[tuple, list[Binding]] = {}
+    for b in bindings.values():
+        key = (b.source["from"], json.dumps(b.source.get("where"), sort_keys=True, ensure_ascii=False))
+        groups.setdefault(key, []).append(b)
+    out = {}
+    for members in groups.values():
+        select = _generate(members)
+        out.update((m.name, select) for m in members)
+    return out
+
+
+def _generate(members: list["Binding"]) -> Callable[[Any, dict], None]:
+    """One generated loop: `evidence[].supports` nests a loop per `[]`, then filter once and pick
+    for every member; a `lookup` maps each picked string through a key -> value table read from the
+    input, built once per evaluation and kept in `c` for every binding using the same one."""
     gen = Gen()
-    segments = source.split("[].")
+    first = members[0]
+    segments = first.source["from"].split("[].")
     lines, var, pad = [], "v", "    "
-    if lookup is not None:
-        lines.append(
-            f"    lk = {{}}\n    rs = {gen.get('v', path_parts(lookup['from']))}\n"
-            f"    if rs.__class__ is list:\n        for r in rs:\n"
-            f"            k = {gen.get('r', path_parts(lookup['key']))}\n"
-            f"            w = {gen.get('r', path_parts(lookup['value']))}\n"
-            f"            if k.__class__ is str and w is not M and w is not None and k not in lk:\n"
-            f"                lk[k] = w\n")
+    for m, b in enumerate(members):
+        lines.append(f"    o{m} = []\n")
+        lookup = b.source.get("lookup")
+        if lookup is not None:
+            key = repr(("lookup", lookup["from"], lookup["key"], lookup["value"]))
+            lines.append(
+                f"    lk{m} = c.get({key}, M)\n    if lk{m} is M:\n"
+                f"        lk{m} = c[{key}] = {{}}\n        rs = {gen.get('v', path_parts(lookup['from']))}\n"
+                f"        if rs.__class__ is list:\n            for r in rs:\n"
+                f"                k = {gen.get('r', path_parts(lookup['key']))}\n"
+                f"                w = {gen.get('r', path_parts(lookup['value']))}\n"
+                f"                if k.__class__ is str and w is not M and w is not None and k not in lk{m}:\n"
+                f"                    lk{m}[k] = w\n")
     for n, segment in enumerate(segments):
         items, item = f"_l{n}", ("i" if n == len(segments) - 1 else f"_j{n}")
         lines.append(f"{pad}{items} = {gen.get(var, path_parts(segment))}\n")
         lines.append(f"{pad}if {items}.__class__ is list:\n{pad}    for {item} in {items}:\n")
         var, pad = item, pad + "        "
-    if cond is not None:
-        lines.append(f"{pad}if not {gen.expr(cond, 'i')}:\n{pad}    continue\n")
-    if pluck is not None:
-        picks = [pluck] if isinstance(pluck, str) else pluck
-        for p in picks:
-            mapped = "lk.get(x, x) if x.__class__ is str else x" if lookup is not None else "x"
-            lines.append(f"{pad}x = {gen.get('i', path_parts(p))}\n"
-                         f"{pad}if x is not M and x is not None:\n{pad}    out.append({mapped})\n"
-                         f"{pad}    continue\n")
-    elif tmpl is not None:
-        lines.append(f"{pad}out.append({gen.const(tmpl.render)}(i))\n")
-    else:
-        lines.append(f"{pad}out.append(i)\n")
-    tail = "    return out\n"
-    if distinct:
-        tail = "    seen = []\n    for x in out:\n        if x not in seen:\n            seen.append(x)\n    return seen\n"
-    return gen.build_function("def select(v):\n    out = []\n" + "".join(lines) + tail, "select")
+    if first.where_cond is not None:
+        lines.append(f"{pad}if not {gen.expr(first.where_cond, 'i')}:\n{pad}    continue\n")
+    for m, b in enumerate(members):
+        pluck = b.source.get("pluck")
+        if pluck is not None:
+            picks = [pluck] if isinstance(pluck, str) else pluck
+            lines.append(f"{pad}x = {gen.get('i', path_parts(picks[0]))}\n")
+            for p in picks[1:]:         # the first field that holds something
+                lines.append(f"{pad}if x is M or x is None:\n{pad}    x = {gen.get('i', path_parts(p))}\n")
+            mapped = f"lk{m}.get(x, x) if x.__class__ is str else x" if "lookup" in b.source else "x"
+            lines.append(f"{pad}if x is not M and x is not None:\n{pad}    o{m}.append({mapped})\n")
+        elif b.item_template is not None:
+            lines.append(f"{pad}o{m}.append({gen.const(b.item_template.render)}(i))\n")
+        else:
+            lines.append(f"{pad}o{m}.append(i)\n")
+    for m, b in enumerate(members):
+        if b.source.get("distinct", False) is True:
+            lines.append(f"    seen = []\n    for x in o{m}:\n        if x not in seen:\n"
+                         f"            seen.append(x)\n    o{m} = seen\n")
+        lines.append(f"    c[{b.name!r}] = o{m}\n")
+    return gen.build_function("def select(v, c):\n" + "".join(lines), "select")
 
 
 @dataclass(frozen=True)
 class Binding:
     name: str
     source: dict
-    select: Callable[[Any], list]
     where_cond: Condition | None
     item_template: Template | None
 
@@ -108,12 +133,10 @@ def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault]) -> 
                                 where + (key,)))
     cond = compile_condition(spec["where"], where + ("where",), faults) if "where" in spec else None
     tmpl = compile_template(spec["format"], where + ("format",), faults) if "format" in spec else None
-    distinct = spec.get("distinct", False) is True
     if len(faults) != before:
         return None
     if lookup is not None and pluck is None:
         faults.append(Fault("bad-binding", f"binding '{name}' has 'lookup' but no 'pluck'", where + ("lookup",),
                             "lookup maps plucked values: add pluck: <field>"))
         return None
-    select = _generate(spec["from"], cond, pluck, tmpl, distinct, lookup)
-    return Binding(name, spec, select, cond, tmpl)
+    return Binding(name, spec, cond, tmpl)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .conditions import MISSING, OPERATORS, Condition, path_parts
+from .operators import MISSING, OPERATORS, path_parts
+
+if TYPE_CHECKING:
+    from .conditions import Condition
 
 
 class TooComplex(Exception):
@@ -156,9 +159,9 @@ def with_tests(tree: Condition) -> Condition:
     """The same tree with every node's `test` compiled; raises TooComplex on absurd nesting."""
     if tree.kind == "test":
         inner = tree.inner()
-        if isinstance(tree.arg, Condition):
-            tree = replace(tree, arg=with_tests(tree.arg))
-        elif isinstance(tree.arg, dict) and inner is not None:
+        if inner is not None and OPERATORS[tree.op][0] == "condition":
+            tree = replace(tree, arg=with_tests(inner))
+        elif inner is not None:
             tree = replace(tree, arg=dict(tree.arg, where=with_tests(inner)))
     else:
         tree = replace(tree, children=tuple(with_tests(c) for c in tree.children))

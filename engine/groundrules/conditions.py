@@ -9,7 +9,7 @@ each item. Semantics, chosen so that a rule never fires on data it did not read:
 - equality is type-strict: true is not 1, "1" is not 1, but 1 equals 1.0;
 - ordering compares two numbers or two strings, anything else is false;
 - `all` over an empty list is true, `any` is false; quantifiers on a non-list are false.
-The semantics live in the OPERATORS functions below; condgen.py compiles the same semantics into
+The semantics live in the OPERATORS functions (operators.py); condgen.py compiles the same semantics into
 straight-line Python for speed, and tests/cases/conditions/ pins both to the rules above.
 """
 from __future__ import annotations
@@ -20,21 +20,15 @@ from typing import Any, Callable
 import regex
 
 from .canonical import detached
+from .condgen import TooComplex, compile_getter, with_tests
 from .errors import Fault, did_you_mean
+from .operators import MISSING, OPERATORS, REGEX_TIMEOUT_S, is_num, path_parts, same
 from .yamlsrc import dotted
 
+# The grammar's public names: parts and tests import them from here.
+__all__ = ["COMBINATORS", "COMPARE", "MISSING", "OPERATORS", "REGEX_TIMEOUT_S", "Condition",
+           "compile_condition", "compile_path", "explain_failure", "path_parts", "same"]
 
-class _Missing:
-    """The value of a path that does not lead anywhere; never equal to any JSON value."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-MISSING = _Missing()
-REGEX_TIMEOUT_S = 0.05
 
 COMBINATORS = ("all", "any", "not")
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -50,84 +44,8 @@ def _suggest(word: object, choices) -> str:
     return did_you_mean(word, choices)
 
 
-def is_num(v: Any) -> bool:
-    return v.__class__ is int or v.__class__ is float
-
-
-def same(a: Any, b: Any) -> bool:
-    """Type-strict equality of JSON scalars (bool is not a number)."""
-    if is_num(a) and is_num(b):
-        return a == b
-    return a.__class__ is b.__class__ and a == b
-
-
-def _ordered(a: Any, b: Any) -> bool:
-    return (is_num(a) and is_num(b)) or (a.__class__ is str and b.__class__ is str)
-
-
-def _op_eq(v, arg): return v is not MISSING and same(v, arg)
-def _op_ne(v, arg): return v is not MISSING and not same(v, arg)
-def _op_lt(v, arg): return _ordered(v, arg) and v < arg
-def _op_le(v, arg): return _ordered(v, arg) and v <= arg
-def _op_gt(v, arg): return _ordered(v, arg) and v > arg
-def _op_ge(v, arg): return _ordered(v, arg) and v >= arg
-def _op_in(v, arg): return v is not MISSING and any(same(v, a) for a in arg)
-def _op_not_in(v, arg): return v is not MISSING and not any(same(v, a) for a in arg)
-def _op_exists(v, arg): return (v is not MISSING and v is not None) is arg
-
-
-def _op_empty(v, arg):
-    if v.__class__ not in (list, dict, str):
-        return False
-    return (len(v) == 0) is arg
-
-
-def _op_matches(v, arg):
-    return v.__class__ is str and arg.search(v, timeout=REGEX_TIMEOUT_S) is not None
-
-
-# Operator name -> (kind of argument, test on (value read, argument)). Behaviour as data.
-OPERATORS: dict[str, tuple[str, Callable[[Any, Any], bool] | None]] = {
-    "eq": ("scalar_or_ref", _op_eq),
-    "ne": ("scalar_or_ref", _op_ne),
-    "lt": ("ordered_or_ref", _op_lt),
-    "le": ("ordered_or_ref", _op_le),
-    "gt": ("ordered_or_ref", _op_gt),
-    "ge": ("ordered_or_ref", _op_ge),
-    "in": ("scalar_list", _op_in),
-    "not_in": ("scalar_list", _op_not_in),
-    "exists": ("bool", _op_exists),
-    "empty": ("bool", _op_empty),
-    "matches": ("regex", _op_matches),
-    "any": ("condition", None),
-    "all": ("condition", None),
-    "none": ("condition", None),
-    "count": ("count", None),
-}
-
-
-# An index with more digits than this fits no list in memory; it reads nothing, like any index
-# past the end (and int() refuses strings of thousands of digits).
-_MAX_INDEX_DIGITS = 18
-
-
-def _part(p: str) -> str | int:
-    """A list index only for ASCII digits: '１' or '²' pass str.isdigit() but are keys."""
-    if not (p.isascii() and p.isdigit()):
-        return p
-    return int(p) if len(p) <= _MAX_INDEX_DIGITS else 10 ** _MAX_INDEX_DIGITS
-
-
-def path_parts(path: str) -> tuple:
-    """`engines.0.status` -> ('engines', 0, 'status'); '.' -> ()."""
-    if path == ".":
-        return ()
-    return tuple(_part(p) for p in path.split("."))
-
-
 def compile_path(path: str) -> Callable[[Any], Any]:
     """Dotted path -> getter returning MISSING where the path does not lead."""
-    from .condgen import compile_getter
     return compile_getter(path_parts(path))
 
 
@@ -319,7 +237,6 @@ def _scalar(v: Any) -> bool:
 
 def compile_condition(node: Any, where: tuple, faults: list[Fault]) -> Condition | None:
     """Check and compile one condition; problems go to `faults` (located by key path), None if any."""
-    from .condgen import TooComplex, with_tests
     before = len(faults)
     try:
         tree = _Parser(faults).parse(node, where)

@@ -7,16 +7,18 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, NamedTuple
 
-from .bindings import Binding, compile_binding
+from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
-from .conditions import Condition, compile_condition, explain_failure
+from .condgen import Gen
+from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
-from .templates import Template, compile_template
+from .fieldtypes import check_literals, field_shapes
+from .templates import Template, compile_template, emit
 
 
 @dataclass(frozen=True)
@@ -28,17 +30,19 @@ class Row:
     outputs: tuple            # ((key, Template | binding name), ...)
     examples: tuple
     where: tuple
+    render: Callable[[Any, dict], dict] = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
-class Fired:
+class Fired(NamedTuple):
     row: Row
     code: str
     outputs: dict
 
 
-@dataclass(frozen=True)
-class Decision:
+_new = tuple.__new__          # a NamedTuple without its Python-level __new__: rows fire per call
+
+
+class Decision(NamedTuple):
     fired: tuple
     trace: tuple | None = None
 
@@ -62,78 +66,30 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
-    plan: tuple = ()          # (row, code, test) in evaluation order, unpacked once at compile
+    run: Callable[[Any, dict, list | None], list] = field(default=None, compare=False, repr=False)
+    preferred: frozenset = frozenset()    # the codes whose role is prefer_role
 
     def primary(self, decision: Decision) -> Fired | None:
         """The first fired row whose code has the preferred role, else the first fired row."""
         for f in decision.fired:
-            if self.codes.get(f.code, {}).get("role") == self.prefer_role:
+            if f.code in self.preferred:
                 return f
         return decision.fired[0] if decision.fired else None
 
     def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
-        """Rows that fire on `value`; with trace, why every other row did not."""
-        if trace:
-            return self._evaluate_traced(value)
-        fired: list[Fired] = []
+        """Rows that fire on `value` under the hit policy; with `trace`, a note for every row: fired,
+        skipped by the hit policy, or the first failing test with the values it read. One generated
+        function (`run`) serves both, so a trace always tells how the untraced run decided."""
+        notes: list[dict] | None = [] if trace else None
         cache: dict = {}
-        once = self.hit_policy == "output_order"
-        first = self.hit_policy == "first"
-        seen: set = set()
-        for row, code, test in self.plan:
-            if once and code in seen:
-                continue
-            if test(value):
-                fired.append(Fired(row, code, self._render(row, value, cache)))
-                if first:
-                    break
-                seen.add(code)
-        return self._finish(fired, value, cache, None)
-
-    def _evaluate_traced(self, value: Any) -> Decision:
-        fired: list[Fired] = []
-        seen: set = set()
-        notes: list[dict] = []
-        cache: dict = {}
-        for row in self.rows:
-            note = {"row": row.id, "code": row.code, "fired": False}
-            if self.hit_policy == "output_order" and row.code in seen:
-                note["skipped"] = f"code '{row.code}' already fired"
-            elif self.hit_policy == "first" and fired:
-                note["skipped"] = "hit policy 'first': an earlier row fired"
-            elif row.when.test(value):
-                fired.append(Fired(row, row.code, self._render(row, value, cache)))
-                seen.add(row.code)
-                note["fired"] = True
-            else:
-                note["failed"] = explain_failure(row.when, value)
-            notes.append(note)
-        return self._finish(fired, value, cache, tuple(notes))
-
-    def _finish(self, fired: list, value: Any, cache: dict, notes: tuple | None) -> Decision:
+        fired = self.run(value, cache, notes)
         if self.hit_policy == "unique" and len(fired) > 1:
             raise GroundrulesError("HIT_POLICY_VIOLATION",
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
-            fired.append(Fired(self.default, self.default.code, self._render(self.default, value, cache)))
-        return Decision(tuple(fired), notes)
-
-    def _render(self, row: Row, value: Any, cache: dict) -> dict:
-        out = {}
-        for key, spec in row.outputs:
-            if isinstance(spec, Template):
-                out[key] = spec.render(value, self._binds(spec.names, value, cache))
-            else:
-                # copies, so a caller that edits the output never edits the evaluated value
-                out[key] = detached(self._binds((spec,), value, cache)[spec])
-        return out
-
-    def _binds(self, names: tuple, value: Any, cache: dict) -> dict:
-        for name in names:
-            if name in self.bindings and name not in cache:
-                cache[name] = self.bindings[name].select(value)
-        return cache
+            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache)))
+        return _new(Decision, (tuple(fired), None if notes is None else tuple(notes)))
 
     def check_examples(self) -> Iterator[ExampleResult]:
         """Row examples test one row's condition (and outputs); table examples test the fired codes."""
@@ -151,7 +107,7 @@ class DecisionTable:
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:
-                    rendered = self._render(row, ex["given"], {})
+                    rendered = row.render(ex["given"], {})
                     wrong = [f"{k}: expected {v!r}, got {rendered.get(k)!r}"
                              for k, v in ex["output"].items() if rendered.get(k) != v]
                 yield ExampleResult(test_id, not wrong, "; ".join(wrong), where + (("output",) if wrong else ()))
@@ -187,6 +143,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     known = contract_fields(data, ctx)
+    shapes = _shapes(data, ctx) if known is not None else None
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
     policy = data["hit_policy"]
@@ -204,11 +161,13 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         if b is not None:
             bindings[name] = b
             check_fields(b.fields(("bind", name)), known, faults)
+            check_literals(b.where_cond, shapes, faults, spec["from"] + "[].")
 
     def name_ok(name: str) -> bool:
         return name in bindings or known is None or normalise(name) in known
 
     choices = tuple(bindings) + tuple(sorted(known or ()))
+    select = selectors(bindings)
     rows = []
     ids: dict[str, int] = {}
     for index, raw in enumerate(data["rows"]):
@@ -222,7 +181,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known)
+        row = _compile_row(raw, index, code, where, faults, select, name_ok, choices, known, shapes)
         if row is not None:
             rows.append(row)
     default = None
@@ -233,7 +192,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, bindings, name_ok, choices, known)
+                               ("default",), faults, select, name_ok, choices, known, shapes)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -254,23 +213,26 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         rows.sort(key=lambda r: (order[r.code], r.index))
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test) for r in rows))
+                         data.get("input", ""), prefer_role, _runner(tuple(rows), policy),
+                         frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role))
 
 
-def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known) -> Row | None:
+def _compile_row(raw, index, code, where, faults, select, name_ok, choices, known, shapes) -> Row | None:
+    """One row (or the default); `select` maps each binding name to its generated selection."""
     before = len(faults)
     cond = compile_condition(raw["when"], where + ("when",), faults)
     if cond is not None:
         check_fields(cond.fields(), known, faults)
+        check_literals(cond, shapes, faults)
     outputs = []
     for key, spec in raw.get("output", {}).items():
         at = where + ("output", key)
         if isinstance(spec, dict):
             name = spec.get("bind")
-            if name not in bindings:
+            if name not in select:
                 faults.append(Fault("unknown-binding", f"output '{key}' names binding {name!r}, "
                                     "which the table does not declare under 'bind'", at + ("bind",),
-                                    did_you_mean(name, bindings)))
+                                    did_you_mean(name, select)))
             outputs.append((key, name))
         else:
             tmpl = compile_template(spec, at, faults, name_ok, choices)
@@ -278,7 +240,85 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
                 outputs.append((key, tmpl))
     if len(faults) != before:
         return None
-    return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where)
+    return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where,
+               _row_renderer(tuple(outputs), select))
+
+
+# What the trace says of a row its hit policy passes over (rows are grouped: see _runner).
+SKIPPED = {"output_order": "code '{code}' already fired", "first": "hit policy 'first': an earlier row fired"}
+
+
+def _runner(rows: tuple, policy: str) -> Callable[[Any, dict, list | None], list]:
+    """`run(v, c, notes) -> [Fired]`, generated: the table's rows in evaluation order, each test
+    inlined. Rows form groups in which only the first match fires and the rest are skipped: under
+    output_order the rows of one code (adjacent once sorted by priority), under first all rows,
+    under unique and collect each row alone. With `notes` a list, every row adds its trace note."""
+    groups: list[list[Row]] = []
+    for row in rows:
+        if groups and (policy == "first" or policy == "output_order" and groups[-1][0].code == row.code):
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    gen = Gen()
+    gen.names["_new"] = _new
+    fire, why = gen.const(Fired), gen.const(explain_failure)
+    body = []
+    for group in groups:
+        shared = len(group) > 1
+        if shared:
+            body.append("    hit = False\n")
+        for n, row in enumerate(group):
+            r, note = gen.const(row), f"'row': {row.id!r}, 'code': {row.code!r}, 'fired'"
+            if n:
+                skipped = SKIPPED[policy].format(code=row.code)
+                body.append(f"    if hit:\n        if notes is not None:\n"
+                            f"            notes.append({{{note}: False, 'skipped': {skipped!r}}})\n    el")
+            else:
+                body.append("    ")
+            body.append(f"if {gen.expr(row.when, 'v')}:\n"
+                        f"        fired.append(_new({fire}, ({r}, {row.code!r}, {gen.const(row.render)}(v, c))))\n"
+                        f"        if notes is not None:\n            notes.append({{{note}: True}})\n"
+                        + ("        hit = True\n" if shared else "")
+                        + f"    elif notes is not None:\n"
+                        f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v)}})\n")
+    source = "def run(v, c, notes):\n    fired = []\n" + "".join(body) + "    return fired\n"
+    return gen.build_function(source, "run")
+
+
+def _row_renderer(outputs: tuple, select: dict) -> Callable[[Any, dict], dict]:
+    """`render(v, cache) -> {key: value}` for one row, generated: each binding the row reads is
+    selected once per evaluation (kept in `cache`, shared by the rows that fire), templates read
+    bindings or paths directly, and bound outputs are copies, so a caller that edits the output
+    never edits the evaluated value or another row's output."""
+    gen = Gen()
+    lines: list[str] = []
+    bound: dict[str, str] = {}
+
+    def read(name: str) -> str:
+        if name not in select:
+            return gen.get("v", path_parts(name))
+        if name not in bound:
+            var = bound[name] = gen.fresh("_b")
+            lines.append(f"    {var} = c.get({name!r}, M)\n    if {var} is M:\n"
+                         f"        {gen.const(select[name])}(v, c)\n        {var} = c[{name!r}]\n")
+        return bound[name]
+
+    items = []
+    for key, spec in outputs:
+        if isinstance(spec, Template):
+            items.append(f"{key!r}: {emit(spec.parts, gen, read, lines)}")
+        else:
+            x, copy = read(spec), gen.const(detached)
+            items.append(f"{key!r}: ([e if e.__class__ is str else {copy}(e) for e in {x}] "
+                         f"if {x}.__class__ is list else {copy}({x}))")
+    return gen.build_function("def render(v, c):\n" + "".join(lines)
+                              + "    return {" + ", ".join(items) + "}\n", "render")
+
+
+def _shapes(data: dict, ctx) -> dict:
+    """The field shapes of the table's input contract, derived once per rulebook load."""
+    name = data["input"]
+    return ctx.schemas.memoized(("field_shapes", name), lambda: field_shapes(ctx.schemas.get(name)))
 
 
 def _check_priority(policy, priority, codes, faults, data) -> None:

@@ -6,47 +6,45 @@ returns the compiled table; the loader turns faults into file:line:col Problems.
 """
 from __future__ import annotations
 
-import importlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from . import canonical
+from .access import compile_role_table
+from .decide import compile_table
 from .errors import Fault, Problem, RulesError
+from .evidence.catalogue import compile_catalogue as compile_event_catalogue
+from .evidence.policy import compile_policy
+from .evidence.refusals import compile_refusals
+from .findings.transitions import compile_transition_table
+from .findings.vocabulary import compile_vocabulary
+from .locks.compile import compile_lock_patterns
 from .resources import TABLE_DIRS, data_root  # noqa: F401 - re-exported for the CLI
-from .tables import Memoized, Schemas, load_schemas, location, read_source, shape_faults, table_files
+from .tables import CompileContext, Memoized, Schemas, load_schemas, location, read_source, shape_faults, table_files
+from .verification.catalogue import compile_catalogue as compile_verify_catalogue
+from .verification.heuristics import compile_heuristics
+from .verification.instances import compile_instance
+from .verification.phrases import compile_phrases
 from .yamlsrc import Source
 
-# kind -> "module:function" compiling it. Behaviour as data: one dispatch table.
-COMPILERS: dict[str, str] = {
-    "decision_table": "groundrules.decide:compile_table",
-    "transition_table": "groundrules.findings.transitions:compile_transition_table",
-    "finding_vocabulary": "groundrules.findings.vocabulary:compile_vocabulary",
-    "lock_patterns": "groundrules.locks.compile:compile_lock_patterns",
-    "extension_schema": "groundrules.verification.instances:compile_instance",
-    "verify_issue_catalogue": "groundrules.verification.catalogue:compile_catalogue",
-    "prohibition_phrases": "groundrules.verification.phrases:compile_phrases",
-    "intent_heuristics": "groundrules.verification.heuristics:compile_heuristics",
-    "event_catalogue": "groundrules.evidence.catalogue:compile_catalogue",
-    "merge_policy": "groundrules.evidence.policy:compile_policy",
-    "refusal_catalogue": "groundrules.evidence.refusals:compile_refusals",
-    "role_table": "groundrules.access:compile_role_table",
+# kind -> the function compiling it. Behaviour as data: one dispatch table.
+COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
+    "decision_table": compile_table,
+    "transition_table": compile_transition_table,
+    "finding_vocabulary": compile_vocabulary,
+    "lock_patterns": compile_lock_patterns,
+    "extension_schema": compile_instance,
+    "verify_issue_catalogue": compile_verify_catalogue,
+    "prohibition_phrases": compile_phrases,
+    "intent_heuristics": compile_heuristics,
+    "event_catalogue": compile_event_catalogue,
+    "merge_policy": compile_policy,
+    "refusal_catalogue": compile_refusals,
+    "role_table": compile_role_table,
 }
-
-
-@dataclass
-class CompileContext:
-    """What a compiler may consult: the schemas, and where to put its faults."""
-
-    schemas: Schemas
-    source: Source
-    faults: list = field(default_factory=list)
-
-    def fault(self, code: str, message: str, path: tuple = (), hint: str = "",
-              severity: str = "error") -> None:
-        self.faults.append(Fault(code, message, tuple(path), hint, severity))
 
 
 @dataclass(frozen=True)
@@ -66,11 +64,6 @@ class Rulebook(Memoized):
 
     def of_kind(self, kind: str) -> tuple:
         return tuple(t for _, t in sorted(self.tables.items()) if t.kind == kind)
-
-
-def _compiler(kind: str):
-    module, func = COMPILERS[kind].split(":")
-    return getattr(importlib.import_module(module), func)
 
 
 def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rulebook:
@@ -103,7 +96,7 @@ def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rul
                             "compiler", ("kind",), "register the kind's compiler in rulebook.COMPILERS")]
         if not faults:
             ctx = CompileContext(schemas, source)
-            compiled = _compiler(source.data["kind"])(source.data, ctx)
+            compiled = COMPILERS[source.data["kind"]](source.data, ctx)
             faults = ctx.faults
         for f in faults:
             line, col, key = location(source, f.path)

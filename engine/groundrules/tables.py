@@ -59,6 +59,19 @@ class Schemas(Memoized):
         return cls(schema, registry=self.registry)
 
 
+@dataclass
+class CompileContext:
+    """What a compiler may consult: the schemas, and where to put its faults."""
+
+    schemas: Schemas
+    source: Source
+    faults: list = field(default_factory=list)
+
+    def fault(self, code: str, message: str, path: tuple = (), hint: str = "",
+              severity: str = "error") -> None:
+        self.faults.append(Fault(code, message, tuple(path), hint, severity))
+
+
 def load_schemas(root: Path) -> Schemas:
     """Every schema under root/schemas; a file that is not a JSON object fails the load, located."""
     by_name, problems = {}, []

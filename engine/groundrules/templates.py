@@ -11,12 +11,18 @@ from typing import Any, Callable
 
 import regex
 
-from .conditions import MISSING
+from .condgen import Gen
+from .operators import MISSING, path_parts
 from .errors import Fault, did_you_mean
 
 
 def render_value(value: Any) -> str:
     """How a value reads inside a sentence: lists joined with 、, null and missing as ''."""
+    cls = value.__class__
+    if cls is str:
+        return value
+    if cls is int:
+        return str(value)
     if value is MISSING or value is None:
         return ""
     if isinstance(value, bool):
@@ -33,13 +39,13 @@ def render_value(value: Any) -> str:
 
 
 def _join(value: Any, sep: str) -> Any:
-    if not isinstance(value, list):
+    if value.__class__ is not list:
         return value
-    return sep.join(render_value(v) for v in value)
+    return sep.join([v if v.__class__ is str else render_value(v) for v in value])
 
 
 def _count(value: Any, _arg: str) -> Any:
-    return len(value) if isinstance(value, (list, dict, str)) else 0
+    return len(value) if value.__class__ in (list, dict, str) else 0
 
 
 def _default(value: Any, arg: str) -> Any:
@@ -88,23 +94,30 @@ class Template:
     render: Callable[..., str]        # (value, bindings=None) -> str, generated from parts
 
 
-def _generate(parts: tuple) -> Callable[..., str]:
-    """`render(v, b=None)`: each slot reads binding `b[name]` if given, else the path in `v`."""
-    from .condgen import Gen
-    from .conditions import path_parts
-    gen = Gen()
-    lines, pieces = [], []
-    for n, part in enumerate(parts):
+def emit(parts: tuple, gen: Gen, read: Callable[[str], str], lines: list[str]) -> str:
+    """Append to `lines` the statements computing each slot of `parts`, and return the expression
+    that joins them; `read(name)` is the expression reading a name. Shared by a template's own
+    `render` and by a decision row's generated renderer."""
+    pieces = []
+    for part in parts:
         if isinstance(part, str):
             pieces.append(repr(part))
             continue
         name, filters = part
-        x = f"x{n}"
-        lines.append(f"    {x} = b[{name!r}] if b is not None and {name!r} in b else {gen.get('v', path_parts(name))}\n")
+        x = gen.fresh("x")
+        lines.append(f"    {x} = {read(name)}\n")
         for fn, arg in filters:
             lines.append(f"    {x} = {gen.const(fn)}({x}, {arg!r})\n")
         pieces.append(f"({x} if {x}.__class__ is str else {gen.const(render_value)}({x}))")
-    body = " + ".join(pieces) if pieces else "''"
+    return " + ".join(pieces) if pieces else "''"
+
+
+def _generate(parts: tuple) -> Callable[..., str]:
+    """`render(v, b=None)`: each slot reads binding `b[name]` if given, else the path in `v`."""
+    gen = Gen()
+    lines: list[str] = []
+    body = emit(parts, gen, lambda name: f"b[{name!r}] if b is not None and {name!r} in b else "
+                f"{gen.get('v', path_parts(name))}", lines)
     return gen.build_function("def render(v, b=None):\n" + "".join(lines) + f"    return {body}\n", "render")
 
 

@@ -8,12 +8,13 @@ anything else.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import rulebook as rulebooks
 from ..canonical import detached
 from ..errors import GroundrulesError
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from .catalogue import EventCatalogue
 from .contract import first_problem
 from .core import Folder

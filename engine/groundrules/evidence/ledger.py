@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import rulebook as rulebooks
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from . import records as rec
 from .contract import record_problem
 from .fold import fold, tables

@@ -87,7 +87,8 @@ class MergePolicy:
 
 
 def _embedded(name: str, data: dict, ctx, policy_id: str) -> DecisionTable | None:
-    sub = type(ctx)(ctx.schemas, ctx.source)
+    from ..tables import CompileContext
+    sub = CompileContext(ctx.schemas, ctx.source)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
     for f in sub.faults:
         ctx.faults.append(Fault(f.code, f.message, (name,) + tuple(f.path), f.hint, f.severity))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import GroundrulesError, did_you_mean, shown
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from . import applicability
 from .clock import Ids
 

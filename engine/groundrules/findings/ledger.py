@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import canonical
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError, Problem, RulesError, StorageFailure
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from . import proposals, tools
 from .call import STATES_TABLE, VOCABULARY_TABLE, Call
 from .clock import Clock, Ids, RandomIds, SystemClock

@@ -11,11 +11,12 @@ quote, start, end}]}. Hosts over MCP or the CLI reach it as the `verify_extracti
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError
-from ..rulebook import Rulebook
+if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..rulebook import Rulebook
 from .checks import Tables, run
 from .instances import INVALID_ARGUMENT, resolve
 from .repair import Propose, loop

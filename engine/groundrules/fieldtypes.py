@@ -1,0 +1,198 @@
+"""What each field of a contract may hold, so a literal a row compares it with is checked at load.
+
+`{field: support_status, eq: partail}` or `{field: support_status, gt: 3}` load fine as grammar but
+can never fire: the contract's enum has no `partail`, and a status is a string. The shapes come from
+the schema's own `type`, `enum` and `const` (through local `$ref`s and `allOf`/`anyOf`/`oneOf`); a
+field the schema leaves open accepts any literal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .conditions import Condition
+from .contracts import normalise
+from .errors import Fault, did_you_mean
+from .operators import same
+
+ORDERING = ("lt", "le", "gt", "ge")
+SCALAR_OPS = ("eq", "ne") + ORDERING
+LIST_OPS = ("in", "not_in")
+_MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The JSON types a field may have and the values it may take (None: not constrained)."""
+
+    types: frozenset | None
+    enum: tuple | None
+
+    def union(self, other: "Shape") -> "Shape":
+        types = None if self.types is None or other.types is None else self.types | other.types
+        enum = None if self.enum is None or other.enum is None else self.enum + other.enum
+        return Shape(types, enum)
+
+
+OPEN = Shape(None, None)
+
+
+def field_shapes(schema: dict) -> dict[str, Shape]:
+    """Dotted field path (`missing[].reason`, as contracts.field_paths names them) -> Shape."""
+    out: dict[str, Shape] = {}
+    _walk(schema, schema, "", 0, out)
+    return out
+
+
+def _walk(node: Any, root: dict, prefix: str, depth: int, out: dict) -> None:
+    if depth > _MAX_DEPTH or not isinstance(node, dict):
+        return
+    target = _ref(node, root)
+    if target is not None:
+        _walk(target, root, prefix, depth + 1, out)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(key, []):
+            _walk(sub, root, prefix, depth + 1, out)
+    properties = node.get("properties")
+    for name, sub in (properties.items() if isinstance(properties, dict) else ()):
+        path = f"{prefix}{name}"
+        _add(out, path, _shape(sub, root, depth + 1))
+        _walk(sub, root, path + ".", depth + 1, out)
+    items = node.get("items")
+    if isinstance(items, dict):
+        base = prefix.rstrip(".") + "[]"
+        _add(out, base, _shape(items, root, depth + 1))
+        _walk(items, root, base + ".", depth + 1, out)
+
+
+def _add(out: dict, path: str, shape: Shape) -> None:
+    out[path] = out[path].union(shape) if path in out else shape
+
+
+def _ref(node: dict, root: dict) -> Any:
+    ref = node.get("$ref")
+    if not (isinstance(ref, str) and ref.startswith("#/")):
+        return None
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target.get(part) if isinstance(target, dict) else None
+    return target
+
+
+def _shape(node: Any, root: dict, depth: int) -> Shape:
+    """The shape one subschema gives a value: its own type/enum/const, else what its $ref or
+    combinators give (allOf: the first constrained part; anyOf/oneOf: the union of the branches)."""
+    if depth > _MAX_DEPTH or not isinstance(node, dict):
+        return OPEN
+    enum = tuple(node["enum"]) if isinstance(node.get("enum"), list) else None
+    if "const" in node:
+        enum = (node["const"],)
+    kind = node.get("type")
+    types = frozenset([kind] if isinstance(kind, str) else kind) if isinstance(kind, (str, list)) else None
+    if types is not None or enum is not None:
+        return Shape(types, enum)
+    target = _ref(node, root)
+    if target is not None:
+        return _shape(target, root, depth + 1)
+    for part in node.get("allOf", []):
+        shape = _shape(part, root, depth + 1)
+        if shape != OPEN:
+            return shape
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list) and branches:
+            shape = _shape(branches[0], root, depth + 1)
+            for branch in branches[1:]:
+                shape = shape.union(_shape(branch, root, depth + 1))
+            return shape
+    return OPEN
+
+
+def json_types(value: Any) -> set[str]:
+    """The JSON Schema types a literal satisfies (1.0 is an integer, as jsonschema says)."""
+    if value is None:
+        return {"null"}
+    if value.__class__ is bool:
+        return {"boolean"}
+    if value.__class__ is int:
+        return {"integer", "number"}
+    if value.__class__ is float:
+        return {"number", "integer"} if value.is_integer() else {"number"}
+    if value.__class__ is str:
+        return {"string"}
+    return set()
+
+
+def _describe(shape: Shape) -> str:
+    if shape.enum is not None:
+        return "one of " + ", ".join(_show(v) for v in shape.enum)
+    return " or ".join(sorted(shape.types or ()))
+
+
+def _show(value: Any) -> str:
+    return f"'{value}'" if isinstance(value, str) else repr(value) if value is not None else "null"
+
+
+def _fits(value: Any, shape: Shape) -> bool:
+    if shape.enum is not None:
+        return any(same(value, allowed) for allowed in shape.enum)
+    return shape.types is None or bool(json_types(value) & shape.types)
+
+
+def _orderable(value: Any, shape: Shape) -> bool:
+    """An ordering test can hold only when the field can be a value of the literal's kind."""
+    kinds = {"string"} if value.__class__ is str else {"number", "integer"}
+    if shape.enum is not None:
+        return any(json_types(v) & kinds for v in shape.enum)
+    return shape.types is None or bool(shape.types & kinds)
+
+
+def check_literals(cond: Condition | None, shapes: dict[str, Shape] | None, faults: list[Fault],
+                   prefix: str = "") -> None:
+    """A fault for every literal that the contract field it is compared with can never equal (or,
+    for lt/le/gt/ge, never be ordered with): such a test is always false, and its row dead."""
+    if cond is None or shapes is None:
+        return
+    for path, node in _tests(cond, prefix):
+        shape = shapes.get(normalise(path))
+        if shape is None or shape == OPEN or node.ref:
+            continue
+        if node.op in ORDERING and not _orderable(node.arg, shape):
+            faults.append(Fault(
+                "literal-type-mismatch",
+                f"'{node.op}' compares '{path}' ({_describe(shape)}) with {_show(node.arg)}: the test can "
+                "never hold", node.where + (node.op,),
+                "compare with a value of the field's type, or test another field"))
+        elif node.op in SCALAR_OPS and node.op not in ORDERING:
+            _check_value(path, node.arg, shape, node.where + (node.op,), faults)
+        elif node.op in LIST_OPS:
+            for i, item in enumerate(node.arg):
+                _check_value(path, item, shape, node.where + (node.op, i), faults)
+
+
+def _check_value(path: str, value: Any, shape: Shape, where: tuple, faults: list[Fault]) -> None:
+    if _fits(value, shape):
+        return
+    if shape.enum is not None:
+        words = [v for v in shape.enum if isinstance(v, str)]
+        faults.append(Fault("literal-not-in-enum",
+                            f"{_show(value)} is not a value '{path}' can take ({_describe(shape)})", where,
+                            did_you_mean(value, words) or "use one of the contract's values, or extend its enum"))
+    else:
+        faults.append(Fault("literal-type-mismatch",
+                            f"{_show(value)} is not a {_describe(shape)}, which is what '{path}' holds", where,
+                            "write the literal in the field's type (quote numbers that are strings, "
+                            "unquote numbers)"))
+
+
+def _tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]:
+    """(field path, test node) for every test of `cond`, inner tests with their list prefix."""
+    if cond.kind != "test":
+        for child in cond.children:
+            yield from _tests(child, prefix)
+        return
+    own = prefix + cond.field if cond.field != "." else prefix.rstrip(".") or "."
+    yield own, cond
+    inner = cond.inner()
+    if inner is not None:
+        yield from _tests(inner, own + "[].")
