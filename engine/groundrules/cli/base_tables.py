@@ -1,0 +1,45 @@
+"""`--base DIR|REV`: the tables an edit is compared with, from a folder or a git revision."""
+from __future__ import annotations
+
+import subprocess
+import tarfile
+import tempfile
+from contextlib import contextmanager
+from io import BytesIO
+from pathlib import Path
+from typing import Iterator
+
+from .. import rulebook
+from ..errors import RulesError
+from ..rulebook import Rulebook
+from .io import CliError
+
+
+@contextmanager
+def base_rulebook(base: str, root: Path) -> Iterator[Rulebook]:
+    """The rulebook of `base`: a folder holding rules/, locks/, schemas/, or a git revision of the
+    checkout at `root` (exported to a temporary folder that is removed afterwards)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            yield rulebook.load(_folder(base, root, Path(tmp)))
+        except RulesError as exc:
+            raise CliError(f"--base {base}: its tables do not load with this groundrules "
+                           f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None
+
+
+def _folder(base: str, root: Path, tmp: Path) -> Path:
+    if Path(base).is_dir():
+        return Path(base)
+    if base.startswith("-"):                 # git would read it as an option (--output=FILE writes)
+        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout")
+    try:
+        tar = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", base, "--",
+                              "rules", "locks", "schemas"], capture_output=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout") from None
+    with tarfile.open(fileobj=BytesIO(tar)) as archive:
+        try:
+            archive.extractall(tmp, filter="data")
+        except TypeError:                    # Python before 3.11.4 has no extraction filters
+            archive.extractall(tmp)          # noqa: S202 - our own checkout's git archive
+    return tmp
