@@ -5,11 +5,11 @@ import argparse
 import sys
 
 from ..errors import RulesError
-from . import demo_cmd, diff_cmd, lock_cmd, rules_cmd, support_cmd, verify_cmd, fold_cmd, findings_cmd
+from . import demo_cmd, diff_cmd, lock_cmd, report_cmd, rules_cmd, support_cmd, verify_cmd, fold_cmd, findings_cmd
 from .io import CliError, rules_error_lines
 
 # Each part contributes a module with `register(subparsers)`; its commands set `func`.
-PARTS = [demo_cmd, support_cmd, rules_cmd, diff_cmd, lock_cmd, verify_cmd, fold_cmd, findings_cmd]
+PARTS = [demo_cmd, support_cmd, rules_cmd, diff_cmd, report_cmd, lock_cmd, verify_cmd, fold_cmd, findings_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,9 +14,9 @@ def lines(diff: dict, cases_label: str = "tests/cases") -> list[str]:
     if not diff["edited"]:
         out.append("edited: no table differs from the base")
     for table in diff["decision_tables"]:
-        out += _table(table, cases_label)
-    out += _section("locks", "conversation(s)", diff["locks"], cases_label, _lock_case)
-    out += _section("fold", "payload(s)", diff["fold"], cases_label, _fold_case)
+        out += table_lines(table, cases_label)
+    out += corpus_lines("locks", diff["locks"], cases_label)
+    out += corpus_lines("fold", diff["fold"], cases_label)
     counts = [len(t["changes"]) for t in diff["decision_tables"]]
     total = sum(counts) + len(diff["locks"]["changes"]) + len(diff["fold"]["changes"])
     out.append(f"{total} case(s) changed: {sum(counts)} decision-table case(s), "
@@ -31,7 +31,8 @@ def show(value: Any) -> str:
     return value if isinstance(value, str) else canonical.dumps(value, indent=None)
 
 
-def _table(table: dict, cases_label: str) -> list[str]:
+def table_lines(table: dict, cases_label: str = "tests/cases") -> list[str]:
+    """One decision table: its head line, then each changed case."""
     where = table["file"] + (f"#{table['key']}" if table["key"] else "")
     head = f"{table['table']} ({where}{', ' + table['change'] if table['change'] else ''})"
     if table["corpus"] is None:
@@ -70,7 +71,9 @@ def _moved(before: list, after: list) -> tuple[list, list]:
     return was, now
 
 
-def _section(name: str, unit: str, part: dict, cases_label: str, case) -> list[str]:
+def corpus_lines(name: str, part: dict, cases_label: str = "tests/cases") -> list[str]:
+    """The lock or fold corpus: its head line, then each changed conversation or payload."""
+    unit, case = CORPORA[name]
     if part["corpus"] is None:
         return [f"{name}: no corpus ({cases_label}/{name}/ does not exist)"]
     out = [f"{name} ({cases_label}/{part['corpus']}): {len(part['changes'])} of {part['cases']} {unit} changed"]
@@ -123,6 +126,9 @@ def _fold_case(c: dict) -> list[str]:
     if c["other"]:
         out.append("    other changes at: " + ", ".join(c["other"]))
     return out
+
+
+CORPORA = {"locks": ("conversation(s)", _lock_case), "fold": ("payload(s)", _fold_case)}
 
 
 def _slot(s: dict | None) -> str | None:
