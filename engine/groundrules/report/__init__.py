@@ -18,7 +18,7 @@ from ..corpus_diff import corpus_diff
 from ..corpus_diff.text import corpus_lines, table_lines
 from ..rulebook import Rulebook
 from . import coverage as cov
-from . import grid, page
+from . import decision_html, grid, lock_html, machine_html, page
 
 PICTURED = ("decision_table", "transition_table", "lock_patterns")
 
@@ -40,11 +40,11 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
         if diff is not None:
             entry = next(t for t in diff["decision_tables"] if t["table"] == ref.id)
             lines = table_lines(entry)[1:] if entry["changes"] else []
-        sections.append(page.grid_section(g, page.changes_block("cases this edit changes", lines)))
+        sections.append(decision_html.grid_section(g, page.changes_block("cases this edit changes", lines)))
     sections.append('<h2 id="transition-tables">Transition tables</h2>')
     for table in book.of_kind("transition_table"):
         source = book.sources[table.id]
-        sections.append(page.transition_section(table, source.file, cov.example_status(table),
+        sections.append(machine_html.transition_section(table, source.file, cov.example_status(table),
                                                 _moved(table.id, book, base)))
     sections.append('<h2 id="lock-tables">Lock tables</h2>')
     lock_cov = cov.lock_coverage(book, cases)
@@ -53,7 +53,7 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
                                            corpus_lines("locks", diff["locks"])[1:]))
     for table in book.of_kind("lock_patterns"):
         source = book.sources[table.id]
-        sections.append(page.lock_section(table, source.data, source.file, cov.example_status(table), lock_cov,
+        sections.append(lock_html.lock_section(table, source.data, source.file, cov.example_status(table), lock_cov,
                                           _patterns_changed(table.id, book, base)))
     sections.append(_others(book, diff))
     header = _header(book, base, grids, lock_cov)
