@@ -5,6 +5,7 @@ from html import escape
 
 from .. import canonical
 from ..locks.compile import LockTable
+from .condtext import literal
 from .coverage import Coverage
 from .page import heading
 
@@ -56,7 +57,7 @@ def lock_section(table: LockTable, data: dict, file: str, examples: dict,
 
 
 def _step(step: dict, key: str) -> str:
-    args = ", ".join(f"{k}={v if isinstance(v, str) else canonical.dumps(v, indent=None)}"
+    args = ", ".join(f"{k}={literal(v) if isinstance(v, str) else canonical.dumps(v, indent=None)}"
                      for k, v in step.items() if k not in (key, "reason"))
     reason = f" ⇒ {step['reason']}" if "reason" in step else ""
     return f"{step[key]}({args}){reason}"
