@@ -45,10 +45,15 @@ class Browser:
         self._buf = b""
         self._id = 0
         self.events: list[dict] = []
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        self.call("Page.enable", session=True)
-        self.call("Runtime.enable", session=True)
+        self.session = ""
+        try:
+            target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            self.call("Page.enable", session=True)
+            self.call("Runtime.enable", session=True)
+        except BaseException:
+            self.close()          # a browser that did not start properly is not left behind
+            raise
 
     def call(self, method: str, params: dict | None = None, session: bool = False) -> dict:
         self._id += 1
