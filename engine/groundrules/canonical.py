@@ -11,6 +11,10 @@ import math
 from typing import Any
 
 
+# Python cannot print an int of more than 4300 digits; 14,000 bits stay below that.
+MAX_INT_BITS = 14_000
+
+
 def dumps(obj: Any, *, indent: int | None = 2) -> str:
     """UTF-8 text, ensure_ascii=False, no NaN; the one serialiser for outputs and snapshots."""
     separators = (",", ": ") if indent is not None else (",", ":")

@@ -1,14 +1,53 @@
-"""The two error roots: problems in rule tables, and refusals of bad input.
+"""The one error root, and the located problems of rule tables.
 
-Table problems are collected, never raised one by one, so an analyst sees every mistake of an
-edit in one run. Input errors carry a stable code that hosts branch on; their messages never
-name internal paths.
+Every refusal any part of groundrules gives is a `GroundrulesError`: a stable code a host branches
+on, one readable sentence that never names an internal path, and optionally the argument `field`
+at fault, a `hint` with the fix, and JSON-safe details. A rule set that does not compile is one
+too (`RulesError`, code RULES_INVALID), carrying every `Problem` of the edit at file:line:col, so
+an analyst sees all the mistakes of an edit in one run. `as_error` is the one place that turns a
+refusal into the envelope's `error` object.
 """
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
+
+# An echoed piece of caller input is cut to this many characters (README "Limits").
+ECHO_CHARS = 80
+
+
+class GroundrulesError(Exception):
+    """A refusal with a stable code; `details` are JSON-safe and carry no internal path."""
+
+    def __init__(self, code: str, message: str, *, field: str | None = None, hint: str | None = None,
+                 **details: Any):
+        self.code = code
+        self.message = message
+        self.field = field
+        self.hint = hint
+        self.details = details
+        super().__init__(f"{code}: {message}")
+
+    def as_dict(self) -> dict:
+        """The envelope's `error` object: code, message, then field / hint when set, then details."""
+        out: dict = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            out["field"] = self.field
+        if self.hint:
+            out["hint"] = self.hint
+        out.update(self.details)
+        return out
+
+
+class StorageFailure(GroundrulesError):
+    """A store could not do what was asked (disk full, database locked or corrupt, connection lost).
+    `kind` names the failure (SQLite's error name, say), never a path or the driver's message."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        super().__init__("STORAGE_ERROR", f"the ledger's storage failed ({kind}); nothing was written")
 
 
 @dataclass(frozen=True, order=True)
@@ -38,33 +77,13 @@ class Problem:
                 "severity": self.severity}
 
 
-class RulesError(Exception):
+class RulesError(GroundrulesError):
     """A rule set that did not compile; nothing of it may be used."""
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems = tuple(sorted(set(problems)))   # one mistake can break several schema rules
-        super().__init__("\n".join(str(p) for p in self.problems) or "rule tables did not load")
-
-
-class GroundrulesError(Exception):
-    """A refusal with a stable code; `details` is JSON-safe and carries no internal path."""
-
-    def __init__(self, code: str, message: str, **details):
-        self.code = code
-        self.message = message
-        self.details = details
-        super().__init__(f"{code}: {message}")
-
-    def as_dict(self) -> dict:
-        return {"code": self.code, "message": self.message, **self.details}
-
-
-def did_you_mean(word: object, choices: Iterable[str]) -> str:
-    """A one-sentence hint naming the closest valid choice, or '' when none is close."""
-    if not isinstance(word, str):
-        return ""
-    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else ""
+        text = "\n".join(str(p) for p in self.problems) or "rule tables did not load"
+        super().__init__("RULES_INVALID", text, problems=[p.as_dict() for p in self.problems])
 
 
 @dataclass(frozen=True)
@@ -76,3 +95,40 @@ class Fault:
     path: tuple = ()
     hint: str = ""
     severity: str = "error"
+
+
+def did_you_mean(word: object, choices: Iterable[str]) -> str:
+    """A one-sentence hint naming the closest valid choice, or '' when none is close. Words far
+    longer than any choice cannot be close, so hostile input costs no search."""
+    if not isinstance(word, str):
+        return ""
+    options = sorted(set(choices))
+    longest = max((len(c) for c in options), default=0)
+    if not options or len(word) > 2 * longest + 8:
+        return ""
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else ""
+
+
+def echo(value: object, limit: int = ECHO_CHARS) -> str:
+    """Caller input as an error message may repeat it: at most `limit` characters, … when cut."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+
+
+def shown(key: object) -> str:
+    """A caller's key as an error may show it: identifiers as they are, anything else (a path, an
+    excerpt pasted as a key) as '…'."""
+    text = str(key)
+    return text if _IDENTIFIER.fullmatch(text) else "…"
+
+
+def as_error(exc: BaseException) -> dict:
+    """The envelope `error` of any exception: a refusal's own dict, or a bare INTERNAL_ERROR that
+    says what kind of failure it was and nothing of its text (it may hold a path)."""
+    if isinstance(exc, GroundrulesError):
+        return exc.as_dict()
+    return {"code": "INTERNAL_ERROR", "message": f"internal failure ({type(exc).__name__})"}

@@ -1,16 +1,25 @@
-"""A fast yes/no check for the JSON Schema subset our contracts use, compiled to Python source.
+"""The one contract checker: a compiled yes/no check first, jsonschema to explain a failure.
 
-jsonschema stays the authority: it explains every failure, and takes over whole schemas that use
-a keyword outside SUPPORTED. `pattern` uses stdlib `re.search`, as jsonschema does. This only answers "valid?" on hot paths, where a full jsonschema pass
-costs several times the evaluation it guards. Only repr'd keys and literals (or named constants)
-reach the generated source.
+Every part checks its inputs through `contract(schemas, ref)`: the contract `ref` names (a file
+under schemas/, optionally `#/$defs/<name>`), bundled into one self-contained schema (`bundle`),
+compiled once per Schemas object. The compiled check covers the JSON Schema subset our contracts
+use and answers "valid?" on hot paths, where a full jsonschema pass costs several times the
+evaluation it guards; jsonschema stays the authority, explains every failure from its structured
+fields, and takes over whole schemas that use a keyword outside SUPPORTED. `pattern` uses stdlib
+`re.search`, as jsonschema does. Only repr'd keys and literals (or named constants) reach the
+generated source.
 """
 from __future__ import annotations
 
+import posixpath
 import re
+from dataclasses import dataclass
 from typing import Any, Callable
 
+from .canonical import json_problem
 from .condgen import Gen
+from .tables import _to_faults
+from .yamlsrc import dotted
 
 Check = Callable[[Any], bool]
 
@@ -219,3 +228,138 @@ class _Gen(Gen):
             self.inplace.discard(ref)
             self.functions.append(f"def {name}(v):\n" + "".join(body) + "    return True\n")
         return self.refs[ref]
+
+
+# ----------------------------------------------------------------------------- the one checker
+
+@dataclass(frozen=True)
+class Contract:
+    """A schema's compiled check and its jsonschema validator, with the JSON limits the contract
+    puts on values before any schema rule is read (nesting depth, integer size)."""
+
+    schema: dict
+    fast: Check | None
+    validator: Any
+    max_depth: int | None = None
+    max_int_bits: int | None = None
+
+    def valid(self, value: Any) -> bool:
+        return self.fast(value) if self.fast is not None else self.validator.is_valid(value)
+
+    def not_json(self, value: Any) -> tuple[tuple, str] | None:
+        """(path, problem) when `value` is not JSON within the contract's limits (NaN, a lone
+        surrogate, a set, nesting past max_depth): no schema rule can be read on it."""
+        return json_problem(value, max_depth=self.max_depth, max_int_bits=self.max_int_bits)
+
+    def errors(self, value: Any) -> list:
+        """jsonschema's errors for `value`, shallowest first then by path ([] when valid)."""
+        if self.valid(value):
+            return []
+        errors = list(self.validator.iter_errors(value))
+        return sorted(errors, key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path],
+                                             str(e.validator)))
+
+    def problem(self, value: Any) -> tuple[tuple, str] | None:
+        """(path, one readable sentence) of the first problem of `value`, or None when it satisfies
+        the contract. The sentence comes from jsonschema's structured fields, never its text."""
+        found = self.not_json(value)
+        if found is not None:
+            return found
+        for error in self.errors(value):
+            for fault in faults_of(error):
+                return tuple(fault.path), fault.message
+        return None
+
+    def located(self, value: Any) -> str | None:
+        """`problem` as 'path: sentence' ('(root)' for the value itself)."""
+        found = self.problem(value)
+        return None if found is None else f"{dotted(found[0]) or '(root)'}: {found[1]}"
+
+
+def contract(schemas, ref: str, *, max_depth: int | None = None, max_int_bits: int | None = None) -> Contract:
+    """The Contract of `ref` ('file' or 'file#/$defs/name'), built once and kept on `schemas`."""
+    def build() -> Contract:
+        return of_schema(bundle(schemas, ref), schemas.validator, max_depth, max_int_bits)
+    return schemas.memoized(("contract", ref, max_depth, max_int_bits), build)
+
+
+def of_schema(schema: dict, validator_for: Callable[[dict], Any], max_depth: int | None = None,
+              max_int_bits: int | None = None) -> Contract:
+    """A Contract for a self-contained schema (a host's inline schema, or a bundle)."""
+    return Contract(schema, compile_check(schema), validator_for(schema), max_depth, max_int_bits)
+
+
+def faults_of(error):
+    """The located sentences of one jsonschema error (tables.py words them for every contract)."""
+    return _to_faults(error)
+
+
+# ----------------------------------------------------------------------------- bundling
+
+def bundle(schemas, ref: str) -> dict:
+    """One self-contained schema for `ref`: every definition it reaches, in its own file or another
+    under schemas/, copied under `$defs` with local `#/$defs/...` refs, so that a client (an MCP
+    host), jsonschema and the compiled check resolve every $ref within it. A definition that is only
+    a $ref stands for its target. Definitions of the target's file keep their names; those of other
+    files are named `<file stem>:<name>`."""
+    file, _, pointer = ref.partition("#")
+    start = schemas.get(file)
+    if not isinstance(start, dict):
+        raise KeyError(file)
+    if pointer:
+        target = _target("#" + pointer, file)
+        start = _definition(schemas, target)
+        while isinstance(start, dict) and set(start) == {"$ref"} and isinstance(start["$ref"], str):
+            target = _target(start["$ref"], target[0])
+            start = _definition(schemas, target)
+        file = target[0]
+    names: dict[tuple, str] = {}
+    todo: list[tuple] = []
+
+    def name_of(target: tuple) -> str:
+        if target not in names:
+            stem = target[0].rsplit("/", 1)[-1].removesuffix(".schema.json")
+            names[target] = target[1] if target[0] == file else f"{stem}:{target[1]}"
+            todo.append(target)
+        return names[target]
+
+    def rewrite(node: Any, current: str, top: bool = False) -> Any:
+        if isinstance(node, list):
+            return [rewrite(v, current) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {}
+        for key, value in node.items():
+            if top and key in ("$defs", "$id"):
+                continue
+            if key == "$ref" and isinstance(value, str):
+                out[key] = "#/$defs/" + name_of(_target(value, current))
+            else:
+                out[key] = rewrite(value, current)
+        return out
+
+    root = rewrite(start, file, True)
+    defs: dict = {}
+    while todo:
+        target = todo.pop()
+        defs[names[target]] = rewrite(_definition(schemas, target), target[0], True)
+    if defs:
+        root["$defs"] = {k: defs[k] for k in sorted(defs)}
+    return root
+
+
+def _definition(schemas, target: tuple) -> Any:
+    document = schemas.get(target[0])
+    defs = document.get("$defs") if isinstance(document, dict) else None
+    if not isinstance(defs, dict) or target[1] not in defs:
+        raise KeyError(f"{target[0]}#/$defs/{target[1]}")
+    return defs[target[1]]
+
+
+def _target(ref: str, current: str) -> tuple[str, str]:
+    """(schema file, $defs name) that `ref`, written inside `current`, points at."""
+    path, _, pointer = ref.partition("#")
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(current), path)) if path else current
+    if not pointer.startswith("/$defs/") or pointer.count("/") != 2:
+        raise KeyError(ref)
+    return target, pointer[len("/$defs/"):]

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from . import rulebook as rulebooks
+from .canonical import plain
 from .decide import Decision, DecisionTable
 from .rulebook import Rulebook
-from .validation import checked
+from .schema_check import contract
 
 TABLE = "support_reason"
 CONTRACT = "knowledge-gateway.v1.schema.json"
@@ -66,9 +67,12 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
     except Exception as exc:  # noqa: BLE001 - no rulebook: say so in the one shape callers expect
         return _bare_unknown(f"rulebook unavailable: {type(exc).__name__}"), None
     try:
-        ctx, problem = checked(book.schemas, CONTRACT, ctx)
-        if problem is not None:
-            return _unknown(table, table.render_message("malformed", {}, {"problem": problem})), None
+        checker = contract(book.schemas, CONTRACT)
+        if not checker.valid(ctx):
+            problem = checker.located(ctx)
+            if problem is not None:
+                return _unknown(table, table.render_message("malformed", {}, {"problem": problem})), None
+            ctx = plain(ctx)     # valid only through subclasses (an OrderedDict): read it as the JSON it is
         decision = table.evaluate(ctx, trace=trace)
         primary = table.primary(decision)
         reasons = [_item(table, f.code, f.outputs) for f in decision.fired]

@@ -125,7 +125,7 @@ def test_demo_runs_every_bundled_example():
     out = run("demo")
     assert out.returncode == 0
     data = json.loads(out.stdout)["data"]["support_reason"]
-    assert data["cq-shenlun-partial"]["support_reason"]["primary"] == "partial_slot_coverage"
+    assert data["cq-shenlun-partial"]["data"]["primary"] == "partial_slot_coverage"
 
 
 def test_no_command_prints_help_and_exits_2():

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundrules.schema_check import compile_check
+from groundrules.schema_check import bundle, compile_check
 from groundrules.tables import load_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,8 +116,9 @@ CONTRACT_DEFS = [(name, d) for name, schema in sorted(SCHEMAS.by_name.items()) i
 
 
 def _def_schema(name: str, definition: str) -> dict:
-    root = SCHEMAS.get(name)
-    return {"$defs": root["$defs"], "$ref": f"#/$defs/{definition}"}
+    """The definition as the contract checker sees it: bundled with every definition it reaches,
+    in its own file or another (the tool schemas refer into the part contracts)."""
+    return bundle(SCHEMAS, f"{name}#/$defs/{definition}")
 
 
 def _mutate(value, data):

@@ -7,7 +7,17 @@ import sqlite3
 import pytest
 
 import groundrules
-from groundrules import GroundrulesError, MemoryLedger, SqliteLedger
+from groundrules import EvidenceLedger, GroundrulesError
+from groundrules.store.evidence_memory import MemoryEvidenceStore
+from groundrules.store.evidence_sqlite import SqliteEvidenceStore
+
+
+def MemoryLedger(**kwargs) -> EvidenceLedger:
+    return EvidenceLedger(MemoryEvidenceStore(), **kwargs)
+
+
+def SqliteLedger(path: str = ":memory:", **kwargs) -> EvidenceLedger:
+    return EvidenceLedger(SqliteEvidenceStore(path), **kwargs)
 
 
 def counter(prefix: str):
@@ -138,22 +148,22 @@ def test_sqlite_refuses_update_delete_and_replace_in_sql(rulebook, tmp_path):
     ledger.append_all([MESSAGE, LOCK])
     db = sqlite3.connect(path)
     attempts = [
-        "UPDATE records SET body = '{}' WHERE id = 'E41'",
-        "UPDATE records SET personal = NULL WHERE id = 'E41'",                       # no redaction event
-        "UPDATE records SET personal = NULL, redaction_id = 'R404' WHERE id = 'E41'",  # event missing
-        "DELETE FROM records WHERE id = 'L1'",
-        "INSERT OR REPLACE INTO records (id, type, recorded_at, body, personal, digests) "
-        "VALUES ('E41', 'message', 'x', '{}', '{}', '{}')",
-        "INSERT INTO records (id, type, recorded_at, body, personal, digests) "
-        "VALUES ('E41', 'message', 'x', '{}', '{}', '{}') ON CONFLICT(id) DO UPDATE SET body = '{}'",
+        "UPDATE ledger_records SET body = '{}' WHERE id = 'E41'",
+        "UPDATE ledger_records SET personal = NULL WHERE id = 'E41'",                       # no redaction event
+        "UPDATE ledger_records SET personal = NULL, redaction_id = 'R404' WHERE id = 'E41'",  # event missing
+        "DELETE FROM ledger_records WHERE id = 'L1'",
+        "INSERT OR REPLACE INTO ledger_records (project, id, type, recorded_at, body, personal, digests) "
+        "VALUES ('default', 'E41', 'message', 'x', '{}', '{}', '{}')",
+        "INSERT INTO ledger_records (project, id, type, recorded_at, body, personal, digests) "
+        "VALUES ('default', 'E41', 'message', 'x', '{}', '{}', '{}') ON CONFLICT(project, id) DO UPDATE SET body = '{}'",
     ]
     for sql in attempts:
         with pytest.raises(sqlite3.DatabaseError):
             db.execute(sql)
         db.rollback()
     ledger.redact("E41", by="dpo", reason="erasure")
-    for sql in ("UPDATE redactions SET event = '{}'", "DELETE FROM redactions",
-                "UPDATE records SET personal = '{}' WHERE id = 'E41'"):   # a redaction is never undone
+    for sql in ("UPDATE ledger_redactions SET event = '{}'", "DELETE FROM ledger_redactions",
+                "UPDATE ledger_records SET personal = '{}' WHERE id = 'E41'"):   # a redaction is never undone
         with pytest.raises(sqlite3.DatabaseError):
             db.execute(sql)
         db.rollback()

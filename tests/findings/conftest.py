@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from groundrules import load_rulebook
-from groundrules.findings import Ledger, SequentialIds, StepClock
+from groundrules.findings import FindingLedger, SequentialIds, StepClock
 
-from findings_support import ROOT, TABLES
+from findings_support import ROOT, TABLES, Client
 
 
 @pytest.fixture(scope="session")
@@ -25,10 +25,10 @@ def db(tmp_path) -> Path:
 def make_ledger(book, db):
     opened = []
 
-    def make(project: str = "p1", path: Path | None = None) -> Ledger:
+    def make(project: str = "p1", path: Path | None = None, root: Path | None = None, **caller) -> Client:
         # each further ledger counts from another hundred thousand, so ledgers sharing a file never collide
-        ledger = Ledger(path or db, project=project, rulebook=book, clock=StepClock(),
-                        ids=SequentialIds(start=100_000 * len(opened)))
+        ledger = Client(FindingLedger(path or db, rulebook=book, clock=StepClock(), rules_root=root,
+                                      ids=SequentialIds(start=100_000 * len(opened))), project, **caller)
         opened.append(ledger)
         return ledger
     yield make
@@ -37,5 +37,5 @@ def make_ledger(book, db):
 
 
 @pytest.fixture
-def ledger(make_ledger) -> Ledger:
+def ledger(make_ledger) -> Client:
     return make_ledger()

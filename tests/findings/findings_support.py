@@ -1,17 +1,44 @@
 """Helpers shared by the finding ledger tests (imported by name: tests/ has no packages)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from groundrules.findings import Ledger
+from groundrules import Caller, FindingLedger, Service
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = [ROOT / "rules" / name for name in (
     "finding_states.yaml", "findings_vocabulary.yaml", "applicability.yaml", "findings_material_change.yaml",
-    "findings_warnings.yaml")]
+    "findings_warnings.yaml", "roles.yaml")]
 
-CODES = {"INVALID_ARGUMENT", "NOT_FOUND", "PROJECT_SCOPE_MISMATCH", "INVALID_STATE_TRANSITION",
-         "EVIDENCE_REQUIRED", "RELATION_CYCLE", "CONCURRENT_MODIFICATION", "STORAGE_ERROR"}
+
+class Client:
+    """A finding ledger as a host reaches it: every call through the tool registry, as one caller
+    (a reviewer by default, so that every tool and option is open to the tests)."""
+
+    def __init__(self, ledger: FindingLedger, project: str, *, principal: str = "tester", role: str = "reviewer"):
+        self.ledger, self.store, self.book = ledger, ledger.store, ledger.book
+        self.service = Service(ledger.book, findings=ledger)
+        self.caller = Caller(principal, role, (project,))
+
+    def call(self, tool: str, arguments) -> dict:
+        return self.service.call(tool, arguments, self.caller)
+
+    def close(self) -> None:
+        self.ledger.close()
+
+# the finding ledger's own codes (seed 001 §4), and the tool registry's (envelope v1)
+CODES = set(json.loads((ROOT / "schemas" / "finding-ledger.v1.schema.json").read_text(encoding="utf-8"))
+            ["$defs"]["error_code"]["enum"])
+SURFACE_CODES = {alt["const"] for alt in json.loads((ROOT / "schemas" / "envelope.v1.schema.json").read_text(
+    encoding="utf-8"))["$defs"]["surface_error_code"]["oneOf"]}
+
+
+def open_client(store, project: str = "p1", *, rulebook, principal: str = "tester", role: str = "reviewer",
+                root=None, **ledger_options) -> Client:
+    """A Client over a new FindingLedger on `store` (a path or a store object)."""
+    return Client(FindingLedger(store, rulebook=rulebook, rules_root=root, **ledger_options), project,
+                  principal=principal, role=role)
 
 
 def ok(envelope: dict) -> dict:
@@ -46,7 +73,7 @@ def finding(**overrides) -> dict:
     return base
 
 
-def counts(ledger: Ledger) -> dict:
+def counts(ledger: Client) -> dict:
     tables = ("findings", "finding_tags", "evidence", "finding_evidence", "finding_relations", "finding_events",
               "document_links", "rule_proposals", "idempotency_keys")
     conn = ledger.store.conn

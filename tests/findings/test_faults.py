@@ -13,30 +13,31 @@ import textwrap
 
 import pytest
 
-from findings_support import COUNTER, EXPERIMENT, TABLES, counts, finding, ok, refused
-from groundrules.findings import Ledger, SequentialIds, StepClock, Store
+from findings_support import COUNTER, EXPERIMENT, TABLES, counts, finding, ok, open_client, refused
+from groundrules.findings import SequentialIds, StepClock
+from groundrules.store.findings_sqlite import SqliteFindingStore
 
 PRELUDE = textwrap.dedent(f"""
     import json, sys
     from pathlib import Path
-    from groundrules import load_rulebook
-    from groundrules.findings import Ledger
+    from groundrules import Caller, FindingLedger, Service, load_rulebook
     TABLES = [Path(p) for p in {json.dumps([str(t) for t in TABLES])}]
     book = load_rulebook(Path(TABLES[0]).parents[1], TABLES)
-    ledger = Ledger(sys.argv[1], project="p1", rulebook=book)
+    service = Service(book, findings=FindingLedger(sys.argv[1], rulebook=book))
+    caller = Caller("racer", "agent", ("p1",))
 """)
 
 WRITER = PRELUDE + textwrap.dedent("""
     n = 0
     while True:
         n += 1
-        env = ledger.call("log_finding", {
+        env = service.call("log_finding", {
             "claim_kind": "observation", "statement": f"第 {n} 次测量的温度漂移", "tags": ["fault"],
             "evidence": [
                 {"source_kind": "experiment_run", "source_ref": f"run:{n}", "excerpt": "漂移 0.3", "relation": "supports",
                  "method": "experiment"},
                 {"source_kind": "log", "source_ref": f"log:{n}", "excerpt": "温度 81℃", "relation": "supports",
-                 "method": "log_inspection"}]})
+                 "method": "log_inspection"}]}, caller)
         assert env["ok"], env
         print(env["data"]["finding_id"], flush=True)
 """)
@@ -45,8 +46,8 @@ RACER = PRELUDE + textwrap.dedent("""
     finding_id, target = sys.argv[2], sys.argv[3]
     print("ready", flush=True)
     sys.stdin.readline()
-    env = ledger.call("set_finding_state", {"finding_id": finding_id, "epistemic_state": target, "reason": target,
-                                            "expected_version": 1})
+    env = service.call("set_finding_state", {"finding_id": finding_id, "epistemic_state": target, "reason": target,
+                                             "expected_version": 1}, caller)
     print(json.dumps({"ok": env["ok"], "code": env["error"] and env["error"]["code"]}), flush=True)
 """)
 
@@ -57,7 +58,7 @@ def _spawn(script: str, *args: str) -> subprocess.Popen:
 
 
 def test_a_killed_writer_leaves_no_half_written_finding_and_loses_no_acknowledged_one(db):
-    Store(db).close()   # migrate before the writer starts, so the kill lands among log_finding calls
+    SqliteFindingStore(db).close()   # migrate before the writer starts, so the kill lands among log_finding calls
     writer = _spawn(WRITER, str(db))
     acknowledged = []
     try:
@@ -115,10 +116,10 @@ def test_two_processes_racing_on_one_finding_one_wins(make_ledger, db):
 def test_a_failure_inside_supersede_leaves_nothing(book, db, step):
     def inject(conn: sqlite3.Connection) -> None:
         conn.execute(f"CREATE TEMP TRIGGER injected {step} BEGIN SELECT RAISE(ABORT, 'injected'); END")
-    setup = Ledger(db, project="p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
+    setup = open_client(db, "p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
     old = ok(setup.call("log_finding", finding()))["finding_id"]
     before = counts(setup)
-    failing = Ledger(Store(db, on_connect=inject), project="p1", rulebook=book, clock=StepClock(),
+    failing = open_client(SqliteFindingStore(db, on_connect=inject), "p1", rulebook=book, clock=StepClock(),
                      ids=SequentialIds(start=500))
     refused(failing.call("supersede_finding", {"finding_id": old, "reason": "r", "expected_version": 1,
                                                "new": finding(statement="新的主张", evidence=[EXPERIMENT])}),

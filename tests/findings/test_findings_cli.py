@@ -6,8 +6,9 @@ import shutil
 
 import pytest
 
-from findings_support import EXPERIMENT, ROOT, TABLES, finding, ok
+from findings_support import EXPERIMENT, ROOT, TABLES, finding, ok, open_client
 from groundrules.cli.main import main
+from groundrules.store.findings_sqlite import SqliteFindingStore
 
 
 @pytest.fixture
@@ -55,10 +56,10 @@ def test_list_and_show(ledger, cli):
 
 def test_approving_appends_the_rule_and_records_applied(ledger, cli, project):
     pid = propose(ledger, "AGENTS.md")
-    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
     assert code == 0 and out["data"]["status"] == "applied"
     assert (project / "AGENTS.md").read_text(encoding="utf-8") == "# 规则\n- 已有规则\n- 排查差异前先记录 GPU 温度\n"
-    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
     assert code == 1 and out["error"]["code"] == "INVALID_STATE_TRANSITION"
     assert (project / "AGENTS.md").read_text(encoding="utf-8").count("GPU 温度") == 1
     events = ok(ledger.call("get_finding", {"finding_id": "F-000001"}))["events"]
@@ -67,16 +68,16 @@ def test_approving_appends_the_rule_and_records_applied(ledger, cli, project):
 
 def test_approving_creates_a_new_document_inside_the_root(ledger, cli, project):
     pid = propose(ledger, "docs/debugging.md")
-    code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
     assert code == 0 and (project / "docs" / "debugging.md").read_text(encoding="utf-8") == "- 排查差异前先记录 GPU 温度\n"
 
 
 def test_rejecting_records_rejected_and_touches_no_file(ledger, cli, project):
     pid = propose(ledger, "AGENTS.md")
-    code, out, _ = cli("findings", "reject-rule", pid, "--by", "bob", "--note", "太具体")
+    code, out, _ = cli("findings", "reject-rule", pid, "--operator", "bob", "--note", "太具体")
     assert code == 0 and out["data"]["status"] == "rejected"
     assert (project / "AGENTS.md").read_text(encoding="utf-8") == "# 规则\n- 已有规则"
-    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
     assert out["error"]["code"] == "INVALID_STATE_TRANSITION"
 
 
@@ -87,7 +88,7 @@ def test_symlinks_out_of_the_root_are_refused(ledger, cli, project, tmp_path):
     (project / "escape").symlink_to(tmp_path)
     for target in ("link.md", "escape/outside.md", "missing-dir/x.md"):
         pid = propose(ledger, target)
-        code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+        code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
         assert code == 1 and out["error"]["code"] == "INVALID_ARGUMENT"
         assert str(tmp_path) not in out["error"]["message"]
         status = ledger.store.conn.execute("SELECT status FROM rule_proposals WHERE id = ?", (pid,)).fetchone()[0]
@@ -119,14 +120,14 @@ COMMIT_FAILS = (   # a deferred foreign key is checked at COMMIT: the COMMIT its
     "BEGIN INSERT INTO doomed (ref) VALUES (404); END")
 
 
-def failing_ledger(book, db, *statements: str):
-    from groundrules.findings import Ledger, SequentialIds, StepClock, Store
+def failing_ledger(book, db, project, *statements: str):
+    from groundrules.findings import SequentialIds, StepClock
 
     def inject(conn) -> None:
         for sql in statements:
             conn.execute(sql)
-    return Ledger(Store(db, on_connect=inject), project="p1", rulebook=book, clock=StepClock(),
-                  ids=SequentialIds(start=500))
+    return open_client(SqliteFindingStore(db, on_connect=inject), "p1", rulebook=book, clock=StepClock(),
+                       ids=SequentialIds(start=500), root=project, principal="alice")
 
 
 def status(ledger, pid: str) -> str:
@@ -138,37 +139,37 @@ def status(ledger, pid: str) -> str:
 def test_a_failed_approval_leaves_the_document_and_the_proposal_as_they_were(ledger, book, db, project, target, fault):
     pid = propose(ledger, target)
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    failing = failing_ledger(book, db, *fault)
-    env = failing.decide_rule("approve_rule", {"proposal_id": pid, "decided_by": "alice", "root": str(project)})
+    failing = failing_ledger(book, db, project, *fault)
+    env = failing.call("approve_rule", {"proposal_id": pid})
     assert env["error"]["code"] == "STORAGE_ERROR"
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
     assert status(ledger, pid) == "proposed"
     # the failed COMMIT did not leave a transaction open: the same ledger still writes
-    assert failing.decide_rule("reject_rule", {"proposal_id": pid, "decided_by": "bob"})["ok"] is True
+    assert failing.call("reject_rule", {"proposal_id": pid})["ok"] is True
     failing.close()
 
 
 def test_approving_keeps_the_document_mode(ledger, cli, project):
     (project / "AGENTS.md").chmod(0o600)
     pid = propose(ledger, "AGENTS.md")
-    code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--by", "alice")
+    code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
     assert code == 0 and (project / "AGENTS.md").stat().st_mode & 0o777 == 0o600
     assert [p.name for p in project.iterdir() if p.name.startswith(".")] == []
 
 
-def test_only_regular_files_are_approval_targets(ledger, project):
+def test_only_regular_files_are_approval_targets(ledger, make_ledger, project):
     import os
     os.mkfifo(project / "pipe")
+    approver = make_ledger(root=project)
     for target in ("docs", "pipe"):
         pid = propose(ledger, target)
-        env = ledger.decide_rule("approve_rule", {"proposal_id": pid, "decided_by": "alice", "root": str(project)})
+        env = approver.call("approve_rule", {"proposal_id": pid})
         assert (env["error"]["code"], env["error"]["field"]) == ("INVALID_ARGUMENT", "target_path")
         assert status(ledger, pid) == "proposed"
 
 
-def test_a_missing_root_is_an_invalid_argument(ledger, tmp_path):
+def test_a_missing_root_is_an_invalid_argument(ledger, make_ledger, tmp_path):
     pid = propose(ledger, "AGENTS.md")
-    env = ledger.decide_rule("approve_rule", {"proposal_id": pid, "decided_by": "alice",
-                                              "root": str(tmp_path / "no-such-project")})
+    env = make_ledger(root=tmp_path / "no-such-project").call("approve_rule", {"proposal_id": pid})
     assert (env["error"]["code"], env["error"]["field"]) == ("INVALID_ARGUMENT", "root")
     assert str(tmp_path) not in env["error"]["message"]

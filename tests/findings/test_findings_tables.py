@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from findings_support import ROOT, TABLES
+from findings_support import ROOT, TABLES, open_client
 from groundrules import RulesError, load_rulebook
 from groundrules.examples import run_all
 from groundrules.lint import lint
@@ -130,8 +130,7 @@ def test_vocabulary_changes_reach_the_service(tmp_path, book):
     vocab.write_text(vocab.read_text(encoding="utf-8").replace(
         "  procedure: {label: 操作步骤}", "  procedure: {label: 操作步骤}\n  benchmark_result: {label: 基准结果}"),
         encoding="utf-8")
-    from groundrules.findings import Ledger
     edited = load_rulebook(root)
     args = {"claim_kind": "benchmark_result", "statement": "吞吐 1200 req/s"}
-    assert Ledger(tmp_path / "a.db", rulebook=edited).call("log_finding", args)["ok"] is True
-    assert Ledger(tmp_path / "b.db", rulebook=book).call("log_finding", args)["error"]["code"] == "INVALID_ARGUMENT"
+    assert open_client(tmp_path / "a.db", rulebook=edited).call("log_finding", args)["ok"] is True
+    assert open_client(tmp_path / "b.db", rulebook=book).call("log_finding", args)["error"]["code"] == "INVALID_ARGUMENT"

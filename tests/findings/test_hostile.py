@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from mcp import Client
 
 from findings_support import CODES, EXPERIMENT, finding, ok, refused
-from groundrules.mcp_server import build_server, ledger_tools
+from groundrules.transports.mcp_tools import ToolServer
 
 SECRET = "机密摘录：用户密码是 hunter2"
 PATHS = ["/etc/passwd", "/home/alice/.ssh/id_rsa", "C:\\Users\\alice\\ledger.db", "../../../../etc/shadow",
@@ -101,7 +101,8 @@ def test_other_projects_ids_reveal_nothing(world):
                                                                  "method": "experiment"}})]
     for tool, args in calls:
         env = mine.call(tool, args)
-        assert env["error"]["code"] in {"PROJECT_SCOPE_MISMATCH", "NOT_FOUND"}, (tool, env["error"])
+        # another project's record is as unknown as one that never existed: no answer tells them apart
+        assert env["error"]["code"] == "NOT_FOUND", (tool, env["error"])
         assert_clean(env, db)
 
 
@@ -144,8 +145,7 @@ def test_fuzzed_mcp_calls_answer_a_valid_envelope(world, calls):
     """Whatever arrives, the result carries the envelope (isError iff refused), it validates against
     the tool's published output schema, and its error leaks nothing."""
     mine, _, _, db = world
-    specs = {spec.name: spec for spec in ledger_tools(mine)}
-    server = build_server(list(specs.values()))
+    server = ToolServer(mine.service, lambda: mine.caller)
 
     async def go():
         async with Client(server, raise_exceptions=True) as client:
@@ -153,5 +153,5 @@ def test_fuzzed_mcp_calls_answer_a_valid_envelope(world, calls):
     for tool, result in anyio.run(go):
         envelope = result.structured_content
         assert envelope is not None and result.is_error is (not envelope["ok"])
-        jsonschema.validate(envelope, specs[tool].output_schema)
+        jsonschema.validate(envelope, mine.service.listing(tool).output_schema)
         assert_clean(envelope, db)

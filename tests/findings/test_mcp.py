@@ -9,8 +9,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from findings_support import CODES, EXPERIMENT, ROOT, TABLES, finding
-from groundrules import load_rulebook
-from groundrules.mcp_server import build_server, tool_specs
+from groundrules import Caller, FindingLedger, Service, load_rulebook
+from groundrules.transports.mcp_tools import ToolServer
 
 SEED_TOOLS = ["log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state", "refute_finding",
               "supersede_finding", "revalidate_finding", "link_finding", "propose_rule"]
@@ -23,9 +23,9 @@ def mcp_book():
 
 @pytest.fixture
 def server(mcp_book, db):
-    from groundrules.findings import Ledger, SequentialIds, StepClock
-    ledger = Ledger(db, project="p1", rulebook=mcp_book, clock=StepClock(), ids=SequentialIds())
-    yield build_server(tool_specs(ledger, mcp_book))
+    from groundrules.findings import SequentialIds, StepClock
+    ledger = FindingLedger(db, rulebook=mcp_book, clock=StepClock(), ids=SequentialIds())
+    yield ToolServer(Service(mcp_book, findings=ledger), lambda: Caller("agent-1", "agent", ("p1",)))
     ledger.close()
 
 
@@ -39,7 +39,7 @@ def test_lists_the_seed_tools_with_input_and_output_schemas(server):
             return (await client.list_tools()).tools
     tools = {t.name: t for t in run(go)}
     assert set(SEED_TOOLS) | {"explain_support", "lock_message", "fold_evidence", "verify_extraction"} <= set(tools)
-    assert not {"approve_rule", "reject_rule"} & set(tools)     # only a person decides a proposal (seed §6)
+    assert not {"approve_rule", "reject_rule"} & set(tools)     # only a reviewer decides a proposal (seed §6)
     for name in SEED_TOOLS:
         t = tools[name]
         assert t.input_schema["type"] == "object" and t.description

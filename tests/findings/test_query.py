@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from findings_support import COUNTER, EXPERIMENT, finding, ok, refused
-from groundrules.findings.search import grams, match_expression
+from groundrules.store.cjk_search import grams, match_expression
 
 DRIFT = "GPU 温度漂移导致 logits 误差逐步放大"
 SCOPE = {"match": {"runtime.backend": "vLLM"}, "context": {"commit": "0862527"}, "revalidate_on": ["code_change"]}

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
-from findings_support import ROOT
-from groundrules.findings import Ledger, SequentialIds, StepClock
+from findings_support import ROOT, open_client
+from groundrules.findings import SequentialIds, StepClock
 
 CASES = ROOT / "tests" / "cases" / "findings"
 
 
 def play(book, path, db) -> list:
-    ledger = Ledger(db, project="p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
+    ledger = open_client(db, "p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
     out = []
     for step in json.loads(path.read_text(encoding="utf-8")):
         env = ledger.call(step["tool"], step["args"])

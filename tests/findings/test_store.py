@@ -7,15 +7,15 @@ import sqlite3
 import pytest
 
 from findings_support import finding, ok
-from groundrules.findings import Store
-from groundrules.findings.store import LATEST, MIGRATIONS, migrate
+from groundrules.store.findings_sqlite import SqliteFindingStore
+from groundrules.store.findings_sqlite import LATEST, MIGRATIONS, migrate
 
 SYNCHRONOUS_LEVELS = {1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 
 @pytest.mark.parametrize("level", ["NORMAL", "FULL", "EXTRA"])
 def test_wal_and_synchronous(db, level):
-    store = Store(db, synchronous=level)
+    store = SqliteFindingStore(db, synchronous=level)
     assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert SYNCHRONOUS_LEVELS[store.conn.execute("PRAGMA synchronous").fetchone()[0]] == level
     store.close()
@@ -23,7 +23,7 @@ def test_wal_and_synchronous(db, level):
 
 def test_weaker_durability_is_refused(db):
     with pytest.raises(ValueError):
-        Store(db, synchronous="OFF")
+        SqliteFindingStore(db, synchronous="OFF")
 
 
 def test_an_older_ledger_is_migrated_and_keeps_its_data(db, make_ledger):

@@ -52,13 +52,27 @@ def test_supported_with_an_experiment(ledger):
     assert log(ledger, epistemic_state="supported", evidence=[EXPERIMENT])["epistemic_state"] == "supported"
 
 
-def test_audited_manual_exception_is_recorded(ledger):
-    exception = {"approved_by": "user:alice", "reason": "复盘会议确认"}
-    env = ledger.call("log_finding", finding(epistemic_state="supported", manual_exception=exception))
+def test_audited_manual_exception_is_recorded_under_the_callers_name(make_ledger):
+    reviewer = make_ledger(principal="user:alice")
+    env = reviewer.call("log_finding", finding(epistemic_state="supported",
+                                               manual_exception={"reason": "复盘会议确认"}))
     data = ok(env)
     assert "manual_exception_recorded" in [w["code"] for w in env["warnings"]]
-    events = ok(ledger.call("get_finding", {"finding_id": data["finding_id"]}))["events"]
-    assert events[0]["payload"]["manual_exception"] == exception
+    events = ok(reviewer.call("get_finding", {"finding_id": data["finding_id"]}))["events"]
+    assert events[0]["payload"]["manual_exception"] == {"approved_by": "user:alice", "reason": "复盘会议确认"}
+
+
+@pytest.mark.parametrize("approved_by, role", [("user:boss", "reviewer"), ("user:boss", "agent"), (None, "agent")])
+def test_a_manual_exception_is_never_on_someone_elses_word(make_ledger, approved_by, role):
+    """Seed 001 §1/§6: only an explicit, auditable human exception; an agent cannot type one in, and
+    nobody can sign one with another's name."""
+    caller = make_ledger(principal="agent-7" if role == "agent" else "user:alice", role=role)
+    exception = {"reason": "老板同意了"} | ({"approved_by": approved_by} if approved_by else {})
+    before = counts(caller)
+    for tool, arguments in (("log_finding", finding(epistemic_state="supported", manual_exception=exception)),):
+        error = refused(caller.call(tool, arguments), "PERMISSION_DENIED")
+        assert error["field"].startswith("manual_exception")
+    assert counts(caller) == before
 
 
 def test_failed_evidence_leaves_no_half_written_finding(ledger):

@@ -168,7 +168,7 @@ def test_lock_messages_keeps_message_order(lock_book):
 def test_bad_message_is_refused_with_a_stable_code(lock_book, message, field):
     with pytest.raises(GroundrulesError) as exc:
         lock(message, lock_book)
-    assert exc.value.code == "INVALID_MESSAGE" and exc.value.details["field"] == field
+    assert exc.value.code == "INVALID_MESSAGE" and exc.value.field == field
 
 
 def test_bad_message_list_is_refused(lock_book):

@@ -8,10 +8,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from groundrules import explain, fold, load_rulebook, lock
-from groundrules.findings import Ledger, SequentialIds, StepClock
-from groundrules.mcp_server import build_server, tool_specs
-from groundrules.verification import verify_envelope
+from groundrules import Caller, FindingLedger, Service, explain, fold, load_rulebook, lock, verify
+from groundrules.findings import SequentialIds, StepClock
+from groundrules.transports.mcp_tools import ToolServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "schemas" / "examples"
@@ -29,8 +28,8 @@ def book():
 
 @pytest.fixture
 def server(book, tmp_path):
-    ledger = Ledger(tmp_path / "l.db", project="p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
-    yield build_server(tool_specs(ledger, book))
+    ledger = FindingLedger(tmp_path / "l.db", rulebook=book, clock=StepClock(), ids=SequentialIds())
+    yield ToolServer(Service(book, findings=ledger), lambda: Caller("agent-1", "agent", ("p1",)))
     ledger.close()
 
 
@@ -65,7 +64,10 @@ def test_each_part_answers_what_the_library_answers(server, book):
     assert locked.structured_content["data"] == {"locks": lock(message, book)}
     assert [x["kind"] for x in locked.structured_content["data"]["locks"]] == ["wechat"]
     assert folded.structured_content["data"] == fold(payload, book)
-    assert ok.structured_content == verify_envelope(verified, book)
+    report = verify(verified["request"], verified["instance"] if "instance" in verified else verified["schema"],
+                    verified["candidate"], book)
+    assert ok.structured_content == {"ok": report["ok"], "data": report["data"], "warnings": report["warnings"],
+                                     "error": report["error"], "rulebook": book.version}
 
 
 def test_refusals_are_error_results_carrying_the_envelope(server):
@@ -78,8 +80,8 @@ def test_refusals_are_error_results_carrying_the_envelope(server):
     ])
     assert [r.is_error for r in results] == [True] * 5
     codes = [r.structured_content["error"]["code"] for r in results]
-    assert codes[:2] == ["INVALID_MESSAGE", "INVALID_MESSAGE"]
-    assert codes[2] == "PAYLOAD_INVALID"
+    assert codes[:3] == ["INVALID_MESSAGE", "INVALID_ARGUMENT", "PAYLOAD_INVALID"]   # a part's own code for
+    assert [r.structured_content["error"]["field"] for r in results[:2]] == ["role", "(arguments)"]  # what it reads
     assert codes[3] == "DATA_EXTRACTION_FAILED"
     assert results[3].structured_content["error"]["partialResult"]["data"] == {}
     assert codes[4] == "INVALID_ARGUMENT"
@@ -87,14 +89,11 @@ def test_refusals_are_error_results_carrying_the_envelope(server):
         assert json.loads(r.content[0].text) == r.structured_content
 
 
-def test_a_tool_that_fails_inside_still_answers_an_envelope(book):
-    from groundrules.mcp_server import ToolSpec
-
-    def broken(arguments: dict) -> dict:
-        return {"ok": True, "data": float("nan"), "warnings": [], "error": None, "rulebook": None}
-    spec = ToolSpec(name="broken", description="d", input_schema={"type": "object"},
-                    output_schema={"type": "object"}, run=broken)
-    _, (result,) = call_all(build_server([spec]), [("broken", {})])
+@pytest.mark.parametrize("run", [lambda *_: float("nan"), lambda *_: 1 / 0], ids=["unsendable answer", "a bug"])
+def test_a_tool_that_fails_inside_still_answers_an_envelope(server, monkeypatch, run):
+    from groundrules import api
+    monkeypatch.setitem(api.TOOLS, "explain_support", api.Tool("explain_support", "", run))
+    _, (result,) = call_all(server, [("explain_support", {"context": {}})])
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == "INTERNAL_ERROR"
-    assert "nan" not in result.content[0].text.lower()
+    assert "nan" not in result.content[0].text.lower() and "division" not in result.content[0].text

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from groundrules import canonical
-from groundrules.verification import repair_loop, verify_envelope
-from verify_support import all_cases, case_groups, cases
+from groundrules.verification import repair_loop
+from verify_support import tool, all_cases, case_groups, cases
 
 
 def pinned(envelope: dict) -> dict:
@@ -19,7 +19,7 @@ def pinned(envelope: dict) -> dict:
 
 @pytest.mark.parametrize("group", case_groups())
 def test_corpus(group, vbook, snapshot_json):
-    out = {name: pinned(verify_envelope(payload, vbook, report=True)) for name, payload in cases(group).items()}
+    out = {name: pinned(tool(payload, vbook, report=True)) for name, payload in cases(group).items()}
     assert out == snapshot_json
 
 
@@ -27,33 +27,33 @@ def test_every_report_follows_the_contract(vbook):
     report = vbook.schemas.validator({"$ref": "verify.v1.schema.json#/$defs/report"})
     result = vbook.schemas.validator({"$ref": "verify.v1.schema.json#/$defs/result"})
     for name, payload in all_cases().items():
-        envelope = verify_envelope(payload, vbook, report=True)
+        envelope = tool(payload, vbook, report=True)
         if envelope["data"] is None:
             assert envelope["error"]["code"] == "INVALID_ARGUMENT", name
             continue
         assert report.is_valid(envelope["data"]), name
-        short = verify_envelope(payload, vbook)
+        short = tool(payload, vbook)
         assert short["data"] is None or result.is_valid(short["data"]), name
         assert short["error"] == envelope["data"]["error"] and short["warnings"] == envelope["data"]["warnings"]
 
 
 def test_reruns_are_byte_identical(vbook):
     for name, payload in all_cases().items():
-        first = canonical.dumps(verify_envelope(payload, vbook, report=True))
-        assert canonical.dumps(verify_envelope(payload, vbook, report=True)) == first, name
+        first = canonical.dumps(tool(payload, vbook, report=True))
+        assert canonical.dumps(tool(payload, vbook, report=True)) == first, name
 
 
 def test_verify_leaves_its_arguments_untouched(vbook):
     for name, payload in all_cases().items():
         before = canonical.dumps(payload)
-        verify_envelope(payload, vbook, report=True)
+        tool(payload, vbook, report=True)
         assert canonical.dumps(payload) == before, name
 
 
 def test_every_catalogue_code_is_exercised(vbook):
     seen = set()
     for payload in all_cases().values():
-        envelope = verify_envelope(payload, vbook)
+        envelope = tool(payload, vbook)
         issues = (envelope["error"] or {}).get("issues", []) + envelope["warnings"]
         seen |= {i["code"] for i in issues}
 

@@ -8,7 +8,8 @@ import copy
 import pytest
 
 from groundrules import GroundrulesError, canonical
-from groundrules.verification import verify, verify_envelope
+from groundrules.verification import verify
+from verify_support import tool
 from verify_seed_examples import CANDIDATE, REQUEST, SCHEMA
 
 ANY_FIELD = {"type": "object", "properties": {"v": {}}}
@@ -58,8 +59,9 @@ NOT_JSON = {"nan": float("nan"), "inf": float("-inf"), "set": {1, 2}, "tuple": (
 def test_a_deeply_nested_candidate_is_model_output_not_a_crash(vbook, where):
     request, schema, cand = placements(nested(3000))[where]
     assert shape_codes(verify(request, schema, cand, vbook)) == ["CANDIDATE_SHAPE_INVALID"]
-    envelope = verify_envelope({"request": request, "schema": schema, "candidate": cand}, vbook)
-    assert envelope["error"]["code"] == "MODEL_OUTPUT_INVALID"
+    envelope = tool({"request": request, "schema": schema, "candidate": cand}, vbook)
+    # as a tool call, arguments that deep are refused before verification reads them
+    assert (envelope["error"]["code"], envelope["error"]["field"][:9]) == ("INVALID_ARGUMENT", "candidate")
     canonical.dumps(envelope)
 
 
@@ -74,7 +76,7 @@ def test_a_value_json_cannot_carry_is_model_output(vbook, where, name):
     request, schema, cand = placements(NOT_JSON[name])[where]
     report = verify(request, schema, cand, vbook)
     assert shape_codes(report) == ["CANDIDATE_SHAPE_INVALID"]
-    envelope = verify_envelope({"request": request, "schema": schema, "candidate": cand}, vbook)
+    envelope = tool({"request": request, "schema": schema, "candidate": cand}, vbook)
     canonical.dumps(envelope)          # the envelope crosses a process boundary: it must serialise
 
 
@@ -86,7 +88,7 @@ def test_a_value_json_cannot_carry_is_model_output(vbook, where, name):
 def test_a_schema_whose_ref_never_terminates_is_refused(vbook, schema):
     with pytest.raises(GroundrulesError) as info:
         verify({"input": INPUT}, schema, any_value_candidate("x"), vbook)
-    assert info.value.code == "INVALID_ARGUMENT" and info.value.details["argument"] == "schema"
+    assert info.value.code == "INVALID_ARGUMENT" and info.value.field == "schema"
 
 
 def test_a_recursive_schema_that_consumes_its_value_is_fine(vbook):

@@ -65,4 +65,4 @@ def test_a_rulebook_without_the_verify_tables_is_refused():
     for bad in (instances_only, "rules/"):
         with pytest.raises(GroundrulesError) as info:
             verify(REQUEST, "meeting_time", CANDIDATE, bad)
-        assert info.value.code == "INVALID_ARGUMENT" and info.value.details["argument"] == "rulebook"
+        assert info.value.code == "INVALID_ARGUMENT" and info.value.field == "rulebook"

@@ -78,7 +78,7 @@ def test_unknown_or_repeated_field_refuses_the_request(vbook, fields, named):
     with pytest.raises(GroundrulesError) as info:
         verify({"input": INPUT, "fields": fields}, "order_note", candidate([]), vbook)
     assert info.value.code == "INVALID_ARGUMENT"
-    assert info.value.details["field"] == named
+    assert (info.value.field, info.value.details["name"]) == ("request.fields", named)
     assert named in info.value.message
 
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from groundrules import load_rulebook
+from groundrules import Caller, Service, load_rulebook
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases" / "verify"
 VERIFY_TABLES = ["rules/verify_issues.yaml", "rules/prohibition_phrases.yaml",
-                 "rules/intent_heuristics.yaml", "rules/instances"]
+                 "rules/intent_heuristics.yaml", "rules/instances", "rules/roles.yaml"]
+
+
+def tool(payload, book, report: bool = False) -> dict:
+    """The verify_extraction tool's envelope for a {request, schema | instance, candidate} payload, as
+    every transport gets it (with `report`, data is the whole report)."""
+    arguments = dict(payload, report=True) if report and isinstance(payload, dict) else payload
+    return Service(book).call("verify_extraction", arguments, Caller("tester", "agent"))
 
 
 def load_verify_book():

@@ -12,7 +12,7 @@ from typing import Iterator
 from .. import rulebook
 from ..errors import RulesError
 from ..rulebook import Rulebook
-from .io import CliError
+from .io import usage_error
 
 
 @contextmanager
@@ -21,22 +21,26 @@ def base_rulebook(base: str, root: Path) -> Iterator[Rulebook]:
     checkout at `root` (exported to a temporary folder that is removed afterwards)."""
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            yield rulebook.load(_folder(base, root, Path(tmp)))
+            book = rulebook.load(_folder(base, root, Path(tmp)))
         except RulesError as exc:
-            raise CliError(f"--base {base}: its tables do not load with this groundrules "
-                           f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None
+            raise usage_error(f"--base {base}: its tables do not load with this groundrules "
+                              f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None
+        except Exception as exc:  # noqa: BLE001 - older tables this loader's compilers do not expect
+            raise usage_error(f"--base {base}: its tables do not load with this groundrules "
+                              f"(a compiler failed on them: {type(exc).__name__})") from None
+        yield book
 
 
 def _folder(base: str, root: Path, tmp: Path) -> Path:
     if Path(base).is_dir():
         return Path(base)
     if base.startswith("-"):                 # git would read it as an option (--output=FILE writes)
-        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout")
+        raise usage_error(f"--base {base}: neither a folder nor a git revision of this checkout")
     try:
         tar = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", base, "--",
                               "rules", "locks", "schemas"], capture_output=True, timeout=60, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        raise CliError(f"--base {base}: neither a folder nor a git revision of this checkout") from None
+        raise usage_error(f"--base {base}: neither a folder nor a git revision of this checkout") from None
     with tarfile.open(fileobj=BytesIO(tar)) as archive:
         try:
             archive.extractall(tmp, filter="data")

@@ -8,7 +8,7 @@ from .. import canonical, rulebook
 from ..corpus_diff import corpus_diff
 from ..corpus_diff.text import lines
 from .base_tables import base_rulebook
-from .io import CliError, emit, emit_text
+from .io import emit, emit_text, usage_error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.rules) if args.rules else rulebook.data_root()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     if not cases.is_dir():
-        raise CliError(f"{cases}: no case corpus here (give --cases DIR)")
+        raise usage_error(f"{cases}: no case corpus here (give --cases DIR)")
     after = rulebook.load(root)
     with base_rulebook(args.base, root) as before:
         diff = corpus_diff(before, after, cases)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import RulesError
-from . import demo_cmd, diff_cmd, lock_cmd, report_cmd, rules_cmd, support_cmd, verify_cmd, fold_cmd, findings_cmd
-from .io import CliError, rules_error_lines
+from ..errors import GroundrulesError, RulesError
+from . import demo_cmd, diff_cmd, findings_cmd, report_cmd, rules_cmd, tool_cmds
+from .io import rules_error_lines
 
 # Each part contributes a module with `register(subparsers)`; its commands set `func`.
-PARTS = [demo_cmd, support_cmd, rules_cmd, diff_cmd, report_cmd, lock_cmd, verify_cmd, fold_cmd, findings_cmd]
+PARTS = [demo_cmd, tool_cmds, rules_cmd, diff_cmd, report_cmd, findings_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,13 +32,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except CliError as exc:
-        sys.stderr.write(f"groundrules {args.command}: {exc}\n")
-        return exc.exit_code
     except RulesError as exc:
         sys.stderr.write(f"groundrules {args.command}: the rule tables did not load:\n"
                          f"{rules_error_lines(exc)}\n")
         return 3
+    except GroundrulesError as exc:
+        sys.stderr.write(f"groundrules {args.command}: {exc.message}\n")
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import report, rulebook
 from .base_tables import base_rulebook
-from .io import CliError, emit_text
+from .io import emit_text, usage_error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,13 +31,13 @@ def run(args: argparse.Namespace) -> int:
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise CliError(f"--out {args.out}: exists and is not a folder")
+        raise usage_error(f"--out {args.out}: exists and is not a folder")
     book = rulebook.load(root)
     with (base_rulebook(args.base, root) if args.base else nullcontext()) as base:
         html = report.render(book, cases, base)
     try:
         target = report.write(out, html)
     except OSError as exc:
-        raise CliError(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
+        raise usage_error(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
     emit_text(f"wrote {target} ({len(html.encode('utf-8'))} bytes); open it in a browser")
     return 0

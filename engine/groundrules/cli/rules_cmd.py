@@ -7,7 +7,7 @@ from pathlib import Path
 from .. import rulebook
 from ..examples import run_all
 from ..lint import lint
-from .io import CliError, emit_text
+from .io import usage_error, emit_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def run_lint(args: argparse.Namespace) -> int:
     files = [Path(p) for p in args.paths] or None
     for p in files or ():
         if not p.exists():
-            raise CliError(f"{p}: no such file or folder")
+            raise usage_error(f"{p}: no such file or folder")
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     report = lint(root, files, cases if cases.is_dir() else None)
     lines = [str(p) if p.severity == "error" else f"{p} [warning]" for p in report.problems]

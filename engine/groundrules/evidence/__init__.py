@@ -1,5 +1,5 @@
 """The evidence part (seed 003): the append-only ledger, interpretation checks, and the fold."""
 from .fold import fold
-from .store import Ledger, MemoryLedger, SqliteLedger
+from .ledger import EvidenceLedger
 
-__all__ = ["Ledger", "MemoryLedger", "SqliteLedger", "fold"]
+__all__ = ["EvidenceLedger", "fold"]

@@ -20,6 +20,7 @@ class RecordType:
     not_raw: str
     personal: tuple
     examples: tuple
+    grounds_values: bool = False      # a value it carries needs no lock
 
     def is_raw(self, facts: dict) -> bool:
         return self.raw if isinstance(self.raw, bool) else self.raw.test(facts)
@@ -82,7 +83,7 @@ def compile_catalogue(data: dict, ctx) -> EventCatalogue | None:
             ctx.fault("missing-key", f"record type '{name}' can be non-raw but has no 'not_raw' reason",
                       ("records", name), "add not_raw: <why it is not raw evidence>")
         records[name] = RecordType(name, spec["label"], raw, spec.get("not_raw", ""),
-                                   tuple(spec["personal"]), tuple(spec["examples"]))
+                                   tuple(spec["personal"]), tuple(spec["examples"]), spec.get("grounds_values", False))
     events = {}
     for name, spec in data["events"].items():
         both = set(spec["requires"]) & set(spec.get("forbids", ()))

@@ -10,11 +10,13 @@ the `status` table at `now`. Nothing reads a clock; `now` comes in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .index import LedgerIndex
-from .interpret import MISSING, Event
-from .policy import MergePolicy
+from .interpret import NO_VALUE, Event
+
+if TYPE_CHECKING:
+    from .index import LedgerIndex
+    from .policy import MergePolicy
 
 READING_KEYS = ("id", "type", "slot", "label", "scope", "new_scope", "value", "current", "question")
 
@@ -118,7 +120,7 @@ class Folder:
             state = self.scopes[target].slots.setdefault(ev.slot, SlotState())
             outcome, rule = self._apply(ev, state)
             state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
-                                  "value": None if ev.value is MISSING else ev.value})
+                                  "value": None if ev.value is NO_VALUE else ev.value})
             self.results[ev.id] = Result(outcome, rule, target)
 
     def _source(self, ev: Event) -> tuple[str, int]:
@@ -136,7 +138,7 @@ class Folder:
             state.evidence, state.events = list(ev.evidence), [ev.id]
             return ev.op, None
         value = ev.value
-        if value is MISSING:
+        if value is NO_VALUE:
             if state.core != "filled":
                 raise self.refuse("EVENT_INCOMPLETE", event=ev.id, type=ev.type, key="value")
             value = state.candidates[0].value
@@ -261,10 +263,10 @@ class Folder:
                 "history": list(state.history)}
 
     def _validity(self, evidence: list) -> str:
-        seen = [self.index.validity(rid) for rid in evidence]
-        if not seen or "valid" in seen:
-            return "valid"
-        return "not_yet_valid" if "not_yet_valid" in seen else "expired"
+        """The first validity of merge.yaml's `validity_precedence` that some evidence has."""
+        seen = {self.index.validity(rid) for rid in evidence}
+        order = self.policy.validity_precedence
+        return next((v for v in order if v in seen), order[0])
 
 
 def _same(a: Any, b: Any) -> bool:

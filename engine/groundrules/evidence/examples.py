@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import GroundrulesError
 from .core import Folder
 from .index import LedgerIndex
-from .interpret import MISSING, Event
+from .interpret import NO_VALUE, Event
 from .timeutil import parse
 
 
@@ -40,7 +40,7 @@ def run_example(policy, given: dict) -> tuple[dict, list]:
             readings = [{"id": r["id"], "type": r.get("type", raw["type"]), "slot": r.get("slot", raw.get("slot")),
                          **{k: r[k] for k in ("scope", "new_scope") if k in r}} for r in scope["unresolved"]]
         events.append(Event(raw["id"], "example", raw["type"], policy.ops[raw["type"]],
-                            policy.layer(raw["type"]), raw.get("slot"), raw.get("value", MISSING),
+                            policy.layer(raw["type"]), raw.get("slot"), raw.get("value", NO_VALUE),
                             scope if isinstance(scope, str) else None, readings, raw.get("parent"),
                             citations, list(dict.fromkeys(c["record"] for c in citations)),
                             tuple(raw.get("resolves", ())), f"examples.events[{n}]"))

@@ -18,7 +18,7 @@ from .catalogue import EventCatalogue
 from .contract import first_problem
 from .core import Folder
 from .index import LedgerIndex
-from .interpret import MISSING, Checked, Checker
+from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
 from .refusals import RefusalCatalogue
 from .timeutil import parse
@@ -51,7 +51,7 @@ def fold(payload: Any, rulebook: Rulebook | None = None) -> dict:
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
           refusals: RefusalCatalogue) -> dict:
-    problem = first_problem(book.schemas, payload)
+    problem = first_problem(book.schemas, catalogue.records, payload)
     if problem is not None:
         raise refusals.error("PAYLOAD_INVALID", problem=problem)
     now = parse(payload["now"])
@@ -87,7 +87,7 @@ def _events(checked: Checked, folder: Folder) -> list:
     for ev in checked.events:
         result = folder.results[ev.id]
         item = {"id": ev.id, "interpretation": ev.interpretation, "type": ev.type, "layer": ev.layer,
-                "slot": ev.slot, "value": None if ev.value is MISSING else ev.value, "scope": result.scope}
+                "slot": ev.slot, "value": None if ev.value is NO_VALUE else ev.value, "scope": result.scope}
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
         item.update(evidence=[dict(c) for c in ev.citations], outcome=result.outcome, rule=result.rule)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from . import records as rec
-from .policy import MergePolicy
-from .refusals import RefusalCatalogue
 from .timeutil import parse, validity
+
+if TYPE_CHECKING:
+    from .policy import MergePolicy
+    from .refusals import RefusalCatalogue
 
 SCOPE_TIMES = ("observed_at", "recorded_at", "valid_from", "valid_until")
 

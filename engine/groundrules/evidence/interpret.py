@@ -9,15 +9,16 @@ interpretation is recomputed by the host; the ledger and its locks are never pat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import records as rec
-from .catalogue import EventCatalogue
-from .index import LedgerIndex
-from .policy import MergePolicy
 
-MISSING = object()
-STRUCTURED = ("tool_receipt", "injected_field")
+if TYPE_CHECKING:
+    from .catalogue import EventCatalogue
+    from .index import LedgerIndex
+    from .policy import MergePolicy
+
+NO_VALUE = object()       # an event that carries no value (a decline, a confirm of the value held)
 
 
 @dataclass
@@ -129,9 +130,9 @@ class Checker:
                 evidence.append(c["record"])
             locks += [rid for rid in covered if rid not in locks]
         event = Event(raw["id"], interp_id, raw["type"], self.policy.ops[raw["type"]], layer, slot,
-                      raw.get("value", MISSING), scope if isinstance(scope, str) else None, readings,
+                      raw.get("value", NO_VALUE), scope if isinstance(scope, str) else None, readings,
                       raw.get("parent"), citations, evidence, tuple(raw.get("resolves", ())), at, locks)
-        if layer == "field" and event.value is not MISSING:
+        if layer == "field" and event.value is not NO_VALUE:
             self._grounded(event, raw, dispositions)
         return event
 
@@ -151,7 +152,7 @@ class Checker:
             rtype = r.get("type", raw["type"])
             if rtype not in self.catalogue.events or rtype not in self.policy.ops:
                 raise self.refuse("UNKNOWN_EVENT", name=rtype, at=where + ".type")
-            if self.policy.ops[rtype] not in ("value", "confirm"):
+            if self.policy.ops[rtype] not in self.policy.reading_ops:
                 raise self.refuse("EVENT_INVALID", event=raw["id"], type=rtype, key="scope.unresolved")
             slot = r.get("slot", raw.get("slot"))
             if slot is None:
@@ -224,8 +225,8 @@ class Checker:
                          else f"dismissed ({disposition['dismissed']})")
                 raise self.refuse("DISPOSITION_CONFLICT", event=event.id, lock=lock["id"], slot=event.slot,
                                   disposition=shown)
-        structured = any(entries[r].record["type"] in STRUCTURED for r in event.evidence)
-        if slot.lock_required and not structured and not assigned:
+        grounded = any(self.catalogue.records[entries[r].record["type"]].grounds_values for r in event.evidence)
+        if slot.lock_required and not grounded and not assigned:
             raise self.refuse("INSUFFICIENT_EVIDENCE", event=event.id, slot=event.slot,
                               kinds=list(slot.lock_kinds))
         if slot.lock_match == "normalized_value" and assigned and not any(

@@ -48,6 +48,8 @@ class MergePolicy:
     slots: dict               # slot id -> Slot, in table order
     question: Template
     spacing: str              # a key of SPACINGS
+    reading_ops: tuple        # ops an event with an unresolved scope may read as
+    validity_precedence: tuple
     policies: dict            # name -> description
     sources: DecisionTable
     resolve: DecisionTable
@@ -85,8 +87,7 @@ class MergePolicy:
 
 
 def _embedded(name: str, data: dict, ctx, policy_id: str) -> DecisionTable | None:
-    from ..rulebook import CompileContext
-    sub = CompileContext(ctx.schemas, ctx.source)
+    sub = type(ctx)(ctx.schemas, ctx.source)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
     for f in sub.faults:
         ctx.faults.append(Fault(f.code, f.message, (name,) + tuple(f.path), f.hint, f.severity))
@@ -111,6 +112,7 @@ def compile_policy(data: dict, ctx) -> MergePolicy | None:
         return None
     return MergePolicy("merge_policy", data["id"], ctx.source.file, data["scopes"]["initial"],
                        dict(data["events"]), slots, question, data["clarify"].get("spacing", "none"),
+                       tuple(data["clarify"].get("reading_ops", ())), tuple(data["validity_precedence"]),
                        dict(data["policies"]),
                        tables["sources"], tables["resolve"], tables["status"], tables["questions"],
                        tuple(data["examples"]))

@@ -1,6 +1,5 @@
-"""Part 4: the finding ledger (seed 001) — SQLite store, the ten tools, keyword search."""
+"""Part 4: the finding ledger (seed 001) — the domain: tools, states, evidence rules, proposals."""
 from .clock import RandomIds, SequentialIds, StepClock, SystemClock
-from .service import Ledger
-from .store import Store
+from .ledger import FindingLedger
 
-__all__ = ["Ledger", "RandomIds", "SequentialIds", "StepClock", "Store", "SystemClock"]
+__all__ = ["FindingLedger", "RandomIds", "SequentialIds", "StepClock", "SystemClock"]

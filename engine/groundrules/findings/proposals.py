@@ -17,18 +17,14 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .service import Call, Refusal
+from .call import Call
 from .tools import safe_relative
 
 
-def _proposal(call: Call, proposal_id: str):
-    row = call.conn.execute("SELECT p.*, f.id AS finding_id, f.version AS finding_version FROM rule_proposals p "
-                            "JOIN findings f ON f.seq = p.finding_seq WHERE p.id = ?", (proposal_id,)).fetchone()
+def _proposal(call: Call, proposal_id: str) -> dict:
+    row = call.tx.proposal(call.project, proposal_id)
     if row is None:
         raise call.refuse("NOT_FOUND", "proposal_not_found", proposal_id=proposal_id)
-    if row["project"] != call.project:
-        raise call.refuse("PROJECT_SCOPE_MISMATCH", "record_in_other_project", what="proposal", ref=proposal_id,
-                          project=call.project)
     return row
 
 
@@ -82,35 +78,33 @@ def append_rule(call: Call, path: Path, text: str) -> None:
     call.on_rollback(undo)
 
 
-def _target(call: Call, root: str, target_path: str) -> Path:
-    base = Path(root)
-    if not base.is_dir():
-        raise Refusal("INVALID_ARGUMENT", call.vocab.message("root_missing"), field="root")
+def _target(call: Call, target_path: str) -> Path:
+    base = call.rules_root
+    if base is None or not base.is_dir():
+        raise call.refuse("INVALID_ARGUMENT", "root_missing", field="root")
     if not safe_relative(target_path):
-        raise Refusal("INVALID_ARGUMENT", call.vocab.message("target_path"), field="target_path")
+        raise call.refuse("INVALID_ARGUMENT", "target_path", field="target_path")
     path = confined(base, target_path)
     if path is None:
-        raise Refusal("INVALID_ARGUMENT", call.vocab.message("target_not_file"), field="target_path")
+        raise call.refuse("INVALID_ARGUMENT", "target_not_file", field="target_path")
     return path
 
 
 def decide(call: Call, a: dict) -> tuple[dict, None]:
-    """approve_rule / reject_rule: {proposal_id, decided_by, note?, root? (approve only)}."""
+    """approve_rule / reject_rule: {proposal_id, note?}; the decider is the authenticated caller,
+    and the document root the one the ledger was opened with."""
     row = _proposal(call, a["proposal_id"])
     target = "applied" if call.tool == "approve_rule" else "rejected"
     call.check_move("proposal", row["status"], target, {})
-    path = _target(call, a["root"], row["target_path"]) if target == "applied" else None
-    done = call.conn.execute("UPDATE rule_proposals SET status = ?, version = version + 1, decided_at = ?, "
-                             "decided_by = ?, decision_note = ? WHERE seq = ? AND version = ?",
-                             (target, call.now, a["decided_by"], a.get("note", ""), row["seq"], row["version"]))
-    if done.rowcount != 1:
+    path = _target(call, row["target_path"]) if target == "applied" else None
+    if not call.tx.decide_proposal(row["seq"], row["version"], target, call.now, call.principal, a.get("note", "")):
         raise call.refuse("CONCURRENT_MODIFICATION", "proposal_conflict", proposal_id=row["id"])
     call.event(row["finding_seq"], f"rule_{target}", row["finding_version"], reason=a.get("note", ""),
-               payload={"proposal_id": row["id"], "decided_by": a["decided_by"]})
+               payload={"proposal_id": row["id"], "decided_by": call.principal})
     if path is not None:
         append_rule(call, path, row["rule_text"])
     return {"proposal_id": row["id"], "finding_id": row["finding_id"], "status": target,
             "target_path": row["target_path"], "version": row["version"] + 1}, None
 
 
-PEOPLE = {"approve_rule": decide, "reject_rule": decide}
+DECISIONS = {"approve_rule": decide, "reject_rule": decide}

@@ -5,23 +5,18 @@ states, versions, projects) is checked here, inside the call's one transaction.
 """
 from __future__ import annotations
 
-import json
+import copy
 import re
-import sqlite3
 from pathlib import PurePosixPath
 
 from . import applicability, views
-from .search import match_expression
-from .service import APPLICABILITY_TABLE, CHANGE_TABLE, Call, Refusal, needs
+from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call, needs
 
 # --------------------------------------------------------------------------------- helpers
 
 
-def _finding_facts(row: sqlite3.Row | dict) -> dict:
-    if isinstance(row, dict):
-        return {k: row[k] for k in ("claim_kind", "epistemic_state", "lifecycle_state", "scope", "tags") if k in row}
-    return {"claim_kind": row["claim_kind"], "epistemic_state": row["epistemic_state"],
-            "lifecycle_state": row["lifecycle_state"], "scope": json.loads(row["scope_json"])}
+def _finding_facts(row: dict) -> dict:
+    return {k: row[k] for k in ("claim_kind", "epistemic_state", "lifecycle_state", "scope", "tags") if k in row}
 
 
 def _write_facts(call: Call, finding: dict, links: list[dict], *, to_state: str | None = None,
@@ -40,7 +35,7 @@ def _basis(links: list[dict]) -> list[dict]:
     return [{"evidence_id": l["evidence_id"], "relation": l["relation"], "method": l["method"]} for l in links]
 
 
-def _transition_facts(row: sqlite3.Row, basis: list[dict], links: list[dict], arguments: dict) -> dict:
+def _transition_facts(row: dict, basis: list[dict], links: list[dict], arguments: dict) -> dict:
     facts = {"finding": {"claim_kind": row["claim_kind"], "epistemic_state": row["epistemic_state"],
                          "lifecycle_state": row["lifecycle_state"]},
              "basis": basis, "links": links, "reason": arguments.get("reason", "")}
@@ -49,35 +44,18 @@ def _transition_facts(row: sqlite3.Row, basis: list[dict], links: list[dict], ar
     return facts
 
 
-def _tags(call: Call, seq: int) -> list[str]:
-    return [r[0] for r in call.conn.execute("SELECT tag FROM finding_tags WHERE finding_seq = ? ORDER BY tag",
-                                            (seq,))]
-
-
-_EVIDENCE = ("SELECT e.*, fe.relation, fe.method, fe.rationale, fe.created_at AS linked_at "
-             "FROM finding_evidence fe JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = ? ")
-
-
 def _evidence(call: Call, seq: int, limit: int | None, relation: str | None = None) -> list[dict]:
-    sql = _EVIDENCE + ("AND fe.relation = ? " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation"
-    params = (seq, relation) if relation else (seq,)
-    return [views.evidence(r, limit) for r in call.conn.execute(sql, params)]
+    return [views.evidence(r, limit) for r in call.tx.linked_evidence(seq, relation)]
 
 
 def add_relation(call: Call, from_seq: int, relation: str, to_seq: int, note: str = "") -> bool:
     """Insert from -relation-> to; an acyclic relation refuses a link that would close a cycle."""
     if call.vocab.finding_relations[relation]["acyclic"]:
-        closes = from_seq == to_seq or call.conn.execute(
-            "WITH RECURSIVE reach(seq) AS (SELECT ? UNION SELECT r.to_seq FROM finding_relations r "
-            "JOIN reach ON r.from_seq = reach.seq WHERE r.relation = ?) SELECT 1 FROM reach WHERE seq = ? LIMIT 1",
-            (to_seq, relation, from_seq)).fetchone() is not None
-        if closes:
+        if from_seq == to_seq or call.tx.reaches(to_seq, relation, from_seq):
             raise call.refuse("RELATION_CYCLE", "relation_cycle", relation=relation)
     elif from_seq == to_seq:
         raise call.refuse("INVALID_ARGUMENT", "self_link")
-    done = call.conn.execute("INSERT OR IGNORE INTO finding_relations (from_seq, relation, to_seq, note, created_at) "
-                             "VALUES (?, ?, ?, ?, ?)", (from_seq, relation, to_seq, note, call.now))
-    return done.rowcount == 1
+    return call.tx.add_relation(from_seq, relation, to_seq, note, call.now)
 
 
 def _state_list(call: Call, arguments: dict, key: str, machine: str) -> list[str] | None:
@@ -89,7 +67,7 @@ def _state_list(call: Call, arguments: dict, key: str, machine: str) -> list[str
     return [call.choose(key, v, states) for v in values]
 
 
-def _presentable(call: Call, row: sqlite3.Row) -> bool:
+def _presentable(call: Call, row: dict) -> bool:
     """May this record be shown as current knowledge at all? Both its states must allow it
     (finding_states.yaml: superseded, withdrawn, archived and refuted say `current: false`)."""
     return (call.states.machine("lifecycle").is_current(row["lifecycle_state"])
@@ -99,14 +77,14 @@ def _presentable(call: Call, row: sqlite3.Row) -> bool:
 def _conflict(call: Call, seq: int) -> dict:
     """Both sides' evidence, short excerpts: what a move into a conflict state answers with."""
     limit = call.vocab.limits["excerpt_chars"]
-    return {"supporting": _evidence(call, seq, limit, "supports"),
-            "contradicting": _evidence(call, seq, limit, "contradicts")}
+    return {"supporting": _evidence(call, seq, limit, call.names["support_relation"]),
+            "contradicting": _evidence(call, seq, limit, call.names["refute_relation"])}
 
 
 def _limit(call: Call, arguments: dict, key: str, default: int, cap: int) -> int:
     value = arguments.get(key, default)
     if value > cap:
-        raise Refusal("INVALID_ARGUMENT", call.vocab.message("limit_cap", field=key, max=cap), field=key)
+        raise call.refuse("INVALID_ARGUMENT", "limit_cap", field=key, max=cap)
     return value
 
 
@@ -122,43 +100,19 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
     if not history:
         old = [s for s in (lifecycles or []) if s != lifecycle_machine.initial]
         if old:
-            raise Refusal("INVALID_ARGUMENT", call.vocab.message("history_needed", states=old),
-                          field="lifecycle_state")
+            raise call.refuse("INVALID_ARGUMENT", "history_needed", field="lifecycle_state", states=old)
         lifecycles = [lifecycle_machine.initial]
     epistemic = _state_list(call, a, "epistemic_state", "epistemic")
-    where, params = ["f.project = ?"], [call.project]
-    if lifecycles is not None:
-        where.append(f"f.lifecycle_state IN ({','.join('?' * len(lifecycles))})")
-        params += lifecycles
-    if epistemic is not None:
-        where.append(f"f.epistemic_state IN ({','.join('?' * len(epistemic))})")
-        params += epistemic
-    tags = list(a.get("tags", []))
-    keyword = a.get("keyword")
-    if keyword is not None:
-        expression = match_expression(keyword)
-        if expression is None:
-            raise Refusal("INVALID_ARGUMENT", call.vocab.message("keyword_empty"), field="keyword")
-        head, order, first = ("findings_search s CROSS JOIN findings f ON f.seq = s.rowid",
-                              "s.rowid DESC", ["findings_search MATCH ?"])
-        params = [expression] + params
-    elif tags:
-        head, order, first = ("finding_tags t0 CROSS JOIN findings f ON f.seq = t0.finding_seq",
-                              "t0.tag DESC, t0.finding_seq DESC", ["t0.tag = ?"])
-        params = [tags[0]] + params
-        tags = tags[1:]
-    else:
-        head, order, first = "findings f", "f.seq DESC", []
-    for tag in tags:
-        where.append("EXISTS (SELECT 1 FROM finding_tags t WHERE t.finding_seq = f.seq AND t.tag = ?)")
-        params.append(tag)
-    sql = f"SELECT f.* FROM {head} WHERE {' AND '.join(first + where)} ORDER BY {order}"
     caller = call.caller_context(a)
+    rows = call.tx.search(call.project, keyword=a.get("keyword"), tags=list(a.get("tags", [])),
+                          lifecycles=lifecycles, epistemic=epistemic)
+    if rows is None:
+        raise call.refuse("INVALID_ARGUMENT", "keyword_empty", field="keyword")
     table = call.book.table(APPLICABILITY_TABLE)
     found: list[dict] = []
     truncated = False
-    for row in call.conn.execute(sql, params):
-        facts = applicability.facts(json.loads(row["scope_json"]), caller, call.vocab, row["lifecycle_state"],
+    for row in rows:
+        facts = applicability.facts(row["scope"], caller, call.vocab, row["lifecycle_state"],
                                     row["epistemic_state"], "scope_context" in a)
         verdict = applicability.verdict(table, facts, _presentable(call, row))
         if not history and not verdict["listed"]:
@@ -166,7 +120,7 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
         if len(found) == limit:
             truncated = True
             break
-        found.append(views.summary(row, _tags(call, row["seq"]), verdict))
+        found.append(views.summary(row, call.tx.tags(row["seq"]), verdict))
     return {"findings": found, "count": len(found), "limit": limit, "truncated": truncated}, None
 
 
@@ -176,23 +130,13 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
     events_limit = _limit(call, a, "events_limit", limits["events_default"], limits["events_max"])
     excerpt_limit = None if a.get("full_excerpts", False) else limits["excerpt_chars"]
     seq = row["seq"]
-    relations = call.conn.execute(
-        "SELECT 'outgoing' AS direction, r.relation, f.id, f.statement, f.epistemic_state, f.lifecycle_state, r.note, "
-        "r.created_at FROM finding_relations r JOIN findings f ON f.seq = r.to_seq WHERE r.from_seq = ? "
-        "UNION ALL SELECT 'incoming', r.relation, f.id, f.statement, f.epistemic_state, f.lifecycle_state, r.note, "
-        "r.created_at FROM finding_relations r JOIN findings f ON f.seq = r.from_seq WHERE r.to_seq = ? "
-        "ORDER BY 8, 1, 2, 3", (seq, seq))
-    events = call.conn.execute("SELECT * FROM (SELECT * FROM finding_events WHERE finding_seq = ? ORDER BY seq DESC "
-                               "LIMIT ?) ORDER BY seq", (seq, events_limit))
-    total = call.conn.execute("SELECT COUNT(*) FROM finding_events WHERE finding_seq = ?", (seq,)).fetchone()[0]
-    documents = call.conn.execute("SELECT * FROM document_links WHERE finding_seq = ? ORDER BY seq", (seq,))
-    proposals = call.conn.execute("SELECT * FROM rule_proposals WHERE finding_seq = ? ORDER BY seq", (seq,))
-    return {"finding": views.finding(row, _tags(call, seq)),
+    events, total = call.tx.events(seq, events_limit)
+    return {"finding": views.finding(row, call.tx.tags(seq)),
             "evidence": _evidence(call, seq, excerpt_limit),
-            "relations": [views.relation(r) for r in relations],
+            "relations": [views.relation(r) for r in call.tx.relations(seq)],
             "events": [views.event(r) for r in events], "events_total": total,
-            "documents": [views.document(r) for r in documents],
-            "rule_proposals": [views.proposal(r) for r in proposals]}, None
+            "documents": [views.document(r) for r in call.tx.documents(seq)],
+            "rule_proposals": [views.proposal(r) for r in call.tx.proposals(seq)]}, None
 
 
 # --------------------------------------------------------------------------------- writes
@@ -228,11 +172,11 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
     targets = [(m, k) for m, k in (("epistemic", "epistemic_state"), ("lifecycle", "lifecycle_state")) if k in a]
     if len(targets) != 1:
-        raise Refusal("INVALID_ARGUMENT", call.vocab.message("one_state"), field="epistemic_state")
+        raise call.refuse("INVALID_ARGUMENT", "one_state", field="epistemic_state")
     machine, column = targets[0]
     target = call.choose(column, a[column], call.states.machine(machine).states)
     call.expect_version(row, a["expected_version"])
-    links = call.links(row["seq"])
+    links = call.tx.links(row["seq"])
     basis = links
     if "evidence_ids" in a:
         linked = {l["evidence_id"] for l in links}
@@ -260,32 +204,34 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
 def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
     call.expect_version(row, a["expected_version"])
-    resolved = [call.resolve_evidence(item, f"evidence[{i}]", "contradicts", "contradicts")
+    counter, refuted = call.names["refute_relation"], call.names["refute_state"]
+    resolved = [call.resolve_evidence(item, f"evidence[{i}]", counter, counter)
                 for i, item in enumerate(a.get("evidence", []))]
     attached = [call.attach(row["seq"], r) for r in resolved]
-    call.check_move("epistemic", row["epistemic_state"], "refuted",
-                    _transition_facts(row, _basis(attached), call.links(row["seq"]), a))
-    version = call.bump(row, epistemic_state="refuted")
+    call.check_move("epistemic", row["epistemic_state"], refuted,
+                    _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
+    version = call.bump(row, epistemic_state=refuted)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
-    call.event(row["seq"], "refuted", version, from_state=row["epistemic_state"], to_state="refuted",
+    call.event(row["seq"], "refuted", version, from_state=row["epistemic_state"], to_state=refuted,
                reason=a["reason"], payload={"evidence_ids": ids})
-    after = dict(_finding_facts(row), epistemic_state="refuted")
-    return {"finding_id": row["id"], "version": version, "epistemic_state": "refuted",
+    after = dict(_finding_facts(row), epistemic_state=refuted)
+    return {"finding_id": row["id"], "version": version, "epistemic_state": refuted,
             "lifecycle_state": row["lifecycle_state"], "evidence_ids": ids}, \
-        _write_facts(call, after, attached, to_state="refuted")
+        _write_facts(call, after, attached, to_state=refuted)
 
 
 def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     old = call.finding(a["finding_id"])
     call.expect_version(old, a["expected_version"])
-    call.check_move("lifecycle", old["lifecycle_state"], "superseded", _transition_facts(old, [], [], a))
+    superseded = call.names["supersede_state"]
+    call.check_move("lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
     body = call.check_body(a["new"], "new.")
     resolved = [call.resolve_evidence(item, f"new.evidence[{i}]") for i, item in enumerate(body.get("evidence", []))]
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
                                             event_payload={"supersedes": old["id"]})
-    add_relation(call, seq, "supersedes", old["seq"], a["reason"])
-    old_version = call.bump(old, lifecycle_state="superseded")
-    call.event(old["seq"], "superseded", old_version, from_state=old["lifecycle_state"], to_state="superseded",
+    add_relation(call, seq, call.names["supersede_relation"], old["seq"], a["reason"])
+    old_version = call.bump(old, lifecycle_state=superseded)
+    call.event(old["seq"], "superseded", old_version, from_state=old["lifecycle_state"], to_state=superseded,
                reason=a["reason"], payload={"superseded_by": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     return {"finding_id": finding_id, "version": 1, "superseded_id": old["id"], "superseded_version": old_version,
@@ -296,7 +242,7 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
 _SPACE = re.compile(r"\s+")
 
 
-def _change_facts(old: sqlite3.Row, old_scope: dict, statement: str, claim_kind: str, scope: dict) -> dict:
+def _change_facts(old: dict, old_scope: dict, statement: str, claim_kind: str, scope: dict) -> dict:
     def norm(text: str) -> str:
         return _SPACE.sub(" ", text).strip()
     before, after = old_scope["match"], scope["match"]
@@ -313,7 +259,7 @@ def _change_facts(old: sqlite3.Row, old_scope: dict, statement: str, claim_kind:
 def _revalidated_scope(call: Call, old_scope: dict, a: dict) -> dict:
     """The scope after revalidation: the caller's new scope if given, and the context keys of the
     caller's scope_context (keys the old context has, or that some revalidation trigger watches)."""
-    scope = call.check_scope(a["scope"], "scope") if "scope" in a else json.loads(json.dumps(old_scope))
+    scope = call.check_scope(a["scope"], "scope") if "scope" in a else copy.deepcopy(old_scope)
     watched = {k for t in call.vocab.revalidate_triggers.values() for k in t["context_keys"]}
     for key, value in call.caller_context(a).items():
         if key in old_scope["context"] or key in watched:
@@ -327,10 +273,10 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     target = call.vocab.revalidation_results[result]["to"]
     epistemic = call.states.machine("epistemic")
     if target not in epistemic.states:
-        raise Refusal("INVALID_STATE_TRANSITION", call.vocab.message("result_unknown", result=result, to=target))
+        raise call.refuse("INVALID_STATE_TRANSITION", "result_unknown", result=result, to=target)
     call.expect_version(row, a["expected_version"])
     call.check_stay("epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
-    old_scope = json.loads(row["scope_json"])
+    old_scope = row["scope"]
     statement = a.get("statement", row["statement"])
     claim_kind = call.choose("claim_kind", a.get("claim_kind", row["claim_kind"]), call.vocab.claim_kinds)
     scope = _revalidated_scope(call, old_scope, a)
@@ -342,10 +288,9 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     if material:
         return _revalidate_as_new(call, row, a, resolved, target, statement, claim_kind, scope, fired, reason)
     attached = [call.attach(row["seq"], r) for r in resolved]
-    links = call.links(row["seq"])
+    links = call.tx.links(row["seq"])
     source = row["epistemic_state"]
-    columns: dict = {"last_validated_at": call.now, "scope_json": json.dumps(scope, ensure_ascii=False,
-                                                                             separators=(",", ":"))}
+    columns: dict = {"last_validated_at": call.now, "scope": scope}
     if target != source:
         call.check_move("epistemic", source, target,
                         _transition_facts(row, _basis(attached) or links, links, a))
@@ -366,17 +311,19 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
 
 def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_kind, scope, fired, reason):
     body = {"claim_kind": claim_kind, "statement": statement, "details": row["details"],
-            "epistemic_state": target, "scope": scope, "tags": _tags(call, row["seq"]),
+            "epistemic_state": target, "scope": scope, "tags": call.tx.tags(row["seq"]),
             "retrieval_policy": row["retrieval_policy"]}
     if a.get("manual_exception"):
         body["manual_exception"] = a["manual_exception"]
     relation = call.vocab.new_finding_relation
-    if relation == "supersedes":
-        call.check_move("lifecycle", row["lifecycle_state"], "superseded", _transition_facts(row, [], [], a))
+    replaces = relation == call.names["supersede_relation"]
+    if replaces:
+        call.check_move("lifecycle", row["lifecycle_state"], call.names["supersede_state"],
+                        _transition_facts(row, [], [], a))
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now,
                                             event_payload={"revalidates": row["id"], "result": a["result"]})
     add_relation(call, seq, relation, row["seq"], reason)
-    columns = {"lifecycle_state": "superseded"} if relation == "supersedes" else {}
+    columns = {"lifecycle_state": call.names["supersede_state"]} if replaces else {}
     old_version = call.bump(row, **columns)
     call.event(row["seq"], "revalidated", old_version, reason=reason,
                payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
@@ -399,17 +346,15 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
         spec = call.vocab.finding_relations.get(relation)
         call.choose("relation", relation, call.vocab.finding_relations)
         if spec.get("via"):
-            raise Refusal("INVALID_ARGUMENT", call.vocab.message("relation_via", relation=relation, via=spec["via"]),
-                          field="relation")
+            raise call.refuse("INVALID_ARGUMENT", "relation_via", field="relation", relation=relation, via=spec["via"])
         target = call.finding(ref)
         created = add_relation(call, row["seq"], relation, target["seq"], note)
         target_view = {"kind": "finding", "ref": target["id"]}
     else:
         call.choose("relation", relation, call.vocab.target_relations(kind))
-        done = call.conn.execute(
-            "INSERT OR IGNORE INTO document_links (id, finding_seq, target_kind, target, relation, note, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)", (call.ids.new("L"), row["seq"], kind, ref, relation, note, call.now))
-        created = done.rowcount == 1
+        created = call.tx.add_document_link({"id": call.ids.new("L"), "finding_seq": row["seq"], "target_kind": kind,
+                                             "target": ref, "relation": relation, "note": note,
+                                             "created_at": call.now})
         target_view = {"kind": kind, "ref": ref}
     version = row["version"]
     if created:
@@ -431,13 +376,12 @@ def safe_relative(path: str) -> bool:
 def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
     if not safe_relative(a["target_path"]):
-        raise Refusal("INVALID_ARGUMENT", call.vocab.message("target_path"), field="target_path")
+        raise call.refuse("INVALID_ARGUMENT", "target_path", field="target_path")
     status = call.states.machine("proposal").initial
     proposal_id = call.ids.new("RP")
-    call.conn.execute(
-        "INSERT INTO rule_proposals (id, project, finding_seq, rule_text, target_path, rationale, status, version, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)",
-        (proposal_id, call.project, row["seq"], a["rule_text"], a["target_path"], a["rationale"], status, call.now))
+    call.tx.add_proposal({"id": proposal_id, "project": call.project, "finding_seq": row["seq"],
+                          "rule_text": a["rule_text"], "target_path": a["target_path"], "rationale": a["rationale"],
+                          "status": status, "created_at": call.now})
     call.event(row["seq"], "rule_proposed", row["version"], reason=a["rationale"],
                payload={"proposal_id": proposal_id})
     return {"proposal_id": proposal_id, "finding_id": row["id"], "status": status, "version": 1}, \

@@ -14,10 +14,10 @@ from ..templates import Template, compile_template
 # Message names the service renders; a table without one of them does not load.
 REQUIRED_MESSAGES = (
     "invalid_argument", "unknown_value", "evidence_identity", "evidence_relation", "one_state", "limit_cap",
-    "not_found", "evidence_not_found", "evidence_not_linked", "history_needed", "keyword_empty", "proposal_not_found", "project_not_served",
-    "record_in_other_project", "version_conflict", "proposal_conflict", "idempotency_reused",
+    "not_found", "evidence_not_found", "evidence_not_linked", "history_needed", "keyword_empty", "proposal_not_found",
+    "version_conflict", "proposal_conflict", "idempotency_reused",
     "relation_via", "relation_cycle", "self_link", "target_path", "target_not_file", "root_missing",
-    "scope_context_duplicate", "storage_error", "result_unknown",
+    "scope_context_duplicate", "storage_error", "result_unknown", "approver_not_caller",
 )
 
 
@@ -36,6 +36,7 @@ class Vocabulary:
     revalidate_triggers: dict
     revalidation_results: dict
     new_finding_relation: str
+    acts_on: dict             # the states and relations the tools act on by name
     limits: dict
     messages: dict
 
@@ -66,6 +67,13 @@ def compile_vocabulary(data: dict, ctx) -> Vocabulary | None:
     if relation not in data["finding_relations"]:
         ctx.fault("unknown-value", f"new_finding_relation '{relation}' is not in finding_relations",
                   ("new_finding_relation",), did_you_mean(relation, data["finding_relations"]))
+    names = data["acts_on"]
+    for key, lists in (("supersede_relation", ("finding_relations",)),
+                       ("refute_relation", ("evidence_relations",)), ("support_relation", ("evidence_relations",))):
+        known = data[lists[0]]
+        if names[key] not in known:
+            ctx.fault("unknown-value", f"acts_on.{key} '{names[key]}' is not in {lists[0]}", ("acts_on", key),
+                      did_you_mean(names[key], known))
     limits = data["limits"]
     if limits["query_default"] > limits["query_max"]:
         ctx.fault("bad-value", "limits.query_default is larger than limits.query_max", ("limits", "query_default"))
@@ -84,4 +92,5 @@ def compile_vocabulary(data: dict, ctx) -> Vocabulary | None:
         "finding_vocabulary", data["id"], ctx.source.file, dict(data["claim_kinds"]),
         dict(data["retrieval_policies"]), data["default_retrieval_policy"], dict(data["evidence_relations"]),
         dict(data["methods"]), dict(data["finding_relations"]), dict(data["link_targets"]),
-        dict(data["revalidate_triggers"]), dict(data["revalidation_results"]), relation, dict(limits), messages)
+        dict(data["revalidate_triggers"]), dict(data["revalidation_results"]), relation, dict(names),
+        dict(limits), messages)

@@ -7,13 +7,12 @@ wrong with the candidate is a verification result, never an exception.
 
 The report: {"ok", "data": <the seed's result object> | null, "error": {code, stage, message,
 issues, partialResult?} | null, "repairable", "warnings": [issue], "grounding": [{path, sourceId,
-quote, start, end}]}.
+quote, start, end}]}. Hosts over MCP or the CLI reach it as the `verify_extraction` tool.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .. import canonical
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError
 from ..rulebook import Rulebook
@@ -24,7 +23,6 @@ from .selection import read_request
 
 TABLES = {"catalogue": "verify.issues", "phrases": "verify.prohibition_phrases",
           "heuristics": "verify.intent_heuristics"}
-PAYLOAD_KEYS = ("request", "schema", "instance", "candidate")
 
 
 def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None = None) -> dict:
@@ -42,66 +40,26 @@ def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int =
     tables, book = _tables(rulebook)
     if not callable(propose):
         raise GroundrulesError(INVALID_ARGUMENT, "propose: must be a callable "
-                               "propose(request, schema, feedback_issues) -> candidate", argument="propose")
+                               "propose(request, schema, feedback_issues) -> candidate", field="propose")
     if type(max_attempts) is not int or max_attempts < 1:
         raise GroundrulesError(INVALID_ARGUMENT, "max_attempts: must be an integer ≥ 1",
-                               argument="max_attempts")
+                               field="max_attempts")
     ext = resolve(schema, book)
     req = read_request(request, ext, book.schemas)
     return loop(request, schema, req, ext, propose, max_attempts, tables)
 
 
-def verify_envelope(payload: Any, rulebook: Rulebook | None = None, report: bool = False) -> dict:
-    """The cross-process form: `{"request", "schema" | "instance", "candidate"}` in, the design's
-    envelope out; a refusal is the error branch, never an exception. With `report`, `data` is the
-    whole report (grounding offsets included) instead of the seed's result object."""
-    book = None
-    try:
-        tables, book = _tables(rulebook)
-        request, schema, candidate = _payload(payload)
-        ext = resolve(schema, book)
-        result = run(read_request(request, ext, book.schemas), ext, candidate, tables)
-    except GroundrulesError as exc:
-        return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version if book else None)
-    data = result if report else result["data"]
-    return canonical.envelope(ok=result["ok"], data=data, warnings=result["warnings"],
-                              error=result["error"], rulebook=book.version)
-
-
-def _payload(payload: Any) -> tuple:
-    if not isinstance(payload, dict):
-        raise GroundrulesError(INVALID_ARGUMENT, "payload: expected an object with request, schema or "
-                               "instance, and candidate", argument="payload")
-    for key in payload:
-        if key not in PAYLOAD_KEYS:
-            raise GroundrulesError(INVALID_ARGUMENT, f"payload: unknown key {key!r} (keys: "
-                                   + ", ".join(PAYLOAD_KEYS) + ")", argument="payload")
-    for key in ("request", "candidate"):
-        if key not in payload:
-            raise GroundrulesError(INVALID_ARGUMENT, f"payload: missing '{key}'", argument="payload")
-    if ("schema" in payload) == ("instance" in payload):
-        raise GroundrulesError(INVALID_ARGUMENT, "payload: give exactly one of 'schema' (inline) and "
-                               "'instance' (a name)", argument="payload")
-    if "instance" in payload and not isinstance(payload["instance"], str):
-        raise GroundrulesError(INVALID_ARGUMENT, "payload: 'instance' must be a name", argument="payload")
-    schema = payload["instance"] if "instance" in payload else payload["schema"]
-    if "schema" in payload and not isinstance(schema, dict):
-        raise GroundrulesError(INVALID_ARGUMENT, "payload: 'schema' must be an inline JSON Schema "
-                               "object (use 'instance' for a name)", argument="payload")
-    return payload["request"], schema, payload["candidate"]
-
-
 def _tables(rulebook: Any) -> tuple[Tables, Rulebook]:
     if rulebook is not None and not isinstance(rulebook, Rulebook):
-        raise GroundrulesError(INVALID_ARGUMENT, "rulebook: expected a Rulebook or None", argument="rulebook")
+        raise GroundrulesError(INVALID_ARGUMENT, "rulebook: expected a Rulebook or None", field="rulebook")
     book = rulebook or rulebooks.default()
     found = {}
     for name, table_id in TABLES.items():
         if table_id not in book.tables:
             raise GroundrulesError(INVALID_ARGUMENT, f"rulebook: has no table '{table_id}'",
-                                   argument="rulebook")
+                                   field="rulebook")
         found[name] = book.table(table_id)
     return Tables(schemas=book.schemas, **found), book
 
 
-__all__ = ["repair_loop", "verify", "verify_envelope"]
+__all__ = ["repair_loop", "verify"]

@@ -1,4 +1,4 @@
-"""The issue catalogue (`rules/verify_issues.yaml`): finding or reported code -> issue -> error.
+"""The issue catalogue (`rules/verify_issues.yaml`): observation or reported code -> issue -> error.
 
 Every code, category, stage, error mapping, repairability and message lives in the table. The
 order of `issues` is the order issues are listed in; the order of `errors` is precedence: when a
@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import did_you_mean
 from ..templates import Template, compile_template
-from .findings import FINDINGS, MUST_FAIL, Finding, Reported
+from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
 
 KIND = "verify_issue_catalogue"
 
@@ -24,7 +24,7 @@ class IssueSpec:
     stage: str
     error: str | None          # None: a warning, never an error
     repairable: bool
-    detects: str | None        # the finding key, or None for a code the model reports
+    detects: str | None        # the observation key, or None for a code the model reports
     template: Template | None
 
 
@@ -44,7 +44,7 @@ class Catalogue:
     categories: tuple
     errors: tuple              # ErrorSpec, in precedence order
     issues: dict               # code -> IssueSpec
-    by_finding: dict           # finding key -> IssueSpec
+    by_observation: dict           # observation key -> IssueSpec
 
     def spec(self, code: str) -> IssueSpec | None:
         return self.issues.get(code)
@@ -54,13 +54,13 @@ class Catalogue:
         spec = self.issues.get(code) if isinstance(code, str) else None
         return spec if spec is not None and spec.detects is None else None
 
-    def issue(self, item: Finding | Reported) -> tuple[IssueSpec, dict]:
+    def issue(self, item: Observation | Reported) -> tuple[IssueSpec, dict]:
         """The catalogue entry and the public issue object {code, category, path, message}."""
         if isinstance(item, Reported):
             spec = self.issues[item.code]
             message = item.message
         else:
-            spec = self.by_finding[item.key]
+            spec = self.by_observation[item.key]
             message = spec.template.render({}, item.params) if spec.template else ""
         return spec, {"code": spec.code, "category": spec.category, "path": item.path,
                       "message": message}
@@ -72,28 +72,28 @@ def compile_catalogue(data: dict, ctx) -> Catalogue | None:
                    for code, e in data["errors"].items())
     error_codes = [e.code for e in errors]
     issues: dict[str, IssueSpec] = {}
-    by_finding: dict[str, IssueSpec] = {}
+    by_observation: dict[str, IssueSpec] = {}
     for order, (code, raw) in enumerate(data["issues"].items()):
         where = ("issues", code)
         spec = _issue(code, order, raw, where, categories, error_codes, ctx)
         if spec is None:
             continue
         if spec.detects is not None:
-            if spec.detects in by_finding:
-                ctx.fault("duplicate-finding", f"finding '{spec.detects}' is already mapped to "
-                          f"'{by_finding[spec.detects].code}'", where + ("detects",),
-                          "map every finding to exactly one code")
+            if spec.detects in by_observation:
+                ctx.fault("duplicate-observation", f"observation '{spec.detects}' is already mapped to "
+                          f"'{by_observation[spec.detects].code}'", where + ("detects",),
+                          "map every observation to exactly one code")
                 continue
-            by_finding[spec.detects] = spec
+            by_observation[spec.detects] = spec
         issues[code] = spec
-    for key in FINDINGS:
-        if key not in by_finding:
-            ctx.fault("unmapped-finding", f"finding '{key}' has no issue code", ("issues",),
+    for key in OBSERVATIONS:
+        if key not in by_observation:
+            ctx.fault("unmapped-observation", f"observation '{key}' has no issue code", ("issues",),
                       f"add an entry with 'detects: {key}'")
     for key in MUST_FAIL:
-        if key in by_finding and by_finding[key].error is None:
-            ctx.fault("must-fail", f"finding '{key}' leaves nothing to verify, so its issue needs an "
-                      "error", ("issues", by_finding[key].code, "error"), "map it to an error code")
+        if key in by_observation and by_observation[key].error is None:
+            ctx.fault("must-fail", f"observation '{key}' leaves nothing to verify, so its issue needs an "
+                      "error", ("issues", by_observation[key].code, "error"), "map it to an error code")
     for err in errors:
         mine = [s for s in issues.values() if s.error == err.code]
         if len({s.repairable for s in mine}) > 1:
@@ -104,7 +104,7 @@ def compile_catalogue(data: dict, ctx) -> Catalogue | None:
                       severity="warning")
     if any(f.severity == "error" for f in ctx.faults):
         return None
-    return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_finding)
+    return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_observation)
 
 
 def _issue(code, order, raw, where, categories, error_codes, ctx) -> IssueSpec | None:
@@ -113,9 +113,9 @@ def _issue(code, order, raw, where, categories, error_codes, ctx) -> IssueSpec |
     if (detects is None) == (raw.get("reported_by") is None):
         ctx.fault("bad-issue", f"issue '{code}' needs exactly one of 'detects' and 'reported_by'",
                   where, "use detects: <finding> for a verifier check, reported_by: model otherwise")
-    elif detects is not None and detects not in FINDINGS:
+    elif detects is not None and detects not in OBSERVATIONS:
         ctx.fault("unknown-finding", f"'{detects}' is not a finding the verifier reports",
-                  where + ("detects",), did_you_mean(detects, FINDINGS))
+                  where + ("detects",), did_you_mean(detects, OBSERVATIONS))
     if raw["category"] not in categories:
         ctx.fault("unknown-category", f"category '{raw['category']}' is not declared under "
                   "'categories'", where + ("category",), did_you_mean(raw["category"], categories))
@@ -125,7 +125,7 @@ def _issue(code, order, raw, where, categories, error_codes, ctx) -> IssueSpec |
                   where + ("error",), did_you_mean(error, error_codes))
     template = None
     if "message" in raw:
-        params = FINDINGS.get(detects, ())
+        params = OBSERVATIONS.get(detects, ())
         template = compile_template(raw["message"], where + ("message",), ctx.faults,
                                     lambda n: n in params, params)
     elif detects is not None:

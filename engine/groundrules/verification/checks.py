@@ -5,21 +5,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalogue import Catalogue
-from .contract import checker, json_message, json_problem, message
-from .descriptions import description_findings
-from .fields import data_findings
-from .findings import Finding
+from .contract import json_message, json_problem, message, problems
+from .descriptions import description_observations
+from .fields import data_observations
+from .observations import Observation
 from .grounding import ground
 from .heuristics import IntentHeuristics
 from .instances import ExtensionSchema
-from .intents import intent_findings
+from .intents import intent_observations
 from .phrases import ProhibitionPhrases
 from .pointers import encode
-from .reported import reported_findings
+from .reported import reported_observations
 from .result import report
 from .selection import Request
 
-MAX_SHAPE_FINDINGS = 20
+MAX_SHAPE_OBSERVATIONS = 20
 
 
 @dataclass(frozen=True)
@@ -34,26 +34,26 @@ def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> d
     not_json = json_problem(candidate)
     if not_json is not None:
         path, problem = not_json
-        shape = [Finding("candidate_shape", encode(*path), {"problem": json_message(path, problem)})]
+        shape = [Observation("candidate_shape", encode(*path), {"problem": json_message(path, problem)})]
         return report(tables.catalogue, shape, [], None, None)
-    problems = checker(tables.schemas, "candidate").problems(candidate)
-    if problems:
-        shape = [Finding("candidate_shape", encode(*e.absolute_path) if e is not None else "",
-                         {"problem": message(e)}) for e in problems[:MAX_SHAPE_FINDINGS]]
+    found = problems(tables.schemas, "candidate", candidate)
+    if found:
+        shape = [Observation("candidate_shape", encode(*e.absolute_path) if e is not None else "",
+                             {"problem": message(e)}) for e in found[:MAX_SHAPE_OBSERVATIONS]]
         return report(tables.catalogue, shape, [], None, None)
     intent, extraction = candidate["intent"], candidate["extraction"]
     selected = req.selected
-    findings = intent_findings(req.input, intent, tables.phrases, tables.heuristics)
-    findings += data_findings(ext, selected, extraction)
-    grounding, grounding_findings = ground(extraction, req.sources)
-    findings += grounding_findings
-    findings += description_findings(ext, selected, extraction)
-    kept, wrong = reported_findings(tables.catalogue, selected, extraction)
+    observations = intent_observations(req.input, intent, tables.phrases, tables.heuristics)
+    observations += data_observations(ext, selected, extraction)
+    grounding, grounding_observations = ground(extraction, req.sources)
+    observations += grounding_observations
+    observations += description_observations(ext, selected, extraction)
+    kept, wrong = reported_observations(tables.catalogue, selected, extraction)
     data = {f: extraction["data"][f] for f in selected if f in extraction["data"]}
-    return report(tables.catalogue, findings + wrong + kept, grounding, intent, data)
+    return report(tables.catalogue, observations + wrong + kept, grounding, intent, data)
 
 
 def unavailable(exc: BaseException, tables: Tables) -> dict:
     """The report of an attempt whose candidate function raised."""
-    return report(tables.catalogue, [Finding("candidate_unavailable", "", {"exception": type(exc).__name__})],
+    return report(tables.catalogue, [Observation("candidate_unavailable", "", {"exception": type(exc).__name__})],
                   [], None, None)

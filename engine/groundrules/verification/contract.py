@@ -1,18 +1,15 @@
-"""The verify v1 contract (`schemas/verify.v1.schema.json`): checkers for its parts.
+"""The verify v1 contract (`schemas/verify.v1.schema.json`): its parts, through the one checker.
 
-A fast yes/no check answers the common case; jsonschema explains a failure from its structured
-fields. Checkers are built once per rulebook's schemas. Before either runs, `json_problem` makes
-sure the value is JSON at all: the contract leaves statements, conditions and data values open, so
-without it a NaN, a set or a value nested thousands deep would pass the shape check and then crash
-a later step or the envelope's serialiser.
+Before a part's schema is read, `json_problem` makes sure the value is JSON at all: the contract
+leaves statements, conditions and data values open, so without it a NaN, a set or a value nested
+thousands deep would pass the shape check and then crash a later step or the envelope's serialiser.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from ..canonical import json_problem as canonical_json_problem
-from ..schema_check import compile_check
+from ..canonical import MAX_INT_BITS, json_problem as canonical_json_problem
+from ..schema_check import contract
 from ..yamlsrc import dotted
 from .instances import located
 
@@ -20,32 +17,15 @@ CONTRACT = "verify.v1.schema.json"
 # Deeper than any real extraction, shallow enough that every recursive step after the shape check
 # (jsonschema, copies, serialisation) stays far from the interpreter's recursion limit.
 MAX_DEPTH = 64
-# Python refuses to print an int of more than 4300 digits; 14,000 bits stay below that.
-MAX_INT_BITS = 14_000
 
 
-@dataclass(frozen=True)
-class PartChecker:
-    fast: Any
-    validator: Any
-
-    def problems(self, value: Any) -> list:
-        """jsonschema errors of `value`, sorted by path; [] when it satisfies the part."""
-        if self.fast is not None and self.fast(value):
-            return []
-        try:
-            errors = list(self.validator.iter_errors(value))
-        except RecursionError:
-            return [None]
-        return sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)))
-
-
-def checker(schemas, part: str) -> PartChecker:
-    """The checker of `$defs/<part>`, kept on the Schemas object it was built from."""
-    def build() -> PartChecker:
-        schema = {**schemas.get(CONTRACT), "$ref": f"#/$defs/{part}"}
-        return PartChecker(compile_check(schema), schemas.validator(schema))
-    return schemas.memoized(("verify", part), build)
+def problems(schemas, part: str, value: Any) -> list:
+    """jsonschema errors of `value` against `$defs/<part>`, by path; [None] when it is too deep to
+    check at all; [] when it satisfies the part."""
+    try:
+        return contract(schemas, f"{CONTRACT}#/$defs/{part}").errors(value)
+    except RecursionError:
+        return [None]
 
 
 def message(error) -> str:

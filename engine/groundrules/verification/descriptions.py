@@ -6,11 +6,11 @@ The verdict is the model's semantic judgement; nothing local stands in for it. `
 """
 from __future__ import annotations
 
-from .findings import Finding
+from .observations import Observation
 from .instances import ExtensionSchema
 from .pointers import decode, encode
 
-VERDICT_FINDINGS = {"undetermined": "description_undetermined", "violated": "description_violated"}
+VERDICT_OBSERVATIONS = {"undetermined": "description_undetermined", "violated": "description_violated"}
 
 
 def applicable(ext: ExtensionSchema, selected: tuple) -> dict:
@@ -24,24 +24,24 @@ def applicable(ext: ExtensionSchema, selected: tuple) -> dict:
     return out
 
 
-def description_findings(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Finding]:
+def description_observations(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Observation]:
     wanted = applicable(ext, selected)
-    out: list[Finding] = []
+    out: list[Observation] = []
     seen: set = set()
     for i, check in enumerate(extraction["descriptionChecks"]):
         tokens = decode(check["path"])
         path = encode(*tokens) if tokens is not None else check["path"]
         at = encode("extraction", "descriptionChecks", i, "path")
         if path not in wanted:
-            out.append(Finding("description_check_unexpected", at, {"path": check["path"]}))
+            out.append(Observation("description_check_unexpected", at, {"path": check["path"]}))
         elif path in seen:
-            out.append(Finding("description_check_duplicate", at, {"path": check["path"]}))
+            out.append(Observation("description_check_duplicate", at, {"path": check["path"]}))
         else:
             seen.add(path)
-            key = VERDICT_FINDINGS.get(check["verdict"])
+            key = VERDICT_OBSERVATIONS.get(check["verdict"])
             if key is not None:
-                out.append(Finding(key, path, {"explanation": check["explanation"]}))
+                out.append(Observation(key, path, {"explanation": check["explanation"]}))
     for path, text in wanted.items():
         if path not in seen:
-            out.append(Finding("description_check_missing", path, {"path": path, "description": text}))
+            out.append(Observation("description_check_missing", path, {"path": path, "description": text}))
     return out

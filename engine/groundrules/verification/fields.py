@@ -7,67 +7,67 @@ from __future__ import annotations
 
 import json
 
-from .findings import Finding
+from .observations import Observation
 from .instances import ExtensionSchema
 from .pointers import NOT_FOUND, decode, encode, field_of, resolve
 
 EXTRACTED, MISSING = "extracted", "missing"
 
 
-def data_findings(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Finding]:
+def data_observations(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Observation]:
     data = extraction["data"]
-    out: list[Finding] = []
+    out: list[Observation] = []
     for key, value in data.items():
         at = encode("data", key)
         if key not in ext.checkers:
-            out.append(Finding("data_key_unknown", at, {"field": key}))
+            out.append(Observation("data_key_unknown", at, {"field": key}))
         elif key not in selected:
-            out.append(Finding("data_key_unselected", at, {"field": key}))
+            out.append(Observation("data_key_unselected", at, {"field": key}))
         else:
             problem = ext.checkers[key].problem(value)
             if problem is not None:
-                out.append(Finding("data_value_invalid", at, {"field": key, "problem": problem}))
+                out.append(Observation("data_value_invalid", at, {"field": key, "problem": problem}))
     out += _field_results(ext, selected, extraction)
     out += _evidence(selected, extraction)
     return out
 
 
-def _field_results(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Finding]:
+def _field_results(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Observation]:
     data = extraction["data"]
-    out: list[Finding] = []
+    out: list[Observation] = []
     results: dict = {}
     for i, item in enumerate(extraction["fieldResults"]):
         tokens = decode(item["path"])
         field = field_of(item["path"], selected) if tokens is not None and len(tokens) == 2 else None
         at = encode("extraction", "fieldResults", i, "path")
         if field is None:
-            out.append(Finding("field_result_unexpected", at, {"path": item["path"]}))
+            out.append(Observation("field_result_unexpected", at, {"path": item["path"]}))
         elif field in results:
-            out.append(Finding("field_result_duplicate", at, {"path": item["path"]}))
+            out.append(Observation("field_result_duplicate", at, {"path": item["path"]}))
         else:
             results[field] = item
     for field in selected:
         at = encode("data", field)
         item = results.get(field)
         if item is None:
-            out.append(Finding("field_result_missing", at, {"field": field}))
+            out.append(Observation("field_result_missing", at, {"field": field}))
         elif (item["status"] == EXTRACTED) != (field in data):
-            out.append(Finding("field_status_mismatch", at, {"field": field, "status": item["status"]}))
+            out.append(Observation("field_status_mismatch", at, {"field": field, "status": item["status"]}))
         elif item["status"] == MISSING and field in ext.required:
-            out.append(Finding("required_field_missing", at,
+            out.append(Observation("required_field_missing", at,
                                {"field": field, "explanation": item["explanation"]}))
     return out
 
 
-def _evidence(selected: tuple, extraction: dict) -> list[Finding]:
+def _evidence(selected: tuple, extraction: dict) -> list[Observation]:
     data = extraction["data"]
-    out: list[Finding] = []
+    out: list[Observation] = []
     covered: set = set()
     for i, item in enumerate(extraction["evidence"]):
         field = field_of(item["path"], selected)
         value = resolve(data, decode(item["path"])[1:]) if field is not None else NOT_FOUND
         if value is NOT_FOUND:
-            out.append(Finding("evidence_path_invalid", encode("extraction", "evidence", i, "path"),
+            out.append(Observation("evidence_path_invalid", encode("extraction", "evidence", i, "path"),
                                {"path": item["path"]}))
             continue
         covered.add(field)
@@ -75,12 +75,12 @@ def _evidence(selected: tuple, extraction: dict) -> list[Finding]:
             continue
         for j, src in enumerate(item["sources"]):
             if src["quote"] and not (isinstance(value, str) and value == src["quote"]):
-                out.append(Finding("exact_value_mismatch",
+                out.append(Observation("exact_value_mismatch",
                                    encode("extraction", "evidence", i, "sources", j, "quote"),
                                    {"quote": src["quote"], "value": _show(value)}))
     for field in selected:
         if field in data and field not in covered:
-            out.append(Finding("evidence_missing", encode("data", field), {"field": field}))
+            out.append(Observation("evidence_missing", encode("data", field), {"field": field}))
     return out
 
 

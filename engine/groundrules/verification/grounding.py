@@ -7,7 +7,7 @@ occurrence is reported (grounding asserts that the text is there, not which occu
 """
 from __future__ import annotations
 
-from .findings import Finding
+from .observations import Observation
 from .pointers import encode
 
 SECTIONS = ("evidence", "descriptionChecks")
@@ -21,10 +21,10 @@ def locate(source: str, quote: str) -> tuple[int, int] | None:
     return None if start < 0 else (start, start + len(quote))
 
 
-def ground(extraction: dict, sources: dict) -> tuple[list[dict], list[Finding]]:
-    """One grounding entry per cited quote, and the findings of the quotes that fail."""
+def ground(extraction: dict, sources: dict) -> tuple[list[dict], list[Observation]]:
+    """One grounding entry per cited quote, and the observations of the quotes that fail."""
     entries: list[dict] = []
-    findings: list[Finding] = []
+    observations: list[Observation] = []
     seen: dict = {}
     for section in SECTIONS:
         for i, item in enumerate(extraction[section]):
@@ -34,15 +34,15 @@ def ground(extraction: dict, sources: dict) -> tuple[list[dict], list[Finding]]:
                 text = sources.get(sid)
                 span = None
                 if text is None:
-                    findings.append(Finding("source_unknown", at + "/sourceId", {"sourceId": sid}))
+                    observations.append(Observation("source_unknown", at + "/sourceId", {"sourceId": sid}))
                 elif not quote:
-                    findings.append(Finding("quote_empty", at + "/quote", {"sourceId": sid}))
+                    observations.append(Observation("quote_empty", at + "/quote", {"sourceId": sid}))
                 else:
                     key = (sid, quote)
                     span = seen[key] if key in seen else seen.setdefault(key, locate(text, quote))
                     if span is None:
-                        findings.append(Finding("quote_not_found", at + "/quote",
+                        observations.append(Observation("quote_not_found", at + "/quote",
                                                 {"sourceId": sid, "quote": quote}))
                 entries.append({"path": at, "sourceId": sid, "quote": quote,
                                 "start": span[0] if span else None, "end": span[1] if span else None})
-    return entries, findings
+    return entries, observations

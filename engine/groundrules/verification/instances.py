@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
-from ..errors import GroundrulesError, did_you_mean
-from ..schema_check import compile_check
+from ..errors import GroundrulesError, did_you_mean, echo
+from ..schema_check import Contract, of_schema
 from ..tables import _to_faults
 from ..yamlsrc import dotted
 
@@ -30,20 +30,16 @@ _IN_PLACE_ONE = ("not", "if", "then", "else")
 
 @dataclass(frozen=True)
 class FieldChecker:
-    """Whether one field's value satisfies its schema; the fast check answers first."""
+    """Whether one field's value satisfies its schema (the one contract checker)."""
 
-    fast: Any
-    validator: Any
+    contract: Contract
 
     def problem(self, value: Any) -> str | None:
         try:
-            if self.fast is not None and self.fast(value):
-                return None
-            for error in sorted(self.validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
-                return located(error)
+            errors = self.contract.errors(value)
         except Exception as exc:  # noqa: BLE001 - a host schema that cannot run must not crash verify
             return f"cannot be checked ({type(exc).__name__})"
-        return None
+        return located(errors[0]) if errors else None
 
 
 @dataclass(frozen=True)
@@ -205,8 +201,8 @@ def build(schema: dict, name: str | None) -> ExtensionSchema:
     descriptions = {}
     for field, sub in props.items():
         full = {**defs, **sub} if isinstance(sub, dict) else sub
-        checkers[field] = FieldChecker(compile_check(full) if isinstance(full, dict) else None,
-                                       Draft202012Validator(full))
+        checkers[field] = FieldChecker(of_schema(full, Draft202012Validator) if isinstance(full, dict)
+                                       else Contract(full, None, Draft202012Validator(full)))
         text = _description(sub, schema)
         if text is not None:
             descriptions[field] = text
@@ -236,16 +232,16 @@ def resolve(schema: Any, book) -> ExtensionSchema:
         instances = {t.id: t for t in book.of_kind(KIND)}
         if schema not in instances:
             hint = did_you_mean(schema, instances) or "instances: " + ", ".join(sorted(instances))
-            raise GroundrulesError(INVALID_ARGUMENT, f"schema: no instance named {schema!r} ({hint})",
-                                   argument="schema", instance=schema)
+            raise GroundrulesError(INVALID_ARGUMENT, f"schema: no instance named {echo(schema)!r} ({hint})",
+                                   field="schema", instance=echo(schema))
         return instances[schema].extension
     if not isinstance(schema, dict):
         raise GroundrulesError(INVALID_ARGUMENT, "schema: give an extension JSON Schema object or an "
-                               "instance name", argument="schema")
+                               "instance name", field="schema")
     try:
         text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
-        raise GroundrulesError(INVALID_ARGUMENT, "schema: not a JSON value", argument="schema") from None
+        raise GroundrulesError(INVALID_ARGUMENT, "schema: not a JSON value", field="schema") from None
     return _inline(text)
 
 
@@ -258,7 +254,7 @@ def _inline(text: str) -> ExtensionSchema:
         path, message = problems[0]
         where = dotted(path)
         raise GroundrulesError(INVALID_ARGUMENT, f"schema{' at ' + where if where else ''}: {message}",
-                               argument="schema")
+                               field="schema")
     return build(schema, None)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .findings import Finding
+from .observations import Observation
 from .heuristics import IntentHeuristics
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
@@ -16,50 +16,50 @@ from .pointers import encode
 _MAX_DEPTH = 16
 
 
-def intent_findings(text: str, intent: dict, phrases: ProhibitionPhrases,
-                    heuristics: IntentHeuristics) -> list[Finding]:
-    out: list[Finding] = []
+def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
+                    heuristics: IntentHeuristics) -> list[Observation]:
+    out: list[Observation] = []
     if intent["input"] != text:
-        out.append(Finding("intent_input_mismatch", "/intent/input"))
+        out.append(Observation("intent_input_mismatch", "/intent/input"))
     intents = intent["intents"]
     seen: set = set()
     for i, item in enumerate(intents):
         if item["id"] in seen:
-            out.append(Finding("intent_id_duplicate", encode("intent", "intents", i, "id"), {"id": item["id"]}))
+            out.append(Observation("intent_id_duplicate", encode("intent", "intents", i, "id"), {"id": item["id"]}))
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
     matches = phrases.scan(text)
     statements = _statements(intent)
     for m in matches:
         if not phrases.reflected(m, statements):
-            out.append(Finding("prohibition_unreflected", "/intent/prohibitions",
+            out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
     out += _merged_actions(text, intents, matches, heuristics)
     return out
 
 
-def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Finding]:
+def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observation]:
     out = []
     checks = heuristics.of_check("target_joiner")
     for i, item in enumerate(intents):
         for h in checks:
             spans = h.pattern.spans(item["target"])
             if spans:
-                out.append(Finding("target_joined", encode("intent", "intents", i, "target"),
+                out.append(Observation("target_joined", encode("intent", "intents", i, "target"),
                                    {"target": item["target"], "joiner": spans[0][2].group("joiner")}))
                 break
     return out
 
 
 def _merged_actions(text: str, intents: list, matches: list[PhraseMatch],
-                    heuristics: IntentHeuristics) -> list[Finding]:
+                    heuristics: IntentHeuristics) -> list[Observation]:
     out = []
     for h in heuristics.of_check("action_count"):
         excluded = [(m.start, m.end) for m in matches if m.kind in h.exclude_kinds]
         actions = [m.group(0) for start, end, m in h.pattern.spans(text)
                    if not any(start < e and s < end for s, e in excluded)]
         if len(actions) > len(intents):
-            out.append(Finding("actions_merged", "/intent/intents",
+            out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
     return out
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ..canonical import detached
 from .catalogue import Catalogue
-from .findings import Finding, Reported
+from .observations import Observation, Reported
 
 RESULT_KEYS = ("input", "normalizedInput", "primaryIntent", "requirements", "intents", "prohibitions")
 
 
-def report(catalogue: Catalogue, items: list[Finding | Reported], grounding: list[dict],
+def report(catalogue: Catalogue, items: list[Observation | Reported], grounding: list[dict],
            intent: dict | None, data: dict | None) -> dict:
     """`intent`/`data` are None when the candidate's shape could not be trusted."""
     ranked = []

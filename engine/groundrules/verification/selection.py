@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import GroundrulesError, did_you_mean
-from .contract import checker, message
+from ..errors import GroundrulesError, did_you_mean, echo
+from .contract import message, problems
 from .instances import INVALID_ARGUMENT, ExtensionSchema
 
 INPUT = "input"
@@ -24,9 +24,9 @@ class Request:
 
 
 def read_request(request: Any, ext: ExtensionSchema, schemas) -> Request:
-    problems = checker(schemas, "request").problems(request)
-    if problems:
-        raise GroundrulesError(INVALID_ARGUMENT, f"request: {message(problems[0])}", argument="request")
+    found = problems(schemas, "request", request)
+    if found:
+        raise GroundrulesError(INVALID_ARGUMENT, f"request: {message(found[0])}", field="request")
     sources = {INPUT: request["input"]}
     for i, msg in enumerate(request.get("context") or ()):
         sources[f"{CONTEXT_PREFIX}{i}"] = msg["content"]
@@ -42,10 +42,10 @@ def select(fields: list | None, ext: ExtensionSchema) -> tuple:
         if name not in known:
             hint = did_you_mean(name, ext.fields) or (
                 "fields: " + ", ".join(ext.fields) if ext.fields else "the schema defines no fields")
-            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: unknown field {name!r} ({hint})",
-                                   argument="request", field=name)
+            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: unknown field {echo(name)!r} ({hint})",
+                                   field="request.fields", name=echo(name))
         if name in seen:
-            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: field {name!r} is listed twice",
-                                   argument="request", field=name)
+            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: field {echo(name)!r} is listed twice",
+                                   field="request.fields", name=echo(name))
         seen.add(name)
     return tuple(f for f in ext.fields if f in seen)

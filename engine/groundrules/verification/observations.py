@@ -1,7 +1,7 @@
 """What the checks can find, by a stable key; the issue catalogue turns keys into codes.
 
-The Python checks never name an issue code or category: they report a Finding with a key from
-FINDINGS and its parameters, and `rules/verify_issues.yaml` says which code, category, error and
+The Python checks never name an issue code or category: they report an Observation with a key from
+OBSERVATIONS and its parameters, and `rules/verify_issues.yaml` says which code, category, error and
 message each key stands for. The catalogue's compiler refuses a key not listed here and a listed
 key without a code, so the two cannot drift apart.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# finding key -> the parameters its message template may use
-FINDINGS: dict[str, tuple[str, ...]] = {
+# observation key -> the parameters its message template may use
+OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "candidate_shape": ("problem",),
     "candidate_unavailable": ("exception",),
     "intent_input_mismatch": (),
@@ -42,12 +42,12 @@ FINDINGS: dict[str, tuple[str, ...]] = {
     "reported_path_invalid": ("code", "path"),
 }
 
-# findings that leave nothing to verify: the catalogue must map them to an error, never a warning
+# observations that leave nothing to verify: the catalogue must map them to an error, never a warning
 MUST_FAIL = ("candidate_shape", "candidate_unavailable")
 
 
 @dataclass(frozen=True)
-class Finding:
+class Observation:
     """One thing a check found at `path` (a JSON Pointer)."""
 
     key: str

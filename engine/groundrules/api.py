@@ -1,0 +1,240 @@
+"""The tool registry: every tool an agent or host may call, declared once, and the one path to it.
+
+A tool is a name, its schema file `schemas/tools/<name>.schema.json` (description, `input`,
+`data`) and a function. `Service.call(tool, arguments, caller) -> envelope` is the only way a
+transport (CLI, MCP over stdio or HTTP, demo) reaches the library. In order, it checks that the
+tool exists and the caller's role may call it (rules/roles.yaml), the arguments against the tool's
+input schema, the options only some roles may give, and the project against the caller's grants;
+then it runs the tool and wraps its answer or refusal in the envelope. Transports add nothing, so
+the same arguments give the same envelope through each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import canonical
+from . import rulebook as rulebooks
+from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
+from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
+from .rulebook import Rulebook
+from .schema_check import bundle, contract
+
+ROLES_TABLE = "roles"
+CURRENT_PROJECT = "current"
+ARGUMENT_WORDS = {"minItems": "at least {} item(s)", "maxItems": "at most {} item(s)",
+                  "minLength": "at least {} character(s)", "maxLength": "at most {} character(s)",
+                  "minimum": "a number ≥ {}", "maximum": "a number ≤ {}", "uniqueItems": "unique items",
+                  "minProperties": "at least {} key(s)", "maxProperties": "at most {} key(s)",
+                  "pattern": "text matching /{}/"}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls: an authenticated principal (a token's, or the operator named on the command line),
+    its role in rules/roles.yaml, and the projects it may use (the first is what "current" means)."""
+
+    principal: str
+    role: str
+    projects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A tool's answer when it is more than data: a verification that fails is ok=false with an
+    error and warnings, yet is a verdict, not a refusal."""
+
+    ok: bool
+    data: Any
+    warnings: list = field(default_factory=list)
+    error: dict | None = None
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    ledger: str                        # '' | 'findings': the ledger the tool needs
+    run: Callable[["Service", dict, str, Caller], Any]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What a transport shows of a tool: its name, description and the two JSON Schemas."""
+
+    name: str
+    description: str
+    input_schema: dict
+    output_schema: dict
+
+
+# ----------------------------------------------------------------------------- the tools
+
+def _explain(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    from .support_reason import explain
+    return explain(a["context"], service.book)
+
+
+def _lock(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    from .locks import lock, lock_messages
+    locks = lock(a["message"], service.book) if "message" in a else lock_messages(a["messages"], service.book)
+    return {"locks": locks}
+
+
+def _fold(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    from .evidence import fold
+    return fold(a, service.book)
+
+
+def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    from .verification import verify
+    report = verify(a["request"], a["instance"] if "instance" in a else a["schema"], a["candidate"], service.book)
+    return Answer(report["ok"], report if a.get("report") else report["data"], report["warnings"], report["error"])
+
+
+def _finding_tool(name: str) -> Callable:
+    def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
+        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal)
+        return Answer(True, data, warnings)
+    return run
+
+
+FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
+                 "refute_finding", "supersede_finding", "revalidate_finding", "link_finding", "propose_rule",
+                 "approve_rule", "reject_rule")
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    *(Tool(name, "findings", _finding_tool(name)) for name in FINDING_TOOLS),
+    Tool("explain_support", "", _explain),
+    Tool("lock_message", "", _lock),
+    Tool("fold_evidence", "", _fold),
+    Tool("verify_extraction", "", _verify),
+)}
+
+
+# ----------------------------------------------------------------------------- the one path
+
+class Service:
+    """The rulebook and the ledgers one host serves; `call` answers every tool."""
+
+    def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None):
+        self.book = rulebook or rulebooks.default()
+        self.findings = findings
+        if ROLES_TABLE not in self.book.tables:
+            raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no role table (rules/roles.yaml), so "
+                                   "no tool may be called")
+        self.roles: RoleTable = self.book.table(ROLES_TABLE)
+
+    def call(self, tool: str, arguments: Any, caller: Caller) -> dict:
+        """The envelope {ok, data, warnings, error, rulebook} of one call; never raises."""
+        try:
+            answer = self._call(tool, arguments, caller)
+        except GroundrulesError as exc:
+            return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=self.book.version)
+        except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
+            return canonical.envelope(ok=False, error=as_error(exc), rulebook=self.book.version)
+        if not isinstance(answer, Answer):
+            answer = Answer(True, answer)
+        envelope = canonical.envelope(ok=answer.ok, data=answer.data, warnings=answer.warnings, error=answer.error,
+                                      rulebook=self.book.version)
+        if canonical.json_problem(envelope) is not None:      # never an answer a transport cannot send
+            return canonical.envelope(ok=False, error=as_error(ValueError()), rulebook=self.book.version)
+        return envelope
+
+    def listings(self, caller: Caller) -> list[Listing]:
+        """The tools this caller's role may call, with their schemas (for list_tools)."""
+        return [self.listing(name) for name in TOOLS if self.roles.may_call(caller.role, name)]
+
+    def listing(self, name: str) -> Listing:
+        def build() -> Listing:
+            ref = f"{TOOL_SCHEMAS}{name}{SUFFIX}"
+            document = self.book.schemas.get(ref)
+            output = bundle(self.book.schemas, "envelope.v1.schema.json#/$defs/envelope")
+            data = bundle(self.book.schemas, f"{ref}#/$defs/data")
+            output.setdefault("$defs", {}).update(data.pop("$defs", {}))
+            output["properties"]["data"] = {"anyOf": [{"type": "null"}, data]}
+            return Listing(name, document.get("description", ""),
+                           bundle(self.book.schemas, f"{ref}#/$defs/input"), output)
+        return self.book.memoized(("listing", name), build)
+
+    # -- the checks, in order -------------------------------------------------------------------
+    def _call(self, name: str, arguments: Any, caller: Caller) -> Any:
+        roles = self.roles
+        tool = TOOLS.get(name) if isinstance(name, str) else None
+        if tool is None or not roles.may_call(caller.role, name):
+            visible = [t for t in TOOLS if roles.may_call(caller.role, t)]
+            if tool is None:
+                raise GroundrulesError("UNKNOWN_TOOL", roles.message("unknown_tool", tool=echo(name), tools=visible),
+                                       field="tool", hint=did_you_mean(name, visible) or None)
+            raise GroundrulesError("PERMISSION_DENIED", roles.message("permission_denied", role=caller.role,
+                                                                      tool=name), field="tool")
+        if not isinstance(arguments, dict):
+            raise GroundrulesError("INVALID_ARGUMENT", roles.message("not_an_object"), field="(arguments)")
+        self._check_arguments(name, arguments)
+        denied = roles.denied_option(caller.role, name, arguments)
+        if denied is not None:
+            raise GroundrulesError("PERMISSION_DENIED", roles.message(
+                "option_denied", role=caller.role, tool=name, option=denied[0], roles=list(denied[1])),
+                field=denied[0])
+        project = ""
+        if tool.ledger:
+            project = self._project(arguments.get("project", CURRENT_PROJECT), caller)
+            if getattr(self, tool.ledger) is None:
+                raise GroundrulesError("NOT_CONFIGURED", roles.message("not_configured", tool=name))
+        return tool.run(self, arguments, project, caller)
+
+    def _check_arguments(self, name: str, arguments: dict) -> None:
+        checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
+                           max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
+        found = checker.not_json(arguments)
+        if found is not None:
+            path, problem = found
+            self._invalid(_path(path), problem)
+        errors = checker.errors(arguments)
+        if errors:
+            self._invalid(*_describe(errors[0]))
+
+    def _invalid(self, field_path: str, problem: str) -> None:
+        field_path = field_path or "(arguments)"
+        raise GroundrulesError("INVALID_ARGUMENT", self.roles.message("invalid_argument", field=field_path,
+                                                                      problem=problem), field=field_path)
+
+    def _project(self, project: str, caller: Caller) -> str:
+        if project == CURRENT_PROJECT and caller.projects:
+            return caller.projects[0]
+        if project not in caller.projects:
+            raise GroundrulesError("PROJECT_SCOPE_MISMATCH",
+                                   self.roles.message("project_denied", project=echo(project)), field="project")
+        return project
+
+
+def _path(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + shown(part)
+    return out
+
+
+def _describe(error) -> tuple[str, str]:
+    """(argument path, what is wrong) from jsonschema's structured fields, worded for arguments;
+    keys a caller invented are echoed only when they look like identifiers."""
+    from jsonschema.exceptions import best_match
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        return _describe(best_match(error.context))
+    where = _path(error.absolute_path)
+    v, value, instance = error.validator, error.validator_value, error.instance
+    if v == "required":
+        missing = [k for k in value if isinstance(instance, dict) and k not in instance]
+        return where, "missing required argument " + ", ".join(missing)
+    if v == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(shown(k) for k in instance if k not in allowed)[:3]
+        return where, f"unknown argument {', '.join(extra)} (allowed: {', '.join(allowed)})"
+    if v == "oneOf" and all(set(alt) == {"required"} for alt in value):
+        return where, "give exactly one of: " + ", ".join(k for alt in value for k in alt["required"])
+    if v == "type":
+        return where, "expected " + (" or ".join(value) if isinstance(value, list) else str(value))
+    if v in ("enum", "const"):
+        return where, "expected one of: " + ", ".join(map(str, value if v == "enum" else [value]))
+    if v in ARGUMENT_WORDS:
+        return where, "expected " + ARGUMENT_WORDS[v].format(value)
+    return where, f"does not satisfy '{v}'"

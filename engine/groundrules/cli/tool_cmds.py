@@ -1,0 +1,83 @@
+"""The parts' commands: each reads a file, maps it to the tool's arguments, and prints the envelope
+`Service.call` answers (exit 0 when ok). `groundrules call TOOL FILE` reaches any tool."""
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable
+
+from .. import canonical
+from .io import emit, emit_envelope, emit_text, read_json
+from .session import add_caller_args, caller_from, rulebook_from, service_from
+
+
+def _lock_arguments(doc: Any) -> Any:
+    """A list is the messages, an object with `messages` the tool's own arguments, else one message."""
+    if isinstance(doc, list):
+        return {"messages": doc}
+    return doc if isinstance(doc, dict) and "messages" in doc else {"message": doc}
+
+
+# command -> (tool, help, description, file -> arguments)
+COMMANDS: dict[str, tuple[str, str, str, Callable[[Any], Any]]] = {
+    "explain": ("explain_support", "explain why a knowledge-gateway context has its support_status",
+                "Print the support_reason of a knowledge-gateway v1 context (the explain_support tool).",
+                lambda doc: {"context": doc}),
+    "lock": ("lock_message", "lock the mechanical evidence (phones, accounts, IDs, markers) of messages",
+             "Lock a message {id, role, content, state?}, a list of them, or {\"messages\": [...]} "
+             "(the lock_message tool).", _lock_arguments),
+    "fold": ("fold_evidence", "fold evidence records and interpretations into slot state per scope",
+             "Read {now, records, interpretations} (evidence v1) and print {evidence, events, state} "
+             "(the fold_evidence tool).", lambda doc: doc),
+    "verify": ("verify_extraction", "verify a model's extraction candidate against its sources",
+               "Read {\"request\", \"schema\" | \"instance\", \"candidate\"} and print the verification "
+               "(the verify_extraction tool); exit 0 when the candidate verifies, 1 otherwise.", lambda doc: doc),
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    for command, (tool, help_text, description, _) in COMMANDS.items():
+        p = sub.add_parser(command, help=help_text, description=description)
+        p.add_argument("file", metavar="FILE|-", help="JSON file, or - for stdin")
+        add_caller_args(p)
+        if command == "explain":
+            mode = p.add_mutually_exclusive_group()
+            mode.add_argument("--contract", action="store_true", help="print the one-sentence contract text")
+            mode.add_argument("--trace", action="store_true",
+                              help="print, for every row, whether it fired and else the first failing test")
+        if command == "verify":
+            p.add_argument("--report", action="store_true",
+                           help="print the whole report as data (grounding offsets, repairable) instead of the result")
+        p.set_defaults(func=run, command_name=command)
+    c = sub.add_parser("call", help="call any tool with its arguments, as an agent would over MCP",
+                       description="Call TOOL with the JSON arguments in FILE and print its envelope.")
+    c.add_argument("tool", metavar="TOOL", help="a tool name (groundrules serve --help lists them)")
+    c.add_argument("file", metavar="FILE|-", help="the arguments as a JSON object, or - for stdin")
+    add_caller_args(c)
+    c.set_defaults(func=run_call)
+
+
+def run(args: argparse.Namespace) -> int:
+    tool, _, _, arguments_of = COMMANDS[args.command_name]
+    doc = read_json(args.file)
+    if args.command_name == "explain" and (args.contract or args.trace):
+        return _explain_extra(args, doc)
+    arguments = arguments_of(doc)
+    if getattr(args, "report", False) and isinstance(arguments, dict):
+        arguments = dict(arguments, report=True)
+    return emit_envelope(service_from(args).call(tool, arguments, caller_from(args)))
+
+
+def run_call(args: argparse.Namespace) -> int:
+    return emit_envelope(service_from(args).call(args.tool, read_json(args.file), caller_from(args)))
+
+
+def _explain_extra(args: argparse.Namespace, ctx: Any) -> int:
+    """The analyst's views of one explanation: the contract sentence, or the row-by-row trace."""
+    from ..support_reason import contract_text, explain_with_trace
+    book = rulebook_from(args)
+    if args.contract:
+        emit_text(contract_text(ctx, book))
+        return 0
+    reason, trace = explain_with_trace(ctx, book)
+    emit(canonical.envelope(ok=True, data={"support_reason": reason, "trace": trace}, rulebook=book.version))
+    return 0

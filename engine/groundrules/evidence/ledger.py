@@ -1,0 +1,216 @@
+"""The append-only evidence ledger (seed 003 §二): checking, (de)serialising and redacting records.
+
+A record is appended once and never rewritten. The one exception is the audited redaction path
+(`redact`): it appends a redaction event (who, why, when) and replaces the record's personal fields
+by tombstones holding their digest; the record, its locator and every other field stay. The store
+(groundrules.store: SQLite, or memory) enforces append-only itself; this class holds the rules.
+Every method works in one store transaction of one project. Ids and the clock are injected;
+nothing here reads the time.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import rulebook as rulebooks
+from ..rulebook import Rulebook
+from . import records as rec
+from .contract import record_problem
+from .fold import fold, tables
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class EvidenceLedger:
+    """The evidence ledger over one store (`store`: a store object, a SQLite path, or None for
+    memory); `project` is the project a caller means when it names none."""
+
+    def __init__(self, store: Any = None, *, ids: Callable[[], str], clock: Callable[[], str],
+                 rulebook: Rulebook | None = None, project: str = "default"):
+        if store is None or isinstance(store, (str, Path)):
+            from ..store import open_evidence_store
+            store = open_evidence_store(store)
+        self.store = store
+        self.project = project
+        self._ids, self._clock = ids, clock
+        self._book = rulebook or rulebooks.default()
+        self._catalogue, _, self._refusals = tables(self._book)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- appending ------------------------------------------------------------------------------
+    def append(self, record: dict, *, project: str | None = None) -> dict:
+        """Check one record and append it; returns it as stored (with id, observed_at, recorded_at)."""
+        return self.append_all([record], project=project)[0]
+
+    def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
+        """Append a message record and its lock records in one step. `locks` defaults to
+        `groundrules.lock` over the message, so a stored message never lacks its locks."""
+        if locks is None:
+            from ..locks import lock
+            text = message.get("content")
+            locks = lock({"id": message.get("message_id", message.get("id")), "role": message.get("role"),
+                          "state": message.get("state"), "content": text}, self._book)
+        return self.append_all([message] + [{"id": c["id"], "type": "lock", "lock": c} for c in locks],
+                               project=project)
+
+    def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
+        """Append several records atomically: all of them, or none when one is refused."""
+        rows, stored, pending = [], [], {}
+        with self.store.write(project or self.project) as tx:
+            now = self._clock()
+            for n, raw in enumerate(records):
+                record = self._prepare(raw, now, f"records[{n}]")
+                self._check(tx, record, pending, f"records[{n}]")
+                row = self._to_row(record)
+                pending[record["id"]] = row
+                for name in (row["message_id"], row["lock_id"]):
+                    if name:
+                        pending[name] = row
+                rows.append(row)
+                stored.append(record)
+            tx.insert(rows)
+        return stored
+
+    def _prepare(self, raw: Any, now: str, at: str) -> dict:
+        if not isinstance(raw, dict):
+            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is an object")
+        record = dict(raw)
+        record.setdefault("id", self._ids())
+        record.setdefault("observed_at", now)
+        record["recorded_at"] = now
+        problem = record_problem(self._book.schemas, self._catalogue.records, record, at)
+        if problem:
+            raise self._refusals.error("PAYLOAD_INVALID", problem=problem)
+        if "redaction" in record or any(rec.is_tombstone(v) for v in rec.holder(record).values()):
+            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is appended unredacted; "
+                                       "use redact() to remove personal data")
+        return record
+
+    def _check(self, tx: Any, record: dict, pending: dict, at: str) -> None:
+        names = [(record["id"], "id")]
+        mid = rec.message_id(record)
+        if record["type"] == "message" and mid != record["id"]:
+            names.append((mid, "message_id"))
+        if record["type"] == "lock" and record["lock"]["id"] != record["id"]:
+            names.append((record["lock"]["id"], "lock.id"))
+        for name, key in names:
+            if name in pending or tx.owner(name) is not None:
+                raise self._refusals.error("DUPLICATE_ID", id=name, at=f"{at}.{key}")
+        if record["type"] == "lock":
+            loc = record["lock"]["locator"]
+            message = self._message(tx, loc["message_id"], pending)
+            if message is None:
+                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=loc["message_id"],
+                                           at=f"{at}.lock.locator.message_id")
+            if rec.span_problem(message["content"], loc["start"], loc["end"], record["lock"]["quote"]) == "mismatch":
+                raise self._refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", message_id=loc["message_id"],
+                                           start=loc["start"], end=loc["end"])
+        if record["type"] == "derived":
+            for n, ref in enumerate(record["derived_from"]):
+                if ref not in pending and tx.owner(ref) is None:
+                    raise self._refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
+
+    def _message(self, tx: Any, mid: str, pending: dict) -> dict | None:
+        row = pending.get(mid)
+        if row is None:
+            owner = tx.owner(mid)
+            row = tx.row(owner) if owner is not None else None
+        if row is None or row["type"] != "message":
+            return None
+        return self._from_row(tx, row)
+
+    # -- rows -----------------------------------------------------------------------------------
+    def _fields(self, record: dict) -> tuple:
+        return self._catalogue.records[record["type"]].personal
+
+    def _to_row(self, record: dict) -> dict:
+        personal = rec.personal(record, self._fields(record))
+        body = json.loads(_dumps(record))
+        box = rec.holder(body)
+        for f in personal:
+            box[f] = None
+        return {"id": record["id"], "type": record["type"],
+                "message_id": rec.message_id(record) if record["type"] == "message" else None,
+                "lock_id": record["lock"]["id"] if record["type"] == "lock" else None,
+                "recorded_at": record["recorded_at"], "body": _dumps(body), "personal": _dumps(personal),
+                "digests": _dumps({f: rec.digest(v) for f, v in personal.items()}), "redaction_id": None}
+
+    def _from_row(self, tx: Any, row: dict) -> dict:
+        try:
+            record = json.loads(row["body"])
+            box = rec.holder(record)
+            if row["personal"] is not None:
+                box.update(json.loads(row["personal"]))
+            else:
+                for f, sha in json.loads(row["digests"]).items():
+                    box[f] = rec.tombstone(sha, row["redaction_id"])
+                record["redaction"] = self._redaction_event(tx, row["redaction_id"])
+            return record
+        except (ValueError, KeyError, TypeError):
+            raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
+
+    @staticmethod
+    def _redaction_event(tx: Any, redaction_id: str) -> dict:
+        for row in tx.redaction_rows():
+            if row["id"] == redaction_id:
+                return json.loads(row["event"])
+        raise KeyError(redaction_id)
+
+    # -- reading --------------------------------------------------------------------------------
+    def records(self, *, project: str | None = None) -> list[dict]:
+        """Every record in append order; redacted personal fields read as tombstones."""
+        with self.store.read(project or self.project) as tx:
+            return [self._from_row(tx, row) for row in tx.rows()]
+
+    def get(self, record_id: str, *, project: str | None = None) -> dict:
+        with self.store.read(project or self.project) as tx:
+            owner = tx.owner(record_id)
+            if owner is None:
+                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
+            return self._from_row(tx, tx.row(owner))
+
+    def redactions(self, *, project: str | None = None) -> list[dict]:
+        with self.store.read(project or self.project) as tx:
+            return [json.loads(row["event"]) for row in tx.redaction_rows()]
+
+    def fold(self, interpretations: list, now: str, *, project: str | None = None) -> dict:
+        """The fold of this ledger's records with `interpretations` at `now`."""
+        return fold({"now": now, "records": self.records(project=project), "interpretations": interpretations},
+                    self._book)
+
+    # -- the one audited change -----------------------------------------------------------------
+    def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
+        """Replace the personal fields of a record (and of the locks inside a message) by sha256
+        tombstones, recording who and why. Returns the redaction events it appended."""
+        if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
+            raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
+        with self.store.write(project or self.project) as tx:
+            owner = tx.owner(record_id) if isinstance(record_id, str) else None
+            if owner is None:
+                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
+            row = tx.row(owner)
+            if row["redaction_id"] is not None:
+                raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
+            at = self._clock()
+            events = [self._event(row, by, reason, at, None)]
+            if row["type"] == "message":
+                for lock_row in tx.rows():
+                    if (lock_row["type"] == "lock" and lock_row["redaction_id"] is None
+                            and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == row["message_id"]):
+                        events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
+            tx.clear([dict(e, json=_dumps(e)) for e in events])
+        return events
+
+    def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:
+        event = {"id": self._ids(), "record": row["id"], "by": by, "reason": reason, "at": at,
+                 "fields": list(json.loads(row["digests"]))}
+        if cascade_of:
+            event["cascade_of"] = cascade_of
+        return event
+
+

@@ -1,0 +1,234 @@
+"""What one tool call may use, and the steps every tool shares: refusals worded by the vocabulary,
+finding lookup, version checks, events, state-machine checks, evidence resolution and creation.
+
+Everything here is domain: it reads the tables and asks the store (one transaction, `tx`) to find
+and keep rows. Which SQL, which database, is the store's business.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import GroundrulesError, did_you_mean, shown
+from ..rulebook import Rulebook
+from . import applicability
+from .clock import Ids
+
+STATES_TABLE = "finding_states"
+VOCABULARY_TABLE = "findings_vocabulary"
+APPLICABILITY_TABLE = "applicability"
+CHANGE_TABLE = "findings_material_change"
+WARNINGS_TABLE = "findings_warnings"
+
+
+class Call:
+    """One tool call: its transaction, tables, project, caller, time and ids."""
+
+    def __init__(self, book: Rulebook, tx: Any, tool: str, project: str, principal: str, now: str, ids: Ids,
+                 rules_root: Path | None = None):
+        self.tx, self.tool, self.project, self.principal = tx, tool, project, principal
+        self.rules_root = rules_root      # the project root rule documents live under (approve_rule)
+        self.book = book
+        self.vocab = book.table(VOCABULARY_TABLE)
+        self.states = book.table(STATES_TABLE)
+        self.names = self.vocab.acts_on
+        self.ids = ids
+        self.now = now
+        self._warned: tuple | None = None
+        self._undo: list[Callable[[], None]] = []
+
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Register how to undo an effect outside the database (a file write) if the transaction
+        does not commit; undos run newest first."""
+        self._undo.append(undo)
+
+    def rolled_back(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+    def warning_rows(self, facts: dict | None) -> tuple:
+        """The warnings table's fired rows for `facts` (evaluated once per call)."""
+        if facts is None:
+            return ()
+        if self._warned is None or self._warned[0] is not facts:
+            self._warned = (facts, self.book.table(WARNINGS_TABLE).evaluate(facts).fired)
+        return self._warned[1]
+
+    # -- refusals -------------------------------------------------------------------------
+    def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:
+        """The refusal `code` worded by the vocabulary's message `message` (which may name {field})."""
+        return GroundrulesError(code, self.vocab.message(message, field=field, **params), field=field)
+
+    def invalid(self, field: str, problem: str) -> GroundrulesError:
+        return self.refuse("INVALID_ARGUMENT", "invalid_argument", field=field, problem=problem)
+
+    def choose(self, field: str, value: str, choices: dict | tuple) -> str:
+        """`value` if it is one of `choices`, else INVALID_ARGUMENT naming the allowed values."""
+        if value not in choices:
+            hint = did_you_mean(value, choices)
+            raise self.refuse("INVALID_ARGUMENT", "unknown_value", field=field, choices=list(choices),
+                              hint=f"（{hint}）" if hint else "")
+        return value
+
+    # -- records ------------------------------------------------------------------------
+    def finding(self, finding_id: str) -> dict:
+        """The finding of this project; an id of another project is as unknown as one that never
+        existed, so no answer tells a caller what other projects hold."""
+        row = self.tx.finding(self.project, finding_id)
+        if row is None:
+            raise self.refuse("NOT_FOUND", "not_found", finding_id=finding_id)
+        return row
+
+    def expect_version(self, row: dict, expected: int | None) -> None:
+        if expected is not None and expected != row["version"]:
+            raise GroundrulesError("CONCURRENT_MODIFICATION", self.vocab.message(
+                "version_conflict", finding_id=row["id"], actual=row["version"], expected=expected),
+                current_version=row["version"])
+
+    def bump(self, row: dict, **columns: Any) -> int:
+        """Set `columns`, raise the version by one; the store updates only the version read, so a
+        lost update is impossible even if a caller skipped expect_version."""
+        if not self.tx.update_finding(row["seq"], row["version"], self.now, columns):
+            raise self.refuse("CONCURRENT_MODIFICATION", "version_conflict", finding_id=row["id"],
+                              actual="?", expected=row["version"])
+        return row["version"] + 1
+
+    def event(self, finding_seq: int, kind: str, version: int, *, from_state: str | None = None,
+              to_state: str | None = None, reason: str = "", payload: dict | None = None) -> None:
+        self.tx.add_event({"id": self.ids.new("EV"), "finding_seq": finding_seq, "kind": kind, "tool": self.tool,
+                           "from_state": from_state, "to_state": to_state, "reason": reason,
+                           "payload": payload or {}, "version": version, "at": self.now})
+
+    # -- state machines -------------------------------------------------------------------
+    def check_move(self, machine: str, source: str, target: str, facts: dict) -> None:
+        blocked = self.states.check(machine, source, target, facts, via=self.tool)
+        if blocked is not None:
+            extra = {"guard": blocked.guard} if blocked.guard else {}
+            raise GroundrulesError(blocked.code, blocked.message, machine=machine, **extra)
+
+    def check_stay(self, machine: str, state: str, facts: dict) -> None:
+        blocked = self.states.check_stay(machine, state, facts, via=self.tool)
+        if blocked is not None:
+            raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard)
+
+    def caller_context(self, arguments: dict) -> dict:
+        """The caller's scope_context as dotted keys; a key given both nested and dotted is refused,
+        since which value wins would depend on the order of the keys."""
+        flat, twice = applicability.flatten(arguments.get("scope_context"))
+        if twice:
+            raise self.refuse("INVALID_ARGUMENT", "scope_context_duplicate", field="scope_context",
+                              keys=[shown(k) for k in twice])
+        return flat
+
+    # -- evidence --------------------------------------------------------------------------
+    def resolve_evidence(self, item: dict, field: str, default_relation: str | None = None,
+                         required_relation: str | None = None) -> dict:
+        """Validate one evidence item and find (not yet write) the evidence it names."""
+        relation = item.get("relation", default_relation)
+        if relation is None:
+            raise self.invalid(f"{field}.relation", "missing required argument relation")
+        self.choose(f"{field}.relation", relation, self.vocab.evidence_relations)
+        if required_relation is not None and relation != required_relation:
+            raise self.refuse("INVALID_ARGUMENT", "evidence_relation", field=field, required=required_relation)
+        self.choose(f"{field}.method", item["method"], self.vocab.methods)
+        link = {"relation": relation, "method": item["method"], "rationale": item.get("rationale", "")}
+        if "evidence_id" in item:
+            if any(k in item for k in ("source_kind", "source_ref", "locator", "revision", "excerpt", "content_hash")):
+                raise self.refuse("INVALID_ARGUMENT", "evidence_identity", field=field)
+            found = self.tx.evidence(self.project, item["evidence_id"])
+            if found is None:
+                raise self.refuse("NOT_FOUND", "evidence_not_found", evidence_id=item["evidence_id"])
+            return dict(link, evidence_seq=found["seq"], evidence_id=found["id"], reuse="reused")
+        if "source_kind" not in item or "source_ref" not in item:
+            raise self.refuse("INVALID_ARGUMENT", "evidence_identity", field=field)
+        excerpt = item.get("excerpt", "")
+        record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
+                  "locator": item.get("locator", ""), "revision": item.get("revision", ""),
+                  "content_hash": item.get("content_hash") or content_hash(excerpt), "excerpt": excerpt}
+        same, others = self._same_source(record)
+        if same is not None:
+            return dict(link, evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")
+        return dict(link, record=record, reuse="conflict" if others else "new")
+
+    def _same_source(self, record: dict) -> tuple[dict | None, bool]:
+        """(the evidence with the same source, kind, revision and content hash, or None; whether
+        evidence with the same source_ref and locator exists at all)."""
+        same_ref = self.tx.evidence_by_source(self.project, record["source_ref"], record["locator"])
+        for row in same_ref:
+            if (row["source_kind"], row["revision"], row["content_hash"]) == (
+                    record["source_kind"], record["revision"], record["content_hash"]):
+                return row, True
+        return None, bool(same_ref)
+
+    def attach(self, finding_seq: int, resolved: dict) -> dict:
+        """Write the evidence (if new) and its link; returns the link with evidence_id and `linked`.
+        Evidence resolved as new is looked up once more: an identical item earlier in the same call
+        has written it by now, and is reused rather than duplicated."""
+        if "record" in resolved:
+            same, _ = self._same_source(resolved["record"])
+            if same is not None:
+                del resolved["record"]
+                resolved.update(evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")
+        if "record" in resolved:
+            record = dict(resolved.pop("record"), id=self.ids.new("E"), project=self.project, created_at=self.now)
+            resolved.update(evidence_seq=self.tx.add_evidence(record), evidence_id=record["id"])
+        resolved["linked"] = self.tx.link_evidence(finding_seq, resolved["evidence_seq"], resolved["relation"],
+                                                   resolved["method"], resolved["rationale"], self.now)
+        return resolved
+
+    # -- findings ------------------------------------------------------------------------
+    def check_body(self, body: dict, prefix: str = "") -> dict:
+        """Validate a new finding's words against the vocabulary; returns it with defaults filled."""
+        self.choose(f"{prefix}claim_kind", body["claim_kind"], self.vocab.claim_kinds)
+        policy = body.get("retrieval_policy", self.vocab.default_retrieval_policy)
+        self.choose(f"{prefix}retrieval_policy", policy, self.vocab.retrieval_policies)
+        epistemic = self.states.machine("epistemic")
+        state = body.get("epistemic_state", epistemic.initial)
+        self.choose(f"{prefix}epistemic_state", state, epistemic.states)
+        scope = self.check_scope(body.get("scope"), f"{prefix}scope")
+        return dict(body, retrieval_policy=policy, epistemic_state=state, scope=scope,
+                    tags=list(body.get("tags", [])), details=body.get("details", ""))
+
+    def check_scope(self, scope: dict | None, field: str) -> dict:
+        scope = scope or {}
+        for trigger in scope.get("revalidate_on", []):
+            self.choose(f"{field}.revalidate_on", trigger, self.vocab.revalidate_triggers)
+        return {"match": dict(scope.get("match", {})), "context": dict(scope.get("context", {})),
+                "revalidate_on": list(scope.get("revalidate_on", []))}
+
+    def create(self, body: dict, evidence: list[dict], *, validated_at: str | None = None,
+               event_payload: dict | None = None) -> tuple[int, str, list[dict]]:
+        """Insert a finding in its requested state (checked as a move from the initial state, with
+        the new evidence as basis), its tags, search terms, evidence links and 'created' event."""
+        epistemic = self.states.machine("epistemic")
+        lifecycle = self.states.machine("lifecycle")
+        links = [{"relation": e["relation"], "method": e["method"], "evidence_id": e.get("evidence_id", "")}
+                 for e in evidence]
+        if body["epistemic_state"] != epistemic.initial:
+            self.check_move("epistemic", epistemic.initial, body["epistemic_state"], {
+                "finding": {"claim_kind": body["claim_kind"], "epistemic_state": epistemic.initial,
+                            "lifecycle_state": lifecycle.initial},
+                "basis": links, "links": links, "manual_exception": body.get("manual_exception"),
+                "reason": ""})
+        finding_id = self.ids.new("F")
+        seq = self.tx.add_finding({
+            "id": finding_id, "project": self.project, "claim_kind": body["claim_kind"],
+            "statement": body["statement"], "details": body["details"], "epistemic_state": body["epistemic_state"],
+            "lifecycle_state": lifecycle.initial, "scope": body["scope"], "retrieval_policy": body["retrieval_policy"],
+            "created_at": self.now, "last_validated_at": validated_at}, body["tags"])
+        attached = [self.attach(seq, e) for e in evidence]
+        payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
+        if body.get("manual_exception"):
+            payload["manual_exception"] = body["manual_exception"]
+        self.event(seq, "created", 1, to_state=body["epistemic_state"], payload=dict(payload, **(event_payload or {})))
+        return seq, finding_id, attached
+
+
+def needs(call: Call, facts: dict) -> list[str]:
+    """What the warnings table says a new finding still lacks (log_finding's `needs`)."""
+    return [f.outputs["need"] for f in call.warning_rows(facts) if f.outputs.get("need")]
+
+
+def content_hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -1,0 +1,133 @@
+"""The finding ledger (seed 001): every tool call runs in one transaction and answers once.
+
+`FindingLedger.run(tool, arguments, project=..., principal=...)` returns `(data, warnings)` or
+raises GroundrulesError; it is called by the tool registry (`groundrules.api`), which has already
+checked the arguments against the tool's input schema, the caller's role and its project grants.
+A write returns only after COMMIT; any refusal or failure rolls the whole call back, so nothing is
+ever half-written. Retries carrying the same idempotency_key get the first answer back and create
+nothing. The ledger holds no SQL: it talks to a store (SQLite by default; see groundrules.store).
+"""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import canonical
+from .. import rulebook as rulebooks
+from ..errors import GroundrulesError, Problem, RulesError, StorageFailure
+from ..rulebook import Rulebook
+from . import proposals, tools
+from .call import STATES_TABLE, VOCABULARY_TABLE, Call
+from .clock import Clock, Ids, RandomIds, SystemClock
+
+Handler = Callable[[Call, dict], tuple[dict, "dict | None"]]
+HANDLERS: dict[str, Handler] = {**tools.READS, **tools.WRITES, **proposals.DECISIONS}
+READS = frozenset(tools.READS)
+
+
+class FindingLedger:
+    """The finding ledger over one store, serving any number of projects.
+
+    `clock` and `ids` are injected (SystemClock / RandomIds by default). Calls are serialised
+    within the process; across processes the store's locking and the version checks do it.
+    `project` is the project a library caller means by "current".
+    """
+
+    def __init__(self, store: Any, *, project: str = "default", rulebook: Rulebook | None = None,
+                 clock: Clock | None = None, ids: Ids | None = None, rules_root: str | Path | None = None):
+        if isinstance(store, (str, Path)):
+            from ..store import open_finding_store
+            store = open_finding_store(store)
+        self.store = store
+        self.project = project
+        self.book = rulebook or rulebooks.default()
+        self.clock = clock or SystemClock()
+        self.ids = ids or RandomIds()
+        self.rules_root = None if rules_root is None else Path(rules_root)
+        self._lock = threading.Lock()
+        _check_names(self.book)
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return tuple(HANDLERS)
+
+    def run(self, tool: str, arguments: dict, *, project: str, principal: str) -> tuple[dict, list]:
+        """One checked call; (data, warnings) or a GroundrulesError (STORAGE_ERROR for the store)."""
+        try:
+            with self._lock:
+                return self._run(tool, arguments, project, principal)
+        except StorageFailure as exc:
+            vocab = self.book.table(VOCABULARY_TABLE)
+            raise GroundrulesError("STORAGE_ERROR", vocab.message("storage_error", kind=exc.kind)) from None
+
+    def _run(self, tool: str, arguments: dict, project: str, principal: str) -> tuple[dict, list]:
+        handler = HANDLERS[tool]
+        arguments = self._audited(arguments, principal)
+        if tool in READS:
+            with self.store.read() as tx:
+                data, _ = handler(self._call(tx, tool, project, principal), arguments)
+            return data, []
+        call: Call | None = None
+        try:
+            with self.store.write() as tx:
+                call = self._call(tx, tool, project, principal)
+                return self._write(call, arguments, handler)
+        except BaseException:
+            if call is not None:
+                call.rolled_back()
+            raise
+
+    def _audited(self, arguments: dict, principal: str) -> dict:
+        """A manual exception is its caller's: the approver recorded is the authenticated principal;
+        one naming somebody else is refused (seed 001 §1: explicit and auditable)."""
+        out = dict(arguments)
+        for holder in (out, out.get("new")):
+            exception = holder.get("manual_exception") if isinstance(holder, dict) else None
+            if not isinstance(exception, dict):
+                continue
+            if exception.get("approved_by", principal) != principal:
+                vocab = self.book.table(VOCABULARY_TABLE)
+                raise GroundrulesError("PERMISSION_DENIED", vocab.message("approver_not_caller", principal=principal),
+                                       field="manual_exception.approved_by")
+            if holder is out.get("new"):
+                out["new"] = holder = dict(holder)
+            holder["manual_exception"] = {"approved_by": principal, "reason": exception["reason"]}
+        return out
+
+    def _call(self, tx: Any, tool: str, project: str, principal: str) -> Call:
+        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root)
+
+    def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:
+        key = arguments.get("idempotency_key")
+        if key is not None:
+            payload = canonical.digest({k: v for k, v in arguments.items() if k not in ("idempotency_key", "project")})
+            first = call.tx.remembered(call.project, key)
+            if first is not None:
+                if (first["tool"], first["payload_hash"]) != (call.tool, payload):
+                    raise call.refuse("INVALID_ARGUMENT", "idempotency_reused", field="idempotency_key")
+                return first["response"]["data"], first["response"]["warnings"]
+        data, facts = handler(call, arguments)
+        warnings = [{"code": f.code, "message": f.outputs.get("message", "")} for f in call.warning_rows(facts)]
+        if key is not None:
+            call.tx.remember(call.project, key, call.tool, payload, {"data": data, "warnings": warnings}, call.now)
+        return data, warnings
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _check_names(book: Rulebook) -> None:
+    """The states the vocabulary's `acts_on` names must be states of their machines (a check across
+    two tables, so it runs once the rulebook is whole)."""
+    vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
+    problems = []
+    for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle")):
+        name = vocab.acts_on[key]
+        if name not in states.machine(machine).states:
+            line, col = book.sources[vocab.id].where(("acts_on", key))
+            problems.append(Problem(vocab.file, line, col, "unknown-state",
+                                    f"acts_on.{key} '{name}' is not a state of machine '{machine}' "
+                                    f"in {states.file}", f"acts_on.{key}"))
+    if problems:
+        raise RulesError(problems)

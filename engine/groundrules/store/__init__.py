@@ -1,0 +1,25 @@
+"""Persistence for the two ledgers, apart from their domain rules.
+
+A store keeps and finds rows in one transaction at a time; it knows no state, guard or policy.
+`open_finding_store(db)` / `open_evidence_store(db)` pick the backend from what `db` names: a file
+path (or ':memory:') is SQLite.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def open_finding_store(db: str | Path, **options: Any):
+    """The finding ledger's store for `db`."""
+    from .findings_sqlite import SqliteFindingStore
+    return SqliteFindingStore(db, **options)
+
+
+def open_evidence_store(db: str | Path | None = None, **options: Any):
+    """The evidence ledger's store for `db` (None: in memory, gone with the process)."""
+    if db is None:
+        from .evidence_memory import MemoryEvidenceStore
+        return MemoryEvidenceStore()
+    from .evidence_sqlite import SqliteEvidenceStore
+    return SqliteEvidenceStore(db, **options)

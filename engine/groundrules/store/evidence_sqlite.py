@@ -1,0 +1,177 @@
+"""The evidence ledger's SQLite store: append-only records per project, and their redaction events.
+
+The rules are enforced by triggers, not by the caller: DELETE is refused, an INSERT that would
+reuse a record id is refused, and the only UPDATE allowed clears `personal` of an unredacted row
+while pointing at a redaction event for that very row. It shares a file with the finding ledger
+when given the same path (its tables are prefixed `ledger_`, its migrations tracked apart).
+Every driver error leaves as a StorageFailure naming only the kind of failure.
+"""
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .findings_sqlite import _failures, _statements
+
+# (version, name, SQL). Append only: a released migration is never edited.
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "records and redactions per project", """
+CREATE TABLE ledger_records (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  project      TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  type         TEXT NOT NULL,
+  message_id   TEXT,
+  lock_id      TEXT,
+  recorded_at  TEXT NOT NULL,
+  body         TEXT NOT NULL,
+  personal     TEXT,
+  digests      TEXT NOT NULL,
+  redaction_id TEXT,
+  UNIQUE (project, id)
+);
+CREATE INDEX ledger_records_message ON ledger_records(project, message_id);
+CREATE INDEX ledger_records_lock ON ledger_records(project, lock_id);
+CREATE TABLE ledger_redactions (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  project    TEXT NOT NULL,
+  id         TEXT NOT NULL,
+  record_id  TEXT NOT NULL,
+  event      TEXT NOT NULL,
+  UNIQUE (project, id)
+);
+CREATE TRIGGER ledger_records_no_delete BEFORE DELETE ON ledger_records
+BEGIN SELECT RAISE(ABORT, 'evidence ledger is append-only: records are never deleted'); END;
+CREATE TRIGGER ledger_records_no_replace BEFORE INSERT ON ledger_records
+WHEN EXISTS (SELECT 1 FROM ledger_records WHERE (project = NEW.project AND id = NEW.id) OR seq = NEW.seq)
+BEGIN SELECT RAISE(ABORT, 'evidence ledger is append-only: a record id is never reused'); END;
+CREATE TRIGGER ledger_records_only_redaction BEFORE UPDATE ON ledger_records
+WHEN NOT (NEW.seq IS OLD.seq AND NEW.project IS OLD.project AND NEW.id IS OLD.id AND NEW.type IS OLD.type
+          AND NEW.message_id IS OLD.message_id AND NEW.lock_id IS OLD.lock_id
+          AND NEW.recorded_at IS OLD.recorded_at AND NEW.body IS OLD.body AND NEW.digests IS OLD.digests
+          AND OLD.redaction_id IS NULL AND OLD.personal IS NOT NULL
+          AND NEW.personal IS NULL AND NEW.redaction_id IS NOT NULL
+          AND EXISTS (SELECT 1 FROM ledger_redactions r WHERE r.project = OLD.project AND r.id = NEW.redaction_id
+                      AND r.record_id = OLD.id))
+BEGIN SELECT RAISE(ABORT, 'evidence ledger is append-only: only the audited redaction may clear personal fields'); END;
+CREATE TRIGGER ledger_redactions_no_update BEFORE UPDATE ON ledger_redactions
+BEGIN SELECT RAISE(ABORT, 'redaction events are append-only'); END;
+CREATE TRIGGER ledger_redactions_no_delete BEFORE DELETE ON ledger_redactions
+BEGIN SELECT RAISE(ABORT, 'redaction events are append-only'); END;
+CREATE TRIGGER ledger_redactions_no_replace BEFORE INSERT ON ledger_redactions
+WHEN EXISTS (SELECT 1 FROM ledger_redactions WHERE (project = NEW.project AND id = NEW.id) OR seq = NEW.seq)
+BEGIN SELECT RAISE(ABORT, 'redaction events are append-only'); END;
+"""),
+)
+
+LATEST = MIGRATIONS[-1][0]
+COLUMNS = ("id", "type", "message_id", "lock_id", "recorded_at", "body", "personal", "digests", "redaction_id")
+
+
+class SqliteEvidenceStore:
+    """One connection to one SQLite file (or ':memory:'); `write(project)` / `read(project)` are
+    the only ways to touch it."""
+
+    def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
+        self.path = str(path)
+        with _failures():
+            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                        timeout=busy_timeout_ms / 1000)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if self.path != ":memory:":
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            migrate(self.conn)
+
+    @contextmanager
+    def write(self, project: str) -> Iterator["EvidenceTx"]:
+        with _failures():
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield EvidenceTx(self.conn, project)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def read(self, project: str) -> Iterator["EvidenceTx"]:
+        with _failures():
+            self.conn.execute("BEGIN")
+            try:
+                yield EvidenceTx(self.conn, project)
+            finally:
+                self.conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class EvidenceTx:
+    """The persistence operations of one transaction within one project; rows are plain dicts."""
+
+    def __init__(self, conn: sqlite3.Connection, project: str):
+        self.conn, self.project = conn, project
+
+    def insert(self, rows: list[dict]) -> None:
+        self.conn.executemany(
+            "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, digests) "
+            "VALUES (:project, :id, :type, :message_id, :lock_id, :recorded_at, :body, :personal, :digests)",
+            [dict(r, project=self.project) for r in rows])
+
+    def rows(self) -> list[dict]:
+        return [self._row(r) for r in self.conn.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM ledger_records WHERE project = ? ORDER BY seq", (self.project,))]
+
+    def row(self, record_id: str) -> dict | None:
+        r = self.conn.execute(f"SELECT {', '.join(COLUMNS)} FROM ledger_records WHERE project = ? AND id = ?",
+                              (self.project, record_id)).fetchone()
+        return self._row(r) if r else None
+
+    def owner(self, name: str) -> str | None:
+        """The id of the record that answers to `name` (as record id, message id or lock id)."""
+        r = self.conn.execute("SELECT id FROM ledger_records WHERE project = ? AND (id = ? OR message_id = ? "
+                              "OR lock_id = ?) ORDER BY seq LIMIT 1", (self.project, name, name, name)).fetchone()
+        return r["id"] if r else None
+
+    def redaction_rows(self) -> list[dict]:
+        return [dict(r) for r in self.conn.execute(
+            "SELECT id, record_id, event FROM ledger_redactions WHERE project = ? ORDER BY seq", (self.project,))]
+
+    def clear(self, events: list[dict]) -> None:
+        """Record each redaction event and clear its record's personal fields."""
+        for event in events:
+            self.conn.execute("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (?, ?, ?, ?)",
+                              (self.project, event["id"], event["record"], event["json"]))
+            self.conn.execute("UPDATE ledger_records SET personal = NULL, redaction_id = ? WHERE project = ? AND id = ?",
+                              (event["id"], self.project, event["record"]))
+
+    @staticmethod
+    def _row(r: sqlite3.Row) -> dict:
+        return {k: r[k] for k in COLUMNS}
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply every pending migration in one transaction; safe when processes race."""
+    with_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_migrations'")
+    if with_table.fetchone() is not None and conn.execute(
+            "SELECT COALESCE(MAX(version), 0) FROM ledger_migrations").fetchone()[0] >= LATEST:
+        return LATEST
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS ledger_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM ledger_migrations").fetchone()[0]
+        for version, name, sql in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO ledger_migrations (version, name) VALUES (?, ?)", (version, name))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return LATEST

@@ -1,0 +1,1 @@
+"""Transports: thin adapters that carry tool calls to `groundrules.api.Service.call` and back."""

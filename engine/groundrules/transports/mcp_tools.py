@@ -1,0 +1,45 @@
+"""MCP: the registry's tools served through the `mcp` SDK (v2), over stdio or Streamable HTTP.
+
+The server lists and calls tools through `Service` alone. Listing shows the caller only the tools
+its role may call; a call hands the raw arguments to `Service.call` (no SDK-side validation, so
+every refusal is our envelope with its stable code), and the envelope comes back as the result's
+structured content, `isError` when `ok` is false. Which caller is asking is the transport's
+business: a fixed operator over stdio, a bearer token's principal over HTTP.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import anyio
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, Tool as MCPTool
+
+from .. import canonical
+from ..api import Caller, Service
+
+SERVER_NAME = "groundrules"
+
+
+class ToolServer(MCPServer):
+    """An MCPServer whose tools are the registry's, for the caller `caller()` names."""
+
+    def __init__(self, service: Service, caller: Callable[[], Caller], **settings: Any):
+        super().__init__(SERVER_NAME, log_level="WARNING", **settings)
+        self._service = service
+        self._caller = caller
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
+                        output_schema=t.output_schema)
+                for t in self._service.listings(self._caller())]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
+        caller = self._caller()
+        envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
+        return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
+                              content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
+
+
+def serve_stdio(service: Service, caller: Caller) -> None:
+    """Serve every tool the caller's role may call over stdin/stdout until the client hangs up."""
+    ToolServer(service, lambda: caller).run()
