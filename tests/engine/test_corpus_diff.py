@@ -1,4 +1,6 @@
-"""`groundrules diff`: an analyst sees exactly the cases an edit changes, before and after."""
+"""`groundrules diff`: an analyst sees exactly what an edit changes, case by case, as a person reads it.
+
+Each test makes a realistic edit in a copy of the tables and reads the diff's text (and its JSON)."""
 from __future__ import annotations
 
 import json
@@ -7,63 +9,234 @@ import subprocess
 import sys
 from pathlib import Path
 
-from groundrules import load_rulebook
+from groundrules import canonical, load_rulebook
+from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
+from groundrules.corpus_diff.text import lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
 
 
-def edited_root(tmp_path: Path, *edits: tuple[str, str]) -> Path:
-    for d in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / d, tmp_path / d)
-    table = tmp_path / "rules" / "support_reason.yaml"
+def edited(tmp_path: Path, file: str, *edits: tuple[str, str]) -> Path:
+    """A copy of the tables (and the case corpus) with `edits` applied to `file`."""
+    if not (tmp_path / "rules").exists():
+        for d in ("rules", "locks", "schemas"):
+            shutil.copytree(ROOT / d, tmp_path / d)
+        shutil.copytree(CASES, tmp_path / "tests" / "cases")
+    table = tmp_path / file
     text = table.read_text(encoding="utf-8")
     for old, new in edits:
-        assert old in text
+        assert text.count(old) == 1, old
         text = text.replace(old, new)
     table.write_text(text, encoding="utf-8")
     return tmp_path
 
 
-def test_no_edit_changes_nothing(rulebook):
-    assert corpus_diff(rulebook, rulebook, CASES) == []
+def diff_of(rulebook, root: Path) -> dict:
+    return corpus_diff(rulebook, load_rulebook(root), CASES)
 
 
-def test_a_detail_edit_shows_exactly_the_cases_whose_sentence_changed(tmp_path, rulebook):
-    root = edited_root(tmp_path, ("缺失 {gaps|count} 个槽位", "缺 {gaps|count} 个槽位"))
-    changes = corpus_diff(rulebook, load_rulebook(root), CASES)
-    table = rulebook.table("support_reason")
-    partial = [p.stem for p in sorted((CASES / "support_reason").glob("*.json"))
-               if "partial_slot_coverage" in table.evaluate(json.loads(p.read_text(encoding="utf-8"))).codes]
-    assert [c.case for c in changes] == partial and partial
-    for change in changes:
-        before = {r["code"]: r for r in change.before}
-        after = {r["code"]: r for r in change.after}
-        assert before["partial_slot_coverage"]["detail"].startswith("缺失 ")
-        assert after["partial_slot_coverage"]["detail"].startswith("缺 ")
+def block(text: list[str], case: str) -> list[str]:
+    """The lines of one changed case: its name line and everything indented under it."""
+    start = text.index(f"  {case}")
+    end = start + 1
+    while end < len(text) and text[end].startswith("    "):
+        end += 1
+    return text[start:end]
 
 
-def test_a_priority_edit_reorders_reasons(tmp_path, rulebook):
-    root = edited_root(tmp_path, ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
-    changes = corpus_diff(rulebook, load_rulebook(root), CASES)
-    for change in changes:
-        assert [r["code"] for r in change.before] != [r["code"] for r in change.after]
-        assert sorted(r["code"] for r in change.before) == sorted(r["code"] for r in change.after)
+def codes_of(rulebook, table_id: str) -> dict:
+    """case name -> fired codes of the bundled table, read from the corpus."""
+    table = rulebook.table(table_id)
+    return {p.stem: table.evaluate(json.loads(p.read_text(encoding="utf-8"))).codes
+            for p in sorted((CASES / table_id).glob("*.json"))}
 
 
-def test_the_command_against_a_folder_and_a_git_revision(tmp_path):
-    root = edited_root(tmp_path, ("label: 检索引擎降级", "label: 检索引擎部分失败"))
-    shutil.copytree(CASES, root / "tests" / "cases")
-    run = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "diff",
-                          "--base", str(ROOT), "--json"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    changes = json.loads(run.stdout)["data"]["changes"]
-    assert changes and all(c["table"] == "support_reason" for c in changes)
-    assert all(any(r["label"] == "检索引擎部分失败" for r in c["after"]) for c in changes)
+def test_no_edit_changes_nothing_and_every_decision_table_is_named(rulebook):
+    diff = corpus_diff(rulebook, rulebook, CASES)
+    refs = decision_tables(rulebook)
+    assert [t["table"] for t in diff["decision_tables"]] == [r.id for r in refs]
+    assert all(not t["changes"] and not t["change"] for t in diff["decision_tables"])
+    assert diff["edited"] == [] and diff["locks"]["changes"] == [] and diff["fold"]["changes"] == []
+    text = lines(diff)
+    for ref in refs:
+        folder = CASES / ref.id
+        if folder.is_dir():
+            count = len(list(folder.glob("*.json")))
+            assert f"{ref.id} ({ref.file}): 0 of {count} case(s) changed" in text
+        else:
+            assert any(line.startswith(f"{ref.id} (") and f"no corpus (tests/cases/{ref.id}/ does not exist"
+                       in line for line in text), ref.id
+    assert text[-1].startswith("0 case(s) changed")
+
+
+def test_swapping_two_diagnostic_priorities_shows_the_reordering(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml",
+                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
+    diff = diff_of(rulebook, root)
+    both = [case for case, codes in codes_of(rulebook, "support_reason").items()
+            if {"scope_gap", "conflict_candidate"} <= set(codes)]
+    table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
+    assert [c["case"] for c in table["changes"]] == both and both
+    text = lines(diff)
+    assert "edited: rules/support_reason.yaml (support_reason, edited)" in text
+    for case in both:
+        primary = rulebook.table("support_reason").primary(
+            rulebook.table("support_reason").evaluate(json.loads((CASES / "support_reason" / f"{case}.json")
+                                                                 .read_text(encoding="utf-8")))).code
+        assert block(text, case) == [
+            f"  {case}",
+            f"    primary: {primary} (unchanged)",
+            "    reordered: scope_gap, conflict_candidate -> conflict_candidate, scope_gap"]
+
+
+def test_swapping_two_status_priorities_moves_the_primary(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml",
+                  ("  - recorded_unresolved\n  - required_slots_missing\n",
+                   "  - required_slots_missing\n  - recorded_unresolved\n"))
+    text = lines(diff_of(rulebook, root))
+    both = [case for case, codes in codes_of(rulebook, "support_reason").items()
+            if {"recorded_unresolved", "required_slots_missing"} <= set(codes)]
+    assert both
+    for case in both:
+        assert block(text, case)[:3] == [
+            f"  {case}",
+            "    primary: recorded_unresolved -> required_slots_missing",
+            "    reordered: recorded_unresolved, required_slots_missing -> required_slots_missing, recorded_unresolved"]
+    diff = diff_of(rulebook, root)
+    change = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")["changes"][0]
+    assert change["primary"] == {"before": "recorded_unresolved", "after": "required_slots_missing"}
+    assert change["reordered"] and change["added"] == [] and change["removed"] == []
+
+
+def test_a_label_edit_shows_the_sentence_before_and_after(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml", ("label: 检索引擎降级", "label: 检索引擎部分失败"))
+    diff = diff_of(rulebook, root)
+    firing = [case for case, codes in codes_of(rulebook, "support_reason").items() if "engine_degraded" in codes]
+    table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
+    assert [c["case"] for c in table["changes"]] == firing and firing
+    assert block(lines(diff), "engine-degraded-only-partial-xingce-score") == [
+        "  engine-degraded-only-partial-xingce-score",
+        "    primary: engine_degraded (unchanged)",
+        "    engine_degraded.label",
+        "      - 检索引擎降级",
+        "      + 检索引擎部分失败"]
+    assert table["changes"][0]["outputs"] == [
+        {"code": "engine_degraded", "key": "label", "before": "检索引擎降级", "after": "检索引擎部分失败"}]
+
+
+def test_a_detail_edit_shows_each_changed_sentence(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml", ("缺失 {gaps|count} 个槽位", "缺 {gaps|count} 个槽位"))
+    diff = diff_of(rulebook, root)
+    firing = [case for case, codes in codes_of(rulebook, "support_reason").items()
+              if "partial_slot_coverage" in codes]
+    table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
+    assert [c["case"] for c in table["changes"]] == firing and firing
+    for change in table["changes"]:
+        [sentence] = change["outputs"]
+        assert sentence["key"] == "detail" and sentence["code"] == "partial_slot_coverage"
+        assert sentence["before"].startswith("缺失 ") and sentence["after"] == "缺" + sentence["before"][2:]
+        assert block(lines(diff), change["case"])[-3:] == [
+            "    partial_slot_coverage.detail", f"      - {sentence['before']}", f"      + {sentence['after']}"]
+
+
+def test_a_lock_pattern_edit_shows_the_locks_a_conversation_loses(tmp_path, rulebook):
+    # the analyst drops the em dash from the separators in the regex (and only there)
+    text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
+    regex_line = next(line for line in text.splitlines() if line.strip().startswith("regex:"))
+    root = edited(tmp_path, "locks/cn_mobile.yaml", (regex_line, regex_line.replace("–—―", "–―")))
+    diff = diff_of(rulebook, root)
+    assert [c["case"] for c in diff["locks"]["changes"]] == ["contact/em_dash_typed"]
+    assert block(lines(diff), "contact/em_dash_typed") == [
+        "  contact/em_dash_typed",
+        "    message m1",
+        '      - cn_mobile.mobile [3:16] "150—1234—5678" -> 15012345678 valid']
+    assert [t["table"] for t in diff["edited"]] == ["cn_mobile"]
+
+
+def test_a_lock_check_edit_shows_locks_that_change_verdict(tmp_path, rulebook):
+    # the analyst forgets 8 among the allowed second digits
+    root = edited(tmp_path, "locks/cn_mobile.yaml", ('in: "3456789"', 'in: "345679"'))
+    diff = diff_of(rulebook, root)
+    change = next(c for c in diff["locks"]["changes"] if c["case"] == "contact/two_numbers_one_message")
+    [message] = change["messages"]
+    assert message["added"] == [] and message["removed"] == []
+    [lock] = message["changed"]
+    assert lock["before"]["valid"] is True and lock["after"]["invalid_reason"] == "bad_second_digit"
+    start, end = lock["before"]["start"], lock["before"]["end"]
+    quote = json.dumps(lock["before"]["quote"], ensure_ascii=False)
+    assert block(lines(diff), "contact/two_numbers_one_message") == [
+        "  contact/two_numbers_one_message",
+        f"    message {message['message']}",
+        f"      - cn_mobile.mobile [{start}:{end}] {quote} -> 18600001111 valid",
+        f"      + cn_mobile.mobile [{start}:{end}] {quote} -> 18600001111 invalid (bad_second_digit)"]
+    # every changed conversation holds a mobile number whose second digit is 8, and no other does
+    for c in diff["locks"]["changes"]:
+        for m in c["messages"]:
+            assert all(ch["before"]["normalized_value"][1] == "8" for ch in m["changed"])
+
+
+def test_a_merge_rule_edit_shows_slot_states_and_event_outcomes(tmp_path, rulebook):
+    # a correction must now rank strictly higher than the current value's source
+    root = edited(tmp_path, "rules/merge.yaml", ("- {field: event.rank, ge: {field: current.rank}}",
+                                                  "- {field: event.rank, gt: {field: current.rank}}"))
+    diff = diff_of(rulebook, root)
+    assert diff["fold"]["changes"] and all(
+        any(e["before"]["rule"] == "correct_replaces" for e in c["events"]) for c in diff["fold"]["changes"])
+    assert block(lines(diff), "seed_region/read_as_correct") == [
+        "  seed_region/read_as_correct",
+        "    slot demand_1.region",
+        "      - filled: B 地 (user)",
+        "      + conflicting: A 地 (user) | B 地 (user)",
+        "    event e2",
+        "      - replace by correct_replaces in demand_1",
+        "      + conflict by default in demand_1"]
+    resolve = next(t for t in diff["decision_tables"] if t["table"] == "merge.resolve")
+    assert resolve["change"] == "edited" and resolve["corpus"] is None and resolve["exercised_by"] == "fold"
+    assert ("merge.resolve (rules/merge.yaml#resolve, edited): no corpus (tests/cases/merge.resolve/ does "
+            "not exist; the fold corpus below runs it)") in lines(diff)
+
+
+def test_a_fold_refusal_change_is_shown(tmp_path, rulebook):
+    # the slot a wechat lock may fill no longer accepts wechat locks: conversations that set it are refused
+    root = edited(tmp_path, "rules/merge.yaml", ("locks: {kinds: [wechat], required: true",
+                                                  "locks: {kinds: [qq], required: true"))
+    diff = diff_of(rulebook, root)
+    refused = [c for c in diff["fold"]["changes"] if c["error"]]
+    assert refused
+    newly = [c for c in refused if c["error"]["before"] is None]
+    assert newly
+    text = lines(diff)
+    for c in refused:
+        assert c["error"]["after"] == "INSUFFICIENT_EVIDENCE" and c["events"] == [] and c["evidence"] == []
+        shown = "(none)" if c["error"]["before"] is None else c["error"]["before"]
+        assert block(text, c["case"])[1] == f"    refusal: {shown} -> INSUFFICIENT_EVIDENCE"
+    for c in newly:   # the state a refused fold no longer gives: the slots it had filled, as '-' lines
+        slots = [s for s in c["slots"] if s["before"] and s["before"]["status"] != "empty"]
+        assert slots and all(s["after"] is None for s in slots)
+        wechat = next(s for s in c["slots"] if s["slot"] == "wechat")
+        assert f"    slot {wechat['scope']}.wechat" in block(text, c["case"])
+
+
+def test_the_command_text_and_json_carry_the_same_diff(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml", ("label: 检索引擎降级", "label: 检索引擎部分失败"))
+    base = [sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "diff", "--base", str(ROOT)]
+    as_json = subprocess.run(base + ["--json"], capture_output=True, text=True)
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)["data"]
+    expected = diff_of(rulebook, root)
+    assert data == json.loads(canonical.dumps(expected))
+    as_text = subprocess.run(base, capture_output=True, text=True)
+    assert as_text.returncode == 0 and as_text.stdout.splitlines() == lines(expected)
+
+
+def test_the_command_against_a_git_revision_and_a_bad_base():
     head = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", "--base", "HEAD"],
                           capture_output=True, text=True, cwd=ROOT)
-    assert head.returncode == 0 and head.stdout.strip().endswith(")") and "case(s) changed" in head.stdout
-    bad = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", "--base", "no-such-rev"],
-                         capture_output=True, text=True, cwd=ROOT)
-    assert bad.returncode == 1 and "Traceback" not in bad.stderr and len(bad.stderr.splitlines()) == 1
+    assert head.returncode == 0, head.stderr
+    assert head.stdout.splitlines()[-1].endswith(")") and "case(s) changed" in head.stdout
+    for bad in ("no-such-rev", "--output=x"):
+        run = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", f"--base={bad}"],
+                             capture_output=True, text=True, cwd=ROOT)
+        assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
