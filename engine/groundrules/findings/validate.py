@@ -16,15 +16,16 @@ to name the problem, and has the last word.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import math
 import re
 
-import jsonschema
-
 from ..schema_check import compile_check
 from ..tables import Schemas
+
+if TYPE_CHECKING:                # jsonschema runs only to explain a refusal
+    import jsonschema
 
 CONTRACT = "finding-ledger.v1.schema.json"
 
@@ -98,16 +99,17 @@ class ArgumentChecker:
         return _describe(errors[0])
 
 
-def _path(error: jsonschema.ValidationError) -> str:
+def _path(error: "jsonschema.ValidationError") -> str:
     out = ""
     for part in error.absolute_path:
         out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + shown(part)
     return out
 
 
-def _describe(error: jsonschema.ValidationError) -> tuple[str, str]:
+def _describe(error: "jsonschema.ValidationError") -> tuple[str, str]:
     if error.validator in ("anyOf", "oneOf") and error.context:
-        return _describe(jsonschema.exceptions.best_match(error.context))
+        from jsonschema.exceptions import best_match
+        return _describe(best_match(error.context))
     field = _path(error) or "(arguments)"
     v, value, instance = error.validator, error.validator_value, error.instance
     if v == "required":
