@@ -8,36 +8,36 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .condgen import Gen
 from .conditions import Condition, compile_condition, path_parts
 from .errors import Fault, did_you_mean
-from .templates import Template, compile_template
+from .templates import Template, compile_template, emit
 
 KEYS = ("from", "where", "pluck", "lookup", "format", "distinct")
 
 
-def selectors(bindings: dict[str, "Binding"]) -> dict[str, Callable[[Any, dict], None]]:
-    """Binding name -> `select(v, c)`, which stores the selection in the evaluation's cache `c`
-    under the binding's name. Bindings over the same list with the same filter share one generated
-    loop (`gaps` and `gap_ids` walk `missing` once), and stores every selection of its group."""
+def selectors(bindings: dict[str, "Binding"], gen: Gen) -> dict[str, str]:
+    """Binding name -> the name of a function `select(v, c)` added to `gen`'s helpers, which stores
+    the selection in the evaluation's cache `c` under the binding's name. Bindings over the same
+    list with the same filter share one loop (`gaps` and `gap_ids` walk `missing` once), which
+    stores every selection of its group."""
     groups: dict[tuple, list[Binding]] = {}
     for b in bindings.values():
         key = (b.source["from"], json.dumps(b.source.get("where"), sort_keys=True, ensure_ascii=False))
         groups.setdefault(key, []).append(b)
     out = {}
     for members in groups.values():
-        select = _generate(members)
-        out.update((m.name, select) for m in members)
+        name = _generate(members, gen)
+        out.update((m.name, name) for m in members)
     return out
 
 
-def _generate(members: list["Binding"]) -> Callable[[Any, dict], None]:
+def _generate(members: list["Binding"], gen: Gen) -> str:
     """One generated loop: `evidence[].supports` nests a loop per `[]`, then filter once and pick
     for every member; a `lookup` maps each picked string through a key -> value table read from the
     input, built once per evaluation and kept in `c` for every binding using the same one."""
-    gen = Gen()
     first = members[0]
     segments = first.source["from"].split("[].")
     lines, var, pad = [], "v", "    "
@@ -71,7 +71,8 @@ def _generate(members: list["Binding"]) -> Callable[[Any, dict], None]:
             mapped = f"lk{m}.get(x, x) if x.__class__ is str else x" if "lookup" in b.source else "x"
             lines.append(f"{pad}if x is not M and x is not None:\n{pad}    o{m}.append({mapped})\n")
         elif b.item_template is not None:
-            lines.append(f"{pad}o{m}.append({gen.const(b.item_template.render)}(i))\n")
+            text = emit(b.item_template.parts, gen, lambda n: gen.get("i", path_parts(n)), lines, pad)
+            lines.append(f"{pad}o{m}.append({text})\n")
         else:
             lines.append(f"{pad}o{m}.append(i)\n")
     for m, b in enumerate(members):
@@ -79,7 +80,9 @@ def _generate(members: list["Binding"]) -> Callable[[Any, dict], None]:
             lines.append(f"    seen = []\n    for x in o{m}:\n        if x not in seen:\n"
                          f"            seen.append(x)\n    o{m} = seen\n")
         lines.append(f"    c[{b.name!r}] = o{m}\n")
-    return gen.build_function("def select(v, c):\n" + "".join(lines), "select")
+    name = gen.fresh("_select")
+    gen.helpers.append(f"def {name}(v, c):\n" + "".join(lines))
+    return name
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault]) -> 
         if not isinstance(path, str) or (path != "." and "" in path.split(".")):
             faults.append(Fault("bad-field", f"binding '{name}': {key} must be a dotted path, got {path!r}",
                                 where + (key,)))
-    cond = compile_condition(spec["where"], where + ("where",), faults) if "where" in spec else None
+    cond = compile_condition(spec["where"], where + ("where",), faults, eager=False) if "where" in spec else None
     tmpl = compile_template(spec["format"], where + ("format",), faults) if "format" in spec else None
     if len(faults) != before:
         return None

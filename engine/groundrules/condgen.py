@@ -9,7 +9,6 @@ nothing from a table is ever executed as code.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from .operators import MISSING, OPERATORS, path_parts
@@ -145,6 +144,11 @@ class Gen:
         return self.build_function(f"def {name}(v):\n    return {body}\n", name)
 
     def build_function(self, source: str, name: str) -> Callable[..., Any]:
+        return self.build_module(source, name)[name]
+
+    def build_module(self, source: str, name: str) -> dict:
+        """The namespace of the helpers plus `source`, compiled as one module (one compile() call
+        costs less than many small ones: start-up compiles a whole decision table at once)."""
         source = "\n".join(self.helpers) + "\n" + source
         try:
             code = compile(source, f"<groundrules {name}>", "exec")
@@ -152,25 +156,17 @@ class Gen:
             raise TooComplex(str(exc)) from None
         namespace = dict(self.names)
         exec(code, namespace)  # noqa: S102 - source built above from repr'd literals and field names only
-        return namespace[name]
+        return namespace
 
 
-def with_tests(tree: Condition) -> Condition:
-    """The same tree with every node's `test` compiled; raises TooComplex on absurd nesting."""
-    if tree.kind == "test":
-        inner = tree.inner()
-        if inner is not None and OPERATORS[tree.op][0] == "condition":
-            tree = replace(tree, arg=with_tests(inner))
-        elif inner is not None:
-            tree = replace(tree, arg=dict(tree.arg, where=with_tests(inner)))
-    else:
-        tree = replace(tree, children=tuple(with_tests(c) for c in tree.children))
+def compile_test(cond: "Condition") -> Callable[[Any], bool]:
+    """`test(v) -> bool` for one condition node; raises TooComplex on absurd nesting."""
     gen = Gen()
     try:
-        body = gen.expr(tree, "v")
+        body = gen.expr(cond, "v")
     except RecursionError:
         raise TooComplex("nested too deeply") from None
-    return replace(tree, test=gen.build(body, "test"))
+    return gen.build(body, "test")
 
 
 def compile_getter(parts: tuple) -> Callable[[Any], Any]:

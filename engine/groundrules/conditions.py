@@ -14,13 +14,13 @@ straight-line Python for speed, and tests/cases/conditions/ pins both to the rul
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field as dataclass_field, replace
 from typing import Any, Callable
 
 import regex
 
 from .canonical import detached
-from .condgen import TooComplex, compile_getter, with_tests
+from .condgen import TooComplex, compile_getter, compile_test
 from .errors import Fault, did_you_mean
 from .operators import MISSING, OPERATORS, REGEX_TIMEOUT_S, is_num, path_parts, same
 from .yamlsrc import dotted
@@ -58,7 +58,6 @@ class Condition:
     `ref` is the other field of a field-vs-field comparison."""
 
     source: Any
-    test: Callable[[Any], bool] | None
     kind: str                      # 'all' | 'any' | 'not' | 'test'
     children: tuple = ()
     field: str = ""
@@ -67,6 +66,17 @@ class Condition:
     ref: str = ""
     where: tuple = ()              # key path inside the table, for messages
     pattern: Any = None            # compiled regex of a `matches` test
+    memo: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def test(self) -> Callable[[Any], bool]:
+        """`test(value) -> bool`, generated Python compiled on first use (a table's rows are compiled
+        together with their table instead; the parts of a condition only for traces)."""
+        try:
+            return self.memo["test"]
+        except KeyError:
+            fn = self.memo["test"] = compile_test(self)
+            return fn
 
     def fields(self, prefix: str = "") -> list[tuple[str, tuple]]:
         """Every (field path, key path) this condition reads; list items marked `[]` (missing[].reason)."""
@@ -99,7 +109,7 @@ class Condition:
 
 
 class _Parser:
-    """Checks a condition's shape and builds the Condition tree (tests are added by condgen)."""
+    """Checks a condition's shape and builds the Condition tree (condgen compiles its tests)."""
 
     def __init__(self, faults: list[Fault]):
         self.faults = faults
@@ -131,7 +141,7 @@ class _Parser:
         op = keys[0]
         if op == "not":
             inner = self.parse(node["not"], where + ("not",))
-            return None if inner is None else Condition(node, None, "not", (inner,), where=where)
+            return None if inner is None else Condition(node, "not", (inner,), where=where)
         items = node[op]
         if not isinstance(items, list) or not items:
             self.fail("bad-condition", f"'{op}' takes a non-empty list of conditions", where + (op,))
@@ -139,7 +149,7 @@ class _Parser:
         children = [self.parse(c, where + (op, i)) for i, c in enumerate(items)]
         if any(c is None for c in children):
             return None
-        return Condition(node, None, op, tuple(children), where=where)
+        return Condition(node, op, tuple(children), where=where)
 
     def _test(self, node: dict, where: tuple) -> Condition | None:
         field = node["field"]
@@ -169,7 +179,7 @@ class _Parser:
         kind = OPERATORS[op][0]
         arg = node[op]
         at = where + (op,)
-        base = Condition(node, None, "test", field=field, op=op, where=where)
+        base = Condition(node, "test", field=field, op=op, where=where)
         if kind in ("scalar_or_ref", "ordered_or_ref"):
             return self._compare(base, arg, kind, at)
         if kind == "scalar_list":
@@ -235,8 +245,9 @@ def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, bool, int, float))
 
 
-def compile_condition(node: Any, where: tuple, faults: list[Fault]) -> Condition | None:
-    """Check and compile one condition; problems go to `faults` (located by key path), None if any."""
+def compile_condition(node: Any, where: tuple, faults: list[Fault], *, eager: bool = True) -> Condition | None:
+    """Check and compile one condition; problems go to `faults` (located by key path), None if any.
+    `eager: False` leaves the compiling to the caller (a decision table compiles its rows as one)."""
     before = len(faults)
     try:
         tree = _Parser(faults).parse(node, where)
@@ -246,8 +257,11 @@ def compile_condition(node: Any, where: tuple, faults: list[Fault]) -> Condition
                             "flatten it: all/any take lists"))
     if tree is None or len(faults) != before:
         return None
+    if not eager:
+        return tree
     try:
-        return with_tests(tree)
+        tree.test
+        return tree
     except TooComplex:
         faults.append(Fault("condition-too-deep", "condition is nested too deeply to compile", where,
                             "flatten it: all/any take lists"))

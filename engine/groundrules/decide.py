@@ -7,12 +7,12 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, NamedTuple
 
 from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
-from .condgen import Gen
+from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
@@ -167,7 +167,6 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         return name in bindings or known is None or normalise(name) in known
 
     choices = tuple(bindings) + tuple(sorted(known or ()))
-    select = selectors(bindings)
     rows = []
     ids: dict[str, int] = {}
     for index, raw in enumerate(data["rows"]):
@@ -181,7 +180,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, select, name_ok, choices, known, shapes)
+        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes)
         if row is not None:
             rows.append(row)
     default = None
@@ -192,7 +191,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, select, name_ok, choices, known, shapes)
+                               ("default",), faults, bindings, name_ok, choices, known, shapes)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -211,16 +210,48 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
     order = {code: i for i, code in enumerate(priority)}
     if policy == "output_order":
         rows.sort(key=lambda r: (order[r.code], r.index))
+    try:
+        rows, default = _with_renderers(rows, default, bindings, data["id"])
+        run = _runner(tuple(rows), policy, data["id"])
+    except TooComplex:
+        _locate_too_complex(rows, bindings, faults)
+        return None
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role, _runner(tuple(rows), policy),
+                         data.get("input", ""), prefer_role, run,
                          frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role))
 
 
-def _compile_row(raw, index, code, where, faults, select, name_ok, choices, known, shapes) -> Row | None:
-    """One row (or the default); `select` maps each binding name to its generated selection."""
+def _with_renderers(rows: list, default: Row | None, bindings: dict, table_id: str) -> tuple[list, Row | None]:
+    """The rows (and default) with their renderers, compiled together with the bindings' selections
+    as one module."""
+    gen = Gen()
+    select = selectors(bindings, gen)
+    every = rows + ([default] if default is not None else [])
+    names = {r.index: _row_renderer(r.outputs, select, gen) for r in every}
+    module = gen.build_module("", f"table {table_id}")
+    done = {r.index: replace(r, render=module[names[r.index]]) for r in every}
+    return [done[r.index] for r in rows], (done[-1] if default is not None else None)
+
+
+def _locate_too_complex(rows: list, bindings: dict, faults: list) -> None:
+    """Python could not compile the table at once: name the condition at fault."""
+    conditions = [(b.where_cond, ("bind", name, "where")) for name, b in bindings.items() if b.where_cond]
+    for cond, where in conditions + [(row.when, row.where + ("when",)) for row in rows]:
+        try:
+            cond.test
+        except TooComplex:
+            faults.append(Fault("condition-too-deep", "condition is nested too deeply to compile",
+                                where, "flatten it: all/any take lists"))
+            return
+    faults.append(Fault("table-too-complex", "the table's rows are too many or too nested to compile",
+                        ("rows",), "split the table"))
+
+
+def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes) -> Row | None:
+    """One row (or the default), checked; its test and renderer are compiled with the table's."""
     before = len(faults)
-    cond = compile_condition(raw["when"], where + ("when",), faults)
+    cond = compile_condition(raw["when"], where + ("when",), faults, eager=False)
     if cond is not None:
         check_fields(cond.fields(), known, faults)
         check_literals(cond, shapes, faults)
@@ -229,10 +260,10 @@ def _compile_row(raw, index, code, where, faults, select, name_ok, choices, know
         at = where + ("output", key)
         if isinstance(spec, dict):
             name = spec.get("bind")
-            if name not in select:
+            if name not in bindings:
                 faults.append(Fault("unknown-binding", f"output '{key}' names binding {name!r}, "
                                     "which the table does not declare under 'bind'", at + ("bind",),
-                                    did_you_mean(name, select)))
+                                    did_you_mean(name, bindings)))
             outputs.append((key, name))
         else:
             tmpl = compile_template(spec, at, faults, name_ok, choices)
@@ -240,15 +271,14 @@ def _compile_row(raw, index, code, where, faults, select, name_ok, choices, know
                 outputs.append((key, tmpl))
     if len(faults) != before:
         return None
-    return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where,
-               _row_renderer(tuple(outputs), select))
+    return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where)
 
 
 # What the trace says of a row its hit policy passes over (rows are grouped: see _runner).
 SKIPPED = {"output_order": "code '{code}' already fired", "first": "hit policy 'first': an earlier row fired"}
 
 
-def _runner(rows: tuple, policy: str) -> Callable[[Any, dict, list | None], list]:
+def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, list | None], list]:
     """`run(v, c, notes) -> [Fired]`, generated: the table's rows in evaluation order, each test
     inlined. Rows form groups in which only the first match fires and the rest are skipped: under
     output_order the rows of one code (adjacent once sorted by priority), under first all rows,
@@ -282,15 +312,17 @@ def _runner(rows: tuple, policy: str) -> Callable[[Any, dict, list | None], list
                         + f"    elif notes is not None:\n"
                         f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v)}})\n")
     source = "def run(v, c, notes):\n    fired = []\n" + "".join(body) + "    return fired\n"
-    return gen.build_function(source, "run")
+    try:
+        return gen.build_module(source, f"table {table_id}")["run"]
+    except RecursionError:
+        raise TooComplex("nested too deeply") from None
 
 
-def _row_renderer(outputs: tuple, select: dict) -> Callable[[Any, dict], dict]:
-    """`render(v, cache) -> {key: value}` for one row, generated: each binding the row reads is
-    selected once per evaluation (kept in `cache`, shared by the rows that fire), templates read
-    bindings or paths directly, and bound outputs are copies, so a caller that edits the output
-    never edits the evaluated value or another row's output."""
-    gen = Gen()
+def _row_renderer(outputs: tuple, select: dict, gen: Gen) -> str:
+    """The name of `render(v, c) -> {key: value}` for one row, added to `gen`: each binding the row
+    reads is selected once per evaluation (kept in `c`, shared by the rows that fire), templates
+    read bindings or paths directly, and bound outputs are copies, so a caller that edits the
+    output never edits the evaluated value or another row's output."""
     lines: list[str] = []
     bound: dict[str, str] = {}
 
@@ -300,7 +332,7 @@ def _row_renderer(outputs: tuple, select: dict) -> Callable[[Any, dict], dict]:
         if name not in bound:
             var = bound[name] = gen.fresh("_b")
             lines.append(f"    {var} = c.get({name!r}, M)\n    if {var} is M:\n"
-                         f"        {gen.const(select[name])}(v, c)\n        {var} = c[{name!r}]\n")
+                         f"        {select[name]}(v, c)\n        {var} = c[{name!r}]\n")
         return bound[name]
 
     items = []
@@ -311,8 +343,9 @@ def _row_renderer(outputs: tuple, select: dict) -> Callable[[Any, dict], dict]:
             x, copy = read(spec), gen.const(detached)
             items.append(f"{key!r}: ([e if e.__class__ is str else {copy}(e) for e in {x}] "
                          f"if {x}.__class__ is list else {copy}({x}))")
-    return gen.build_function("def render(v, c):\n" + "".join(lines)
-                              + "    return {" + ", ".join(items) + "}\n", "render")
+    name = gen.fresh("_render")
+    gen.helpers.append(f"def {name}(v, c):\n" + "".join(lines) + "    return {" + ", ".join(items) + "}\n")
+    return name
 
 
 def _shapes(data: dict, ctx) -> dict:

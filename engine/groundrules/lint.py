@@ -30,7 +30,7 @@ def lint(root: Path | str | None = None, files: list[Path] | None = None,
          cases: Path | None = None) -> LintReport:
     report = LintReport()
     try:
-        book = load(root, files)
+        book = load(root, files, cache=False)      # lint checks every table afresh
     except RulesError as exc:
         report.problems = sorted(set(exc.problems) | set(_schema_problems(root)))
         return report

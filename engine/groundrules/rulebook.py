@@ -10,9 +10,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable
 
-from . import canonical
+from . import canonical, rulecache
 from .access import compile_role_table
 from .decide import compile_table
 from .errors import Fault, Problem, RulesError
@@ -23,7 +24,8 @@ from .findings.transitions import compile_transition_table
 from .findings.vocabulary import compile_vocabulary
 from .locks.compile import compile_lock_patterns
 from .resources import TABLE_DIRS, data_root  # noqa: F401 - re-exported for the CLI
-from .tables import CompileContext, Memoized, Schemas, load_schemas, location, read_source, shape_faults, table_files
+from .tables import (CompileContext, FileSet, Memoized, Schemas, load_schemas, location, read_files, read_source,
+                     shape_faults)
 from .verification.catalogue import compile_catalogue as compile_verify_catalogue
 from .verification.heuristics import compile_heuristics
 from .verification.instances import compile_instance
@@ -49,7 +51,8 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
 
 @dataclass(frozen=True)
 class Rulebook(Memoized):
-    """Compiled tables by id; `version` is the content hash of every table's data and every schema."""
+    """Compiled tables by id; `version` is the content hash of every table's data and every schema.
+    On a cached verdict (rulecache.py) `tables` and `sources` compile each table on first use."""
 
     version: str
     root: str
@@ -58,29 +61,46 @@ class Rulebook(Memoized):
     schemas: Schemas = field(repr=False, compare=False)
     warnings: tuple = ()
     memo: dict = field(default_factory=dict, compare=False, repr=False)
+    kinds: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)   # id -> kind
 
     def table(self, table_id: str) -> Any:
         return self.tables[table_id]
 
     def of_kind(self, kind: str) -> tuple:
-        return tuple(t for _, t in sorted(self.tables.items()) if t.kind == kind)
+        return tuple(self.tables[i] for i in sorted(self.kinds) if self.kinds[i] == kind)
 
 
-def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rulebook:
+def load(root: Path | str | None = None, files: list[Path] | None = None, *, cache: bool = True) -> Rulebook:
     """Load every table under root/rules and root/locks (or just `files`); raise RulesError listing
-    every problem."""
+    every problem. A whole root whose exact bytes loaded clean before (and `cache`) comes back
+    from the cached verdict, its tables compiled on first use."""
     base = Path(root) if root is not None else data_root()
     if not (base / "schemas").is_dir():
         raise RulesError([Problem(str(base), 1, 1, "no-schemas", "folder has no schemas/ directory",
                                   hint="point the loader at a folder holding rules/, locks/ and schemas/")])
-    schemas = load_schemas(base)
+    found = read_files(base, TABLE_DIRS, files)
+    content_key = rulecache.key(found) if cache and files is None else None
+    verdict = rulecache.find(content_key) if content_key else None
+    if verdict is not None:
+        return _from_verdict(base, found, verdict)
+    book = _compile_all(base, found)
+    if content_key:
+        rulecache.keep(content_key, {
+            "version": book.version, "warnings": [w.as_dict() for w in book.warnings],
+            "tables": [[t, book.kinds[t], book.sources[t].file] for t in book.tables]})
+    return book
+
+
+def _compile_all(base: Path, found: FileSet) -> Rulebook:
+    """Every table checked against its metaschema and compiled; RulesError with every problem."""
+    schemas = load_schemas(base, found.schemas)
     problems: list[Problem] = []
     warnings: list[Problem] = []
     tables: dict[str, Any] = {}
     sources: dict[str, Source] = {}
     hashed: dict[str, Any] = {}
-    for path, display in _table_paths(base, files):
-        source, syntax = read_source(path, display)
+    for display, data in found.tables:
+        source, syntax = read_source(data, display)
         if source is None:
             problems += [Problem(display, line, col, f.code, f.message, key, f.hint)
                          for f, line, col, key in syntax]
@@ -120,17 +140,76 @@ def load(root: Path | str | None = None, files: list[Path] | None = None) -> Rul
     version = canonical.digest({"tables": hashed, "schemas": schemas.by_name})[:16]
     return Rulebook(version=version, root=str(base),
                     tables=MappingProxyType(tables), sources=MappingProxyType(sources),
-                    schemas=schemas, warnings=tuple(sorted(warnings)))
+                    schemas=schemas, warnings=tuple(sorted(warnings)),
+                    kinds=MappingProxyType({t: sources[t].data["kind"] for t in tables}))
 
 
-def _table_paths(base: Path, files: list[Path] | None) -> list[tuple[Path, str]]:
-    if files is None:
-        return [(p, p.relative_to(base).as_posix()) for p in table_files(base, TABLE_DIRS)]
-    out = []
-    for f in files:
-        paths = sorted(Path(f).rglob("*.yaml")) if Path(f).is_dir() else [Path(f)]
-        out += [(p, p.as_posix()) for p in paths]
-    return out
+def _from_verdict(base: Path, found: FileSet, verdict: dict) -> Rulebook:
+    """The rulebook a clean load of these very bytes gave: same version and warnings, each table
+    compiled from the bytes that were hashed when first asked for."""
+    schemas = load_schemas(base, found.schemas)
+    store = _OnFirstUse(base, found, schemas, {t: (kind, file) for t, kind, file in verdict["tables"]})
+    return Rulebook(version=verdict["version"], root=str(base), tables=store.tables, sources=store.sources,
+                    schemas=schemas, warnings=tuple(Problem(**w) for w in verdict["warnings"]),
+                    kinds=MappingProxyType({t: kind for t, kind, _ in verdict["tables"]}))
+
+
+class _OnFirstUse:
+    """Tables compiled when first read, under a lock. These bytes compiled clean before, so the
+    metaschema check is skipped; should a table not come out as the verdict says (an engine
+    changed in place), the whole set is compiled again and its own answer, or its problems, used."""
+
+    def __init__(self, base: Path, found: FileSet, schemas: Schemas, index: dict):
+        self._base, self._found, self._schemas, self._index = base, found, schemas, index
+        self._data = dict(found.tables)
+        self._done: dict[str, tuple[Any, Source]] = {}
+        self._lock = threading.Lock()
+        self.tables = _View(self, 0)
+        self.sources = _View(self, 1)
+
+    def ids(self) -> list[str]:
+        return list(self._index)
+
+    def get(self, table_id: str) -> tuple[Any, Source]:
+        with self._lock:
+            if table_id not in self._done:
+                self._done[table_id] = self._compile(table_id)
+            return self._done[table_id]
+
+    def _compile(self, table_id: str) -> tuple[Any, Source]:
+        kind, file = self._index[table_id]
+        source, _ = read_source(self._data.get(file, "missing"), file)
+        compiled = None
+        if source is not None and isinstance(source.data, dict) and source.data.get("kind") == kind:
+            ctx = CompileContext(self._schemas, source)
+            compiled = COMPILERS[kind](source.data, ctx)
+            if any(f.severity == "error" for f in ctx.faults):
+                compiled = None
+        if compiled is None or getattr(compiled, "id", None) != table_id:
+            book = _compile_all(self._base, self._found)          # raises RulesError if it must
+            return book.tables[table_id], book.sources[table_id]
+        return compiled, source
+
+
+class _View(Mapping):
+    """A read-only mapping of table id -> compiled table (part 0) or its Source (part 1)."""
+
+    def __init__(self, store: _OnFirstUse, part: int):
+        self._store, self._part = store, part
+
+    def __getitem__(self, table_id: str) -> Any:
+        if table_id not in self._store._index:
+            raise KeyError(table_id)
+        return self._store.get(table_id)[self._part]
+
+    def __iter__(self):
+        return iter(self._store.ids())
+
+    def __len__(self) -> int:
+        return len(self._store._index)
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self._store._index
 
 
 class Holder:

@@ -1,22 +1,23 @@
-"""Finding, parsing and shape-checking table files against their kind's metaschema.
+"""Finding, reading, parsing and shape-checking table files against their kind's metaschema.
 
 Problems come from jsonschema's structured fields (validator, path, instance), never from its
 message text, and every one is pinned to file:line:col with a did-you-mean where one helps.
+jsonschema is imported only when a shape is checked or explained: a process that runs on a cached
+verdict (rulecache.py) never needs it.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
-
-import jsonschema
-from jsonschema.exceptions import best_match
-from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import Fault, Problem, RulesError, did_you_mean
 from .yamlsrc import Source, YamlProblem, dotted, parse
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SCHEMA_GLOB = "*.schema.json"
 
@@ -41,8 +42,22 @@ class Schemas(Memoized):
     """Every JSON Schema under schemas/, by file name relative to it, plus a $ref registry."""
 
     by_name: dict
-    registry: Registry
     memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def registry(self) -> Any:
+        """Every schema under its path and its bare file name, for `$ref`s (built on first use)."""
+        return self.memoized("registry", self._registry)
+
+    def _registry(self) -> Any:
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+        resources = []
+        for name, schema in self.by_name.items():
+            resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+            resources.append((name, resource))
+            resources.append((name.rsplit("/", 1)[-1], resource))
+        return Registry().with_resources(resources)
 
     def get(self, name: str) -> dict | None:
         return self.by_name.get(name)
@@ -54,9 +69,73 @@ class Schemas(Memoized):
         return sorted(n[len("kinds/"):-len(".schema.json")] for n in self.by_name
                       if n.startswith("kinds/") and n != "kinds/common.schema.json")
 
-    def validator(self, schema: dict) -> jsonschema.protocols.Validator:
+    def validator(self, schema: dict) -> "jsonschema.protocols.Validator":
+        """A jsonschema validator for `schema`, built when first asked something: the compiled fast
+        checks answer "valid?" on hot paths, and jsonschema runs only to explain a failure."""
+        return _Deferred(lambda: self._validator(schema))
+
+    def _validator(self, schema: dict) -> "jsonschema.protocols.Validator":
+        import jsonschema
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         return cls(schema, registry=self.registry)
+
+
+class _Deferred:
+    """Stands for an object built on first attribute access (a jsonschema validator: importing
+    jsonschema costs more than a whole cached command)."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], Any]):
+        self._build, self._built = build, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._built is None:
+            self._built = self._build()
+        return getattr(self._built, name)
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """The bytes of every table and schema file of a root, read once: what a load compiles and what
+    its cache key hashes, so the two can never see different contents. An unreadable file holds
+    the name of the error instead of bytes."""
+
+    tables: tuple            # ((display path, bytes | error name), ...) in load order
+    schemas: tuple           # ((name under schemas/, bytes | error name), ...) sorted
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for group in (self.tables, self.schemas):
+            h.update(b"\x00group")
+            for name, data in group:
+                h.update(name.encode("utf-8", "surrogatepass") + b"\x00")
+                h.update(data if isinstance(data, bytes) else b"\x01" + data.encode())
+                h.update(b"\x00")
+        return h.hexdigest()
+
+
+def _read(path: Path) -> bytes | str:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def read_files(base: Path, dirs: tuple[str, ...], files: list[Path] | None = None) -> FileSet:
+    """Every table under base/<dirs> (or just `files`, a list of files and folders) and every
+    schema under base/schemas, as bytes."""
+    if files is None:
+        paths = [(p, p.relative_to(base).as_posix()) for p in table_files(base, dirs)]
+    else:
+        paths = []
+        for f in files:
+            found = sorted(Path(f).rglob("*.yaml")) if Path(f).is_dir() else [Path(f)]
+            paths += [(p, p.as_posix()) for p in found]
+    schema_base = base / "schemas"
+    schemas = tuple((p.relative_to(schema_base).as_posix(), _read(p))
+                    for p in sorted(schema_base.rglob(SCHEMA_GLOB)))
+    return FileSet(tuple((display, _read(p)) for p, display in paths), schemas)
 
 
 @dataclass
@@ -72,31 +151,29 @@ class CompileContext:
         self.faults.append(Fault(code, message, tuple(path), hint, severity))
 
 
-def load_schemas(root: Path) -> Schemas:
-    """Every schema under root/schemas; a file that is not a JSON object fails the load, located."""
+def load_schemas(root: Path, files: tuple | None = None) -> Schemas:
+    """Every schema under root/schemas (or the (name, bytes) pairs of `files`, as read_files gives
+    them); a file that is not a JSON object fails the load, located."""
+    if files is None:
+        files = read_files(root, ()).schemas
     by_name, problems = {}, []
-    base = root / "schemas"
-    for path in sorted(base.rglob(SCHEMA_GLOB)):
-        name = path.relative_to(base).as_posix()
-        schema, problem = _read_schema(path, f"schemas/{name}")
+    for name, data in files:
+        schema, problem = _read_schema(data, f"schemas/{name}")
         if problem is not None:
             problems.append(problem)
         else:
             by_name[name] = schema
     if problems:
         raise RulesError(problems)
-    resources = []
-    for name, schema in by_name.items():
-        resource = Resource.from_contents(schema, default_specification=_draft())
-        resources.append((name, resource))
-        resources.append((name.rsplit("/", 1)[-1], resource))
-    return Schemas(by_name, Registry().with_resources(resources))
+    return Schemas(by_name)
 
 
-def _read_schema(path: Path, display: str) -> tuple[Any, Problem | None]:
+def _read_schema(data: bytes | str, display: str) -> tuple[Any, Problem | None]:
+    if isinstance(data, str):
+        return None, Problem(display, 1, 1, "unreadable", f"cannot read schema: {data}")
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
-    except (OSError, UnicodeDecodeError) as exc:
+        schema = json.loads(data.decode("utf-8"), parse_constant=_not_json)
+    except UnicodeDecodeError as exc:
         return None, Problem(display, 1, 1, "unreadable", f"cannot read schema: {type(exc).__name__}")
     except json.JSONDecodeError as exc:
         return None, Problem(display, exc.lineno, exc.colno, "bad-schema", f"invalid JSON: {exc.msg}")
@@ -114,6 +191,8 @@ def _not_json(name: str) -> Any:
 def schema_problems(schemas: Schemas) -> list[Problem]:
     """Schemas that break their JSON Schema metaschema (`"type": "strng"`). Checked by lint, not on
     every load: it costs more than compiling all the tables."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
     out = []
     for name, schema in sorted(schemas.by_name.items()):
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -125,11 +204,6 @@ def schema_problems(schemas: Schemas) -> list[Problem]:
     return out
 
 
-def _draft():
-    from referencing.jsonschema import DRAFT202012
-    return DRAFT202012
-
-
 def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
     out: list[Path] = []
     for d in dirs:
@@ -138,11 +212,14 @@ def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
     return out
 
 
-def read_source(path: Path, display: str) -> tuple[Source | None, list[tuple[Fault, int, int, str]]]:
-    """Parse one file; a syntax problem is returned located, never raised."""
+def read_source(data: bytes | str, display: str) -> tuple[Source | None, list[tuple[Fault, int, int, str]]]:
+    """Parse one file's bytes (or the name of the error reading it); a syntax problem is returned
+    located, never raised."""
+    if isinstance(data, str):
+        return None, [(Fault("unreadable", f"cannot read table: {data}"), 1, 1, "")]
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         return None, [(Fault("unreadable", f"cannot read table: {type(exc).__name__}"), 1, 1, "")]
     try:
         return parse(text, display), []
@@ -159,6 +236,8 @@ def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
     if not isinstance(data, dict):
         return [Fault("bad-table", "a table file must be a mapping with 'kind' and 'id'", (),
                       "start the file with 'kind: <table kind>' and 'id: <table id>'")]
+    import jsonschema
+    from referencing.exceptions import Unresolvable
     kind = data.get("kind")
     kinds = schemas.kinds()
     if not isinstance(kind, str) or schemas.kind_schema(kind) is None:
@@ -177,10 +256,11 @@ def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
     return faults
 
 
-def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
+def _to_faults(error: "jsonschema.ValidationError") -> Iterator[Fault]:
     path = tuple(error.absolute_path)
     v, value, instance = error.validator, error.validator_value, error.instance
     if v in ("oneOf", "anyOf") and error.context:
+        from jsonschema.exceptions import best_match
         yield from _to_faults(best_match(error.context))
         return
     if v == "required":

@@ -6,7 +6,7 @@ literal braces. Filters are a closed set (FILTERS); an unknown filter or name is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import regex
@@ -91,13 +91,23 @@ class Template:
     source: str
     parts: tuple                      # str literals and (name, ((filter, arg), ...)) slots
     names: tuple                      # the names of the slots, in order
-    render: Callable[..., str]        # (value, bindings=None) -> str, generated from parts
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def render(self) -> Callable[..., str]:
+        """`render(value, bindings=None) -> str`, generated from `parts` on first use (decision rows
+        inline their templates instead)."""
+        try:
+            return self.memo["render"]
+        except KeyError:
+            fn = self.memo["render"] = _generate(self.parts)
+            return fn
 
 
-def emit(parts: tuple, gen: Gen, read: Callable[[str], str], lines: list[str]) -> str:
-    """Append to `lines` the statements computing each slot of `parts`, and return the expression
-    that joins them; `read(name)` is the expression reading a name. Shared by a template's own
-    `render` and by a decision row's generated renderer."""
+def emit(parts: tuple, gen: Gen, read: Callable[[str], str], lines: list[str], pad: str = "    ") -> str:
+    """Append to `lines` (indented by `pad`) the statements computing each slot of `parts`, and
+    return the expression that joins them; `read(name)` is the expression reading a name. Shared
+    by a template's own `render`, a decision row's renderer and a binding's `format`."""
     pieces = []
     for part in parts:
         if isinstance(part, str):
@@ -105,9 +115,9 @@ def emit(parts: tuple, gen: Gen, read: Callable[[str], str], lines: list[str]) -
             continue
         name, filters = part
         x = gen.fresh("x")
-        lines.append(f"    {x} = {read(name)}\n")
+        lines.append(f"{pad}{x} = {read(name)}\n")
         for fn, arg in filters:
-            lines.append(f"    {x} = {gen.const(fn)}({x}, {arg!r})\n")
+            lines.append(f"{pad}{x} = {gen.const(fn)}({x}, {arg!r})\n")
         pieces.append(f"({x} if {x}.__class__ is str else {gen.const(render_value)}({x}))")
     return " + ".join(pieces) if pieces else "''"
 
@@ -161,7 +171,7 @@ def compile_template(text: Any, where: tuple, faults: list[Fault],
     if len(faults) != before:
         return None
     parts_t = tuple(parts)
-    return Template(text, parts_t, tuple(p[0] for p in parts_t if not isinstance(p, str)), _generate(parts_t))
+    return Template(text, parts_t, tuple(p[0] for p in parts_t if not isinstance(p, str)))
 
 
 def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tuple):

@@ -2,7 +2,9 @@
 
 PyYAML's node graph keeps marks; we build plain Python data from it and remember, for every
 key path, where its key (or item) starts. Duplicate keys, which PyYAML silently overwrites,
-are reported instead.
+are reported instead. Nodes come from libyaml's C parser where PyYAML has it (15x faster than
+the pure-Python one; same nodes and marks); a document libyaml refuses is read again by the pure
+parser, so a syntax problem is always reported with PyYAML's own position and words.
 """
 from __future__ import annotations
 
@@ -41,11 +43,14 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
+FAST_LOADER = getattr(yaml, "CSafeLoader", None)     # None where PyYAML was built without libyaml
+
+
 def parse(text: str, file: str) -> Source:
     """Parse one YAML document; raises YamlProblem on syntax errors, duplicate keys, absurd depth."""
     positions: dict = {(): (1, 1)}
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = _compose(text)
         data = None if root is None else _Builder(positions).build(root, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -57,6 +62,17 @@ def parse(text: str, file: str) -> Source:
         raise YamlProblem("too-deep", "the document is nested too deeply to read", 1, 1) from None
     return Source(file=file, data=data, positions=positions)
 
+
+def _compose(text: str) -> yaml.Node | None:
+    if FAST_LOADER is not None:
+        try:
+            return yaml.compose(text, Loader=FAST_LOADER)
+        except yaml.YAMLError:
+            pass                       # the pure parser says where and what, as it always has
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+STR_TAG = "tag:yaml.org,2002:str"
 
 # A table is a few thousand values at most (the largest bundled one has ~2,400); far more means
 # aliases expanding into each other ("billion laughs"), which must fail, not fill the memory.
@@ -106,6 +122,8 @@ class _Builder:
         return out
 
     def _scalar(self, node: yaml.Node) -> Any:
+        if node.tag == STR_TAG and node.__class__ is yaml.ScalarNode:
+            return node.value
         line, col = _mark(node)
         try:
             value = self.constructor.construct_object(node, deep=True)

@@ -51,7 +51,7 @@ def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int =
 
 
 def _tables(rulebook: Any) -> tuple[Tables, Rulebook]:
-    if rulebook is not None and not isinstance(rulebook, Rulebook):
+    if rulebook is not None and not isinstance(rulebook, rulebooks.Rulebook):
         raise GroundrulesError(INVALID_ARGUMENT, "rulebook: expected a Rulebook or None", field="rulebook")
     book = rulebook or rulebooks.default()
     found = {}

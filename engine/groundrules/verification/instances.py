@@ -7,20 +7,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-import jsonschema
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GroundrulesError, did_you_mean, echo
 from ..schema_check import Contract, of_schema
 from ..tables import _to_faults
 from ..yamlsrc import dotted
 
+if TYPE_CHECKING:                # jsonschema is imported when an extension schema is compiled
+    import jsonschema
+
 KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
-                             format_checker=Draft202012Validator.FORMAT_CHECKER)
 _DEFS = ("$defs", "definitions")
 _MAX_DEPTH = 64
 _NOWHERE = object()
@@ -76,12 +74,18 @@ def located(error: jsonschema.ValidationError) -> str:
     return f"at {where}: {describe(error)}" if where else describe(error)
 
 
+@lru_cache(maxsize=1)
+def _meta() -> "jsonschema.protocols.Validator":
+    from jsonschema import Draft202012Validator
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
 def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
     """Why `schema` cannot serve as an extension schema (empty when it can)."""
     if not isinstance(schema, dict):
         return [((), "an extension schema is a JSON object")]
     try:
-        errors = sorted(_META.iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(_meta().iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
     except RecursionError:
         return [((), "the schema is nested too deeply")]
     if errors:
@@ -195,6 +199,7 @@ def _in_place_refs(node: Any) -> list[str]:
 
 def build(schema: dict, name: str | None) -> ExtensionSchema:
     """Compile a schema that passed `schema_problems`."""
+    from jsonschema import Draft202012Validator
     props = schema["properties"]
     defs = {k: schema[k] for k in _DEFS if k in schema}
     checkers = {}

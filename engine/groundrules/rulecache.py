@@ -1,0 +1,131 @@
+"""Verdicts of clean loads, keyed by content, so that a command compiles only the tables it uses.
+
+A full load reads every table and schema, checks each table against its kind's metaschema and
+compiles it: most of a CLI call's cost, paid again by every process. Once a set of files has
+loaded clean, its verdict (the rulebook version, the warnings, and which table id sits in which
+file) is kept under a key that hashes every table's and schema's bytes and the engine's own source
+files. A later process with the same key compiles tables on first use, from the bytes it hashed.
+
+Only plain JSON is stored, never code or pickles, and each entry carries an HMAC under a per-cache
+secret (created 0600 beside the entries): an entry that was edited, truncated or copied in from
+elsewhere fails the check and counts as absent. `GROUNDRULES_CACHE` names the folder; `off` (or an
+empty value) turns the cache off. Failing to read or write the cache never fails a load.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .tables import FileSet
+
+FORMAT = 1
+ENV = "GROUNDRULES_CACHE"
+MAX_ENTRIES = 256          # oldest entries beyond this are removed when a new one is written
+_SECRET = "secret"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def folder() -> Path | None:
+    """Where entries live: $GROUNDRULES_CACHE, else $XDG_CACHE_HOME/groundrules, else
+    ~/.cache/groundrules; None when turned off."""
+    chosen = os.environ.get(ENV)
+    if chosen is not None:
+        return None if chosen.strip() in ("", "off") else Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "groundrules"
+
+
+def key(files: FileSet) -> str:
+    """The content key: the cache format, the engine's source files (a changed check may change a
+    verdict), the YAML reader, and every table's and schema's bytes."""
+    h = hashlib.sha256(f"groundrules-verdict-{FORMAT}\x00{yaml.__version__}\x00".encode())
+    h.update(_engine_fingerprint().encode())
+    h.update(files.digest().encode())
+    return h.hexdigest()
+
+
+def _engine_fingerprint() -> str:
+    """Name, size and modification time of every module of the package: cheap to read at start-up
+    and changed by any edit or reinstall."""
+    h = hashlib.sha256()
+    for directory, dirs, names in os.walk(_PACKAGE):
+        dirs.sort()
+        for name in sorted(names):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(directory, name))
+                rel = os.path.relpath(os.path.join(directory, name), _PACKAGE)
+                h.update(f"{rel}\x00{st.st_size}\x00{st.st_mtime_ns}\x00".encode())
+    return h.hexdigest()
+
+
+def find(content_key: str) -> dict | None:
+    """The verdict stored under `content_key`, if there is one and its HMAC holds."""
+    where = folder()
+    if where is None:
+        return None
+    try:
+        entry = json.loads((where / f"{content_key}.json").read_text(encoding="utf-8"))
+        secret = (where / _SECRET).read_bytes()
+        verdict, mac = entry["verdict"], entry["mac"]
+        if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(secret, content_key, verdict)):
+            return None
+        return verdict if _well_formed(verdict) else None
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+
+
+def keep(content_key: str, verdict: dict) -> None:
+    """Store `verdict` under `content_key` (atomically: a reader sees the old file or the new one)."""
+    where = folder()
+    if where is None:
+        return
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        secret = _secret(where)
+        text = json.dumps({"verdict": verdict, "mac": _mac(secret, content_key, verdict)},
+                          ensure_ascii=False, sort_keys=True)
+        fd, tmp = tempfile.mkstemp(dir=where, prefix=".entry-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, where / f"{content_key}.json")
+        _prune(where)
+    except OSError:
+        return
+
+
+def _secret(where: Path) -> bytes:
+    path = where / _SECRET
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_bytes()
+    with os.fdopen(fd, "wb") as out:
+        out.write(os.urandom(32))
+    return path.read_bytes()
+
+
+def _mac(secret: bytes, content_key: str, verdict: Any) -> str:
+    text = json.dumps([content_key, verdict], ensure_ascii=False, sort_keys=True)
+    return hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _well_formed(verdict: Any) -> bool:
+    return (isinstance(verdict, dict) and isinstance(verdict.get("version"), str)
+            and isinstance(verdict.get("warnings"), list)
+            and all(isinstance(w, dict) for w in verdict["warnings"])
+            and isinstance(verdict.get("tables"), list)
+            and all(isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) for x in t)
+                    for t in verdict["tables"]))
+
+
+def _prune(where: Path) -> None:
+    entries = sorted(where.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    for old in entries[:-MAX_ENTRIES]:
+        old.unlink(missing_ok=True)

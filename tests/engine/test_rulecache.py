@@ -1,0 +1,163 @@
+"""The verdict cache: keyed by content, plain data under an HMAC, and never a different answer."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundrules import RulesError, canonical, explain, load_rulebook, lock_messages
+from groundrules import rulecache
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTEXTS = sorted((ROOT / "tests" / "cases" / "support_reason").glob("*.json"))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(rulecache.ENV, str(folder))
+    return folder
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    out = tmp_path / "root"
+    for d in ("rules", "locks", "schemas"):
+        shutil.copytree(ROOT / d, out / d)
+    return out
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(cache.glob("*.json"))
+
+
+def _answers(book) -> str:
+    contexts = [json.loads(p.read_text(encoding="utf-8")) for p in CONTEXTS]
+    messages = [{"id": "m1", "role": "user", "content": "微信 wx_wang01，电话 138 1234 5678"}]
+    return canonical.dumps({"explain": [explain(c, book) for c in contexts],
+                            "locks": lock_messages(messages, book), "version": book.version})
+
+
+def test_a_warm_load_answers_exactly_as_a_cold_one(cache, root):
+    cold = load_rulebook(root)
+    assert len(_entries(cache)) == 1
+    warm = load_rulebook(root)
+    assert (warm.version, warm.warnings, list(warm.tables), dict(warm.kinds)) == \
+        (cold.version, cold.warnings, list(cold.tables), dict(cold.kinds))
+    assert _answers(warm) == _answers(cold)
+    assert [t.id for t in warm.of_kind("lock_patterns")] == [t.id for t in cold.of_kind("lock_patterns")]
+    assert warm.sources["support_reason"].data == cold.sources["support_reason"].data
+
+
+def test_tables_stay_read_only_on_a_warm_load(cache, root):
+    load_rulebook(root)
+    warm = load_rulebook(root)
+    with pytest.raises(TypeError):
+        warm.tables["x"] = 1
+    with pytest.raises(KeyError):
+        warm.tables["no_such_table"]
+
+
+def test_an_edit_is_a_new_key_and_a_broken_edit_still_fails(cache, root):
+    first = load_rulebook(root)
+    table = root / "rules" / "support_reason.yaml"
+    table.write_text(table.read_text(encoding="utf-8").replace("label: 检索引擎降级", "label: 引擎降级"),
+                     encoding="utf-8")
+    assert load_rulebook(root).version != first.version
+    table.write_text(table.read_text(encoding="utf-8").replace("hit_policy: output_order",
+                                                               "hit_policy: output_ordr"), encoding="utf-8")
+    with pytest.raises(RulesError):
+        load_rulebook(root)
+
+
+def test_a_lock_table_edit_fails_a_load_that_only_needs_support_reason(cache, root):
+    """Laziness never hides a broken table: its bytes make a new key, and a new key loads it all."""
+    load_rulebook(root)
+    table = root / "locks" / "qq.yaml"
+    table.write_text(table.read_text(encoding="utf-8") + "\nbogus_key: 1\n", encoding="utf-8")
+    with pytest.raises(RulesError) as exc:
+        load_rulebook(root)
+    assert [p.file for p in exc.value.problems] == ["locks/qq.yaml"]
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda e: dict(e, verdict=dict(e["verdict"], version="0000000000000000")),
+    lambda e: dict(e, mac="0" * 64),
+    lambda e: {k: v for k, v in e.items() if k != "mac"},
+    lambda e: dict(e, verdict=dict(e["verdict"], tables=e["verdict"]["tables"][:1])),
+])
+def test_an_edited_entry_counts_as_absent(cache, root, tamper):
+    real = load_rulebook(root).version
+    [entry] = _entries(cache)
+    entry.write_text(json.dumps(tamper(json.loads(entry.read_text(encoding="utf-8")))), encoding="utf-8")
+    book = load_rulebook(root)
+    assert book.version == real
+    assert sorted(book.tables) == sorted(load_rulebook(root, cache=False).tables)
+
+
+def test_an_entry_under_another_secret_counts_as_absent(cache, root):
+    real = load_rulebook(root).version
+    [entry] = _entries(cache)
+    forged = json.loads(entry.read_text(encoding="utf-8"))
+    forged["verdict"]["version"] = "f" * 16
+    (cache / "secret").write_bytes(os.urandom(32))
+    forged["mac"] = rulecache._mac((cache / "secret").read_bytes(), entry.stem, forged["verdict"])
+    (cache / "secret").write_bytes(os.urandom(32))      # the forger's secret is not the cache's
+    entry.write_text(json.dumps(forged), encoding="utf-8")
+    assert load_rulebook(root).version == real
+
+
+def test_garbage_in_the_cache_never_fails_a_load(cache, root):
+    real = load_rulebook(root).version
+    [entry] = _entries(cache)
+    for junk in (b"", b"{", b"[]", b'{"verdict": 1, "mac": 2}', b"\xff\xfe"):
+        entry.write_bytes(junk)
+        assert load_rulebook(root).version == real
+
+
+def test_a_verdict_that_disagrees_with_the_files_is_not_believed(cache, root):
+    """Even a correctly signed verdict naming the wrong file for a table: the table is compiled
+    from the whole set again, so the answer is still the files' own."""
+    cold = load_rulebook(root)
+    [entry] = _entries(cache)
+    stored = json.loads(entry.read_text(encoding="utf-8"))
+    tables = stored["verdict"]["tables"]
+    sr = next(t for t in tables if t[0] == "support_reason")
+    sr[2] = next(t[2] for t in tables if t[0] == "findings_warnings")
+    stored["mac"] = rulecache._mac((cache / "secret").read_bytes(), entry.stem, stored["verdict"])
+    entry.write_text(json.dumps(stored), encoding="utf-8")
+    assert _answers(load_rulebook(root)) == _answers(cold)
+
+
+def test_off_writes_nothing_and_an_unusable_folder_is_ignored(tmp_path, monkeypatch, root):
+    monkeypatch.setenv(rulecache.ENV, "off")
+    version = load_rulebook(root).version
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv(rulecache.ENV, str(blocker / "cache"))
+    assert load_rulebook(root).version == version
+    assert load_rulebook(root).version == version
+
+
+def test_the_secret_is_private(cache, root):
+    load_rulebook(root)
+    assert (cache / "secret").stat().st_mode & 0o077 == 0
+
+
+def test_whole_commands_print_the_same_bytes_cold_warm_and_without_a_cache(tmp_path):
+    context = ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json"
+    message = ROOT / "schemas" / "examples" / "locks" / "decline_phone_give_wechat.json"
+    outputs = set()
+    for setting in ("off", str(tmp_path / "c"), str(tmp_path / "c")):      # no cache, cold, warm
+        env = dict(os.environ, **{rulecache.ENV: setting})
+        run = [subprocess.run([sys.executable, "-m", "groundrules.cli.main", cmd, str(arg)], env=env,
+                              capture_output=True, check=True, timeout=120).stdout
+               for cmd, arg in (("explain", context), ("lock", message), ("explain", context))]
+        outputs.add(tuple(run))
+    assert len(outputs) == 1
+    assert len(list((tmp_path / "c").glob("*.json"))) == 1
