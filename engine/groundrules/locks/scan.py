@@ -2,9 +2,11 @@
 
 Every pattern of every `lock_patterns` table scans the RAW content (never a normalised copy, so
 offsets are code points into what the user typed); each match is kept verbatim as `quote`, its
-`normalized_value` is derived by the table's steps, and the table's checks decide `valid`. An
-invalid candidate is kept too, with its reason. A scan that runs out of time is LOCK_TIMEOUT:
-the caller cannot tell "nothing there" from "not looked at", so it gets no partial list.
+`normalized_value` is derived by the table's steps, and the table's checks decide `valid`. The
+tables' context rules (rules.py) then drop the readings a careful person would not make, and keep
+an invalid candidate when it looks like an attempt, with its reason. A scan that runs out of time
+is LOCK_TIMEOUT: the caller cannot tell "nothing there" from "not looked at", so it gets no
+partial list.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any, TYPE_CHECKING
 
 from ..canonical import encodable
 from ..errors import GroundrulesError
+from .rules import NO_RULES, Raw, RuleTimeout, resolve
 
 if TYPE_CHECKING:
     from ..rulebook import Rulebook
@@ -28,16 +31,18 @@ def lock_id(message_id: str, pattern_id: str, start: int, end: int) -> str:
     return "L-" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
-def candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str) -> list[dict]:
-    """One pattern over one message, in match order; raises TimeoutError past the table's budget."""
+def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str) -> list[Raw]:
+    """One pattern over one message, in match order, before the table's context rules; raises
+    TimeoutError past the table's budget."""
     if role not in p.roles or state not in p.states:
         return []
     if p.prefilter and not any(word in content for word in p.prefilter):
         return []
     out = []
-    for start, end in _spans(p, content):
+    keep_groups = p.rules is not NO_RULES
+    for start, end, value_span, groups in _spans(p, content, keep_groups):
         quote = content[start:end]
-        value = quote
+        value = quote if value_span is None else content[value_span[0]:value_span[1]]
         for step in p.normalize:
             value = step(value)
         reason = None
@@ -45,24 +50,53 @@ def candidates(p: "LockPattern", message_id: str, role: str, state: str, content
             if not check.test(value):
                 reason = check.reason
                 break
-        out.append({"id": lock_id(message_id, p.id, start, end), "pattern": p.id, "kind": p.kind,
-                    "quote": quote, "locator": {"message_id": message_id, "start": start, "end": end},
-                    "normalized_value": value, "valid": reason is None, "invalid_reason": reason})
+        found = {"id": lock_id(message_id, p.id, start, end), "pattern": p.id, "kind": p.kind,
+                 "quote": quote, "locator": {"message_id": message_id, "start": start, "end": end},
+                 "normalized_value": value, "valid": reason is None, "invalid_reason": reason}
+        out.append(Raw(p.kind, p.id, start, end, reason is None, groups, p.rules, found))
     return out
 
 
-def _spans(p: "LockPattern", content: str) -> list[tuple[int, int]]:
-    """Every (start, end) of the pattern, collected before any candidate is built: the regex clock runs
-    from the first match to the last, and our per-candidate work must not spend the scan's budget."""
-    lead = p.start_group
+def _spans(p: "LockPattern", content: str, keep_groups: bool) -> list[tuple]:
+    """Every (start, end, value span or None, named groups) of the pattern, collected before any
+    candidate is built: the regex clock runs from the first match to the last, and our
+    per-candidate work must not spend the scan's budget."""
+    lead, value = p.start_group, p.value_group
     spans = []
     for m in p.regex.finditer(content, timeout=p.timeout):
         start, end = m.span()
         if lead is not None and m.start(lead) >= 0:
             start = m.start(lead)
-        if start != end:            # an empty match (a lookaround alone) locks nothing
-            spans.append((start, end))
+        if start == end:            # an empty match (a lookaround alone) locks nothing
+            continue
+        value_span = m.span(value) if value is not None and m.start(value) >= 0 else None
+        groups = {k: v for k, v in m.groupdict().items() if v is not None} if keep_groups else {}
+        spans.append((start, end, value_span, groups))
     return spans
+
+
+def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, given: tuple = ()) -> list[dict]:
+    """The locks of `patterns` on one message after their tables' context rules, sorted by
+    (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
+    assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
+    raws: list[Raw] = list(given)
+    for p in patterns:
+        try:
+            raws += raw_candidates(p, message_id, role, state, content)
+        except TimeoutError:
+            raise _timeout(message_id, p.id, p.timeout) from None
+    try:
+        out = resolve(raws, content)
+    except RuleTimeout as exc:
+        raise _timeout(message_id, exc.pattern, exc.seconds) from None
+    out.sort(key=_sort_key)
+    return out
+
+
+def _timeout(message_id: str, pattern: str, seconds: float) -> GroundrulesError:
+    return GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
+                            "unknown, not absent", message_id=message_id, pattern=pattern,
+                            timeout_ms=round(seconds * 1000))
 
 
 def _sort_key(c: dict) -> tuple:
@@ -109,16 +143,7 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[di
 
 
 def _lock(message_id: str, role: str, state: str, content: str, patterns: tuple) -> list[dict]:
-    out: list[dict] = []
-    for p in patterns:
-        try:
-            out += candidates(p, message_id, role, state, content)
-        except TimeoutError:
-            raise GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its "
-                                   "locks are unknown, not absent", message_id=message_id, pattern=p.id,
-                                   timeout_ms=round(p.timeout * 1000)) from None
-    out.sort(key=_sort_key)
-    return out
+    return scan(patterns, message_id, role, state, content)
 
 
 def _book(rulebook: "Rulebook | None") -> "Rulebook":

@@ -132,6 +132,21 @@ def _gb11643(args: dict, timeout: float) -> Callable[[str], bool]:
     return ok
 
 
+def _luhn(args: dict, timeout: float) -> Callable[[str], bool]:
+    """ISO/IEC 7812 (Luhn) mod-10: the last digit checks the others, as every payment card's does."""
+    def ok(s: str) -> bool:
+        if not s or not (s.isascii() and s.isdigit()):
+            return False
+        total = 0
+        for i, c in enumerate(reversed(s)):
+            d = ord(c) - 48
+            if i % 2:
+                d = d * 2 - 9 if d > 4 else d * 2
+            total += d
+        return total % 10 == 0
+    return ok
+
+
 EMAIL_LOCAL = regex.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*")
 EMAIL_LABEL = regex.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 
@@ -161,6 +176,7 @@ VALIDATORS: dict[str, StepKind] = {
     "date": StepKind(("start",), ("min_year", "max_year"), _date),  # real YYYYMMDD at `start`
     "gb11643_check_digit": StepKind((), (), _gb11643),             # resident ID MOD 11-2 check character
     "email_shape": StepKind((), (), _email_shape),                 # local@domain.tld
+    "luhn": StepKind((), (), _luhn),                               # payment card mod-10 check digit
     "any_of": StepKind(("of",), (), lambda a, t: a["of"]),         # one of the check lists `of` passes
 }
 VALIDATOR_ARGS = {"equals": "index", "min": "index", "max": "index", "index": "index", "in": "text",
