@@ -111,6 +111,14 @@ def test_the_value_comes_from_value_group_and_the_quote_keeps_the_prefix(tmp_pat
     assert quotes("票 #123-456", book(tmp_path)) == [("ticket", "#123-456", "123456", True)]
 
 
+def test_a_fold_lets_ascii_regexes_read_fullwidth_digits_but_quotes_and_values_stay_raw(tmp_path):
+    folded = TICKETS.replace("context_chars: 6", "context_chars: 6\nfold: [fullwidth_digits]")
+    assert quotes("票 #１２３ ４５６", book(tmp_path, codes=None)) == []
+    [found] = lock({"id": "m", "role": "user", "content": "票 #１２３ ４５６"}, book(tmp_path, tickets=folded, codes=None))
+    assert (found["quote"], found["locator"]["start"], found["locator"]["end"], found["normalized_value"]) == \
+        ("#１２３ ４５６", 2, 10, "１２３４５６")
+
+
 def test_a_drop_rule_reads_other_tables_candidates(tmp_path):
     b = book(tmp_path)
     assert quotes("C123-456", b) == [("code", "C123-456", "123456", True)]
@@ -184,6 +192,7 @@ def line_of(text: str, needle: str, nth: int = 1) -> int:
     ("  - id: hash\n", "  - id: hash\n    patterns: [tiket]\n", "unknown-pattern", "patterns: [tiket]"),
     ("  - id: label\n", "  - id: hash\n", "duplicate-rule-id", "- id: hash"),
     ("context_chars: 6", "context_chars: 0", "bad-value", "context_chars"),
+    ("context_chars: 6", "context_chars: 6\nfold: [fullwidth_digit]", "unknown-fold", "fold:"),
     ("  sep: \" -\"", "  Sep: \" -\"", "bad-value", "sets:"),
 ])
 def test_a_broken_rule_fails_the_load_at_file_line(tmp_path, old, new, code, at):

@@ -17,8 +17,18 @@ REFERENCE = regex.compile(r"(?<!\\[A-Za-z])(?<!\\)\{([a-z][a-z0-9_]*)\}")
 
 
 def as_class(chars: str) -> str:
-    """A regex character class matching exactly the characters of `chars`."""
-    return "[" + "".join(regex.escape(c, special_only=True, literal_spaces=False) for c in chars) + "]"
+    """A regex character class matching exactly the characters of `chars`, consecutive code points
+    written as ranges (the scanner tests a range several times faster than a list)."""
+    points = sorted(set(map(ord, chars)))
+    parts, i = [], 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        first, last = (regex.escape(chr(points[k]), special_only=True, literal_spaces=False) for k in (i, j))
+        parts.append(first if i == j else first + last if j == i + 1 else f"{first}-{last}")
+        i = j + 1
+    return "[" + "".join(parts) + "]"
 
 
 def expand(text: str, sets: dict, where: tuple, faults: list[Fault], literal: bool = False) -> str | None:

@@ -17,7 +17,7 @@ from ..examples import ExampleResult
 from .charsets import expand
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_candidates, scan
-from .steps import compile_checks, compile_normalizers
+from .steps import FOLDS, Fold, compile_checks, compile_normalizers
 
 DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it says otherwise
 DEFAULT_CONTEXT_CHARS = 16
@@ -36,6 +36,7 @@ class LockPattern:
     normalize: tuple         # str -> str steps, in order
     checks: tuple            # steps.Check, in order; the first failing one names invalid_reason
     timeout: float           # seconds, per scan of one message
+    fold: tuple              # (name, steps.Fold) the regex reads the message through, or ()
     examples: tuple
     where: tuple             # key path of the pattern inside its table
     rules: Rules = NO_RULES  # the table's context rows that apply to this pattern
@@ -172,6 +173,7 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
     reasons = dict(data["invalid_reasons"])
     sets = dict(data.get("sets", {}))
     timeout = data["timeout_ms"] / 1000
+    fold = _fold(data.get("fold", ()), faults)
     patterns = []
     seen: set = set()
     for index, raw in enumerate(data["patterns"]):
@@ -180,7 +182,7 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
             faults.append(Fault("duplicate-pattern-id", f"pattern id '{raw['id']}' is used twice",
                                 where + ("id",)))
         seen.add(raw["id"])
-        pattern = _compile_pattern(data["id"], raw, where, reasons, sets, timeout, faults)
+        pattern = _compile_pattern(data["id"], raw, where, reasons, sets, timeout, fold, faults)
         if pattern is not None:
             patterns.append(pattern)
     rows = compile_rows(data, [p["id"] for p in data["patterns"]], sets, faults)
@@ -223,8 +225,28 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
                                     at, did_you_mean(reason, reasons)))
 
 
+def _fold(names: list, faults: list[Fault]) -> tuple:
+    """A table's folds, composed in order into one; unknown names are faults."""
+    folds = []
+    for i, name in enumerate(names):
+        if name not in FOLDS:
+            faults.append(Fault("unknown-fold", f"unknown fold '{name}'", ("fold", i),
+                                did_you_mean(name, FOLDS) or "folds: " + ", ".join(FOLDS)))
+        else:
+            folds.append(FOLDS[name])
+    if not folds:
+        return ()
+    if len(folds) == 1:
+        return (names[0], folds[0])
+    chars = "".join(f.chars for f in folds)
+    table: dict = {}
+    for f in folds:
+        table.update(f.table)
+    return ("+".join(names), Fold(chars, table))
+
+
 def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets: dict, timeout: float,
-                     faults: list[Fault]) -> LockPattern | None:
+                     fold: tuple, faults: list[Fault]) -> LockPattern | None:
     before = len(faults)
     source = expand(raw["regex"], sets, where + ("regex",), faults)
     compiled = None
@@ -252,4 +274,4 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
     return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())),
                        raw.get("start_group"), raw.get("value_group"),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
-                       normalize, checks, timeout, tuple(raw.get("examples", ())), where)
+                       normalize, checks, timeout, fold, tuple(raw.get("examples", ())), where)

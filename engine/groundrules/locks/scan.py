@@ -31,16 +31,19 @@ def lock_id(message_id: str, pattern_id: str, start: int, end: int) -> str:
     return "L-" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
-def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str) -> list[Raw]:
+def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str,
+                   text: str | None = None) -> list[Raw]:
     """One pattern over one message, in match order, before the table's context rules; raises
-    TimeoutError past the table's budget."""
+    TimeoutError past the table's budget. `text` is the content through the pattern's fold, if the
+    caller has it already; quotes, values and groups are always read from the raw content."""
     if role not in p.roles or state not in p.states:
         return []
-    if p.prefilter and not any(word in content for word in p.prefilter):
+    if text is None:
+        text = p.fold[1](content) if p.fold else content
+    if p.prefilter and not any(map(text.__contains__, p.prefilter)):
         return []
     out = []
-    keep_groups = p.rules is not NO_RULES
-    for start, end, value_span, groups in _spans(p, content, keep_groups):
+    for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
         quote = content[start:end]
         value = quote if value_span is None else content[value_span[0]:value_span[1]]
         for step in p.normalize:
@@ -57,20 +60,25 @@ def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, con
     return out
 
 
-def _spans(p: "LockPattern", content: str, keep_groups: bool) -> list[tuple]:
+def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool) -> list[tuple]:
     """Every (start, end, value span or None, named groups) of the pattern, collected before any
     candidate is built: the regex clock runs from the first match to the last, and our
     per-candidate work must not spend the scan's budget."""
     lead, value = p.start_group, p.value_group
     spans = []
-    for m in p.regex.finditer(content, timeout=p.timeout):
+    for m in p.regex.finditer(text, timeout=p.timeout):
         start, end = m.span()
         if lead is not None and m.start(lead) >= 0:
             start = m.start(lead)
         if start == end:            # an empty match (a lookaround alone) locks nothing
             continue
         value_span = m.span(value) if value is not None and m.start(value) >= 0 else None
-        groups = {k: v for k, v in m.groupdict().items() if v is not None} if keep_groups else {}
+        groups = {}
+        if keep_groups:
+            for name in p.regex.groupindex:
+                s, e = m.span(name)
+                if s >= 0:
+                    groups[name] = content[s:e]
         spans.append((start, end, value_span, groups))
     return spans
 
@@ -80,9 +88,15 @@ def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, 
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
     raws: list[Raw] = list(given)
+    folded: dict = {}
     for p in patterns:
+        text = content
+        if p.fold:
+            text = folded.get(p.fold[0])
+            if text is None:
+                text = folded[p.fold[0]] = p.fold[1](content)
         try:
-            raws += raw_candidates(p, message_id, role, state, content)
+            raws += raw_candidates(p, message_id, role, state, content, text)
         except TimeoutError:
             raise _timeout(message_id, p.id, p.timeout) from None
     try:
