@@ -14,7 +14,7 @@ import regex
 
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
-from .charsets import expand
+from .charsets import as_class, expand
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_candidates, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
@@ -29,6 +29,7 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
+    gate: tuple              # (key, regex) the message must match: a run of N characters of a set, or ()
     start_group: str | None  # a named group (in a lookbehind) where the lock starts, else the match start
     value_group: str | None  # a named group the normalized value is derived from, else the whole quote
     roles: frozenset
@@ -225,6 +226,18 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
                                     at, did_you_mean(reason, reasons)))
 
 
+def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> tuple:
+    """prefilter_run {chars, length} -> (key, regex): a class repeated a fixed number of times,
+    which runs in linear time, so the engine searches it without a timeout."""
+    if spec is None:
+        return ()
+    chars = expand(spec["chars"], sets, where + ("chars",), faults, literal=True)
+    if chars is None:
+        return ()
+    source = as_class(chars) + "{%d}" % spec["length"]
+    return (source, regex.compile(source))
+
+
 def _fold(names: list, faults: list[Fault]) -> tuple:
     """A table's folds, composed in order into one; unknown names are faults."""
     folds = []
@@ -264,6 +277,7 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
             faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
+    gate = _gate(raw.get("prefilter_run"), sets, where + ("prefilter_run",), faults)
     normalize = compile_normalizers(_expand_args(raw["normalize"], "chars", sets, where + ("normalize",),
                                                  faults, True), where + ("normalize",), faults)
     checks = compile_checks(_expand_args(raw["validate"], "regex", sets, where + ("validate",), faults, False),
@@ -271,7 +285,7 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
     _check_example_reasons(raw.get("examples", ()), where, reasons, faults)
     if len(faults) != before:
         return None
-    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())),
+    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())), gate,
                        raw.get("start_group"), raw.get("value_group"),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
                        normalize, checks, timeout, fold, tuple(raw.get("examples", ())), where)

@@ -31,33 +31,63 @@ def lock_id(message_id: str, pattern_id: str, start: int, end: int) -> str:
     return "L-" + hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
-def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str,
-                   text: str | None = None) -> list[Raw]:
+def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str) -> list[Raw]:
     """One pattern over one message, in match order, before the table's context rules; raises
-    TimeoutError past the table's budget. `text` is the content through the pattern's fold, if the
-    caller has it already; quotes, values and groups are always read from the raw content."""
-    if role not in p.roles or state not in p.states:
-        return []
-    if text is None:
-        text = p.fold[1](content) if p.fold else content
-    if p.prefilter and not any(map(text.__contains__, p.prefilter)):
-        return []
-    out = []
-    for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
-        quote = content[start:end]
-        value = quote if value_span is None else content[value_span[0]:value_span[1]]
-        for step in p.normalize:
-            value = step(value)
-        reason = None
-        for check in p.checks:
-            if not check.test(value):
-                reason = check.reason
-                break
-        found = {"id": lock_id(message_id, p.id, start, end), "pattern": p.id, "kind": p.kind,
-                 "quote": quote, "locator": {"message_id": message_id, "start": start, "end": end},
-                 "normalized_value": value, "valid": reason is None, "invalid_reason": reason}
-        out.append(Raw(p.kind, p.id, start, end, reason is None, groups, p.rules, found))
-    return out
+    TimeoutError past the table's budget."""
+    return _scan_raw((p,), message_id, role, state, content)
+
+
+def _scan_raw(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
+    """Every pattern's raw candidates. The regexes read the content through their fold (computed
+    once per message and fold), after their prefilter and gate (one search per message and gate);
+    quotes, values and groups are always read from the raw content."""
+    raws: list[Raw] = []
+    texts = {"": content}
+    gates: dict = {}
+    for p in patterns:
+        if role not in p.roles or state not in p.states:
+            continue
+        fold = p.fold[0] if p.fold else ""
+        text = texts.get(fold)
+        if text is None:
+            text = texts[fold] = p.fold[1](content)
+        if p.prefilter and not any(map(text.__contains__, p.prefilter)):
+            continue
+        if p.gate:
+            key = (fold, p.gate[0])
+            passed = gates.get(key)
+            if passed is None:
+                passed = gates[key] = p.gate[1].search(text) is not None
+            if not passed:
+                continue
+        try:                          # the scan, and a `matches` check, each within the table's budget
+            for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
+                raws.append(_raw(p, message_id, content, start, end, value_span, groups))
+        except TimeoutError:
+            raise _Timeout(p.id, p.timeout) from None
+    return raws
+
+
+class _Timeout(TimeoutError):
+    def __init__(self, pattern: str, seconds: float):
+        super().__init__(pattern)
+        self.pattern, self.seconds = pattern, seconds
+
+
+def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
+    quote = content[start:end]
+    value = quote if value_span is None else content[value_span[0]:value_span[1]]
+    for step in p.normalize:
+        value = step(value)
+    reason = None
+    for check in p.checks:
+        if not check.test(value):
+            reason = check.reason
+            break
+    found = {"id": lock_id(message_id, p.id, start, end), "pattern": p.id, "kind": p.kind,
+             "quote": quote, "locator": {"message_id": message_id, "start": start, "end": end},
+             "normalized_value": value, "valid": reason is None, "invalid_reason": reason}
+    return Raw(p.kind, p.id, start, end, reason is None, groups, p.rules, found)
 
 
 def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool) -> list[tuple]:
@@ -87,18 +117,10 @@ def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, 
     """The locks of `patterns` on one message after their tables' context rules, sorted by
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
-    raws: list[Raw] = list(given)
-    folded: dict = {}
-    for p in patterns:
-        text = content
-        if p.fold:
-            text = folded.get(p.fold[0])
-            if text is None:
-                text = folded[p.fold[0]] = p.fold[1](content)
-        try:
-            raws += raw_candidates(p, message_id, role, state, content, text)
-        except TimeoutError:
-            raise _timeout(message_id, p.id, p.timeout) from None
+    try:
+        raws = list(given) + _scan_raw(patterns, message_id, role, state, content)
+    except _Timeout as exc:
+        raise _timeout(message_id, exc.pattern, exc.seconds) from None
     try:
         out = resolve(raws, content)
     except RuleTimeout as exc:
