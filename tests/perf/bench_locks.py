@@ -8,7 +8,8 @@ Run: .venv/bin/python tests/perf/bench_locks.py [--mb 5] [--repeat 5] [--no-fold
    FIXED_LINE_OR_MOBILE. A prediction is a true positive when a label of the same message has its
    value and an overlapping span; exact = the same span. Also: invalid locks (any kind) in messages
    where the labels see no phone and no attempt at one, per 100 messages; and what phonenumbers'
-   lenient mode (POSSIBLE) makes of the mistyped numbers.
+   lenient mode (POSSIBLE) makes of the mistyped numbers. The same comparison on the held-out set
+   (tests/cases/lock_chat_heldout), written after the tables and never tuned on.
 2. Throughput on a ~5 MB corpus built here (seeded): ordinary chat, with one message in four taken
    from the labelled corpus. Paired, interleaved rounds (every run once per round, in the same
    order), medians and ratios: lock() per message with all tables, the cn_mobile table alone,
@@ -41,6 +42,7 @@ import chat_corpus  # noqa: E402 - the corpus loader shared with tests/locks/tes
 
 import bench_fold  # noqa: E402 - the sibling script (its folder is on sys.path): fold timings too
 
+HELD_OUT = ROOT / "tests" / "cases" / "lock_chat_heldout"
 MOBILE_TYPES = {PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE_OR_MOBILE}
 
 CHAT = [
@@ -100,10 +102,9 @@ def score(messages: list, predict) -> dict:
             "exact": exact / max(tp, 1), "misses": misses}
 
 
-def accuracy(book) -> None:
-    messages = chat_corpus.load()
+def compare(title: str, messages: list, book) -> None:
     phones = sum(len(m.phones) for m in messages)
-    print(f"accuracy: {len(messages)} labelled messages in {len({m.category for m in messages})} categories, "
+    print(f"{title}: {len(messages)} labelled messages in {len({m.category for m in messages})} categories, "
           f"{phones} mobile numbers")
     gr = score(messages, lambda m: gr_mobiles(m.text, m.role, book))
     pn = score(messages, lambda m: pn_mobiles(m.text))
@@ -114,6 +115,11 @@ def accuracy(book) -> None:
     for name, s in (("groundrules", gr), ("phonenumbers", pn)):
         if s["misses"]:
             print(f"  {name} FP/FN by category: " + ", ".join(f"{c} {a}/{b}" for c, (a, b) in sorted(s["misses"].items())))
+
+
+def accuracy(book) -> None:
+    messages = chat_corpus.load()
+    compare("accuracy (tests/cases/lock_chat; the tables were written against it)", messages, book)
     quiet = [m for m in messages if not m.phones and not m.invalid]
     noise = 0
     for m in quiet:
@@ -127,6 +133,8 @@ def accuracy(book) -> None:
     recorded = sum(sum(not c["valid"] for c in lock(m.as_message(), book) if c["kind"] == "phone") for m in typos)
     print(f"  {sum(len(m.invalid) for m in typos)} mistyped numbers: groundrules records {recorded} as invalid "
           f"phone locks; phonenumbers POSSIBLE reports {lenient} of them as mobiles")
+    compare("held out (tests/cases/lock_chat_heldout; written after the tables, never tuned on)",
+            chat_corpus.load(HELD_OUT), book)
 
 
 # ---- 2. throughput ----------------------------------------------------------------------------------
