@@ -16,7 +16,7 @@ from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
 from .charsets import as_class, expand
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
-from .scan import raw_candidates, scan
+from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
 
 DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it says otherwise
@@ -97,13 +97,10 @@ class LockTable:
         given = _given(ex)
         if given is None:
             return None
-        raws = list(given)
-        for p in self.patterns:
-            try:
-                raws += raw_candidates(p, "example", role, state, text)
-            except TimeoutError:
-                return None
-        return raws
+        try:
+            return list(given) + raw_scan(self.patterns, "example", role, state, text)
+        except TimeoutError:
+            return None
 
     def _check_example(self, ex: dict, pattern_ids: frozenset, test_id: str, where: tuple) -> ExampleResult:
         text = ex["text"]

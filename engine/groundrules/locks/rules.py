@@ -123,8 +123,8 @@ def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
 
-class RuleTimeout(Exception):
-    """A rule's `matches` ran out of time: the candidate's fate is unknown, like a timed-out scan."""
+class PatternTimeout(TimeoutError):
+    """A pattern's scan, check or rule ran out of time: its candidates' fate is unknown."""
 
     def __init__(self, pattern: str, seconds: float):
         super().__init__(pattern)
@@ -206,7 +206,7 @@ def resolve(raws: list[Raw], content: str) -> list[dict]:
         try:
             kept = r.rules is NO_RULES or decide(r, facts(r, content, neighbours))[0]
         except TimeoutError:
-            raise RuleTimeout(r.pattern, REGEX_TIMEOUT_S) from None
+            raise PatternTimeout(r.pattern, REGEX_TIMEOUT_S) from None
         if kept:
             out.append(r.lock)
     return out

@@ -15,7 +15,7 @@ from typing import Any, TYPE_CHECKING
 
 from ..canonical import encodable
 from ..errors import GroundrulesError
-from .rules import NO_RULES, Raw, RuleTimeout, resolve
+from .rules import NO_RULES, PatternTimeout, Raw, resolve
 
 if TYPE_CHECKING:
     from ..rulebook import Rulebook
@@ -34,10 +34,10 @@ def lock_id(message_id: str, pattern_id: str, start: int, end: int) -> str:
 def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, content: str) -> list[Raw]:
     """One pattern over one message, in match order, before the table's context rules; raises
     TimeoutError past the table's budget."""
-    return _scan_raw((p,), message_id, role, state, content)
+    return raw_scan((p,), message_id, role, state, content)
 
 
-def _scan_raw(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
+def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
     """Every pattern's raw candidates. The regexes read the content through their fold (computed
     once per message and fold), after their prefilter and gate (one search per message and gate);
     quotes, values and groups are always read from the raw content."""
@@ -64,14 +64,8 @@ def _scan_raw(patterns: tuple, message_id: str, role: str, state: str, content: 
             for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
                 raws.append(_raw(p, message_id, content, start, end, value_span, groups))
         except TimeoutError:
-            raise _Timeout(p.id, p.timeout) from None
+            raise PatternTimeout(p.id, p.timeout) from None
     return raws
-
-
-class _Timeout(TimeoutError):
-    def __init__(self, pattern: str, seconds: float):
-        super().__init__(pattern)
-        self.pattern, self.seconds = pattern, seconds
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
@@ -118,21 +112,13 @@ def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, 
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
     try:
-        raws = list(given) + _scan_raw(patterns, message_id, role, state, content)
-    except _Timeout as exc:
-        raise _timeout(message_id, exc.pattern, exc.seconds) from None
-    try:
-        out = resolve(raws, content)
-    except RuleTimeout as exc:
-        raise _timeout(message_id, exc.pattern, exc.seconds) from None
+        out = resolve(list(given) + raw_scan(patterns, message_id, role, state, content), content)
+    except PatternTimeout as exc:
+        raise GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
+                               "unknown, not absent", message_id=message_id, pattern=exc.pattern,
+                               timeout_ms=round(exc.seconds * 1000)) from None
     out.sort(key=_sort_key)
     return out
-
-
-def _timeout(message_id: str, pattern: str, seconds: float) -> GroundrulesError:
-    return GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
-                            "unknown, not absent", message_id=message_id, pattern=pattern,
-                            timeout_ms=round(seconds * 1000))
 
 
 def _sort_key(c: dict) -> tuple:
