@@ -3,7 +3,7 @@
 A pattern's regex finds candidates; a careful reader then looks around them. The table says how,
 in two lists of rows written in the shared condition grammar over a candidate's FACTS:
 - `drop`: a candidate for which a row holds is no lock (a phone reading inside a bank card, a
-  code glued to letters, a near miss that a valid exact reading overlaps);
+  code glued to letters, an invalid reading right after an order number's label);
 - `attempt`: an invalid candidate is recorded only when a row holds, i.e. when it looks like an
   attempt at this kind (a phone label nearby, a country code, a phone's grouping). A table with
   no attempt rows records every invalid candidate, as seed 003 §3 describes.
