@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import did_you_mean
 from .schema_check import bundle
-from .templates import Template, compile_template
+from .templates import compile_template
 
 TOOL_SCHEMAS = "tools/"
 SUFFIX = ".schema.json"

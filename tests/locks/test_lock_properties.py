@@ -28,7 +28,7 @@ states = st.sampled_from(["sent", "draft"])
 
 
 def no_prefilters(book: Rulebook) -> Rulebook:
-    tables = {tid: replace(t, patterns=tuple(replace(p, prefilter=()) for p in t.patterns))
+    tables = {tid: replace(t, patterns=tuple(replace(p, prefilter=(), gate=()) for p in t.patterns))
               for tid, t in book.tables.items()}
     return replace(book, tables=tables)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from groundrules.locks.steps import NORMALIZERS, VALIDATORS
 
@@ -54,3 +55,17 @@ def test_length_and_char_at():
     assert check("length", "12345", min=5, max=11) and not check("length", "1234", min=5)
     assert check("length", "1" * 11, equals=11) and not check("length", "1" * 12, equals=11)
     assert check("char_at", "13", index=1, **{"in": "3456789"}) and not check("char_at", "1", index=1, **{"in": "3"})
+
+CHARS = " -()\u3000\u2005（）－"
+
+
+@given(st.text(alphabet=CHARS + "0123456789abc１２", max_size=20))
+def test_delete_chars_deletes_exactly_the_set_whatever_the_text(text):
+    """The ASCII fast path and the translate path agree: every character of `chars`, and only those, goes."""
+    assert norm("delete_chars", text, chars=CHARS) == "".join(c for c in text if c not in CHARS)
+
+
+@given(st.text(alphabet="0123456789０１２３４５６７８９ab ", max_size=20))
+def test_fullwidth_digits_maps_only_the_fullwidth_digits(text):
+    assert norm("fullwidth_digits", text) == "".join(
+        chr(ord(c) - 0xFEE0) if "０" <= c <= "９" else c for c in text)

@@ -1,21 +1,26 @@
-"""Compiling a `lock_patterns` table: regexes, step lists and examples, checked at load time.
+"""Compiling a `lock_patterns` table: sets, regexes, step lists, context rules and examples,
+checked at load time.
 
-A bad regex, an unknown step or check, an undeclared invalid_reason: each is a Fault located at
-its key, so the loader reports file:line:col and nothing half-compiled is ever scanned with.
+A bad regex, an unknown step, check, set or fact, an undeclared invalid_reason: each is a Fault
+located at its key, so the loader reports file:line:col and nothing half-compiled is ever
+scanned with.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 import regex
 
-from ..errors import Fault, did_you_mean
+from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
-from .scan import candidates
-from .steps import compile_checks, compile_normalizers
+from .charsets import as_class, expand
+from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
+from .scan import raw_scan, scan
+from .steps import FOLDS, Fold, compile_checks, compile_normalizers
 
 DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it says otherwise
+DEFAULT_CONTEXT_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -24,14 +29,18 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
+    gate: tuple              # (key, regex) the message must match: a run of N characters of a set, or ()
     start_group: str | None  # a named group (in a lookbehind) where the lock starts, else the match start
+    value_group: str | None  # a named group the normalized value is derived from, else the whole quote
     roles: frozenset
     states: frozenset
     normalize: tuple         # str -> str steps, in order
     checks: tuple            # steps.Check, in order; the first failing one names invalid_reason
     timeout: float           # seconds, per scan of one message
+    fold: tuple              # (name, steps.Fold) the regex reads the message through, or ()
     examples: tuple
     where: tuple             # key path of the pattern inside its table
+    rules: Rules = NO_RULES  # the table's context rows that apply to this pattern
 
 
 @dataclass(frozen=True)
@@ -42,10 +51,16 @@ class LockTable:
     timeout_ms: int
     invalid_reasons: dict
     patterns: tuple
+    rows: tuple = ()         # rules.Row: drop rows, then attempt rows, in table order
+
+    @property
+    def pattern_ids(self) -> frozenset:
+        return frozenset(p.id for p in self.patterns)
 
     def check_examples(self) -> Iterator[ExampleResult]:
-        """Each example: exactly the listed candidates of this pattern, in order. A pattern needs at
-        least one positive (non-empty `locks`) and one negative (`locks: []`) example."""
+        """Each example: exactly the listed locks of its pattern (of the whole table, for a rule's
+        example) after this table's rules, in (start, end, pattern) order. A pattern needs a positive and a
+        negative example; a rule needs an example where it holds and one where it does not."""
         for p in self.patterns:
             local = p.id[len(self.id) + 1:]
             if not any(ex["locks"] for ex in p.examples):
@@ -55,7 +70,60 @@ class LockTable:
                 yield ExampleResult(f"{self.id}:{local}", False, "pattern has no negative example "
                                     "(text with locks: [])", p.where + ("id",))
             for n, ex in enumerate(p.examples, 1):
-                yield _check_example(p, ex, f"{self.id}:{local}:{n}", p.where + ("examples", n - 1))
+                yield self._check_example(ex, frozenset([p.id]), f"{self.id}:{local}:{n}",
+                                          p.where + ("examples", n - 1))
+        for row in self.rows:
+            yield from self._check_row(row)
+
+    def _check_row(self, row: Row) -> Iterator[ExampleResult]:
+        test_id = f"{self.id}:{row.section}.{row.id}"
+        holds = fails = False
+        for n, ex in enumerate(row.examples, 1):
+            yield self._check_example(ex, self.pattern_ids, f"{test_id}:{n}", row.where + ("examples", n - 1))
+            raws = self._raws(ex)
+            if raws is not None:
+                h, f = row_fires(row, raws, ex["text"])
+                holds, fails = holds or h, fails or f
+        if not holds:
+            yield ExampleResult(test_id, False, "no example has a candidate on which the rule holds",
+                                row.where + ("id",))
+        if not fails:
+            yield ExampleResult(test_id, False, "no example has a candidate on which the rule does not hold",
+                                row.where + ("id",))
+
+    def _raws(self, ex: dict) -> list[Raw] | None:
+        """Every raw candidate of this table on the example's text, plus its `given` ones."""
+        role, state, text = ex.get("role", DEFAULT_ROLE), ex.get("state", DEFAULT_STATE), ex["text"]
+        given = _given(ex)
+        if given is None:
+            return None
+        try:
+            return list(given) + raw_scan(self.patterns, "example", role, state, text)
+        except TimeoutError:
+            return None
+
+    def _check_example(self, ex: dict, pattern_ids: frozenset, test_id: str, where: tuple) -> ExampleResult:
+        text = ex["text"]
+        for i, want in enumerate(ex["locks"]):
+            if text[want["start"]:want["end"]] != want["quote"]:
+                return ExampleResult(test_id, False, f"expected lock {i + 1}: quote {want['quote']!r} is not "
+                                     f"text[{want['start']}:{want['end']}]", where + ("locks", i))
+        given = _given(ex)
+        if given is None:
+            return ExampleResult(test_id, False, "a given quote does not occur in the text", where + ("given",))
+        try:
+            got = scan(self.patterns, "example", ex.get("role", DEFAULT_ROLE), ex.get("state", DEFAULT_STATE),
+                       text, tuple(given))
+        except GroundrulesError as exc:          # LOCK_TIMEOUT: a failed example, reported as such
+            return ExampleResult(test_id, False, f"scan failed: {exc.code}", where)
+        got = [{"quote": c["quote"], "start": c["locator"]["start"], "end": c["locator"]["end"],
+                "normalized_value": c["normalized_value"], "valid": c["valid"],
+                "invalid_reason": c["invalid_reason"]} for c in got if c["pattern"] in pattern_ids]
+        wanted = [dict(w, invalid_reason=w.get("invalid_reason")) for w in ex["locks"]]
+        if got == wanted:
+            return ExampleResult(test_id, True, "", where)
+        return ExampleResult(test_id, False, f"expected {_brief(wanted)}, got {_brief(got)}",
+                             where + ("locks",))
 
     def lint_faults(self) -> list[Fault]:
         out = []
@@ -66,6 +134,10 @@ class LockTable:
                 out.append(Fault("missing-example", f"pattern '{p.id}' has no {' or '.join(missing)} example",
                                  p.where + ("id",), "add examples: [{text: ..., locks: [...]}, "
                                  "{text: ..., locks: []}] under the pattern"))
+        for row in self.rows:
+            if not row.examples:
+                out.append(Fault("missing-example", f"rule '{row.id}' has no example", row.where + ("id",),
+                                 "add examples where the rule holds and where it does not"))
         used = {c.reason for p in self.patterns for c in p.checks}
         for reason in self.invalid_reasons:
             if reason not in used:
@@ -75,25 +147,15 @@ class LockTable:
         return out
 
 
-def _check_example(p: LockPattern, ex: dict, test_id: str, where: tuple) -> ExampleResult:
-    text = ex["text"]
-    for i, want in enumerate(ex["locks"]):
-        if text[want["start"]:want["end"]] != want["quote"]:
-            return ExampleResult(test_id, False, f"expected lock {i + 1}: quote {want['quote']!r} is not "
-                                 f"text[{want['start']}:{want['end']}]", where + ("locks", i))
-    role, state = ex.get("role", DEFAULT_ROLE), ex.get("state", DEFAULT_STATE)
-    try:
-        got = candidates(p, "example", role, state, text)
-    except TimeoutError:
-        return ExampleResult(test_id, False, "scan timed out", where)
-    got = [{"quote": c["quote"], "start": c["locator"]["start"], "end": c["locator"]["end"],
-            "normalized_value": c["normalized_value"], "valid": c["valid"],
-            "invalid_reason": c["invalid_reason"]} for c in got]
-    wanted = [dict(w, invalid_reason=w.get("invalid_reason")) for w in ex["locks"]]
-    if got == wanted:
-        return ExampleResult(test_id, True, "", where)
-    return ExampleResult(test_id, False, f"expected {_brief(wanted)}, got {_brief(got)}",
-                         where + ("locks",))
+def _given(ex: dict) -> list[Raw] | None:
+    """An example's assumed candidates of other tables, at the first occurrence of each quote."""
+    out = []
+    for g in ex.get("given", ()):
+        start = ex["text"].find(g["quote"])
+        if start < 0:
+            return None
+        out.append(Raw(g["kind"], "given", start, start + len(g["quote"]), g.get("valid", True), {}))
+    return out
 
 
 def _brief(locks: list) -> str:
@@ -107,7 +169,9 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     reasons = dict(data["invalid_reasons"])
+    sets = dict(data.get("sets", {}))
     timeout = data["timeout_ms"] / 1000
+    fold = _fold(data.get("fold", ()), faults)
     patterns = []
     seen: set = set()
     for index, raw in enumerate(data["patterns"]):
@@ -116,43 +180,109 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
             faults.append(Fault("duplicate-pattern-id", f"pattern id '{raw['id']}' is used twice",
                                 where + ("id",)))
         seen.add(raw["id"])
-        pattern = _compile_pattern(data["id"], raw, where, reasons, timeout, faults)
+        pattern = _compile_pattern(data["id"], raw, where, reasons, sets, timeout, fold, faults)
         if pattern is not None:
             patterns.append(pattern)
+    rows = compile_rows(data, [p["id"] for p in data["patterns"]], sets, faults)
+    for section in ("drop", "attempt"):
+        for index, row in enumerate(data.get(section, ())):
+            _check_example_reasons(row.get("examples", ()), (section, index), reasons, faults)
     if any(f.severity == "error" for f in faults[before:]):
         return None
+    context_chars = data.get("context_chars", DEFAULT_CONTEXT_CHARS)
+    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars)) for p in patterns]
     return LockTable("lock_patterns", data["id"], ctx.source.file, data["timeout_ms"], reasons,
-                     tuple(patterns))
+                     tuple(patterns), rows["drop"] + rows["attempt"])
 
 
-def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, timeout: float,
-                     faults: list[Fault]) -> LockPattern | None:
-    before = len(faults)
-    try:
-        compiled = regex.compile(raw["regex"])
-    except regex.error as exc:
-        faults.append(Fault("bad-regex", f"regular expression does not compile: {exc}", where + ("regex",)))
-        compiled = None
-    if compiled is not None and compiled.search("") is not None:
-        faults.append(Fault("regex-matches-empty", "the regex matches the empty string", where + ("regex",),
-                            "a lock needs at least one character: use + instead of *"))
-    lead = raw.get("start_group")
-    if compiled is not None and lead is not None and lead not in compiled.groupindex:
-        faults.append(Fault("unknown-group", f"start_group '{lead}' is not a named group of the regex",
-                            where + ("start_group",), did_you_mean(lead, compiled.groupindex)
-                            or "name it in the regex: (?P<" + lead + ">...)"))
-    normalize = compile_normalizers(raw["normalize"], where + ("normalize",), faults)
-    checks = compile_checks(raw["validate"], where + ("validate",), faults, reasons, timeout)
-    for n, ex in enumerate(raw.get("examples", ())):
+def _expand_args(steps: list, key: str, sets: dict, where: tuple, faults: list[Fault], literal: bool) -> list:
+    """Steps with `{set}` expanded in every `key` argument (also inside any_of branches)."""
+    def walk(node, at):
+        if isinstance(node, dict):
+            out = {}
+            for k, v in node.items():
+                if k == key and isinstance(v, str):
+                    expanded = expand(v, sets, at + (k,), faults, literal)
+                    out[k] = v if expanded is None else expanded
+                else:
+                    out[k] = walk(v, at + (k,))
+            return out
+        if isinstance(node, list):
+            return [walk(item, at + (i,)) for i, item in enumerate(node)]
+        return node
+    return walk(steps, where)
+
+
+def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[Fault]) -> None:
+    for n, ex in enumerate(examples):
         for i, want in enumerate(ex["locks"]):
             reason = want.get("invalid_reason")
             at = where + ("examples", n, "locks", i, "invalid_reason")
             if reason is not None and reason not in reasons:
                 faults.append(Fault("unknown-invalid-reason", f"reason '{reason}' is not in invalid_reasons",
                                     at, did_you_mean(reason, reasons)))
+
+
+def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> tuple:
+    """prefilter_run {chars, length} -> (key, regex): a class repeated a fixed number of times,
+    which runs in linear time, so the engine searches it without a timeout."""
+    if spec is None:
+        return ()
+    chars = expand(spec["chars"], sets, where + ("chars",), faults, literal=True)
+    if chars is None:
+        return ()
+    source = as_class(chars) + "{%d}" % spec["length"]
+    return (source, regex.compile(source))
+
+
+def _fold(names: list, faults: list[Fault]) -> tuple:
+    """A table's folds, composed in order into one; unknown names are faults."""
+    folds = []
+    for i, name in enumerate(names):
+        if name not in FOLDS:
+            faults.append(Fault("unknown-fold", f"unknown fold '{name}'", ("fold", i),
+                                did_you_mean(name, FOLDS) or "folds: " + ", ".join(FOLDS)))
+        else:
+            folds.append(FOLDS[name])
+    if not folds:
+        return ()
+    if len(folds) == 1:
+        return (names[0], folds[0])
+    chars = "".join(f.chars for f in folds)
+    table: dict = {}
+    for f in folds:
+        table.update(f.table)
+    return ("+".join(names), Fold(chars, table))
+
+
+def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets: dict, timeout: float,
+                     fold: tuple, faults: list[Fault]) -> LockPattern | None:
+    before = len(faults)
+    source = expand(raw["regex"], sets, where + ("regex",), faults)
+    compiled = None
+    if source is not None:
+        try:
+            compiled = regex.compile(source)
+        except regex.error as exc:
+            faults.append(Fault("bad-regex", f"regular expression does not compile: {exc}", where + ("regex",)))
+    if compiled is not None and compiled.search("") is not None:
+        faults.append(Fault("regex-matches-empty", "the regex matches the empty string", where + ("regex",),
+                            "a lock needs at least one character: use + instead of *"))
+    for key in ("start_group", "value_group"):
+        group = raw.get(key)
+        if compiled is not None and group is not None and group not in compiled.groupindex:
+            faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
+                                where + (key,), did_you_mean(group, compiled.groupindex)
+                                or "name it in the regex: (?P<" + group + ">...)"))
+    gate = _gate(raw.get("prefilter_run"), sets, where + ("prefilter_run",), faults)
+    normalize = compile_normalizers(_expand_args(raw["normalize"], "chars", sets, where + ("normalize",),
+                                                 faults, True), where + ("normalize",), faults)
+    checks = compile_checks(_expand_args(raw["validate"], "regex", sets, where + ("validate",), faults, False),
+                            where + ("validate",), faults, reasons, timeout)
+    _check_example_reasons(raw.get("examples", ()), where, reasons, faults)
     if len(faults) != before:
         return None
-    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())),
-                       lead,
+    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())), gate,
+                       raw.get("start_group"), raw.get("value_group"),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
-                       normalize, checks, timeout, tuple(raw.get("examples", ())), where)
+                       normalize, checks, timeout, fold, tuple(raw.get("examples", ())), where)

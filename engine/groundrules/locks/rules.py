@@ -1,0 +1,230 @@
+"""Context rules of a lock table: which raw candidates become locks.
+
+A pattern's regex finds candidates; a careful reader then looks around them. The table says how,
+in two lists of rows written in the shared condition grammar over a candidate's FACTS:
+- `drop`: a candidate for which a row holds is no lock (a phone reading inside a bank card, a
+  code glued to letters, an invalid reading right after an order number's label);
+- `attempt`: an invalid candidate is recorded only when a row holds, i.e. when it looks like an
+  attempt at this kind (a phone label nearby, a country code, a phone's grouping). A table with
+  no attempt rows records every invalid candidate, as seed 003 §3 describes.
+
+Rows read the RAW candidates of every pattern of every lock table (`inside`, `overlaps`), before
+any row has dropped anything: a card-shaped run that is itself not recorded still shields the
+phone reading inside it. Nothing here is iterative, so the outcome never depends on row order
+across tables.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from ..conditions import REGEX_TIMEOUT_S, Condition, compile_condition
+from ..errors import Fault, did_you_mean
+from .charsets import expand_tree
+
+# fact -> what it holds; a row reading anything else is a load error
+FACTS = {
+    "quote": "the candidate's raw text",
+    "value": "its normalized value",
+    "valid": "true when every check passed",
+    "reason": "its invalid_reason (missing when valid)",
+    "before": "up to context_chars characters of the message before the candidate",
+    "after": "up to context_chars characters of the message after the candidate",
+    "groups": "the regex's named groups that took part in the match, by name",
+    "inside": "every other raw candidate whose span strictly contains this one: [{kind, pattern, valid}]",
+    "overlaps": "every other raw candidate whose span shares a character with this one: [{kind, pattern, valid}]",
+}
+NEIGHBOUR_FACTS = ("inside", "overlaps")
+NEIGHBOUR_ITEM = ("kind", "pattern", "valid")
+SECTIONS = ("drop", "attempt")
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    section: str              # drop | attempt
+    patterns: frozenset       # full pattern ids (<table>.<pattern>) the row applies to
+    when: Condition
+    examples: tuple
+    where: tuple
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rows one pattern obeys, in table order."""
+
+    drop: tuple = ()
+    attempt: tuple = ()
+    context_chars: int = 0
+    neighbours: bool = False  # a row reads inside / overlaps
+
+
+NO_RULES = Rules()
+
+
+def compile_rows(data: dict, pattern_ids: list, sets: dict, faults: list[Fault]) -> dict:
+    """Both sections -> {section: (Row, ...)}; faults located at the row's keys."""
+    out: dict = {}
+    seen: set = set()
+    for section in SECTIONS:
+        rows = []
+        for index, raw in enumerate(data.get(section, ())):
+            where = (section, index)
+            if raw["id"] in seen:
+                faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",)))
+            seen.add(raw["id"])
+            row = _compile_row(data["id"], section, raw, where, pattern_ids, sets, faults)
+            if row is not None:
+                rows.append(row)
+        out[section] = tuple(rows)
+    return out
+
+
+def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, sets: dict,
+                 faults: list[Fault]) -> Row | None:
+    before = len(faults)
+    applies = raw.get("patterns", pattern_ids)
+    for i, pid in enumerate(applies):
+        if pid not in pattern_ids:
+            faults.append(Fault("unknown-pattern", f"'{pid}' is no pattern of this table",
+                                where + ("patterns", i), did_you_mean(pid, pattern_ids)))
+    node = expand_tree(raw["when"], sets, where + ("when",), faults)
+    cond = compile_condition(node, where + ("when",), faults)
+    if cond is not None:
+        _check_fields(cond, faults)
+    if len(faults) != before:
+        return None
+    full = frozenset(f"{data_id}.{pid}" for pid in applies)
+    return Row(raw["id"], section, full, cond, tuple(raw.get("examples", ())), where)
+
+
+def _check_fields(cond: Condition, faults: list[Fault]) -> None:
+    for path, at in cond.fields():
+        head, _, rest = path.partition(".")
+        head = head.removesuffix("[]")
+        if head not in FACTS:
+            faults.append(Fault("unknown-fact", f"a rule reads '{head}', which a candidate does not have", at,
+                                did_you_mean(head, FACTS) or "facts: " + ", ".join(FACTS)))
+        elif head in NEIGHBOUR_FACTS and rest:
+            item = rest.partition(".")[0]
+            if item not in NEIGHBOUR_ITEM:
+                faults.append(Fault("unknown-fact", f"an item of '{head}' has no '{item}'", at,
+                                    did_you_mean(item, NEIGHBOUR_ITEM) or "items hold: " + ", ".join(NEIGHBOUR_ITEM)))
+
+
+def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
+    drop = tuple(r for r in rows["drop"] if pattern_id in r.patterns)
+    attempt = tuple(r for r in rows["attempt"] if pattern_id in r.patterns)
+    if not drop and not attempt:
+        return NO_RULES
+    reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
+    return Rules(drop, attempt, context_chars, bool(reads & set(NEIGHBOUR_FACTS)))
+
+
+# ---- applying the rules to the raw candidates of one message --------------------------------
+
+class PatternTimeout(TimeoutError):
+    """A pattern's scan, check or rule ran out of time: its candidates' fate is unknown."""
+
+    def __init__(self, pattern: str, seconds: float):
+        super().__init__(pattern)
+        self.pattern, self.seconds = pattern, seconds
+
+
+@dataclass
+class Raw:
+    """One regex match before the rules: its lock (None for an example's `given` candidate)."""
+
+    kind: str
+    pattern: str
+    start: int
+    end: int
+    valid: bool
+    groups: dict
+    rules: Rules = NO_RULES
+    lock: dict | None = None
+
+
+def facts(raw: Raw, content: str, neighbours: "Neighbours | None") -> dict:
+    c = raw.lock
+    width = raw.rules.context_chars
+    out = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"],
+           "before": content[max(0, raw.start - width):raw.start], "after": content[raw.end:raw.end + width],
+           "groups": raw.groups}
+    if c["invalid_reason"] is not None:
+        out["reason"] = c["invalid_reason"]
+    if raw.rules.neighbours and neighbours is not None:
+        out["inside"], out["overlaps"] = neighbours.around(raw)
+    return out
+
+
+class Neighbours:
+    """The raw candidates of one message by start, to find those around a given one."""
+
+    def __init__(self, raws: list[Raw]):
+        self.raws = sorted(raws, key=lambda r: (r.start, r.end))
+        self.starts = [r.start for r in self.raws]
+        self.longest = max((r.end - r.start for r in raws), default=0)
+
+    def around(self, raw: Raw) -> tuple[list, list]:
+        inside, overlaps = [], []
+        for other in self.raws[bisect_left(self.starts, raw.start - self.longest):]:
+            if other.start >= raw.end:
+                break
+            if other is raw or other.end <= raw.start:
+                continue
+            item = {"kind": other.kind, "pattern": other.pattern, "valid": other.valid}
+            overlaps.append(item)
+            if other.start <= raw.start and raw.end <= other.end and (other.start, other.end) != (raw.start, raw.end):
+                inside.append(item)
+        return inside, overlaps
+
+
+def decide(raw: Raw, fact: dict) -> tuple[bool, str | None]:
+    """(kept, the row that decided or None)."""
+    for row in raw.rules.drop:
+        if row.when.test(fact):
+            return False, row.id
+    if not fact["valid"] and raw.rules.attempt:
+        for row in raw.rules.attempt:
+            if row.when.test(fact):
+                return True, row.id
+        return False, None
+    return True, None
+
+
+def resolve(raws: list[Raw], content: str) -> list[dict]:
+    """The locks of the raw candidates that the rules keep (given candidates never are locks)."""
+    ruled = [r for r in raws if r.lock is not None and r.rules is not NO_RULES]
+    if not ruled:
+        return [r.lock for r in raws if r.lock is not None]
+    neighbours = Neighbours(raws) if any(r.rules.neighbours for r in ruled) else None
+    out = []
+    for r in raws:
+        if r.lock is None:
+            continue
+        try:
+            kept = r.rules is NO_RULES or decide(r, facts(r, content, neighbours))[0]
+        except TimeoutError:
+            raise PatternTimeout(r.pattern, REGEX_TIMEOUT_S) from None
+        if kept:
+            out.append(r.lock)
+    return out
+
+
+def row_fires(row: Row, raws: list[Raw], content: str) -> tuple[bool, bool]:
+    """(the row holds on some candidate of its patterns, fails on some) in one message: an
+    example's evidence that the row is exercised both ways."""
+    neighbours = Neighbours(raws)
+    holds = fails = False
+    for r in raws:
+        if r.lock is None or r.pattern not in row.patterns:
+            continue
+        fact = facts(r, content, neighbours)
+        if row.section == "attempt" and fact["valid"]:
+            continue                  # attempt rows only ever read invalid candidates
+        if row.when.test(fact):
+            holds = True
+        else:
+            fails = True
+    return holds, fails
