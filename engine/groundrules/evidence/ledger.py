@@ -2,8 +2,11 @@
 
 A record is appended once and never rewritten. The one exception is the audited redaction path
 (`redact`): it appends a redaction event (who, why, when) and replaces the record's personal fields
-by tombstones holding their digest; the record, its locator and every other field stay. The store
-(groundrules.store: SQLite, or memory) enforces append-only itself; this class holds the rules.
+by tombstones; the record, its locator and every other field stay. A tombstone holds the field's
+HMAC-SHA256 under `redaction_key` (a secret the host keeps outside the database), or no digest
+when there is no key: an unkeyed digest of a short value (a mobile number) is undone by brute
+force. The store (groundrules.store: SQLite, or memory) enforces append-only itself; this class
+holds the rules.
 Every method works in one store transaction of one project. Ids and the clock are injected;
 nothing here reads the time.
 """
@@ -29,13 +32,14 @@ class EvidenceLedger:
     memory); `project` is the project a caller means when it names none."""
 
     def __init__(self, store: Any = None, *, ids: Callable[[], str], clock: Callable[[], str],
-                 rulebook: Rulebook | None = None, project: str = "default"):
+                 rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
             store = open_evidence_store(store)
         self.store = store
         self.project = project
         self._ids, self._clock = ids, clock
+        self._key = redaction_key or None
         self._book = rulebook or rulebooks.default()
         self._catalogue, _, self._refusals = tables(self._book)
 
@@ -138,7 +142,8 @@ class EvidenceLedger:
                 "message_id": rec.message_id(record) if record["type"] == "message" else None,
                 "lock_id": record["lock"]["id"] if record["type"] == "lock" else None,
                 "recorded_at": record["recorded_at"], "body": _dumps(body), "personal": _dumps(personal),
-                "digests": _dumps({f: rec.digest(v) for f, v in personal.items()}), "redaction_id": None}
+                "digests": _dumps({f: rec.keyed_digest(v, self._key) if self._key else None
+                                  for f, v in personal.items()}), "redaction_id": None}
 
     def _from_row(self, tx: Any, row: dict) -> dict:
         try:
@@ -147,8 +152,8 @@ class EvidenceLedger:
             if row["personal"] is not None:
                 box.update(json.loads(row["personal"]))
             else:
-                for f, sha in json.loads(row["digests"]).items():
-                    box[f] = rec.tombstone(sha, row["redaction_id"])
+                for f, keyed in json.loads(row["digests"]).items():
+                    box[f] = rec.tombstone(keyed, row["redaction_id"])
                 record["redaction"] = self._redaction_event(tx, row["redaction_id"])
             return record
         except (ValueError, KeyError, TypeError):
@@ -181,12 +186,13 @@ class EvidenceLedger:
     def fold(self, interpretations: list, now: str, *, project: str | None = None) -> dict:
         """The fold of this ledger's records with `interpretations` at `now`."""
         return fold({"now": now, "records": self.records(project=project), "interpretations": interpretations},
-                    self._book)
+                    self._book, redaction_key=self._key)
 
     # -- the one audited change -----------------------------------------------------------------
     def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
-        """Replace the personal fields of a record (and of the locks inside a message) by sha256
-        tombstones, recording who and why. Returns the redaction events it appended."""
+        """Replace the personal fields of a record (and of the locks inside a message) by tombstones,
+        recording who and why, and leave no readable copy in the store's files. Returns the
+        redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
             raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
         with self.store.write(project or self.project) as tx:
@@ -204,6 +210,7 @@ class EvidenceLedger:
                             and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == row["message_id"]):
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
             tx.clear([dict(e, json=_dumps(e)) for e in events])
+        self.store.forget()
         return events
 
     def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:
