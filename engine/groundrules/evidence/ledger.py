@@ -54,6 +54,8 @@ class EvidenceLedger:
     def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
         """Append a message record and its lock records in one step. `locks` defaults to
         `groundrules.lock` over the message, so a stored message never lacks its locks."""
+        if isinstance(message, dict) and "id" not in message:
+            message = dict(message, id=self._ids())           # the locks point at the id it will have
         if locks is None:
             from ..locks import lock
             text = message.get("content")
@@ -183,9 +185,15 @@ class EvidenceLedger:
         with self.store.read(project or self.project) as tx:
             return [json.loads(row["event"]) for row in tx.redaction_rows()]
 
-    def fold(self, interpretations: list, now: str, *, project: str | None = None) -> dict:
-        """The fold of this ledger's records with `interpretations` at `now`."""
-        return fold({"now": now, "records": self.records(project=project), "interpretations": interpretations},
+    def fold(self, interpretations: list, now: str, *, project: str | None = None, subject: str | None = None) -> dict:
+        """The fold of this ledger's records with `interpretations` at `now`; with `subject`, of the
+        records about it and the locks inside its messages."""
+        records = self.records(project=project)
+        if subject is not None:
+            about = {r["id"] for r in records if r.get("subject") == subject}
+            messages = {rec.message_id(r) for r in records if r["id"] in about and r["type"] == "message"}
+            records = [r for r in records if r["id"] in about or (r["type"] == "lock" and rec.message_id(r) in messages)]
+        return fold({"now": now, "records": records, "interpretations": interpretations},
                     self._book, redaction_key=self._key)
 
     # -- the one audited change -----------------------------------------------------------------
