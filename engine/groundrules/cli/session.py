@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .. import rulebook
 from ..api import Caller, Service
+from ..errors import GroundrulesError
 from ..rulebook import Rulebook
 from .io import usage_error
 
@@ -64,7 +65,12 @@ def service_from(args: argparse.Namespace) -> Service:
     options = _reproducible(args)
     findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
     ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
-    evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
+    try:
+        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
+    except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
+        if exc.code != "RULEBOOK_INCOMPLETE":
+            raise
+        evidence = None
     return Service(book, findings=findings, evidence=evidence)
 
 

@@ -33,6 +33,8 @@ class EvidenceLedger:
 
     def __init__(self, store: Any = None, *, ids: Callable[[], str], clock: Callable[[], str],
                  rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
+        self._book = rulebook or rulebooks.default()
+        self._catalogue, _, self._refusals = tables(self._book)       # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
             store = open_evidence_store(store)
@@ -40,8 +42,6 @@ class EvidenceLedger:
         self.project = project
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
-        self._book = rulebook or rulebooks.default()
-        self._catalogue, _, self._refusals = tables(self._book)
 
     def close(self) -> None:
         self.store.close()
