@@ -8,10 +8,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "findings"))   # findings_support
 
-from groundrules import FindingLedger, Service  # noqa: E402
+from groundrules import EvidenceLedger, FindingLedger, Service  # noqa: E402
+from groundrules.findings import RandomIds, SystemClock  # noqa: E402
 
 from http_support import running, write_tokens  # noqa: E402
 
+REDACTION_KEY = b"kept by the server, never in the database"
 # token -> (principal, role, projects)
 CALLERS = {"tok-alpha": ("agent-a", "agent", ["alpha"]),
            "tok-beta": ("agent-b", "agent", ["beta"]),
@@ -27,10 +29,14 @@ def rules_root(tmp_path_factory) -> Path:
 def server(rulebook, tmp_path_factory, rules_root):
     """(url, service) of a running server on a fresh database."""
     where = tmp_path_factory.mktemp("http")
-    service = Service(rulebook, findings=FindingLedger(where / "ledger.db", rulebook=rulebook, rules_root=rules_root))
+    db, ids = where / "ledger.db", RandomIds()
+    service = Service(rulebook, findings=FindingLedger(db, rulebook=rulebook, rules_root=rules_root),
+                      evidence=EvidenceLedger(db, ids=lambda: ids.new("R"), clock=SystemClock(), rulebook=rulebook,
+                                              redaction_key=REDACTION_KEY))
     with running(service, write_tokens(where / "tokens.yaml", CALLERS)) as url:
         yield url, service
     service.findings.close()
+    service.evidence.close()
 
 
 @pytest.fixture(scope="module")
