@@ -166,3 +166,52 @@ def _caller(project: str):
     from groundrules import Caller
     return Caller("test-observer", "reviewer", (project,))
 
+
+
+# ------------------------------------------------------------------------------ the evidence ledger
+
+def test_the_evidence_ledger_over_http_per_project_with_the_reviewer_as_redactor(url):
+    record = {"type": "message", "role": "user", "state": "sent", "content": "我的手机是 13812345678"}
+    stored = ok(call(url, AGENT_A, "append_evidence", {"record": record}))["records"]
+    mid = stored[0]["id"]
+    assert "lock" in [r["type"] for r in stored]
+    refused(call(url, AGENT_B, "get_evidence", {"record_id": mid}), "UNKNOWN_EVIDENCE")
+    refused(call(url, AGENT_B, "get_evidence", {"project": "alpha"}), "PROJECT_SCOPE_MISMATCH")
+    refused(call(url, AGENT_A, "redact_evidence", {"record_id": mid, "reason": "r"}), "PERMISSION_DENIED")
+    events = ok(call(url, REVIEWER, "redact_evidence", {"project": "alpha", "record_id": mid,
+                                                        "reason": "用户要求删除"}))["redactions"]
+    assert {e["by"] for e in events} == {"user:alice"} and len(events) == len(stored)
+    again = ok(call(url, AGENT_A, "get_evidence", {"record_id": mid}))["records"][0]
+    assert again["content"]["redacted"] is True and "13812345678" not in str(again)
+
+
+# ------------------------------------------------------------------------------ 0 ways for an agent
+
+# valid arguments for each tool whose options the role table reserves, carrying that option
+WITH_OPTION = {
+    "log_finding": lambda fid: finding(epistemic_state="supported", manual_exception={"reason": "r"}),
+    "set_finding_state": lambda fid: {"finding_id": fid, "epistemic_state": "supported", "reason": "r",
+                                      "expected_version": 1, "manual_exception": {"reason": "r"}},
+    "supersede_finding": lambda fid: {"finding_id": fid, "reason": "r", "expected_version": 1,
+                                      "new": finding(epistemic_state="supported", manual_exception={"reason": "r"})},
+    "revalidate_finding": lambda fid: {"finding_id": fid, "result": "still_valid", "reason": "r",
+                                       "expected_version": 1, "manual_exception": {"reason": "r"}},
+}
+
+
+def test_no_tool_or_option_the_role_table_reserves_is_open_to_an_agent(server):
+    url, service = server
+    roles = service.roles
+    fid = log(url, AGENT_A, project="alpha")
+    before = ok(call(url, AGENT_A, "get_finding", {"finding_id": fid}))
+    reserved_tools = [t for t in roles.grants if not roles.may_call("agent", t)]
+    assert reserved_tools                                     # the table does reserve some
+    for tool in reserved_tools:
+        assert tool not in tool_names(url, AGENT_A)
+        refused(call(url, AGENT_A, tool, {}), "PERMISSION_DENIED")
+    reserved_options = {t for t, options in roles.options.items() for _, allowed in options if "agent" not in allowed}
+    assert reserved_options == set(WITH_OPTION)
+    for tool in reserved_options:
+        error = refused(call(url, AGENT_A, tool, WITH_OPTION[tool](fid)), "PERMISSION_DENIED")
+        assert error["field"].endswith("manual_exception")
+    assert ok(call(url, AGENT_A, "get_finding", {"finding_id": fid})) == before
