@@ -4,9 +4,12 @@ from __future__ import annotations
 import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from conftest import CALLERS
+from groundrules import Caller
 from findings_support import COUNTER, EXPERIMENT, finding, ok, refused
 from http_support import agent_calls, call, tool_names
 
@@ -127,10 +130,7 @@ async def _race(url: str, token: str, tool: str, arguments: dict, n: int) -> lis
     go, out = anyio.Event(), []
 
     async def one() -> None:
-        import httpx2 as h
-        from mcp import Client
-        from mcp.client.streamable_http import streamable_http_client
-        async with Client(streamable_http_client(url, http_client=h.AsyncClient(
+        async with Client(streamable_http_client(url, http_client=httpx2.AsyncClient(
                 headers={"Authorization": f"Bearer {token}"}, timeout=60)), mode="legacy") as client:
             await client.list_tools()
             ready.append(1)
@@ -162,8 +162,7 @@ def test_one_connection_serves_many_calls_as_its_caller(url):
     assert len(ok(envelopes[-1])["findings"]) == 3
 
 
-def _caller(project: str):
-    from groundrules import Caller
+def _caller(project: str) -> Caller:
     return Caller("test-observer", "reviewer", (project,))
 
 

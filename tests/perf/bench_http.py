@@ -6,7 +6,9 @@ several rounds, 8 sessions (one MCP connection each, the SDK client) call the ec
 the groundrules server with a realistic mix (query, get, log with evidence, state change); the order
 of the two alternates between rounds (paired, interleaved), so machine noise hits both alike.
 Printed: calls/s per round (median), p50/p99 per tool, the ratio of get_finding's p50 to echo's,
-and the groundrules server's RSS after warm-up and at the end.
+each server's CPU time per call (what the server itself costs, apart from the client's share of the
+same cores: the SDK client validates every result against the tool's output schema), and the
+groundrules server's RSS after warm-up and at the end.
 
     .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
     .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
@@ -68,6 +70,12 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_ready(url: str, proc: subprocess.Popen) -> None:
@@ -171,10 +179,13 @@ async def main_async(args) -> None:
             per_round = args.calls // args.rounds // SESSIONS
             rates = {name: [] for name in servers}
             latencies = {name: {} for name in servers}
+            cpu = {name: 0.0 for name in servers}
             for r in range(args.rounds):
                 order = list(servers) if r % 2 == 0 else list(reversed(servers))
                 for name in order:
+                    before = cpu_s(servers[name]["proc"].pid)
                     rates[name].append(await phase(servers[name]["url"], agents, name, per_round, latencies[name]))
+                    cpu[name] += cpu_s(servers[name]["proc"].pid) - before
                 print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f} calls/s" for n in servers),
                       flush=True)
             rss_end = rss_mib(gr["proc"].pid)
@@ -187,11 +198,13 @@ async def main_async(args) -> None:
     for name in servers:
         everything = [x for v in latencies[name].values() for x in v]
         print(f"{name:12s} calls/s median {statistics.median(rates[name]):7.0f}   all calls p50 {pct(everything, .5):6.1f} ms"
-              f"  p99 {pct(everything, .99):6.1f} ms")
+              f"  p99 {pct(everything, .99):6.1f} ms   server CPU {cpu[name] / total[name] * 1000:.2f} ms/call")
         for tool, values in sorted(latencies[name].items()):
             print(f"  {tool:20s} n={len(values):6d}  p50 {pct(values, .5):6.1f} ms  p99 {pct(values, .99):6.1f} ms")
     ratio = pct(latencies["groundrules"]["get_finding"], .5) / pct(latencies["echo"]["echo"], .5)
     print(f"\nget_finding p50 / echo p50 = {ratio:.2f}   (target ≤ 1.5)")
+    print(f"server CPU per call, groundrules / echo = "
+          f"{(cpu['groundrules'] / total['groundrules']) / (cpu['echo'] / total['echo']):.2f}")
     print(f"groundrules calls/s / echo calls/s (median of rounds) = "
           f"{statistics.median(rates['groundrules']) / statistics.median(rates['echo']):.2f}")
     print(f"groundrules server RSS: {rss_start:.1f} MiB after warm-up, {rss_end:.1f} MiB at the end "
