@@ -17,6 +17,7 @@ from . import canonical
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
+from .findings.ledger import READS as FINDING_READS
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
 
@@ -55,6 +56,7 @@ class Tool:
     name: str
     ledger: str                        # '' | 'findings' | 'evidence': the ledger the tool needs
     run: Callable[["Service", dict, str, Caller], Any]
+    quick: bool = False                # only reads a ledger: a server may answer it without a worker thread
 
 
 @dataclass(frozen=True)
@@ -125,9 +127,10 @@ FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence",
                  "approve_rule", "reject_rule")
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
-    *(Tool(name, "findings", _finding_tool(name)) for name in FINDING_TOOLS),
+    *(Tool(name, "findings", _finding_tool(name), quick=name in FINDING_READS)
+      for name in FINDING_TOOLS),
     Tool("append_evidence", "evidence", _append_evidence),
-    Tool("get_evidence", "evidence", _get_evidence),
+    Tool("get_evidence", "evidence", _get_evidence, quick=True),
     Tool("redact_evidence", "evidence", _redact_evidence),
     Tool("fold_ledger", "evidence", _fold_ledger),
     Tool("explain_support", "", _explain),
