@@ -17,6 +17,7 @@ from . import canonical
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
+from .findings.ledger import READS as FINDING_READS
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
 
@@ -53,8 +54,9 @@ class Answer:
 @dataclass(frozen=True)
 class Tool:
     name: str
-    ledger: str                        # '' | 'findings': the ledger the tool needs
+    ledger: str                        # '' | 'findings' | 'evidence': the ledger the tool needs
     run: Callable[["Service", dict, str, Caller], Any]
+    quick: bool = False                # only reads a ledger: a server may answer it without a worker thread
 
 
 @dataclass(frozen=True)
@@ -98,12 +100,39 @@ def _finding_tool(name: str) -> Callable:
     return run
 
 
+def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    record, ledger = a["record"], service.evidence
+    if record["type"] == "message":              # a message is never stored without its locks
+        return {"records": ledger.append_message(record, project=project)}
+    return {"records": [ledger.append(record, project=project)]}
+
+
+def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    if "record_id" in a:
+        return {"records": [service.evidence.get(a["record_id"], project=project)]}
+    return {"records": service.evidence.records(project=project)}
+
+
+def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return {"redactions": service.evidence.redact(a["record_id"], by=caller.principal, reason=a["reason"],
+                                                  project=project)}
+
+
+def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return service.evidence.fold(a["interpretations"], a["now"], project=project, subject=a.get("subject"))
+
+
 FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
                  "refute_finding", "supersede_finding", "revalidate_finding", "link_finding", "propose_rule",
                  "approve_rule", "reject_rule")
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
-    *(Tool(name, "findings", _finding_tool(name)) for name in FINDING_TOOLS),
+    *(Tool(name, "findings", _finding_tool(name), quick=name in FINDING_READS)
+      for name in FINDING_TOOLS),
+    Tool("append_evidence", "evidence", _append_evidence),
+    Tool("get_evidence", "evidence", _get_evidence, quick=True),
+    Tool("redact_evidence", "evidence", _redact_evidence),
+    Tool("fold_ledger", "evidence", _fold_ledger),
     Tool("explain_support", "", _explain),
     Tool("lock_message", "", _lock),
     Tool("fold_evidence", "", _fold),
@@ -116,9 +145,9 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
 class Service:
     """The rulebook and the ledgers one host serves; `call` answers every tool."""
 
-    def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None):
+    def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None):
         self.book = rulebook or rulebooks.default()
-        self.findings = findings
+        self.findings, self.evidence = findings, evidence
         if ROLES_TABLE not in self.book.tables:
             raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no role table (rules/roles.yaml), so "
                                    "no tool may be called")

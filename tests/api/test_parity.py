@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from groundrules import Caller, FindingLedger, Service, canonical, default_rulebook
+from groundrules import Caller, EvidenceLedger, FindingLedger, Service, canonical, default_rulebook
 from groundrules.api import TOOLS
 from groundrules.cli.main import main
 from groundrules.findings import SequentialIds, StepClock
@@ -40,7 +40,13 @@ COUNTER = {"source_kind": "log", "source_ref": "log:gpu", "excerpt": "温度升�
 FINDING = {"claim_kind": "diagnosis", "statement": "温度漂移导致误差", "tags": ["gpu"],
            "scope": {"match": {"runtime.backend": "vLLM"}, "context": {"commit": "0862527"}}}
 
-# (tool, arguments, role, writes): good and bad arguments for every tool; F-000001 and RP-000001 exist
+MESSAGE = {"id": "M-1", "type": "message", "role": "user", "state": "sent", "subject": "demand_1",
+           "content": "不方便接电话"}
+DECLINE = [{"id": "I1", "events": [{"id": "e1", "type": "decline", "slot": "phone", "evidence": ["M-1"]}],
+            "dispositions": []}]
+
+# (tool, arguments, role, writes): good and bad arguments for every tool; F-000001, RP-000001 and the
+# evidence record M-1 exist
 CASES = [
     ("explain_support", {"context": example("support_reason", "cq-shenlun-partial")}, "agent", False),
     ("explain_support", {"context": [1, 2]}, "agent", False),
@@ -84,6 +90,19 @@ CASES = [
     ("approve_rule", {"proposal_id": "RP-000001"}, "agent", True),
     ("approve_rule", {"proposal_id": "RP-000001", "note": "同意"}, "reviewer", True),
     ("reject_rule", {"proposal_id": "RP-000001", "note": "太具体"}, "reviewer", True),
+    ("append_evidence", {"record": {"type": "tool_receipt", "tool": "crm", "request_id": "q1", "body": "{}"}},
+     "agent", True),
+    ("append_evidence", {"record": {"type": "message", "role": "user", "state": "sent",
+                                    "content": "手机 13812345678"}}, "agent", True),
+    ("append_evidence", {"record": dict(MESSAGE, content="重复的 id")}, "agent", True),
+    ("append_evidence", {"record": {"type": "lock"}}, "agent", True),
+    ("get_evidence", {"record_id": "M-1"}, "agent", False),
+    ("get_evidence", {}, "agent", False),
+    ("get_evidence", {"record_id": "M-404"}, "agent", False),
+    ("redact_evidence", {"record_id": "M-1", "reason": "用户要求删除"}, "agent", True),
+    ("redact_evidence", {"record_id": "M-1", "reason": "用户要求删除"}, "reviewer", True),
+    ("fold_ledger", {"now": "2030-01-02T00:00:00Z", "interpretations": DECLINE, "subject": "demand_1"}, "agent", False),
+    ("fold_ledger", {"now": "yesterday", "interpretations": DECLINE}, "agent", False),
     ("no_such_tool", {}, "agent", False),
 ]
 
@@ -98,12 +117,15 @@ def prepared(tmp_path_factory):
     base = tmp_path_factory.mktemp("parity")
     db = base / "prepared.db"
     ledger = FindingLedger(db, clock=StepClock(), ids=SequentialIds())
-    service = Service(default_rulebook(), findings=ledger)
+    evidence = EvidenceLedger(db, ids=lambda: "unused", clock=StepClock())
+    service = Service(default_rulebook(), findings=ledger, evidence=evidence)
     caller = Caller("setup", "agent", (PROJECT,))
+    assert service.call("append_evidence", {"record": MESSAGE}, caller)["ok"]
     fid = service.call("log_finding", dict(FINDING, evidence=[EXPERIMENT]), caller)["data"]["finding_id"]
     service.call("propose_rule", {"finding_id": fid, "rule_text": "- 排查前先记录 GPU 温度", "target_path": "AGENTS.md",
                                   "rationale": "两次误判"}, caller)
     ledger.close()
+    evidence.close()
     return base, db
 
 
@@ -121,12 +143,15 @@ def _fresh(prepared, name: str) -> tuple[Path, Path]:
 def by_library(prepared, indices: list[int], name: str, role: str) -> list[dict]:
     """The cases, in order, in one session on one copy of the prepared ledger."""
     db, root = _fresh(prepared, name)
-    ledger = FindingLedger(db, clock=StepClock(CLOCK), ids=SequentialIds(start=IDS), rules_root=root)
-    service = Service(default_rulebook(), findings=ledger)
+    clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)      # shared by both ledgers, as the CLI does
+    ledger = FindingLedger(db, clock=clock, ids=ids, rules_root=root)
+    evidence = EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"))
+    service = Service(default_rulebook(), findings=ledger, evidence=evidence)
     try:
         return [service.call(CASES[i][0], CASES[i][1], Caller(OPERATOR, role, (PROJECT,))) for i in indices]
     finally:
         ledger.close()
+        evidence.close()
 
 
 def alone(prepared, index: int) -> dict:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import sqlite3
 
 import pytest
@@ -30,9 +31,12 @@ def ticking():
     return lambda: f"2024-05-01T10:{next(n):02d}:00+08:00"
 
 
+KEY = b"a redaction key kept outside the database"
+
+
 @pytest.fixture(params=["memory", "sqlite"])
 def ledger(request, rulebook, tmp_path):
-    kwargs = {"ids": counter("R"), "clock": ticking(), "rulebook": rulebook}
+    kwargs = {"ids": counter("R"), "clock": ticking(), "rulebook": rulebook, "redaction_key": KEY}
     if request.param == "memory":
         return MemoryLedger(**kwargs)
     return SqliteLedger(str(tmp_path / "ledger.sqlite"), **kwargs)
@@ -106,8 +110,8 @@ def test_redaction_leaves_record_locator_and_who_why(ledger):
     events = ledger.redact("E41", by="dpo@example", reason="用户要求删除个人信息")
     assert [(e["record"], e.get("cascade_of")) for e in events] == [("E41", None), ("L1", events[0]["id"])]
     message, lock = ledger.records()
-    sha = hashlib.sha256(MESSAGE["content"].encode("utf-8")).hexdigest()
-    assert message["content"] == {"redacted": True, "sha256": sha, "redaction": events[0]["id"]}
+    keyed = hmac.new(KEY, MESSAGE["content"].encode("utf-8"), hashlib.sha256).hexdigest()
+    assert message["content"] == {"redacted": True, "hmac_sha256": keyed, "redaction": events[0]["id"]}
     assert message["redaction"]["by"] == "dpo@example" and message["redaction"]["reason"] == "用户要求删除个人信息"
     assert message["role"] == "user" and message["message_id"] == "m_41"
     assert lock["lock"]["locator"] == LOCK["lock"]["locator"] and lock["lock"]["quote"]["redacted"] is True
@@ -127,6 +131,16 @@ def test_fold_after_redaction_still_checks_the_lock_value(ledger):
                                      "evidence": [{"message_id": "m_41", "start": 0, "end": 3, "quote": "不方便"}]},
                                     INTERP[0]["events"][1]])]
     assert code(lambda: ledger.fold(span, "2024-05-02T00:00:00+08:00")) == "EVIDENCE_REDACTED"
+
+
+def test_without_a_key_a_tombstone_holds_no_digest_and_matches_no_value(rulebook):
+    ledger = MemoryLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook)
+    ledger.append_all([MESSAGE, LOCK])
+    events = ledger.redact("E41", by="dpo@example", reason="erasure request")
+    message, lock = ledger.records()
+    assert message["content"] == {"redacted": True, "redaction": events[0]["id"]}
+    assert lock["lock"]["normalized_value"] == {"redacted": True, "redaction": events[1]["id"]}
+    assert code(lambda: ledger.fold(INTERP, "2024-05-02T00:00:00+08:00")) == "LOCK_CONFLICT"
 
 
 def test_records_cannot_arrive_redacted(ledger):

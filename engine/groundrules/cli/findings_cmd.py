@@ -8,15 +8,24 @@ from __future__ import annotations
 import argparse
 
 from ..api import TOOLS
-from .io import emit_envelope
+from .io import emit_envelope, usage_error
 from .session import add_caller_args, caller_from, service_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    s = sub.add_parser("serve", help="serve every groundrules tool to an agent over MCP (stdio)",
-                       description="Run the MCP server on stdin/stdout as the operator named here, with the "
-                                   "tools the role may call: " + ", ".join(TOOLS) + ".")
+    s = sub.add_parser("serve", help="serve every groundrules tool over MCP (stdio, or HTTP for many agents)",
+                       description="Run the MCP server on stdin/stdout as the operator named here, or with --http "
+                                   "one server at /mcp for many agents, each calling as its bearer token's principal "
+                                   "(--tokens). Tools, as each role may call them: " + ", ".join(TOOLS) + ".")
     add_caller_args(s, ledger=True)
+    http = s.add_argument_group("shared server (MCP Streamable HTTP)")
+    http.add_argument("--http", metavar="HOST:PORT", help="serve over HTTP at http://HOST:PORT/mcp instead of stdio; "
+                      "--project, --operator and --role are then ignored: each token names its caller")
+    http.add_argument("--tokens", metavar="FILE", help="the tokens file (YAML: sha256, principal, role, projects per "
+                      "token); re-read on SIGHUP")
+    http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
+                      help="a Host header clients may send (repeatable; 'name:*' for any port); default: the "
+                           "loopback names, required when HOST is not a loopback address")
     s.set_defaults(func=run_serve)
 
     f = sub.add_parser("findings", help="read the finding ledger and decide rule proposals",
@@ -47,9 +56,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from ..transports.mcp_tools import serve_stdio
-    serve_stdio(service_from(args), caller_from(args))
+    if args.http is None:
+        if args.tokens or args.allowed_host:
+            raise usage_error("--tokens and --allowed-host go with --http HOST:PORT")
+        from ..transports.mcp_tools import serve_stdio
+        serve_stdio(service_from(args), caller_from(args))
+        return 0
+    host, port = _host_port(args.http)
+    if not args.tokens:
+        raise usage_error("--http needs --tokens FILE: every HTTP caller is a token's principal")
+    from ..transports.mcp_http import serve_http
+    serve_http(service_from(args), args.tokens, host=host, port=port, allowed_hosts=args.allowed_host)
     return 0
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise usage_error(f"--http {text}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+    return host, int(port)
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -5,11 +5,11 @@ import argparse
 import sys
 
 from ..errors import GroundrulesError, RulesError
-from . import demo_cmd, diff_cmd, findings_cmd, report_cmd, rules_cmd, tool_cmds
+from . import demo_cmd, diff_cmd, evidence_cmd, findings_cmd, report_cmd, rules_cmd, tool_cmds
 from .io import rules_error_lines
 
 # Each part contributes a module with `register(subparsers)`; its commands set `func`.
-PARTS = [demo_cmd, tool_cmds, rules_cmd, diff_cmd, report_cmd, findings_cmd]
+PARTS = [demo_cmd, tool_cmds, rules_cmd, diff_cmd, report_cmd, findings_cmd, evidence_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,8 +11,11 @@ from pathlib import Path
 
 from .. import rulebook
 from ..api import Caller, Service
+from ..errors import GroundrulesError
 from ..rulebook import Rulebook
 from .io import usage_error
+
+MIN_KEY_BYTES = 16
 
 
 def rulebook_from(args: argparse.Namespace) -> Rulebook:
@@ -24,6 +27,9 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
     """The options every tool command shares; `ledger` makes --db required."""
     p.add_argument("--db", required=ledger, metavar="PATH",
                    help="the ledger's SQLite file (created if missing)" + ("" if ledger else ", for the finding tools"))
+    p.add_argument("--redaction-key", metavar="FILE",
+                   help="a file holding the secret (16 bytes or more) redacted evidence fields are digested "
+                        "with (HMAC-SHA256); it never enters the database. Without it a redacted field keeps no digest")
     p.add_argument("--root", metavar="DIR",
                    help="the project root rule documents live under (approve_rule writes only inside it)")
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
@@ -43,18 +49,41 @@ def caller_from(args: argparse.Namespace) -> Caller:
 
 
 def service_from(args: argparse.Namespace) -> Service:
+    """The registry over the bundled (or --rules) tables and, with --db, both ledgers in that file."""
     book = rulebook_from(args)
-    findings = None
-    if getattr(args, "db", None):
-        from ..findings import FindingLedger
-        db = Path(args.db)
-        if not db.parent.is_dir():
-            raise usage_error(f"{args.db}: the folder does not exist")
-        root = getattr(args, "root", None)
-        if root is not None and not Path(root).is_dir():
-            raise usage_error(f"{root}: not a folder")
-        findings = FindingLedger(db, rulebook=book, rules_root=root, **_reproducible(args))
-    return Service(book, findings=findings)
+    if not getattr(args, "db", None):
+        return Service(book)
+    from ..evidence import EvidenceLedger
+    from ..findings import FindingLedger, RandomIds, SystemClock
+    db = Path(args.db)
+    if not db.parent.is_dir():
+        raise usage_error(f"{args.db}: the folder does not exist")
+    root = getattr(args, "root", None)
+    if root is not None and not Path(root).is_dir():
+        raise usage_error(f"{root}: not a folder")
+    key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
+    options = _reproducible(args)
+    findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
+    ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
+    try:
+        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
+    except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
+        if exc.code != "RULEBOOK_INCOMPLETE":
+            raise
+        evidence = None
+    return Service(book, findings=findings, evidence=evidence)
+
+
+def redaction_key(path: str) -> bytes:
+    """The redaction key from its file (a trailing newline is not part of it)."""
+    try:
+        key = Path(path).read_bytes().rstrip(b"\r\n")
+    except OSError as exc:
+        raise usage_error(f"{path}: cannot read the redaction key ({exc.strerror or type(exc).__name__})") from None
+    if len(key) < MIN_KEY_BYTES:
+        raise usage_error(f"{path}: a redaction key has at least {MIN_KEY_BYTES} bytes "
+                          "(make one with: head -c 32 /dev/urandom > FILE)")
+    return key
 
 
 def _reproducible(args: argparse.Namespace) -> dict:

@@ -36,12 +36,13 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
     return tuple(found)
 
 
-def fold(payload: Any, rulebook: Rulebook | None = None) -> dict:
-    """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError."""
+def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None) -> dict:
+    """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError.
+    `redaction_key` lets a value be checked against a redacted lock's keyed digest."""
     book = rulebook or rulebooks.default()
     catalogue, policy, refusals = tables(book)
     try:
-        return _fold(payload, book, catalogue, policy, refusals)
+        return _fold(payload, book, catalogue, policy, refusals, redaction_key)
     except GroundrulesError:
         raise
     except RecursionError:
@@ -51,7 +52,7 @@ def fold(payload: Any, rulebook: Rulebook | None = None) -> dict:
 
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
-          refusals: RefusalCatalogue) -> dict:
+          refusals: RefusalCatalogue, redaction_key: bytes | None) -> dict:
     problem = first_problem(book.schemas, catalogue.records, payload)
     if problem is not None:
         raise refusals.error("PAYLOAD_INVALID", problem=problem)
@@ -59,7 +60,7 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     if now is None:
         raise refusals.error("PAYLOAD_INVALID", problem="now: not a real date and time")
     index = LedgerIndex(payload["records"], policy, refusals, now)
-    checked = Checker(index, catalogue, policy).check(payload["interpretations"])
+    checked = Checker(index, catalogue, policy, redaction_key).check(payload["interpretations"])
     folder = Folder(index, policy)
     folder.field_pass(checked.events, folder.scope_pass(checked.events))
     scopes = folder.finish()

@@ -49,8 +49,10 @@ class Checked:
 
 
 class Checker:
-    def __init__(self, index: LedgerIndex, catalogue: EventCatalogue, policy: MergePolicy):
+    def __init__(self, index: LedgerIndex, catalogue: EventCatalogue, policy: MergePolicy,
+                 redaction_key: bytes | None = None):
         self.index, self.catalogue, self.policy = index, catalogue, policy
+        self.redaction_key = redaction_key
         self.refuse = index.refusals.error
 
     def check(self, interpretations: list) -> Checked:
@@ -230,5 +232,5 @@ class Checker:
             raise self.refuse("INSUFFICIENT_EVIDENCE", event=event.id, slot=event.slot,
                               kinds=list(slot.lock_kinds))
         if slot.lock_match == "normalized_value" and assigned and not any(
-                rec.value_matches(event.value, lock["normalized_value"]) for lock in assigned):
+                rec.value_matches(event.value, lock["normalized_value"], self.redaction_key) for lock in assigned):
             raise self.refuse("LOCK_CONFLICT", event=event.id, slot=event.slot, lock=assigned[0]["id"])

@@ -2,8 +2,11 @@
 
 A record is appended once and never rewritten. The one exception is the audited redaction path
 (`redact`): it appends a redaction event (who, why, when) and replaces the record's personal fields
-by tombstones holding their digest; the record, its locator and every other field stay. The store
-(groundrules.store: SQLite, or memory) enforces append-only itself; this class holds the rules.
+by tombstones; the record, its locator and every other field stay. A tombstone holds the field's
+HMAC-SHA256 under `redaction_key` (a secret the host keeps outside the database), or no digest
+when there is no key: an unkeyed digest of a short value (a mobile number) is undone by brute
+force. The store (groundrules.store: SQLite, or memory) enforces append-only itself; this class
+holds the rules.
 Every method works in one store transaction of one project. Ids and the clock are injected;
 nothing here reads the time.
 """
@@ -30,15 +33,16 @@ class EvidenceLedger:
     memory); `project` is the project a caller means when it names none."""
 
     def __init__(self, store: Any = None, *, ids: Callable[[], str], clock: Callable[[], str],
-                 rulebook: Rulebook | None = None, project: str = "default"):
+                 rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
+        self._book = rulebook or rulebooks.default()
+        self._catalogue, _, self._refusals = tables(self._book)       # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
             store = open_evidence_store(store)
         self.store = store
         self.project = project
         self._ids, self._clock = ids, clock
-        self._book = rulebook or rulebooks.default()
-        self._catalogue, _, self._refusals = tables(self._book)
+        self._key = redaction_key or None
 
     def close(self) -> None:
         self.store.close()
@@ -51,6 +55,8 @@ class EvidenceLedger:
     def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
         """Append a message record and its lock records in one step. `locks` defaults to
         `groundrules.lock` over the message, so a stored message never lacks its locks."""
+        if isinstance(message, dict) and "id" not in message:
+            message = dict(message, id=self._ids())           # the locks point at the id it will have
         if locks is None:
             from ..locks import lock
             text = message.get("content")
@@ -139,7 +145,8 @@ class EvidenceLedger:
                 "message_id": rec.message_id(record) if record["type"] == "message" else None,
                 "lock_id": record["lock"]["id"] if record["type"] == "lock" else None,
                 "recorded_at": record["recorded_at"], "body": _dumps(body), "personal": _dumps(personal),
-                "digests": _dumps({f: rec.digest(v) for f, v in personal.items()}), "redaction_id": None}
+                "digests": _dumps({f: rec.keyed_digest(v, self._key) if self._key else None
+                                  for f, v in personal.items()}), "redaction_id": None}
 
     def _from_row(self, tx: Any, row: dict) -> dict:
         try:
@@ -148,8 +155,8 @@ class EvidenceLedger:
             if row["personal"] is not None:
                 box.update(json.loads(row["personal"]))
             else:
-                for f, sha in json.loads(row["digests"]).items():
-                    box[f] = rec.tombstone(sha, row["redaction_id"])
+                for f, keyed in json.loads(row["digests"]).items():
+                    box[f] = rec.tombstone(keyed, row["redaction_id"])
                 record["redaction"] = self._redaction_event(tx, row["redaction_id"])
             return record
         except (ValueError, KeyError, TypeError):
@@ -179,15 +186,22 @@ class EvidenceLedger:
         with self.store.read(project or self.project) as tx:
             return [json.loads(row["event"]) for row in tx.redaction_rows()]
 
-    def fold(self, interpretations: list, now: str, *, project: str | None = None) -> dict:
-        """The fold of this ledger's records with `interpretations` at `now`."""
-        return fold({"now": now, "records": self.records(project=project), "interpretations": interpretations},
-                    self._book)
+    def fold(self, interpretations: list, now: str, *, project: str | None = None, subject: str | None = None) -> dict:
+        """The fold of this ledger's records with `interpretations` at `now`; with `subject`, of the
+        records about it and the locks inside its messages."""
+        records = self.records(project=project)
+        if subject is not None:
+            about = {r["id"] for r in records if r.get("subject") == subject}
+            messages = {rec.message_id(r) for r in records if r["id"] in about and r["type"] == "message"}
+            records = [r for r in records if r["id"] in about or (r["type"] == "lock" and rec.message_id(r) in messages)]
+        return fold({"now": now, "records": records, "interpretations": interpretations},
+                    self._book, redaction_key=self._key)
 
     # -- the one audited change -----------------------------------------------------------------
     def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
-        """Replace the personal fields of a record (and of the locks inside a message) by sha256
-        tombstones, recording who and why. Returns the redaction events it appended."""
+        """Replace the personal fields of a record (and of the locks inside a message) by tombstones,
+        recording who and why, and leave no readable copy in the store's files. Returns the
+        redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
             raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
         with self.store.write(project or self.project) as tx:
@@ -205,6 +219,7 @@ class EvidenceLedger:
                             and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == row["message_id"]):
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
             tx.clear([dict(e, json=_dumps(e)) for e in events])
+        self.store.forget()
         return events
 
     def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:

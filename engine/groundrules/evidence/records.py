@@ -6,23 +6,38 @@ store accepts is exactly a record the fold accepts.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from typing import Any
 
 
+def _bytes(value: Any) -> bytes:
+    """A personal field as hashed: the UTF-8 text of a string, canonical JSON of anything else."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "surrogatepass")
+
 
 def digest(value: Any) -> str:
-    """sha256 of a personal field: the UTF-8 text of a string, canonical JSON of anything else."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    """Unkeyed sha256 of a personal field: what tombstones in host-built payloads may carry. The
+    ledger never stores it: a short value (a mobile number) is recovered from it by brute force."""
+    return hashlib.sha256(_bytes(value)).hexdigest()
+
+
+def keyed_digest(value: Any, key: bytes) -> str:
+    """HMAC-SHA256 of a personal field under the redaction key, which never enters the database."""
+    return hmac.new(key, _bytes(value), hashlib.sha256).hexdigest()
 
 
 def is_tombstone(value: Any) -> bool:
     return type(value) is dict and value.get("redacted") is True
 
 
-def tombstone(sha256: str, redaction_id: str) -> dict:
-    return {"redacted": True, "sha256": sha256, "redaction": redaction_id}
+def tombstone(hmac_sha256: str | None, redaction_id: str) -> dict:
+    """What a redacted field reads as: the keyed digest when the ledger has a key, else none."""
+    stone: dict = {"redacted": True, "redaction": redaction_id}
+    if hmac_sha256:
+        stone["hmac_sha256"] = hmac_sha256
+    return stone
 
 
 def holder(record: dict) -> dict:
@@ -54,8 +69,14 @@ def span_problem(content: Any, start: int, end: int, quote: Any) -> str | None:
     return None
 
 
-def value_matches(value: Any, locked: Any) -> bool:
-    """Does an event's value equal a lock's normalized_value (also after that value was redacted)?"""
+def value_matches(value: Any, locked: Any, key: bytes | None = None) -> bool:
+    """Does an event's value equal a lock's normalized_value (also after that value was redacted:
+    by its keyed digest with the key, or by a host payload's plain sha256; a tombstone without a
+    digest, or a keyed one without the key, matches nothing)?"""
     if is_tombstone(locked):
-        return isinstance(value, str) and digest(value) == locked["sha256"]
+        if not isinstance(value, str):
+            return False
+        if "hmac_sha256" in locked:
+            return key is not None and hmac.compare_digest(keyed_digest(value, key), locked["hmac_sha256"])
+        return "sha256" in locked and digest(value) == locked["sha256"]
     return type(value) is type(locked) and value == locked

@@ -26,6 +26,9 @@ class MemoryEvidenceStore:
         with self._lock:
             yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": []}))
 
+    def forget(self) -> None:
+        """Nothing outlives a cleared field in memory."""
+
     def close(self) -> None:
         """Nothing to release."""
 

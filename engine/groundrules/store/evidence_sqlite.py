@@ -4,11 +4,14 @@ The rules are enforced by triggers, not by the caller: DELETE is refused, an INS
 reuse a record id is refused, and the only UPDATE allowed clears `personal` of an unredacted row
 while pointing at a redaction event for that very row. It shares a file with the finding ledger
 when given the same path (its tables are prefixed `ledger_`, its migrations tracked apart).
-Every driver error leaves as a StorageFailure naming only the kind of failure.
+Every driver error leaves as a StorageFailure naming only the kind of failure. Cleared fields
+leave no copy in the file: `secure_delete` zeroes freed space, and `forget` checkpoints the WAL
+(which still holds the old pages) and truncates it.
 """
 from __future__ import annotations
 
 import sqlite3
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -72,7 +75,7 @@ COLUMNS = ("id", "type", "message_id", "lock_id", "recorded_at", "body", "person
 
 class SqliteEvidenceStore:
     """One connection to one SQLite file (or ':memory:'); `write(project)` / `read(project)` are
-    the only ways to touch it."""
+    the only ways to touch it, one thread at a time (a server calls from a pool of threads)."""
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
         self.path = str(path)
@@ -81,13 +84,15 @@ class SqliteEvidenceStore:
                                         timeout=busy_timeout_ms / 1000)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self.conn.execute("PRAGMA secure_delete = ON")
             if self.path != ":memory:":
                 self.conn.execute("PRAGMA journal_mode = WAL")
             migrate(self.conn)
+        self._lock = threading.RLock()
 
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:
-        with _failures():
+        with self._lock, _failures():
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield EvidenceTx(self.conn, project)
@@ -99,12 +104,17 @@ class SqliteEvidenceStore:
 
     @contextmanager
     def read(self, project: str) -> Iterator["EvidenceTx"]:
-        with _failures():
+        with self._lock, _failures():
             self.conn.execute("BEGIN")
             try:
                 yield EvidenceTx(self.conn, project)
             finally:
                 self.conn.execute("ROLLBACK")
+
+    def forget(self) -> None:
+        """Copy the WAL into the file and empty it, so that the pages a redaction replaced are gone."""
+        with self._lock, _failures():
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         self.conn.close()

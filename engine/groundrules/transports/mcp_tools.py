@@ -15,7 +15,7 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, Tool as MCPTool
 
 from .. import canonical
-from ..api import Caller, Service
+from ..api import TOOLS, Caller, Service
 
 SERVER_NAME = "groundrules"
 
@@ -35,7 +35,11 @@ class ToolServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         caller = self._caller()
-        envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
+        tool = TOOLS.get(name) if isinstance(name, str) else None
+        if tool is not None and tool.quick:          # a ledger read: cheaper than a worker thread's hand-off
+            envelope = self._service.call(name, arguments, caller)
+        else:                                        # writes (disk) and long computations leave the event loop
+            envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
         return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
                               content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
 

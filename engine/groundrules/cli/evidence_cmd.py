@@ -1,0 +1,49 @@
+"""`groundrules evidence append|get|redact|fold`: the stored evidence ledger, for people and scripts.
+
+Each command is one tool call with its flags as arguments (append_evidence, get_evidence,
+redact_evidence, fold_ledger), as the operator on the command line; `groundrules call` reaches
+the same tools with a JSON file.
+"""
+from __future__ import annotations
+
+import argparse
+
+from .io import emit_envelope, read_json
+from .session import add_caller_args, caller_from, service_from
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    e = sub.add_parser("evidence", help="append to, read, redact and fold the stored evidence ledger",
+                       description="The evidence ledger kept per project in the --db file (seed 003).")
+    esub = e.add_subparsers(dest="evidence_command", metavar="ACTION", required=True)
+    a = esub.add_parser("append", help="append a message (locked on append), tool receipt or injected field")
+    add_caller_args(a, ledger=True)
+    a.add_argument("file", metavar="FILE|-", help="the record as a JSON object, or - for stdin")
+    a.set_defaults(func=_run, tool="append_evidence", build=lambda args: {"record": read_json(args.file)})
+    g = esub.add_parser("get", help="one record (by record, message or lock id), or every record")
+    add_caller_args(g, ledger=True)
+    g.add_argument("record_id", metavar="RECORD_ID", nargs="?")
+    g.set_defaults(func=_run, tool="get_evidence", build=lambda args: _given(record_id=args.record_id))
+    r = esub.add_parser("redact", help="remove a record's personal fields for good (reviewers)",
+                        description="Redact a record; the redaction records --operator as who did it.")
+    add_caller_args(r, role="reviewer", ledger=True)
+    r.add_argument("record_id", metavar="RECORD_ID")
+    r.add_argument("--reason", required=True, help="why (recorded)")
+    r.set_defaults(func=_run, tool="redact_evidence",
+                   build=lambda args: {"record_id": args.record_id, "reason": args.reason})
+    f = esub.add_parser("fold", help="fold the stored ledger with interpretations at a given time")
+    add_caller_args(f, ledger=True)
+    f.add_argument("--now", required=True, help="the fold's clock (ISO 8601 with an offset)")
+    f.add_argument("--interpretations", required=True, metavar="FILE|-", help="a JSON list of interpretations")
+    f.add_argument("--subject", help="fold only the records about this subject")
+    f.set_defaults(func=_run, tool="fold_ledger", build=lambda args: _given(
+        now=args.now, interpretations=read_json(args.interpretations), subject=args.subject))
+
+
+def _given(**arguments) -> dict:
+    return {k: v for k, v in arguments.items() if v is not None}
+
+
+def _run(args: argparse.Namespace) -> int:
+    arguments = args.build(args)
+    return emit_envelope(service_from(args).call(args.tool, arguments, caller_from(args)))

@@ -1,0 +1,123 @@
+"""The evidence ledger as registry tools (append_evidence, get_evidence, redact_evidence, fold_ledger):
+stored per project in the finding ledger's file, reached the way every host reaches it."""
+from __future__ import annotations
+
+import pytest
+
+from groundrules import Caller, EvidenceLedger, FindingLedger, Service, lock
+
+KEY = b"a redaction key kept outside the database"
+NOW = "2024-05-02T00:00:00+08:00"
+TEXT = "不方便接电话，微信 wx_wang01"
+
+
+@pytest.fixture
+def service(rulebook, tmp_path):
+    n = iter(range(1, 10**6))
+    db = tmp_path / "ledger.db"
+    svc = Service(rulebook, findings=FindingLedger(db, rulebook=rulebook),
+                  evidence=EvidenceLedger(db, ids=lambda: f"R-{next(n)}", clock=lambda: "2024-05-01T10:00:00+08:00",
+                                          rulebook=rulebook, redaction_key=KEY))
+    yield svc
+    svc.findings.close()
+    svc.evidence.close()
+
+
+AGENT = Caller("agent-7", "agent", ("alpha",))
+OTHER = Caller("agent-9", "agent", ("beta",))
+REVIEWER = Caller("user:alice", "reviewer", ("alpha",))
+
+
+def ok(envelope: dict):
+    assert envelope["ok"], envelope["error"]
+    return envelope["data"]
+
+
+def code(envelope: dict) -> str:
+    assert not envelope["ok"] and envelope["data"] is None
+    return envelope["error"]["code"]
+
+
+def message(mid: str = "m_41", subject: str = "demand_1", content: str = TEXT) -> dict:
+    return {"id": mid, "type": "message", "role": "user", "state": "sent", "subject": subject, "content": content}
+
+
+def interpretation(lock_ids: list, value: str = "wx_wang01", mid: str = "m_41") -> list:
+    return [{"id": "I1", "events": [{"id": "e1", "type": "decline", "slot": "phone", "evidence": [mid]},
+                                    {"id": "e2", "type": "set", "slot": "wechat", "value": value,
+                                     "evidence": lock_ids}],
+             "dispositions": [{"lock": lid, "slot": "wechat"} for lid in lock_ids]}]
+
+
+def append(service, caller=AGENT, **kw) -> list:
+    return ok(service.call("append_evidence", {"record": message(**kw)}, caller))["records"]
+
+
+def test_a_message_is_locked_on_append(service, rulebook):
+    stored = append(service)
+    expected = lock({"id": "m_41", "role": "user", "state": "sent", "content": TEXT}, rulebook)
+    assert [r["type"] for r in stored] == ["message"] + ["lock"] * len(expected)
+    assert [r["lock"] for r in stored[1:]] == expected
+    everything = ok(service.call("get_evidence", {}, AGENT))["records"]
+    assert [r["id"] for r in everything] == [r["id"] for r in stored]
+    assert ok(service.call("get_evidence", {"record_id": "m_41"}, AGENT))["records"] == stored[:1]
+
+
+def test_receipts_and_injected_fields_are_appended_as_given(service):
+    receipt = {"type": "tool_receipt", "tool": "crm", "request_id": "q1", "body": "{}"}
+    stored = ok(service.call("append_evidence", {"record": receipt}, AGENT))["records"]
+    assert len(stored) == 1 and {k: stored[0][k] for k in receipt} == receipt
+    assert code(service.call("append_evidence", {"record": dict(receipt, id=stored[0]["id"])}, AGENT)) == "DUPLICATE_ID"
+    assert code(service.call("append_evidence", {"record": {"type": "lock"}}, AGENT)) == "INVALID_ARGUMENT"
+    assert len(ok(service.call("get_evidence", {}, AGENT))["records"]) == 1
+
+
+def test_each_project_keeps_its_own_ledger(service):
+    stored = append(service)
+    assert code(service.call("get_evidence", {"record_id": "m_41"}, OTHER)) == "UNKNOWN_EVIDENCE"
+    assert ok(service.call("get_evidence", {}, OTHER))["records"] == []
+    assert code(service.call("get_evidence", {"project": "alpha"}, OTHER)) == "PROJECT_SCOPE_MISMATCH"
+    assert append(service, OTHER)[0]["id"] == "m_41"           # the same id is free in another project
+    lock_ids = [r["id"] for r in stored[1:]]
+    folded = ok(service.call("fold_ledger", {"now": NOW, "interpretations": interpretation(lock_ids)}, AGENT))
+    assert [e["id"] for e in folded["evidence"]] == [r["id"] for r in stored]
+
+
+def test_only_a_reviewer_redacts_and_the_redactor_is_the_caller(service):
+    stored = append(service)
+    before = ok(service.call("get_evidence", {}, AGENT))
+    assert code(service.call("redact_evidence", {"record_id": "m_41", "reason": "用户要求"}, AGENT)) == "PERMISSION_DENIED"
+    assert code(service.call("redact_evidence", {"record_id": "m_41", "reason": "r", "by": "user:boss"},
+                             REVIEWER)) == "INVALID_ARGUMENT"
+    assert ok(service.call("get_evidence", {}, AGENT)) == before
+    events = ok(service.call("redact_evidence", {"record_id": "m_41", "reason": "用户要求删除"}, REVIEWER))["redactions"]
+    assert {e["by"] for e in events} == {"user:alice"} and [e["record"] for e in events] == [r["id"] for r in stored]
+    redacted = ok(service.call("get_evidence", {"record_id": "m_41"}, AGENT))["records"][0]
+    assert redacted["content"]["redacted"] is True and redacted["redaction"]["by"] == "user:alice"
+    assert code(service.call("redact_evidence", {"record_id": "m_41", "reason": "again"}, REVIEWER)) == "ALREADY_REDACTED"
+
+
+def test_fold_after_redaction_checks_values_by_the_keyed_digest(service):
+    lock_ids = [r["id"] for r in append(service)[1:]]
+    ok(service.call("redact_evidence", {"record_id": "m_41", "reason": "erasure"}, REVIEWER))
+    slots = ok(service.call("fold_ledger", {"now": NOW, "interpretations": interpretation(lock_ids)}, AGENT))
+    assert slots["state"]["scopes"]["demand_1"]["slots"]["wechat"]["value"] == "wx_wang01"
+    wrong = interpretation(lock_ids, value="wx_other")
+    assert code(service.call("fold_ledger", {"now": NOW, "interpretations": wrong}, AGENT)) == "LOCK_CONFLICT"
+
+
+def test_fold_for_one_subject_takes_its_records_and_their_locks(service):
+    mine = append(service)
+    other = append(service, mid="m_99", subject="demand_2", content="好的，明天联系")
+    lock_ids = [r["id"] for r in mine[1:]]
+    folded = ok(service.call("fold_ledger", {"now": NOW, "interpretations": interpretation(lock_ids),
+                                             "subject": "demand_1"}, AGENT))
+    assert [e["id"] for e in folded["evidence"]] == [r["id"] for r in mine]
+    assert other[0]["id"] not in [e["id"] for e in folded["evidence"]]
+    assert code(service.call("fold_ledger", {"now": NOW, "interpretations": interpretation(lock_ids),
+                                             "subject": "demand_2"}, AGENT)) == "UNKNOWN_EVIDENCE"
+
+
+def test_without_an_evidence_ledger_the_tools_say_so(rulebook):
+    bare = Service(rulebook)
+    assert code(bare.call("get_evidence", {}, AGENT)) == "NOT_CONFIGURED"

@@ -1,0 +1,88 @@
+"""A real groundrules HTTP server on loopback, and the SDK's client to reach it (imported by name).
+
+`running(service, tokens_file)` starts uvicorn on a free port in a thread of this process (a
+real TCP server: the SDK app, its token middleware, its Host check); `agent_calls` opens one
+MCP connection with a bearer token and runs calls on it, as an agent host would.
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import anyio
+import httpx2
+import uvicorn
+import yaml
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from groundrules.transports.mcp_http import GrantsVerifier, http_app
+from groundrules.transports.tokens import token_digest
+
+HOST = "127.0.0.1"
+
+
+def write_tokens(path: Path, callers: dict) -> Path:
+    """A tokens file for {token: (principal, role, [projects])}, in the shape the issue shows."""
+    entries = [{"sha256": token_digest(token), "principal": p, "role": r, "projects": list(projects)}
+               for token, (p, r, projects) in callers.items()]
+    path.write_text(yaml.safe_dump({"tokens": entries}, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@contextmanager
+def running(service, tokens_file: Path) -> Iterator[str]:
+    """The /mcp URL of a server for `service` guarded by `tokens_file`, until the block ends."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, 0))
+    port = sock.getsockname()[1]
+    verifier = GrantsVerifier(tokens_file, service.roles.roles)
+    app = http_app(service, verifier, host=HOST, port=port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the HTTP server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://{HOST}:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+
+
+async def session_calls(url: str, token: str, calls: list, *, mode: str = "auto") -> list[dict]:
+    """Open one MCP connection as `token` and return the envelope of each (tool, arguments)."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        out = []
+        for tool, arguments in calls:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error == (not result.structured_content["ok"])
+            out.append(result.structured_content)
+        return out
+
+
+def agent_calls(url: str, token: str, calls: list, *, mode: str = "auto") -> list[dict]:
+    return anyio.run(lambda: session_calls(url, token, calls, mode=mode))
+
+
+def call(url: str, token: str, tool: str, arguments: dict, *, mode: str = "auto") -> dict:
+    return agent_calls(url, token, [(tool, arguments)], mode=mode)[0]
+
+
+def tool_names(url: str, token: str, *, mode: str = "auto") -> list[str]:
+    async def run() -> list[str]:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+            return [t.name for t in (await client.list_tools()).tools]
+    return anyio.run(run)

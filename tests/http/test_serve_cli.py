@@ -1,0 +1,96 @@
+"""`groundrules serve --http`: the real command in its own process; SIGHUP re-reads the tokens file."""
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx2
+import pytest
+
+from groundrules.cli.main import main
+from http_support import tool_names, write_tokens
+
+START_S = 120          # a loaded CI machine may take long to import and start; no timing is asserted
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def status(url: str, token: str) -> int:
+    return httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                       headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream",
+                                "MCP-Protocol-Version": "2025-11-25"}).status_code
+
+
+def wait_for(predicate, what: str) -> None:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def served(tmp_path):
+    tokens = write_tokens(tmp_path / "tokens.yaml", {"tok-a": ("agent-a", "agent", ["alpha"])})
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{port}",
+                             "--db", str(tmp_path / "ledger.db"), "--tokens", str(tokens)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_for(lambda: proc.poll() is not None or status(url, "nobody") == 401, "the server")
+        assert proc.poll() is None, proc.communicate()[1]
+        yield url, tokens, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
+def test_sighup_rereads_the_tokens_file_and_a_bad_file_keeps_the_grants(served):
+    url, tokens, proc = served
+    assert "log_finding" in tool_names(url, "tok-a")
+    write_tokens(tokens, {"tok-b": ("user:bob", "reviewer", ["alpha"])})
+    proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: status(url, "tok-a") == 401, "tok-a to be revoked")
+    assert "approve_rule" in tool_names(url, "tok-b")
+    tokens.write_text("tokens:\n  - sha256: not-a-digest\n", encoding="utf-8")
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1)
+    assert proc.poll() is None and status(url, "tok-a") == 401
+    assert "approve_rule" in tool_names(url, "tok-b")            # the grants in force before the bad file
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert f"{tokens}:2:5: missing key" in err and "previous grants stay in force" in err
+
+
+def test_a_bad_tokens_file_stops_the_start_with_one_line(tmp_path, capsys):
+    tokens = tmp_path / "tokens.yaml"
+    tokens.write_text("tokens:\n  - sha256: abc\n    principal: a\n    role: agent\n    projects: [p]\n")
+    code = main(["serve", "--http", "127.0.0.1:1", "--db", str(tmp_path / "l.db"), "--tokens", str(tokens)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and f"{tokens}:2:" in err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--http", "127.0.0.1:1"], "--http needs --tokens"),
+    (["--tokens", "t.yaml"], "go with --http"),
+    (["--http", "localhost"], "expected HOST:PORT"),
+    (["--http", "0.0.0.0:1", "--tokens", "TOKENS"], "--allowed-host"),
+])
+def test_serve_usage_errors(tmp_path, capsys, argv, words):
+    tokens = write_tokens(tmp_path / "tokens.yaml", {"tok-a": ("agent-a", "agent", ["alpha"])})
+    argv = [str(tokens) if a == "TOKENS" else a for a in argv]
+    assert main(["serve", "--db", str(tmp_path / "l.db"), *argv]) == 1
+    assert words in capsys.readouterr().err

@@ -1,0 +1,224 @@
+"""The shared HTTP server under 8 concurrent agent sessions, against the SDK's bare echo tool as the floor.
+
+Two servers run as their own processes on loopback, both behind a bearer-token check: `groundrules
+serve --http` on a fresh database, and a bare MCPServer whose only tool echoes its text. In each of
+several rounds, 8 sessions (one MCP connection each, the SDK client) call the echo server, then
+the groundrules server with a realistic mix (query, get, log with evidence, state change); the order
+of the two alternates between rounds (paired, interleaved), so machine noise hits both alike.
+Printed: calls/s per round (median), p50/p99 per tool, the ratio of get_finding's p50 to echo's,
+each server's CPU time per call (what the server itself costs, apart from the client's share of the
+same cores: the SDK client validates every result against the tool's output schema), and the
+groundrules server's RSS after warm-up and at the end.
+
+    .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
+    .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+import yaml
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+SESSIONS = 8
+PROJECTS = 4                # two agents per project: some reads see the other's writes
+# one cycle of an agent's calls: mostly reads, some writes (log with evidence, a state change)
+MIX = ("get_finding", "query_findings", "get_finding", "log_finding", "get_finding", "query_findings",
+       "set_finding_state", "get_finding", "query_findings", "log_finding")
+EVIDENCE = {"source_kind": "experiment_run", "source_ref": "run:1", "excerpt": "温度升高后误差翻倍",
+            "relation": "supports", "method": "experiment"}
+
+ECHO_SERVER = """
+import sys
+from mcp.server import MCPServer
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+TOKENS = set(sys.argv[2:])
+class Verifier(TokenVerifier):
+    async def verify_token(self, token):
+        return AccessToken(token=token, client_id=token, scopes=[]) if token in TOKENS else None
+mcp = MCPServer("echo", token_verifier=Verifier(), log_level="WARNING",
+                auth=AuthSettings(issuer_url="http://127.0.0.1/", resource_server_url=None, required_scopes=[]))
+@mcp.tool()
+def echo(text: str) -> str:
+    return text
+mcp.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]), json_response=True)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_ready(url: str, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"a server exited: {proc.communicate()[1][-2000:]}")
+        try:
+            httpx2.post(url, json={}, timeout=2)
+            return
+        except httpx2.TransportError:
+            time.sleep(0.2)
+    raise SystemExit("a server did not start")
+
+
+def start_servers(work: Path, tokens: list[str]) -> tuple[dict, dict]:
+    grants = [{"sha256": hashlib.sha256(t.encode()).hexdigest(), "principal": f"agent-{i}", "role": "agent",
+               "projects": [f"p{i % PROJECTS}"]} for i, t in enumerate(tokens)]
+    (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": grants}), encoding="utf-8")
+    gr_port, echo_port = free_port(), free_port()
+    gr = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{gr_port}",
+                           "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(echo_port), *tokens],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    servers = {"groundrules": {"proc": gr, "url": f"http://127.0.0.1:{gr_port}/mcp"},
+               "echo": {"proc": echo, "url": f"http://127.0.0.1:{echo_port}/mcp"}}
+    for s in servers.values():
+        wait_ready(s["url"], s["proc"])
+    return servers, servers["groundrules"]
+
+
+class Agent:
+    """One agent's session and its own findings (it changes the state of its own, expected_version known)."""
+
+    def __init__(self, n: int, token: str):
+        self.n, self.token, self.mine, self.step = n, token, [], 0
+
+    def next_call(self, server: str) -> tuple[str, dict]:
+        if server == "echo":
+            return "echo", {"text": "温度升高后误差翻倍"}
+        tool = MIX[self.step % len(MIX)]
+        self.step += 1
+        if not self.mine or tool == "log_finding":
+            return "log_finding", {"claim_kind": "diagnosis", "statement": f"agent {self.n} 的发现 {self.step}",
+                                   "tags": ["bench"], "scope": {"match": {"runtime.backend": "vLLM"},
+                                                                "context": {"commit": "0862527"}},
+                                   "evidence": [EVIDENCE]}
+        fid, version, state = self.mine[-1]
+        if tool == "get_finding":
+            return tool, {"finding_id": fid}
+        if tool == "query_findings":
+            return tool, {"keyword": "发现", "limit": 10}
+        target = "provisional" if state != "provisional" else "unassessed"
+        return tool, {"finding_id": fid, "epistemic_state": target, "reason": "bench", "expected_version": version}
+
+    def saw(self, tool: str, arguments: dict, envelope: dict) -> None:
+        if not envelope.get("ok"):
+            raise SystemExit(f"{tool} refused: {envelope.get('error')}")
+        data = envelope["data"]
+        if tool == "log_finding":
+            self.mine.append((data["finding_id"], data["version"], data["epistemic_state"]))
+        elif tool == "set_finding_state":
+            self.mine[-1] = (arguments["finding_id"], data["version"], data["epistemic_state"])
+
+
+async def session(url: str, agent: Agent, server: str, calls: int, latencies: dict) -> None:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {agent.token}"}, timeout=120)
+    async with Client(streamable_http_client(url, http_client=http)) as client:
+        for _ in range(calls):
+            tool, arguments = agent.next_call(server)
+            t0 = time.perf_counter()
+            result = await client.call_tool(tool, arguments)
+            latencies.setdefault(tool, []).append(time.perf_counter() - t0)
+            if server == "groundrules":
+                agent.saw(tool, arguments, result.structured_content)
+
+
+async def phase(url: str, agents: list, server: str, calls_each: int, latencies: dict) -> float:
+    """calls/s of SESSIONS sessions making calls_each calls at once."""
+    t0 = time.perf_counter()
+    await asyncio.gather(*(session(url, a, server, calls_each, latencies) for a in agents))
+    return SESSIONS * calls_each / (time.perf_counter() - t0)
+
+
+def pct(values: list, q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def main_async(args) -> None:
+    tokens = [f"bench-token-{i}" for i in range(SESSIONS)]
+    with tempfile.TemporaryDirectory() as tmp:
+        servers, gr = start_servers(Path(tmp), tokens)
+        try:
+            agents = [Agent(i, t) for i, t in enumerate(tokens)]
+            warm: dict = {}
+            for name, s in servers.items():                          # warm-up, not counted
+                await phase(s["url"], agents, name, 20, warm)
+            rss_start = rss_mib(gr["proc"].pid)
+            per_round = args.calls // args.rounds // SESSIONS
+            rates = {name: [] for name in servers}
+            latencies = {name: {} for name in servers}
+            cpu = {name: 0.0 for name in servers}
+            for r in range(args.rounds):
+                order = list(servers) if r % 2 == 0 else list(reversed(servers))
+                for name in order:
+                    before = cpu_s(servers[name]["proc"].pid)
+                    rates[name].append(await phase(servers[name]["url"], agents, name, per_round, latencies[name]))
+                    cpu[name] += cpu_s(servers[name]["proc"].pid) - before
+                print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f} calls/s" for n in servers),
+                      flush=True)
+            rss_end = rss_mib(gr["proc"].pid)
+        finally:
+            for s in servers.values():
+                s["proc"].send_signal(signal.SIGTERM)
+                s["proc"].wait(30)
+    total = {n: sum(len(v) for v in latencies[n].values()) for n in servers}
+    print(f"\n{SESSIONS} sessions, {args.rounds} paired rounds; calls: " + ", ".join(f"{n} {total[n]}" for n in servers))
+    for name in servers:
+        everything = [x for v in latencies[name].values() for x in v]
+        print(f"{name:12s} calls/s median {statistics.median(rates[name]):7.0f}   all calls p50 {pct(everything, .5):6.1f} ms"
+              f"  p99 {pct(everything, .99):6.1f} ms   server CPU {cpu[name] / total[name] * 1000:.2f} ms/call")
+        for tool, values in sorted(latencies[name].items()):
+            print(f"  {tool:20s} n={len(values):6d}  p50 {pct(values, .5):6.1f} ms  p99 {pct(values, .99):6.1f} ms")
+    ratio = pct(latencies["groundrules"]["get_finding"], .5) / pct(latencies["echo"]["echo"], .5)
+    print(f"\nget_finding p50 / echo p50 = {ratio:.2f}   (target ≤ 1.5)")
+    print(f"server CPU per call, groundrules / echo = "
+          f"{(cpu['groundrules'] / total['groundrules']) / (cpu['echo'] / total['echo']):.2f}")
+    print(f"groundrules calls/s / echo calls/s (median of rounds) = "
+          f"{statistics.median(rates['groundrules']) / statistics.median(rates['echo']):.2f}")
+    print(f"groundrules server RSS: {rss_start:.1f} MiB after warm-up, {rss_end:.1f} MiB at the end "
+          f"(+{rss_end - rss_start:.1f} MiB over {total['groundrules']} calls; target ≤ 10 MiB)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20_000, help="groundrules calls in all (the echo floor makes as many)")
+    parser.add_argument("--rounds", type=int, default=6, help="paired rounds (even: each order as often)")
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
