@@ -11,9 +11,11 @@ from __future__ import annotations
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from .findings_sqlite import _failures, _statements
+
+T = TypeVar("T")
 
 # (version, name, SQL). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -84,6 +86,11 @@ class SqliteEvidenceStore:
             if self.path != ":memory:":
                 self.conn.execute("PRAGMA journal_mode = WAL")
             migrate(self.conn)
+
+    def run_write(self, project: str, body: Callable[["EvidenceTx"], T]) -> T:
+        """`body(tx)` in one write transaction of `project`, returning after COMMIT."""
+        with self.write(project) as tx:
+            return body(tx)
 
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:
