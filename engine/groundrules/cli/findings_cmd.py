@@ -9,7 +9,7 @@ import argparse
 
 from ..api import TOOLS
 from .io import emit_envelope
-from .session import add_caller_args, caller_from, service_from
+from .session import add_caller_args, call_once, caller_from, service_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from ..transports.mcp_tools import serve_stdio
-    serve_stdio(service_from(args), caller_from(args))
+    service = service_from(args)
+    try:
+        serve_stdio(service, caller_from(args))
+    finally:
+        if service.findings is not None:
+            service.findings.close()
     return 0
 
 
@@ -58,14 +63,14 @@ def run_list(args: argparse.Namespace) -> int:
                        ("limit", args.limit)):
         if value is not None:
             query[key] = value
-    return emit_envelope(service_from(args).call("query_findings", query, caller_from(args)))
+    return emit_envelope(call_once(args, "query_findings", query))
 
 
 def run_show(args: argparse.Namespace) -> int:
     arguments = {"finding_id": args.finding_id, "full_excerpts": True}
-    return emit_envelope(service_from(args).call("get_finding", arguments, caller_from(args)))
+    return emit_envelope(call_once(args, "get_finding", arguments))
 
 
 def run_decide(args: argparse.Namespace) -> int:
     arguments = {"proposal_id": args.proposal_id, "note": args.note}
-    return emit_envelope(service_from(args).call(args.tool, arguments, caller_from(args)))
+    return emit_envelope(call_once(args, args.tool, arguments))

@@ -22,8 +22,9 @@ def rulebook_from(args: argparse.Namespace) -> Rulebook:
 
 def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: bool = False) -> None:
     """The options every tool command shares; `ledger` makes --db required."""
-    p.add_argument("--db", required=ledger, metavar="PATH",
-                   help="the ledger's SQLite file (created if missing)" + ("" if ledger else ", for the finding tools"))
+    p.add_argument("--db", required=ledger, metavar="PATH|URI",
+                   help="the ledger's SQLite file (created if missing), or a postgresql:// URI"
+                   + ("" if ledger else ", for the finding tools"))
     p.add_argument("--root", metavar="DIR",
                    help="the project root rule documents live under (approve_rule writes only inside it)")
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
@@ -47,14 +48,26 @@ def service_from(args: argparse.Namespace) -> Service:
     findings = None
     if getattr(args, "db", None):
         from ..findings import FindingLedger
-        db = Path(args.db)
-        if not db.parent.is_dir():
+        from ..store import is_postgres
+        db = args.db if is_postgres(args.db) else Path(args.db)
+        if isinstance(db, Path) and not db.parent.is_dir():
             raise usage_error(f"{args.db}: the folder does not exist")
         root = getattr(args, "root", None)
         if root is not None and not Path(root).is_dir():
             raise usage_error(f"{root}: not a folder")
         findings = FindingLedger(db, rulebook=book, rules_root=root, **_reproducible(args))
     return Service(book, findings=findings)
+
+
+def call_once(args: argparse.Namespace, tool: str, arguments) -> dict:
+    """One tool call on a Service opened for it; its ledger (a PostgreSQL pool, say) is closed
+    before the command returns."""
+    service = service_from(args)
+    try:
+        return service.call(tool, arguments, caller_from(args))
+    finally:
+        if service.findings is not None:
+            service.findings.close()
 
 
 def _reproducible(args: argparse.Namespace) -> dict:
