@@ -111,13 +111,11 @@ class PgEvidenceTx(PostgresTx):
         self.project = project
 
     def insert(self, rows: list[dict]) -> None:
-        if not rows:
-            return
-        with self.conn.cursor() as cur:
-            cur.executemany(
+        for r in rows:
+            self.conn.execute(
                 "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, "
                 "digests) VALUES (%(project)s, %(id)s, %(type)s, %(message_id)s, %(lock_id)s, %(recorded_at)s, "
-                "%(body)s, %(personal)s, %(digests)s)", [dict(r, project=self.project) for r in rows])
+                "%(body)s, %(personal)s, %(digests)s)", dict(r, project=self.project))
 
     def rows(self) -> list[dict]:
         return self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = %s ORDER BY seq",

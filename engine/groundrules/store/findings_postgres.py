@@ -251,10 +251,9 @@ class PgFindingTx(PostgresTx):
              record["epistemic_state"], record["lifecycle_state"], _json(record["scope"]),
              record["retrieval_policy"], record["created_at"], record["created_at"], record["last_validated_at"],
              tsvector_text(record["statement"] + "\n" + record["details"])))["seq"]
-        if tags:
-            with self.conn.cursor() as cur:
-                cur.executemany("INSERT INTO finding_tags (finding_seq, tag) VALUES (%s, %s)",
-                                [(seq, tag) for tag in tags])
+        if tags:        # one statement, one round trip
+            self.conn.execute("INSERT INTO finding_tags (finding_seq, tag) SELECT %s, unnest(%s::text[])",
+                              (seq, list(tags)))
         return seq
 
     def update_finding(self, seq: int, version: int, at: str, columns: dict) -> bool:
