@@ -14,11 +14,10 @@ import textwrap
 import time
 from urllib.parse import quote
 
+import psycopg
 import pytest
 
 from findings_support import COUNTER, EXPERIMENT, TABLES, finding
-
-psycopg = pytest.importorskip("psycopg")
 
 PRELUDE = textwrap.dedent(f"""
     import json, sys

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
 
 from findings_support import EXPERIMENT, counts, finding, ok, open_client, refused, sql
 from groundrules.errors import StorageFailure
 from groundrules.findings import SequentialIds, StepClock
+from groundrules.store.findings_postgres import LATEST, PostgresFindingStore, tsquery_text, tsvector_text
 
-psycopg = pytest.importorskip("psycopg")
 FID = "F-000001"
-from groundrules.store.findings_postgres import LATEST, PostgresFindingStore, tsquery_text, tsvector_text  # noqa: E402
 
 
 def test_postgres_writes_are_serializable_and_reads_one_snapshot(pg_db):
