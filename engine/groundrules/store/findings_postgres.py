@@ -230,6 +230,10 @@ class PostgresFindingStore(PostgresStore):
 class PgFindingTx(PostgresTx):
     """The persistence operations of one transaction; rows come back as plain dicts."""
 
+    def __init__(self, conn):
+        super().__init__(conn)
+        self._tags: dict[int, list[str]] = {}    # tags fetched with search rows (a finding's tags never change)
+
     def _one(self, sql: str, params: tuple) -> dict | None:
         return self.conn.execute(sql, params).fetchone()
 
@@ -267,6 +271,8 @@ class PgFindingTx(PostgresTx):
         return done.rowcount == 1
 
     def tags(self, seq: int) -> list[str]:
+        if seq in self._tags:
+            return list(self._tags[seq])
         return [r["tag"] for r in self._all("SELECT tag FROM finding_tags WHERE finding_seq = %s ORDER BY tag",
                                             (seq,))]
 
@@ -290,9 +296,15 @@ class PgFindingTx(PostgresTx):
         for tag in tags:
             where.append("EXISTS (SELECT 1 FROM finding_tags t WHERE t.finding_seq = f.seq AND t.tag = %s)")
             params.append(tag)
-        rows = self.stream(f"SELECT {_SELECT} FROM findings f WHERE {' AND '.join(where)} ORDER BY f.seq DESC",
-                           params)
-        return (_finding(row) for row in rows)
+        rows = self.stream(f"SELECT {_SELECT}, ARRAY(SELECT t.tag FROM finding_tags t WHERE t.finding_seq = f.seq "
+                           f"ORDER BY t.tag) AS tag_list FROM findings f WHERE {' AND '.join(where)} "
+                           "ORDER BY f.seq DESC", params)
+        return (self._with_tags(row) for row in rows)
+
+    def _with_tags(self, row: dict) -> dict:
+        """A search row as a finding; its tags kept for `tags()`, saving a round trip per row."""
+        self._tags[row["seq"]] = row["tag_list"]
+        return _finding(row)
 
     # -- evidence ---------------------------------------------------------------------------------
     def evidence(self, project: str, evidence_id: str) -> dict | None:
