@@ -136,8 +136,10 @@ def median_ms(ledger: Ledger, args: dict, repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
-def bench_queries(book, db, sizes: list[int], repeat: int) -> None:
-    """`db`: a SQLite path or a postgresql:// URI."""
+def bench_queries(book, db, sizes: list[int], repeat: int, filler=None) -> None:
+    """`db`: a SQLite path or a postgresql:// URI; `filler(ledger, start, stop, rng)` grows it
+    (default: the real log_finding code)."""
+    filler = filler or fill
     rng = random.Random(2)
     ledger = Ledger(db, project="bench", rulebook=book)
     print(f"query_findings median (ms, {repeat} runs each; limit 20):")
@@ -145,7 +147,7 @@ def bench_queries(book, db, sizes: list[int], repeat: int) -> None:
     results = {}
     done = 0
     for size in sizes:
-        fill(ledger, done, size, rng)
+        filler(ledger, done, size, rng)
         done = size
         row = {name: median_ms(ledger, args, repeat) for name, args in MIX.items()}
         results[size] = row

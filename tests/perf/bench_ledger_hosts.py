@@ -9,6 +9,7 @@ printed. Then query_findings medians at 10k and 100k findings on PostgreSQL.
 """
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import random
 import statistics
@@ -117,6 +118,34 @@ def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: 
                   + ", ".join(f"{v:.0f}" for v in rates[(backend, writers, "tool")]) + ")")
 
 
+def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:
+    """Grow a PostgreSQL ledger fast: COPY the findings and tags log_finding would write for the same
+    arguments (statement, states, scope, tags, search terms; not the evidence and events, which
+    query_findings never reads). The real log_finding on 100k findings takes ~15 min on this machine."""
+    from bench_ledger import args_for
+    from groundrules.store.findings_postgres import tsvector_text
+    project, rows = ledger.caller.projects[0], []
+    for i in range(start, stop):
+        a = args_for(i, rng)
+        scope = json.dumps(a["scope"], ensure_ascii=False, separators=(",", ":"))
+        rows.append((f"F-fill-{i}", project, a["claim_kind"], a["statement"], "", a["epistemic_state"], "active",
+                     scope, "relevant", 1, "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z",
+                     tsvector_text(a["statement"]), a["tags"]))
+    with ledger.store.pool.connection() as conn, conn.transaction():
+        conn.execute("CREATE TEMP TABLE fill_tags (id text, tags text[]) ON COMMIT DROP")
+        with conn.cursor().copy("COPY findings (id, project, claim_kind, statement, details, epistemic_state, "
+                                "lifecycle_state, scope_json, retrieval_policy, version, created_at, updated_at, "
+                                "search) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row[:-1])
+        with conn.cursor().copy("COPY fill_tags (id, tags) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row((row[0], row[-1]))
+        conn.execute("INSERT INTO finding_tags (finding_seq, tag) SELECT f.seq, unnest(t.tags) FROM fill_tags t "
+                     "JOIN findings f ON f.id = t.id")
+        conn.execute("ANALYZE findings")
+
+
 def with_postgres(db: str, book, folder: Path, quick: bool, bench_queries) -> None:
     """Run the PostgreSQL benchmarks on `db`, or on a throwaway cluster when db == 'throwaway'."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -128,8 +157,9 @@ def with_postgres(db: str, book, folder: Path, quick: bool, bench_queries) -> No
         db = pg.uri(pg.fresh_database())
     try:
         sqlite_path = str(folder / "writers.db")
-        bench_concurrent_writes(db, sqlite_path, 400 if quick else 1000, 3)
-        bench_queries(book, db, [10_000] if quick else [10_000, 100_000], 15 if quick else 31)
+        if "--queries-only" not in sys.argv:
+            bench_concurrent_writes(db, sqlite_path, 400 if quick else 1000, 3)
+        bench_queries(book, db, [10_000] if quick else [10_000, 100_000], 15 if quick else 31, fill_postgres)
     finally:
         if cluster is not None:
             cluster.close()

@@ -62,6 +62,9 @@ class PostgresStore:
 
             def configure(conn: psycopg.Connection) -> None:
                 conn.autocommit = True      # transactions are begun and ended explicitly below
+                # lazy results are read a page at a time: plan cursors for their first rows (an index
+                # walk newest first) rather than for the whole result (a sort of every match)
+                conn.execute("SET cursor_tuple_fraction = 0.01")
                 if on_connect is not None:
                     on_connect(conn)
             self.pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, timeout=timeout,
@@ -138,14 +141,14 @@ class PostgresTx:
         self.conn = conn
         self._cursors: list[psycopg.ServerCursor] = []
 
-    def stream(self, sql: str, params: list) -> Iterator[dict]:
-        """Rows of `sql` fetched in batches as they are consumed (a caller that stops early never
-        pulls the rest over the wire)."""
+    def pages(self, sql: str, params: list, size: int = 64) -> Iterator[list[dict]]:
+        """Rows of `sql` in pages of `size`, fetched as they are consumed (a caller that stops early
+        never pulls the rest over the wire)."""
         cursor = self.conn.cursor(name=f"gr_{len(self._cursors)}", row_factory=dict_row)
-        cursor.itersize = 64
         self._cursors.append(cursor)
         cursor.execute(sql, params)
-        return iter(cursor)
+        while page := cursor.fetchmany(size):
+            yield page
 
     def close_cursors(self) -> None:
         while self._cursors:
