@@ -7,6 +7,7 @@ import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from groundrules import canonical, load_rulebook
+from pg_cluster import missing_reason, pg_cluster, pg_db  # noqa: F401  (fixtures for every test folder)
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
@@ -37,3 +38,8 @@ def snapshot_json(snapshot):
 @pytest.fixture(scope="session")
 def rulebook():
     return load_rulebook(ROOT)
+
+
+def pytest_report_header(config) -> str:
+    reason = missing_reason()
+    return "postgresql: " + (f"tests skip: {reason}" if reason else "tests run on a throwaway cluster")

@@ -1,4 +1,5 @@
-"""The append-only ledger: both stores behave the same; SQLite refuses rewrites in SQL itself."""
+"""The append-only ledger: every store behaves the same (memory, SQLite, PostgreSQL); the databases
+refuse rewrites in SQL itself."""
 from __future__ import annotations
 
 import hashlib
@@ -34,12 +35,27 @@ def ticking():
 KEY = b"a redaction key kept outside the database"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def ledger(request, rulebook, tmp_path):
     kwargs = {"ids": counter("R"), "clock": ticking(), "rulebook": rulebook, "redaction_key": KEY}
     if request.param == "memory":
         return MemoryLedger(**kwargs)
+    if request.param == "postgres":
+        opened = EvidenceLedger(request.getfixturevalue("pg_db"), **kwargs)
+        request.addfinalizer(opened.close)
+        return opened
     return SqliteLedger(str(tmp_path / "ledger.sqlite"), **kwargs)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request, tmp_path):
+    """(a database the evidence ledger can open, a raw connection maker, the driver's refusal error)."""
+    if request.param == "sqlite":
+        path = str(tmp_path / "l.sqlite")
+        return path, lambda: sqlite3.connect(path), sqlite3.DatabaseError
+    import psycopg
+    uri = request.getfixturevalue("pg_db")
+    return uri, lambda: psycopg.connect(uri), psycopg.DatabaseError
 
 
 MESSAGE = {"id": "E41", "type": "message", "role": "user", "state": "sent", "message_id": "m_41",
@@ -156,40 +172,44 @@ def test_append_message_locks_it_with_the_lock_tables(ledger):
     assert all(r["type"] == "lock" for r in ledger.records()[1:])
 
 
-def test_sqlite_refuses_update_delete_and_replace_in_sql(rulebook, tmp_path):
-    path = str(tmp_path / "l.sqlite")
-    ledger = SqliteLedger(path, ids=counter("R"), clock=ticking(), rulebook=rulebook)
+def test_the_database_refuses_update_delete_and_replace_in_sql(rulebook, database):
+    path, connect, refusal = database
+    ledger = EvidenceLedger(path, ids=counter("R"), clock=ticking(), rulebook=rulebook)
     ledger.append_all([MESSAGE, LOCK])
-    db = sqlite3.connect(path)
+    db = connect()
     attempts = [
         "UPDATE ledger_records SET body = '{}' WHERE id = 'E41'",
         "UPDATE ledger_records SET personal = NULL WHERE id = 'E41'",                       # no redaction event
         "UPDATE ledger_records SET personal = NULL, redaction_id = 'R404' WHERE id = 'E41'",  # event missing
         "DELETE FROM ledger_records WHERE id = 'L1'",
+        "DELETE FROM ledger_records",
+        "TRUNCATE ledger_records" if refusal is not sqlite3.DatabaseError else  # SQLite has no TRUNCATE
         "INSERT OR REPLACE INTO ledger_records (project, id, type, recorded_at, body, personal, digests) "
         "VALUES ('default', 'E41', 'message', 'x', '{}', '{}', '{}')",
         "INSERT INTO ledger_records (project, id, type, recorded_at, body, personal, digests) "
         "VALUES ('default', 'E41', 'message', 'x', '{}', '{}', '{}') ON CONFLICT(project, id) DO UPDATE SET body = '{}'",
     ]
     for sql in attempts:
-        with pytest.raises(sqlite3.DatabaseError):
+        with pytest.raises(refusal):
             db.execute(sql)
         db.rollback()
     ledger.redact("E41", by="dpo", reason="erasure")
     for sql in ("UPDATE ledger_redactions SET event = '{}'", "DELETE FROM ledger_redactions",
                 "UPDATE ledger_records SET personal = '{}' WHERE id = 'E41'"):   # a redaction is never undone
-        with pytest.raises(sqlite3.DatabaseError):
+        with pytest.raises(refusal):
             db.execute(sql)
         db.rollback()
     db.close()
-    reopened = SqliteLedger(path, ids=counter("X"), clock=ticking(), rulebook=rulebook)
+    ledger.close()
+    reopened = EvidenceLedger(path, ids=counter("X"), clock=ticking(), rulebook=rulebook)
     assert [r["id"] for r in reopened.records()] == ["E41", "L1"]
     assert reopened.records()[1]["lock"]["locator"] == LOCK["lock"]["locator"]
+    reopened.close()
 
 
-def test_both_stores_hold_the_same_records(rulebook, tmp_path):
+def test_every_store_holds_the_same_records(rulebook, database):
     stores = [MemoryLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook),
-              SqliteLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook)]
+              EvidenceLedger(database[0], ids=counter("R"), clock=ticking(), rulebook=rulebook)]
     for store in stores:
         store.append_all([MESSAGE, LOCK])
         store.redact("L1", by="dpo", reason="why")
@@ -209,3 +229,12 @@ def test_what_json_cannot_carry_is_refused_by_both_stores(ledger, record):
     cannot even store the surrogate): refused up front, by both stores alike, and nothing is appended."""
     assert code(lambda: ledger.append(record)) == "PAYLOAD_INVALID"
     assert ledger.records() == []
+
+
+def test_projects_never_see_each_others_records(ledger):
+    ledger.append_all([MESSAGE, LOCK], project="north")
+    ledger.append_all([MESSAGE], project="south")       # the same ids, another project: its own records
+    assert [r["id"] for r in ledger.records(project="north")] == ["E41", "L1"]
+    assert [r["id"] for r in ledger.records(project="south")] == ["E41"]
+    assert code(lambda: ledger.redact("L1", by="dpo", reason="r", project="south")) == "UNKNOWN_EVIDENCE"
+    assert ledger.redactions(project="south") == [] and ledger.records(project="elsewhere") == []

@@ -73,8 +73,27 @@ def finding(**overrides) -> dict:
     return base
 
 
+def sql(store, query: str, params: tuple = ()) -> list[tuple]:
+    """Rows of `query` (`?` placeholders) run on the store's own database, whichever backend."""
+    if hasattr(store, "conn"):
+        return [tuple(row) for row in store.conn.execute(query, params)]
+    with store.pool.connection() as conn:
+        return [tuple(row.values()) for row in conn.execute(query.replace("?", "%s"), params)]
+
+
+def database_errors() -> tuple[type, ...]:
+    """What either driver raises when the database refuses a statement."""
+    import sqlite3
+    errors: list[type] = [sqlite3.DatabaseError]
+    try:
+        import psycopg
+        errors.append(psycopg.DatabaseError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
 def counts(ledger: Client) -> dict:
     tables = ("findings", "finding_tags", "evidence", "finding_evidence", "finding_relations", "finding_events",
               "document_links", "rule_proposals", "idempotency_keys")
-    conn = ledger.store.conn
-    return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+    return {t: sql(ledger.store, f"SELECT COUNT(*) FROM {t}")[0][0] for t in tables}

@@ -57,7 +57,8 @@ def _spawn(script: str, *args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-def test_a_killed_writer_leaves_no_half_written_finding_and_loses_no_acknowledged_one(db):
+def test_a_killed_writer_leaves_no_half_written_finding_and_loses_no_acknowledged_one_sqlite_file_check(sqlite_db):
+    db = sqlite_db
     SqliteFindingStore(db).close()   # migrate before the writer starts, so the kill lands among log_finding calls
     writer = _spawn(WRITER, str(db))
     acknowledged = []
@@ -115,7 +116,9 @@ def test_two_processes_racing_on_one_finding_one_wins(make_ledger, db):
     "BEFORE UPDATE OF lifecycle_state ON findings",                           # the last step: closing the old one
     "BEFORE INSERT ON finding_events WHEN NEW.kind = 'superseded'",           # the old one's event
 ])
-def test_a_failure_inside_supersede_leaves_nothing(book, db, step):
+def test_a_failure_inside_supersede_leaves_nothing_sqlite_temp_trigger(book, sqlite_db, step):
+    db = sqlite_db
+
     def inject(conn: sqlite3.Connection) -> None:
         conn.execute(f"CREATE TEMP TRIGGER injected {step} BEGIN SELECT RAISE(ABORT, 'injected'); END")
     setup = open_client(db, "p1", rulebook=book, clock=StepClock(), ids=SequentialIds())

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from findings_support import EXPERIMENT, ROOT, TABLES, finding, ok, open_client
+from findings_support import EXPERIMENT, ROOT, TABLES, finding, ok, open_client, sql
 from groundrules.cli.main import main
 from groundrules.store.findings_sqlite import SqliteFindingStore
 
@@ -91,8 +91,7 @@ def test_symlinks_out_of_the_root_are_refused(ledger, cli, project, tmp_path):
         code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
         assert code == 1 and out["error"]["code"] == "INVALID_ARGUMENT"
         assert str(tmp_path) not in out["error"]["message"]
-        status = ledger.store.conn.execute("SELECT status FROM rule_proposals WHERE id = ?", (pid,)).fetchone()[0]
-        assert status == "proposed"
+        assert sql(ledger.store, "SELECT status FROM rule_proposals WHERE id = ?", (pid,)) == [("proposed",)]
     assert outside.read_text(encoding="utf-8") == ""
 
 
@@ -131,15 +130,17 @@ def failing_ledger(book, db, project, *statements: str):
 
 
 def status(ledger, pid: str) -> str:
-    return ledger.store.conn.execute("SELECT status FROM rule_proposals WHERE id = ?", (pid,)).fetchone()[0]
+    return sql(ledger.store, "SELECT status FROM rule_proposals WHERE id = ?", (pid,))[0][0]
 
 
 @pytest.mark.parametrize("target", ["AGENTS.md", "docs/new.md"])
 @pytest.mark.parametrize("fault", [(RECORD_FAILS,), COMMIT_FAILS], ids=["record fails", "commit fails"])
-def test_a_failed_approval_leaves_the_document_and_the_proposal_as_they_were(ledger, book, db, project, target, fault):
+def test_a_failed_approval_leaves_the_document_and_the_proposal_as_they_were_sqlite_temp_triggers(
+        make_ledger, book, sqlite_db, project, target, fault):
+    ledger = make_ledger(path=sqlite_db)
     pid = propose(ledger, target)
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    failing = failing_ledger(book, db, project, *fault)
+    failing = failing_ledger(book, sqlite_db, project, *fault)
     env = failing.call("approve_rule", {"proposal_id": pid})
     assert env["error"]["code"] == "STORAGE_ERROR"
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from findings_support import COUNTER, EXPERIMENT, USER_SAYS, counts, finding, ok, refused
+from findings_support import COUNTER, EXPERIMENT, USER_SAYS, counts, database_errors, finding, ok, refused, sql
 
 
 def log(ledger, **overrides) -> dict:
@@ -281,12 +281,12 @@ def test_refute_defaults_relation_to_contradicts(ledger):
 
 
 def test_the_database_itself_refuses_deleting_findings_or_rewriting_events(ledger):
-    import sqlite3
     log(ledger)
-    for sql in ("DELETE FROM findings", "UPDATE finding_events SET reason = 'x'", "DELETE FROM finding_events",
-                "UPDATE findings SET statement = 'rewritten'"):
-        with pytest.raises(sqlite3.IntegrityError):
-            ledger.store.conn.execute(sql)
+    for statement in ("DELETE FROM findings", "UPDATE finding_events SET reason = 'x'", "DELETE FROM finding_events",
+                      "UPDATE findings SET statement = 'rewritten'"):
+        with pytest.raises(database_errors()):
+            sql(ledger.store, statement)
+    assert sql(ledger.store, "SELECT COUNT(*) FROM findings") == [(1,)]
 
 
 # ------------------------------------------------------------------------------ supersede_finding

@@ -11,13 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "findings"))   # fi
 from groundrules import EvidenceLedger, FindingLedger, Service  # noqa: E402
 from groundrules.findings import RandomIds, SystemClock  # noqa: E402
 
-from http_support import running, write_tokens  # noqa: E402
+from http_support import CALLERS, REDACTION_KEY, running, write_tokens  # noqa: E402
 
-REDACTION_KEY = b"kept by the server, never in the database"
-# token -> (principal, role, projects)
-CALLERS = {"tok-alpha": ("agent-a", "agent", ["alpha"]),
-           "tok-beta": ("agent-b", "agent", ["beta"]),
-           "tok-review": ("user:alice", "reviewer", ["alpha", "beta"])}
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,11 @@ from groundrules.transports.mcp_http import GrantsVerifier, http_app
 from groundrules.transports.tokens import token_digest
 
 HOST = "127.0.0.1"
+REDACTION_KEY = b"kept by the server, never in the database"
+# token -> (principal, role, projects)
+CALLERS = {"tok-alpha": ("agent-a", "agent", ["alpha"]),
+           "tok-beta": ("agent-b", "agent", ["beta"]),
+           "tok-review": ("user:alice", "reviewer", ["alpha", "beta"])}
 
 
 def write_tokens(path: Path, callers: dict) -> Path:

@@ -8,7 +8,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from conftest import CALLERS
+from http_support import CALLERS
 from groundrules import Caller
 from findings_support import COUNTER, EXPERIMENT, finding, ok, refused
 from http_support import agent_calls, call, tool_names

@@ -5,9 +5,13 @@ measured in the same run:
    same rows (one transaction per finding, same pragmas);
 2. query_findings median at 1k, 10k and 100k findings for a fixed mix (a two-character Chinese
    keyword, a tag, a state filter, a scope_context, all four together), and the 100k/10k ratio;
-3. get_finding round trip over MCP stdio vs the same call in process.
+3. get_finding round trip over MCP stdio vs the same call in process;
+4. with --db postgresql://… (or --db throwaway: a cluster started as the tests do): committed
+   log_finding/s with 1 and 4 concurrent writer processes on PostgreSQL and on SQLite, each against
+   raw INSERTs of the same rows by as many processes (the floor), in paired, interleaved rounds;
+   query_findings medians at 10k and 100k findings on PostgreSQL.
 
-Run: .venv/bin/python tests/perf/bench_ledger.py [--quick]
+Run: .venv/bin/python tests/perf/bench_ledger.py [--quick] [--db postgresql://…|throwaway] [--only-postgres]
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from groundrules.store.findings_sqlite import SqliteFindingStore as Store  # noq
 class Ledger:
     """The finding ledger as an agent reaches it: every call through the tool registry."""
 
-    def __init__(self, path: Path, project: str, rulebook):
+    def __init__(self, path: Path | str, project: str, rulebook):
         self.ledger = FindingLedger(path, rulebook=rulebook)
         self.store, self.service = self.ledger.store, Service(rulebook, findings=self.ledger)
         self.caller = Caller("bench", "agent", (project,))
@@ -132,15 +136,18 @@ def median_ms(ledger: Ledger, args: dict, repeat: int) -> float:
     return statistics.median(times) * 1000
 
 
-def bench_queries(book, folder: Path, sizes: list[int], repeat: int) -> None:
+def bench_queries(book, db, sizes: list[int], repeat: int, filler=None) -> None:
+    """`db`: a SQLite path or a postgresql:// URI; `filler(ledger, start, stop, rng)` grows it
+    (default: the real log_finding code)."""
+    filler = filler or fill
     rng = random.Random(2)
-    ledger = Ledger(folder / "queries.db", project="bench", rulebook=book)
+    ledger = Ledger(db, project="bench", rulebook=book)
     print(f"query_findings median (ms, {repeat} runs each; limit 20):")
     print("  size     " + "".join(f"{name:>11}" for name in MIX) + "   mix median")
     results = {}
     done = 0
     for size in sizes:
-        fill(ledger, done, size, rng)
+        filler(ledger, done, size, rng)
         done = size
         row = {name: median_ms(ledger, args, repeat) for name, args in MIX.items()}
         results[size] = row
@@ -185,12 +192,17 @@ def bench_mcp(book, folder: Path, repeat: int) -> None:
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    db = sys.argv[sys.argv.index("--db") + 1] if "--db" in sys.argv else None
     book = load_rulebook(ROOT, TABLES)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        bench_writes(book, folder, 500 if quick else 3000)
-        bench_queries(book, folder, [1000, 10_000] if quick else [1000, 10_000, 100_000], 15 if quick else 31)
-        bench_mcp(book, folder, 50 if quick else 200)
+        if "--only-postgres" not in sys.argv:
+            bench_writes(book, folder, 500 if quick else 3000)
+            bench_queries(book, folder / "queries.db", [1000, 10_000] if quick else [1000, 10_000, 100_000], 15 if quick else 31)
+            bench_mcp(book, folder, 50 if quick else 200)
+        if db is not None:
+            from bench_ledger_hosts import with_postgres
+            with_postgres(db, book, folder, quick, bench_queries)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .io import emit_envelope, read_json
-from .session import add_caller_args, caller_from, service_from
+from .session import add_caller_args, call_once
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,4 +46,4 @@ def _given(**arguments) -> dict:
 
 def _run(args: argparse.Namespace) -> int:
     arguments = args.build(args)
-    return emit_envelope(service_from(args).call(args.tool, arguments, caller_from(args)))
+    return emit_envelope(call_once(args, args.tool, arguments))

@@ -9,7 +9,7 @@ import argparse
 
 from ..api import TOOLS
 from .io import emit_envelope, usage_error
-from .session import add_caller_args, caller_from, service_from
+from .session import add_caller_args, call_once, caller_from, close, service_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,17 +56,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    if args.http is None:
-        if args.tokens or args.allowed_host:
-            raise usage_error("--tokens and --allowed-host go with --http HOST:PORT")
-        from ..transports.mcp_tools import serve_stdio
-        serve_stdio(service_from(args), caller_from(args))
-        return 0
-    host, port = _host_port(args.http)
-    if not args.tokens:
+    if args.http is None and (args.tokens or args.allowed_host):
+        raise usage_error("--tokens and --allowed-host go with --http HOST:PORT")
+    host, port = _host_port(args.http) if args.http is not None else (None, None)
+    if args.http is not None and not args.tokens:
         raise usage_error("--http needs --tokens FILE: every HTTP caller is a token's principal")
-    from ..transports.mcp_http import serve_http
-    serve_http(service_from(args), args.tokens, host=host, port=port, allowed_hosts=args.allowed_host)
+    service = service_from(args)
+    try:
+        if args.http is None:
+            from ..transports.mcp_tools import serve_stdio
+            serve_stdio(service, caller_from(args))
+        else:
+            from ..transports.mcp_http import serve_http
+            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host)
+    finally:
+        close(service)
     return 0
 
 
@@ -84,14 +88,14 @@ def run_list(args: argparse.Namespace) -> int:
                        ("limit", args.limit)):
         if value is not None:
             query[key] = value
-    return emit_envelope(service_from(args).call("query_findings", query, caller_from(args)))
+    return emit_envelope(call_once(args, "query_findings", query))
 
 
 def run_show(args: argparse.Namespace) -> int:
     arguments = {"finding_id": args.finding_id, "full_excerpts": True}
-    return emit_envelope(service_from(args).call("get_finding", arguments, caller_from(args)))
+    return emit_envelope(call_once(args, "get_finding", arguments))
 
 
 def run_decide(args: argparse.Namespace) -> int:
     arguments = {"proposal_id": args.proposal_id, "note": args.note}
-    return emit_envelope(service_from(args).call(args.tool, arguments, caller_from(args)))
+    return emit_envelope(call_once(args, args.tool, arguments))

@@ -25,8 +25,9 @@ def rulebook_from(args: argparse.Namespace) -> Rulebook:
 
 def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: bool = False) -> None:
     """The options every tool command shares; `ledger` makes --db required."""
-    p.add_argument("--db", required=ledger, metavar="PATH",
-                   help="the ledger's SQLite file (created if missing)" + ("" if ledger else ", for the finding tools"))
+    p.add_argument("--db", required=ledger, metavar="PATH|URI",
+                   help="the ledgers' SQLite file (created if missing), or a postgresql:// URI"
+                   + ("" if ledger else ", for the ledger tools"))
     p.add_argument("--redaction-key", metavar="FILE",
                    help="a file holding the secret (16 bytes or more) redacted evidence fields are digested "
                         "with (HMAC-SHA256); it never enters the database. Without it a redacted field keeps no digest")
@@ -55,8 +56,9 @@ def service_from(args: argparse.Namespace) -> Service:
         return Service(book)
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, RandomIds, SystemClock
-    db = Path(args.db)
-    if not db.parent.is_dir():
+    from ..store import is_postgres
+    db = args.db if is_postgres(args.db) else Path(args.db)
+    if isinstance(db, Path) and not db.parent.is_dir():
         raise usage_error(f"{args.db}: the folder does not exist")
     root = getattr(args, "root", None)
     if root is not None and not Path(root).is_dir():
@@ -69,9 +71,26 @@ def service_from(args: argparse.Namespace) -> Service:
         evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
     except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
         if exc.code != "RULEBOOK_INCOMPLETE":
+            findings.close()
             raise
         evidence = None
     return Service(book, findings=findings, evidence=evidence)
+
+
+def call_once(args: argparse.Namespace, tool: str, arguments) -> dict:
+    """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
+    before the command returns."""
+    service = service_from(args)
+    try:
+        return service.call(tool, arguments, caller_from(args))
+    finally:
+        close(service)
+
+
+def close(service: Service) -> None:
+    for ledger in (service.findings, service.evidence):
+        if ledger is not None:
+            ledger.close()
 
 
 def redaction_key(path: str) -> bytes:

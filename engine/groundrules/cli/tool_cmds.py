@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from .. import canonical
 from .io import emit, emit_envelope, emit_text, read_json
-from .session import add_caller_args, caller_from, rulebook_from, service_from
+from .session import add_caller_args, call_once, rulebook_from
 
 
 def _lock_arguments(doc: Any) -> Any:
@@ -64,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
     arguments = arguments_of(doc)
     if getattr(args, "report", False) and isinstance(arguments, dict):
         arguments = dict(arguments, report=True)
-    return emit_envelope(service_from(args).call(tool, arguments, caller_from(args)))
+    return emit_envelope(call_once(args, tool, arguments))
 
 
 def run_call(args: argparse.Namespace) -> int:
-    return emit_envelope(service_from(args).call(args.tool, read_json(args.file), caller_from(args)))
+    return emit_envelope(call_once(args, args.tool, read_json(args.file)))
 
 
 def _explain_extra(args: argparse.Namespace, ctx: Any) -> int:

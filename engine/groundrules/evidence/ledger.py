@@ -67,8 +67,8 @@ class EvidenceLedger:
 
     def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
         """Append several records atomically: all of them, or none when one is refused."""
-        rows, stored, pending = [], [], {}
-        with self.store.write(project or self.project) as tx:
+        def attempt(tx: Any) -> list[dict]:
+            rows, stored, pending = [], [], {}
             now = self._clock()
             for n, raw in enumerate(records):
                 record = self._prepare(raw, now, f"records[{n}]")
@@ -81,7 +81,8 @@ class EvidenceLedger:
                 rows.append(row)
                 stored.append(record)
             tx.insert(rows)
-        return stored
+            return stored
+        return self.store.run_write(project or self.project, attempt)
 
     def _prepare(self, raw: Any, now: str, at: str) -> dict:
         if not isinstance(raw, dict):
@@ -204,7 +205,7 @@ class EvidenceLedger:
         redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
             raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
-        with self.store.write(project or self.project) as tx:
+        def attempt(tx: Any) -> list[dict]:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
@@ -219,6 +220,8 @@ class EvidenceLedger:
                             and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == row["message_id"]):
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
             tx.clear([dict(e, json=_dumps(e)) for e in events])
+            return events
+        events = self.store.run_write(project or self.project, attempt)
         self.store.forget()
         return events
 

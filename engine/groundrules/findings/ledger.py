@@ -67,13 +67,17 @@ class FindingLedger:
             with self.store.read() as tx:
                 data, _ = handler(self._call(tx, tool, project, principal), arguments)
             return data, []
-        call: Call | None = None
+        calls: list[Call] = []
+
+        def attempt(tx: Any) -> tuple[dict, list]:
+            for earlier in calls:          # a store that re-runs the call (a serialization failure)
+                earlier.rolled_back()      # undoes what the attempt it rolled back did outside it
+            calls.append(self._call(tx, tool, project, principal))
+            return self._write(calls[-1], arguments, handler)
         try:
-            with self.store.write() as tx:
-                call = self._call(tx, tool, project, principal)
-                return self._write(call, arguments, handler)
+            return self.store.run_write(attempt)
         except BaseException:
-            if call is not None:
+            for call in calls:
                 call.rolled_back()
             raise
 

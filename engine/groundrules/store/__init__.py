@@ -1,8 +1,9 @@
 """Persistence for the two ledgers, apart from their domain rules.
 
 A store keeps and finds rows in one transaction at a time; it knows no state, guard or policy.
-`open_finding_store(db)` / `open_evidence_store(db)` pick the backend from what `db` names: a file
-path (or ':memory:') is SQLite.
+`open_finding_store(db)` / `open_evidence_store(db)` pick the backend from what `db` names: a
+`postgresql://` (or `postgres://`) URI is PostgreSQL (the `postgres` extra), a file path (or
+':memory:') is SQLite.
 """
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from pathlib import Path
 from typing import Any
 
 
+def is_postgres(db: Any) -> bool:
+    """Does `db` name a PostgreSQL database (a postgresql:// or postgres:// URI)?"""
+    return isinstance(db, str) and db.startswith(("postgresql://", "postgres://"))
+
+
 def open_finding_store(db: str | Path, **options: Any):
     """The finding ledger's store for `db`."""
+    if is_postgres(db):
+        from .findings_postgres import PostgresFindingStore
+        return PostgresFindingStore(str(db), **options)
     from .findings_sqlite import SqliteFindingStore
     return SqliteFindingStore(db, **options)
 
@@ -21,5 +30,8 @@ def open_evidence_store(db: str | Path | None = None, **options: Any):
     if db is None:
         from .evidence_memory import MemoryEvidenceStore
         return MemoryEvidenceStore()
+    if is_postgres(db):
+        from .evidence_postgres import PostgresEvidenceStore
+        return PostgresEvidenceStore(str(db), **options)
     from .evidence_sqlite import SqliteEvidenceStore
     return SqliteEvidenceStore(db, **options)

@@ -34,10 +34,11 @@ def grams(text: str) -> str:
     return " ".join(out)
 
 
-def match_expression(keyword: str) -> str | None:
-    """FTS5 MATCH text for `keyword` (whitespace-separated terms, all required); None if it has no
-    searchable characters."""
-    phrases: list[str] = []
+def phrases(keyword: str) -> list[tuple[list[str], bool]]:
+    """The phrases `keyword` asks for (whitespace-separated terms, all required): each a list of
+    consecutive tokens and whether its last token is a prefix. Shared by the SQLite and PostgreSQL
+    stores, so both search the same way."""
+    out: list[tuple[list[str], bool]] = []
     for term in keyword.split():
         runs = _runs(term)
         tokens: list[str] = []
@@ -52,9 +53,14 @@ def match_expression(keyword: str) -> str | None:
                 if not last:
                     tokens.append(run[-1])   # the indexed run ends with its last character
         if tokens:
-            lone = runs[-1][0] == "cjk" and len(runs[-1][1]) == 1
-            phrases.append(_phrase(tokens, prefix=lone))
-    return " AND ".join(phrases) if phrases else None
+            out.append((tokens, runs[-1][0] == "cjk" and len(runs[-1][1]) == 1))
+    return out
+
+
+def match_expression(keyword: str) -> str | None:
+    """FTS5 MATCH text for `keyword`; None if it has no searchable characters."""
+    found = [_phrase(tokens, prefix) for tokens, prefix in phrases(keyword)]
+    return " AND ".join(found) if found else None
 
 
 def _phrase(tokens: list[str], prefix: bool) -> str:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import copy
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 
 class MemoryEvidenceStore:
     def __init__(self) -> None:
         self._projects: dict[str, dict] = {}
         self._lock = threading.RLock()
+
+    def run_write(self, project: str, body: Callable[["MemoryEvidenceTx"], T]) -> T:
+        """`body(tx)` on a draft of `project`, kept only when it returns."""
+        with self.write(project) as tx:
+            return body(tx)
 
     @contextmanager
     def write(self, project: str) -> Iterator["MemoryEvidenceTx"]:

@@ -14,9 +14,11 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 from .findings_sqlite import _failures, _statements
+
+T = TypeVar("T")
 
 # (version, name, SQL). Append only: a released migration is never edited.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -89,6 +91,11 @@ class SqliteEvidenceStore:
                 self.conn.execute("PRAGMA journal_mode = WAL")
             migrate(self.conn)
         self._lock = threading.RLock()
+
+    def run_write(self, project: str, body: Callable[["EvidenceTx"], T]) -> T:
+        """`body(tx)` in one write transaction of `project`, returning after COMMIT."""
+        with self.write(project) as tx:
+            return body(tx)
 
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:

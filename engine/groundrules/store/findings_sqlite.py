@@ -14,11 +14,12 @@ import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import StorageFailure
 from .cjk_search import grams, match_expression
 
+T = TypeVar("T")
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
 
 # (version, name, SQL). Append only: a released migration is never edited.
@@ -194,6 +195,12 @@ class SqliteFindingStore:
             migrate(self.conn)
             if on_connect is not None:
                 on_connect(self.conn)
+
+    def run_write(self, body: Callable[["FindingTx"], T]) -> T:
+        """`body(tx)` in one write transaction, returning after COMMIT (the write lock is taken up
+        front, so nothing here is ever retried)."""
+        with self.write() as tx:
+            return body(tx)
 
     @contextmanager
     def write(self) -> Iterator["FindingTx"]:

@@ -1,0 +1,165 @@
+"""Concurrent writers on PostgreSQL and on SQLite (issue 10), called by bench_ledger.py --db …
+
+Each writer is its own process (as hosts are) with its own ledger; all start together on an event,
+and the rate is every committed log_finding over the wall time from the start to the last commit.
+The floor is raw INSERTs of the same rows (finding, tags, search terms, two evidence records and
+links, the created event; one transaction per finding) by as many processes on the same database.
+Rounds interleave every configuration (backend x writers x tool/raw); medians and ratios are
+printed. Then query_findings medians at 10k and 100k findings on PostgreSQL.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import random
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _writer(kind: str, db: str, project: str, n: int, seed: int, ready, go, out) -> None:
+    sys.path.insert(0, str(ROOT / "engine"))
+    from bench_ledger import TABLES, Ledger, args_for
+    from groundrules import load_rulebook
+    rng = random.Random(seed)
+    calls = [args_for(i, rng) for i in range(n)]
+    tag = uuid.uuid4().hex[:8]
+    if kind == "tool":
+        ledger = Ledger(db, project=project, rulebook=load_rulebook(ROOT, TABLES))
+        run = lambda a, i: ledger.call("log_finding", a)["ok"] or sys.exit("log_finding refused")  # noqa: E731
+    else:
+        run, ledger = _raw(db, project, tag)
+    ready.put(1)
+    go.wait()
+    for i, a in enumerate(calls):
+        run(a, i)
+    out.put(time.monotonic())
+    ledger.close()
+
+
+def _raw(db: str, project: str, tag: str):
+    """The raw-INSERT floor on `db`'s backend: the same rows, one transaction per finding."""
+    from groundrules.findings.call import content_hash
+    from groundrules.store import open_finding_store
+    from groundrules.store.cjk_search import grams
+    store = open_finding_store(db)
+    pg = db.startswith("postgresql://")
+    if pg:
+        from groundrules.store.findings_postgres import tsvector_text
+
+    def run(a: dict, i: int) -> None:
+        def body(tx):
+            q = (lambda sql, p: tx.conn.execute(sql.replace("?", "%s"), p)) if pg else tx.conn.execute
+            fid = f"F-{tag}-{i}"
+            row = q("INSERT INTO findings (id, project, claim_kind, statement, details, epistemic_state, "
+                    "lifecycle_state, scope_json, retrieval_policy, version, created_at, updated_at"
+                    + (", search" if pg else "") + ") VALUES (?, ?, ?, ?, '', ?, 'active', '{}', 'relevant', 1, 't', 't'"
+                    + (", ?::tsvector) RETURNING seq" if pg else ")"),
+                    (fid, project, a["claim_kind"], a["statement"], a["epistemic_state"])
+                    + ((tsvector_text(a["statement"]),) if pg else ()))
+            seq = row.fetchone()["seq"] if pg else row.lastrowid
+            for t in a["tags"]:
+                q("INSERT INTO finding_tags VALUES (?, ?)", (seq, t))
+            if not pg:
+                q("INSERT INTO findings_search (rowid, grams) VALUES (?, ?)", (seq, grams(a["statement"])))
+            for j, e in enumerate(a["evidence"]):
+                ev = q("INSERT INTO evidence (id, project, source_kind, source_ref, content_hash, excerpt, created_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?, 't')" + (" RETURNING seq" if pg else ""),
+                       (f"E-{tag}-{i}-{j}", project, e["source_kind"], e["source_ref"], content_hash(e["excerpt"]),
+                        e["excerpt"]))
+                ev = ev.fetchone()["seq"] if pg else ev.lastrowid
+                q("INSERT INTO finding_evidence VALUES (?, ?, ?, ?, '', 't')", (seq, ev, e["relation"], e["method"]))
+            q("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at) "
+              "VALUES (?, ?, 'created', 'log_finding', 1, 't')", (f"EV-{tag}-{i}", seq))
+        store.run_write(body)
+    return run, store
+
+
+def committed_per_second(kind: str, db: str, writers: int, per_writer: int, round_: int) -> float:
+    ctx = mp.get_context("spawn")
+    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    project = f"w{round_}-{kind}-{writers}-{uuid.uuid4().hex[:6]}"
+    procs = [ctx.Process(target=_writer, args=(kind, db, project, per_writer, 100 * round_ + n, ready, go, out))
+             for n in range(writers)]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get(timeout=120)
+    start = time.monotonic()
+    go.set()
+    ends = [out.get(timeout=600) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        if p.exitcode != 0:
+            raise SystemExit(f"a {kind} writer failed")
+    return writers * per_writer / (max(ends) - start)
+
+
+def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: int) -> None:
+    configs = [(backend, db, writers, kind) for backend, db in (("postgres", pg), ("sqlite", sqlite_path))
+               for writers in (1, 4) for kind in ("tool", "raw")]
+    rates: dict = {c[:1] + c[2:]: [] for c in configs}
+    for r in range(rounds):
+        order = configs if r % 2 == 0 else configs[::-1]          # interleaved, alternating direction
+        for backend, db, writers, kind in order:
+            rates[(backend, writers, kind)].append(committed_per_second(kind, db, writers, per_writer // writers, r))
+    print(f"committed log_finding/s, {per_writer} findings per configuration, {rounds} interleaved rounds "
+          "(median; tool/raw = share of the raw-INSERT floor):")
+    for backend in ("postgres", "sqlite"):
+        for writers in (1, 4):
+            tool = statistics.median(rates[(backend, writers, "tool")])
+            raw = statistics.median(rates[(backend, writers, "raw")])
+            print(f"  {backend:8} {writers} writer{'s' if writers > 1 else ' '}: tool {tool:7.0f}/s   raw INSERT "
+                  f"{raw:7.0f}/s   tool/raw {tool / raw:.2f}   (tool rounds: "
+                  + ", ".join(f"{v:.0f}" for v in rates[(backend, writers, "tool")]) + ")")
+
+
+def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:
+    """Grow a PostgreSQL ledger fast: COPY the findings and tags log_finding would write for the same
+    arguments (statement, states, scope, tags, search terms; not the evidence and events, which
+    query_findings never reads). The real log_finding on 100k findings takes ~15 min on this machine."""
+    from bench_ledger import args_for
+    from groundrules.store.findings_postgres import tsvector_text
+    project, rows = ledger.caller.projects[0], []
+    for i in range(start, stop):
+        a = args_for(i, rng)
+        scope = json.dumps(a["scope"], ensure_ascii=False, separators=(",", ":"))
+        rows.append((f"F-fill-{i}", project, a["claim_kind"], a["statement"], "", a["epistemic_state"], "active",
+                     scope, "relevant", 1, "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z",
+                     tsvector_text(a["statement"]), a["tags"]))
+    with ledger.store.pool.connection() as conn, conn.transaction():
+        conn.execute("CREATE TEMP TABLE fill_tags (id text, tags text[]) ON COMMIT DROP")
+        with conn.cursor().copy("COPY findings (id, project, claim_kind, statement, details, epistemic_state, "
+                                "lifecycle_state, scope_json, retrieval_policy, version, created_at, updated_at, "
+                                "search) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row[:-1])
+        with conn.cursor().copy("COPY fill_tags (id, tags) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row((row[0], row[-1]))
+        conn.execute("INSERT INTO finding_tags (finding_seq, tag) SELECT f.seq, unnest(t.tags) FROM fill_tags t "
+                     "JOIN findings f ON f.id = t.id")
+        conn.execute("ANALYZE findings")
+
+
+def with_postgres(db: str, book, folder: Path, quick: bool, bench_queries) -> None:
+    """Run the PostgreSQL benchmarks on `db`, or on a throwaway cluster when db == 'throwaway'."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    cluster = None
+    if db == "throwaway":
+        from pg_cluster import start_cluster
+        cluster = start_cluster()
+        pg = next(cluster)
+        db = pg.uri(pg.fresh_database())
+    try:
+        sqlite_path = str(folder / "writers.db")
+        if "--queries-only" not in sys.argv:
+            bench_concurrent_writes(db, sqlite_path, 400 if quick else 1000, 3)
+        bench_queries(book, db, [10_000] if quick else [10_000, 100_000], 15 if quick else 31, fill_postgres)
+    finally:
+        if cluster is not None:
+            cluster.close()
