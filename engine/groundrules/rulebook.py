@@ -33,6 +33,7 @@ COMPILERS: dict[str, str] = {
     "merge_policy": "groundrules.evidence.policy:compile_policy",
     "refusal_catalogue": "groundrules.evidence.refusals:compile_refusals",
     "role_table": "groundrules.access:compile_role_table",
+    "rule_targets": "groundrules.findings.rule_targets:compile_rule_targets",
 }
 
 

@@ -66,15 +66,11 @@ class FindingLedger:
             with self.store.read() as tx:
                 data, _ = handler(self._call(tx, tool, project, principal), arguments)
             return data, []
-        call: Call | None = None
-        try:
-            with self.store.write() as tx:
-                call = self._call(tx, tool, project, principal)
-                return self._write(call, arguments, handler)
-        except BaseException:
-            if call is not None:
-                call.rolled_back()
-            raise
+        with self.store.write() as tx:
+            call = self._call(tx, tool, project, principal)
+            answer = self._write(call, arguments, handler)
+        call.committed()
+        return answer
 
     def _audited(self, arguments: dict, principal: str) -> dict:
         """A manual exception is its caller's: the approver recorded is the authenticated principal;
@@ -118,6 +114,9 @@ class FindingLedger:
 def _check_names(book: Rulebook) -> None:
     """The states the vocabulary's `acts_on` names must be states of their machines (a check across
     two tables, so it runs once the rulebook is whole)."""
+    if proposals.TARGETS_TABLE not in book.tables:
+        raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no rule_targets table "
+                               "(rules/rule_targets.yaml), so no rule could be proposed or approved")
     vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
     problems = []
     for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle")):

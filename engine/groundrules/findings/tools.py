@@ -9,7 +9,7 @@ import copy
 import re
 from pathlib import PurePosixPath
 
-from . import applicability, views
+from . import applicability, proposals, views
 from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call, needs
 
 # --------------------------------------------------------------------------------- helpers
@@ -377,6 +377,9 @@ def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
     if not safe_relative(a["target_path"]):
         raise call.refuse("INVALID_ARGUMENT", "target_path", field="target_path")
+    refused = proposals.target_refusal(call, a["target_path"], a["rule_text"])
+    if refused is not None:
+        raise refused
     status = call.states.machine("proposal").initial
     proposal_id = call.ids.new("RP")
     call.tx.add_proposal({"id": proposal_id, "project": call.project, "finding_seq": row["seq"],
