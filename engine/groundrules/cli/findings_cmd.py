@@ -58,12 +58,12 @@ def run_list(args: argparse.Namespace) -> int:
                        ("limit", args.limit)):
         if value is not None:
             query[key] = value
-    return emit_envelope(service_from(args).call("query_findings", query, caller_from(args)))
+    return emit_envelope(service_from(args, read_only=True).call("query_findings", query, caller_from(args)))
 
 
 def run_show(args: argparse.Namespace) -> int:
     arguments = {"finding_id": args.finding_id, "full_excerpts": True}
-    return emit_envelope(service_from(args).call("get_finding", arguments, caller_from(args)))
+    return emit_envelope(service_from(args, read_only=True).call("get_finding", arguments, caller_from(args)))
 
 
 def run_decide(args: argparse.Namespace) -> int:

@@ -42,7 +42,9 @@ def caller_from(args: argparse.Namespace) -> Caller:
     return Caller(args.operator or _login(), args.role, (args.project,))
 
 
-def service_from(args: argparse.Namespace) -> Service:
+def service_from(args: argparse.Namespace, *, read_only: bool = False) -> Service:
+    """The Service a command calls; `read_only` opens the ledger read-only (list, show), so they
+    work in a read-only folder and never create or migrate a database."""
     book = rulebook_from(args)
     findings = None
     if getattr(args, "db", None):
@@ -53,7 +55,9 @@ def service_from(args: argparse.Namespace) -> Service:
         root = getattr(args, "root", None)
         if root is not None and not Path(root).is_dir():
             raise usage_error(f"{root}: not a folder")
-        findings = FindingLedger(db, rulebook=book, rules_root=root, **_reproducible(args))
+        from ..store import open_finding_store
+        findings = FindingLedger(open_finding_store(db, read_only=read_only), rulebook=book, rules_root=root,
+                                 **_reproducible(args))
     return Service(book, findings=findings)
 
 
