@@ -34,6 +34,7 @@ COMPILERS: dict[str, str] = {
     "refusal_catalogue": "groundrules.evidence.refusals:compile_refusals",
     "role_table": "groundrules.access:compile_role_table",
     "rule_targets": "groundrules.findings.rule_targets:compile_rule_targets",
+    "limits": "groundrules.limits:compile_limits",
 }
 
 
