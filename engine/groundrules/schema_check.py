@@ -5,8 +5,8 @@ under schemas/, optionally `#/$defs/<name>`), bundled into one self-contained sc
 compiled once per Schemas object. The compiled check covers the JSON Schema subset our contracts
 use and answers "valid?" on hot paths, where a full jsonschema pass costs several times the
 evaluation it guards; jsonschema stays the authority, explains every failure from its structured
-fields, and takes over whole schemas that use a keyword outside SUPPORTED. `pattern` uses stdlib
-`re.search`, as jsonschema does. Only repr'd keys and literals (or named constants) reach the
+fields, and takes over whole schemas that use a keyword outside SUPPORTED. `pattern` is searched
+with a time budget (bounded_patterns), as the validator from `bounded_validator` does. Only repr'd keys and literals (or named constants) reach the
 generated source.
 """
 from __future__ import annotations
@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import regex
+
+from . import bounded_patterns
 from .canonical import json_problem
 from .condgen import Gen
 from .tables import _to_faults
@@ -70,7 +73,7 @@ def compile_check(schema: dict) -> Check | None:
     """A function equivalent to jsonschema's verdict, or None when the schema is outside the subset."""
     try:
         return _Gen(schema).build()
-    except (Unsupported, RecursionError, re.error):
+    except (Unsupported, RecursionError, re.error, regex.error):
         return None
 
 
@@ -157,7 +160,7 @@ class _Gen(Gen):
         if schema.get("uniqueItems") is True:
             out.append(f"{pad}if {array} and not unique({v}):\n{pad}    return False\n")
         if "pattern" in schema:
-            search = self.const(re.compile(schema["pattern"]).search)
+            search = self.const(bounded_patterns.searcher(schema["pattern"]))
             out.append(f"{pad}if {text} and {search}({v}) is None:\n{pad}    return False\n")
         return out
 

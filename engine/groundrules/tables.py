@@ -15,6 +15,7 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 
+from . import bounded_patterns
 from .errors import Fault, Problem, RulesError, did_you_mean
 from .yamlsrc import Source, YamlProblem, dotted, parse
 
@@ -55,7 +56,8 @@ class Schemas(Memoized):
                       if n.startswith("kinds/") and n != "kinds/common.schema.json")
 
     def validator(self, schema: dict) -> jsonschema.protocols.Validator:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls = bounded_patterns.bounded(jsonschema.validators.validator_for(
+            schema, default=jsonschema.Draft202012Validator))
         return cls(schema, registry=self.registry)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from ..bounded_patterns import PatternTimeout, bounded
 from ..errors import GroundrulesError, did_you_mean, echo
 from ..schema_check import Contract, of_schema
 from ..tables import _to_faults
@@ -19,6 +20,7 @@ from ..yamlsrc import dotted
 
 KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
+BOUNDED = bounded(Draft202012Validator)      # a caller's patterns run within their time budget
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
                              format_checker=Draft202012Validator.FORMAT_CHECKER)
 _DEFS = ("$defs", "definitions")
@@ -37,6 +39,8 @@ class FieldChecker:
     def problem(self, value: Any) -> str | None:
         try:
             errors = self.contract.errors(value)
+        except PatternTimeout:      # the host's pattern, not the model's value: a refusal, PATTERN_TIMEOUT
+            raise
         except Exception as exc:  # noqa: BLE001 - a host schema that cannot run must not crash verify
             return f"cannot be checked ({type(exc).__name__})"
         return located(errors[0]) if errors else None
@@ -201,8 +205,8 @@ def build(schema: dict, name: str | None) -> ExtensionSchema:
     descriptions = {}
     for field, sub in props.items():
         full = {**defs, **sub} if isinstance(sub, dict) else sub
-        checkers[field] = FieldChecker(of_schema(full, Draft202012Validator) if isinstance(full, dict)
-                                       else Contract(full, None, Draft202012Validator(full)))
+        checkers[field] = FieldChecker(of_schema(full, BOUNDED) if isinstance(full, dict)
+                                       else Contract(full, None, BOUNDED(full)))
         text = _description(sub, schema)
         if text is not None:
             descriptions[field] = text
