@@ -16,7 +16,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 
 from . import bounded_patterns
-from .errors import Fault, Problem, RulesError, did_you_mean
+from .errors import Fault, Problem, RulesError, did_you_mean, echo
 from .yamlsrc import Source, YamlProblem, dotted, parse
 
 SCHEMA_GLOB = "*.schema.json"
@@ -182,7 +182,7 @@ def _to_faults(error: jsonschema.ValidationError) -> Iterator[Fault]:
         patterns = tuple(error.schema.get("patternProperties", {}))
         for key in instance:
             if key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
-                yield Fault("unknown-key", f"unknown key '{key}'", path + (key,),
+                yield Fault("unknown-key", f"unknown key '{echo(key)}'", path + (key,),
                             did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
         return
     if v == "propertyNames":
