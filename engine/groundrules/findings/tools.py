@@ -131,8 +131,12 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
     excerpt_limit = None if a.get("full_excerpts", False) else limits["excerpt_chars"]
     seq = row["seq"]
     events, total = call.tx.events(seq, events_limit)
+    evidence_limit = _limit(call, a, "evidence_limit", limits["evidence_default"], limits["evidence_max"])
+    offset = a.get("evidence_offset", 0)
+    page = call.tx.linked_evidence(seq, limit=evidence_limit, offset=offset)
     return {"finding": views.finding(row, call.tx.tags(seq)),
-            "evidence": _evidence(call, seq, excerpt_limit),
+            "evidence": [views.evidence(r, excerpt_limit) for r in page],
+            "evidence_total": call.tx.evidence_links(seq), "evidence_offset": offset,
             "relations": [views.relation(r) for r in call.tx.relations(seq)],
             "events": [views.event(r) for r in events], "events_total": total,
             "documents": [views.document(r) for r in call.tx.documents(seq)],

@@ -397,14 +397,23 @@ class FindingTx:
             "WHERE fe.finding_seq = ? ORDER BY fe.created_at, e.seq, fe.relation", (finding_seq,))
         return [{"evidence_id": r[0], "relation": r[1], "method": r[2]} for r in rows]
 
-    def linked_evidence(self, finding_seq: int, relation: str | None = None) -> list[dict]:
-        """Every evidence record linked to the finding with its link (relation, method, rationale,
-        linked_at), in link order; only one relation's when given."""
+    def linked_evidence(self, finding_seq: int, relation: str | None = None, *, limit: int = -1,
+                        offset: int = 0) -> list[dict]:
+        """The evidence records linked to the finding with their link (relation, method, rationale,
+        linked_at), in link order; only one relation's when given; a page of `limit` from `offset`
+        (-1: all)."""
         sql = ("SELECT e.id, e.source_kind, e.source_ref, e.locator, e.revision, e.content_hash, e.excerpt, "
                "fe.relation, fe.method, fe.rationale, fe.created_at AS linked_at "
                "FROM finding_evidence fe JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = ? "
-               + ("AND fe.relation = ? " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation")
-        return [dict(r) for r in self.conn.execute(sql, (finding_seq, relation) if relation else (finding_seq,))]
+               + ("AND fe.relation = ? " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation "
+               "LIMIT ? OFFSET ?")
+        params = ((finding_seq, relation) if relation else (finding_seq,)) + (limit, offset)
+        return [dict(r) for r in self.conn.execute(sql, params)]
+
+    def evidence_links(self, finding_seq: int) -> int:
+        """How many evidence links the finding has."""
+        return self.conn.execute("SELECT COUNT(*) FROM finding_evidence WHERE finding_seq = ?",
+                                 (finding_seq,)).fetchone()[0]
 
     # -- relations between findings ---------------------------------------------------------------
     def reaches(self, start_seq: int, relation: str, goal_seq: int) -> bool:
