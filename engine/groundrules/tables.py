@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 
-from . import bounded_patterns
+from . import bounded_patterns, capped
 from .errors import Fault, Problem, RulesError, did_you_mean, echo
 from .yamlsrc import Source, YamlProblem, dotted, parse
 
@@ -130,7 +130,9 @@ def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
 def read_source(path: Path, display: str) -> tuple[Source | None, list[tuple[Fault, int, int, str]]]:
     """Parse one file; a syntax problem is returned located, never raised."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = capped.read_file(path, capped.TABLE_BYTES).decode("utf-8")
+    except capped.TooLarge:
+        return None, [(Fault("too-large", f"a table may be at most {capped.words(capped.TABLE_BYTES)}"), 1, 1, "")]
     except (OSError, UnicodeDecodeError) as exc:
         return None, [(Fault("unreadable", f"cannot read table: {type(exc).__name__}"), 1, 1, "")]
     try:

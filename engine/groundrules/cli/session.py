@@ -9,7 +9,7 @@ import argparse
 import getpass
 from pathlib import Path
 
-from .. import rulebook
+from .. import capped, limits, rulebook
 from ..api import Caller, Service
 from ..rulebook import Rulebook
 from .io import usage_error
@@ -18,6 +18,12 @@ from .io import usage_error
 def rulebook_from(args: argparse.Namespace) -> Rulebook:
     root = getattr(args, "rules", None)
     return rulebook.load(root) if root else rulebook.default()
+
+
+def input_cap(args: argparse.Namespace) -> int:
+    """How many bytes a command may read from its input file (rules/limits.yaml inputs.input_bytes)."""
+    table = limits.of(rulebook_from(args))
+    return table.input_bytes if table is not None else capped.DEFAULT_INPUT_BYTES
 
 
 def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: bool = False) -> None:
