@@ -225,8 +225,7 @@ def show(value: Any, strings: bool = False) -> str:
 
 
 def _pattern_ok(pattern: str, key: str) -> bool:
-    import regex
-    return regex.search(pattern, key) is not None
+    return bounded_patterns.search(pattern, key) is not None     # the pattern may be a caller's
 
 
 def _type_words(value: Any) -> str:

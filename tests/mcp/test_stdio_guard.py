@@ -65,14 +65,18 @@ def ping(probe_id: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": probe_id, "method": "ping"}).encode()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("stdio") / "ledger.db")
+def initialized(server: Server) -> Server:
     server.send(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}})
         .encode())
     assert "result" in server.until("init")[-1][1]
     server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    return server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server = initialized(Server(tmp_path_factory.mktemp("stdio") / "ledger.db"))
     yield server
     stderr = server.close()
     assert "Traceback" not in stderr, stderr[-3000:]
@@ -109,3 +113,27 @@ def test_the_corpus_holds_the_attacks_the_issue_lists():
     for needed in ("not json", "lone high surrogate escape", "raw control char in a string", "5000-digit integer",
                    "nesting 200", "batch", "empty line", "object id", "huge id", "invalid utf-8"):
         assert needed in names
+
+
+def test_another_projects_finding_id_answers_like_an_unknown_one_over_stdio(tmp_path):
+    from groundrules import FindingLedger, rulebook
+    from groundrules.api import Caller, Service
+    db = tmp_path / "ledger.db"
+    ledger = FindingLedger(db, rulebook=rulebook.default())
+    logged = Service(ledger.book, findings=ledger).call("log_finding", {
+        "claim_kind": "diagnosis", "statement": "别的项目的结论"}, Caller("other", "agent", ("other",)))
+    ledger.close()
+    theirs = logged["data"]["finding_id"]
+    unknown = theirs[:-1] + ("0" if theirs[-1] != "0" else "1")
+    server = initialized(Server(db))
+    try:
+        answers = []
+        for i, fid in enumerate((theirs, unknown)):
+            server.send(json.dumps({"jsonrpc": "2.0", "id": f"get-{i}", "method": "tools/call", "params": {
+                "name": "get_finding", "arguments": {"finding_id": fid}}}).encode())
+            frame = server.until(f"get-{i}")[-1][1]
+            error = frame["result"]["structuredContent"]["error"]
+            answers.append({k: v.replace(fid, "ID") if isinstance(v, str) else v for k, v in error.items()})
+        assert answers[0] == answers[1] and answers[0]["code"] == "NOT_FOUND"
+    finally:
+        assert "Traceback" not in server.close()
