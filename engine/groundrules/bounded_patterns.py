@@ -55,8 +55,16 @@ def search(pattern: str, text: str) -> "regex.Match | None":
 
 def searcher(pattern: str):
     """A bounded `search` bound to `pattern`, compiled now (regex.error when it does not compile)."""
-    compiled(pattern)
-    return lambda text: search(pattern, text)
+    bound = compiled(pattern).search
+    budget_of = _BUDGET.get
+
+    def search_one(text: str):
+        ms = budget_of()
+        try:
+            return bound(text, timeout=ms / 1000)
+        except TimeoutError:
+            raise PatternTimeout(pattern, ms) from None
+    return search_one
 
 
 def bounded_validator(cls):

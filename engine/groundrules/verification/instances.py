@@ -205,7 +205,7 @@ def build(schema: dict, name: str | None) -> ExtensionSchema:
     descriptions = {}
     for field, sub in props.items():
         full = {**defs, **sub} if isinstance(sub, dict) else sub
-        checkers[field] = FieldChecker(of_schema(full, BOUNDED) if isinstance(full, dict)
+        checkers[field] = FieldChecker(of_schema(full, BOUNDED, bounded=True) if isinstance(full, dict)
                                        else Contract(full, None, BOUNDED(full)))
         text = _description(sub, schema)
         if text is not None:
