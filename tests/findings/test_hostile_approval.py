@@ -138,7 +138,7 @@ def test_swapping_a_folder_for_a_symlink_during_approvals_writes_nothing_outside
         assert present == answer["ok"], answer
         if not answer["ok"]:
             assert answer["error"]["code"] == "INVALID_ARGUMENT"
-            assert status(ledger, pid) == ("applied" if answer["error"].get("proposal_id") else "proposed")
+            assert status(ledger, pid) == ("applied" if answer["error"].get("decision_recorded") else "proposed")
     # no temporary file anywhere: not outside, not inside
     assert [p for p in project.rglob("*.tmp")] == [] and [p for p in outside.rglob("*.tmp")] == []
     # approving the recorded-but-unwritten ones again, without the swapper, writes each exactly once
@@ -192,3 +192,19 @@ def test_a_hook_proposed_before_the_table_existed_is_not_written_on_approval(mak
     ledger.store.conn.commit()
     error = refused(make_ledger(root=project).call("approve_rule", {"proposal_id": pid}), "INVALID_ARGUMENT")
     assert error["field"] == "target_path" and hook.read_text(encoding="utf-8") == "#!/bin/sh\n"
+
+
+def test_a_target_broken_after_the_decision_says_so_and_approving_again_writes_it(make_ledger, ledger, book,
+                                                                                 project, monkeypatch):
+    from groundrules.findings import proposals
+    pid = ok(propose(ledger, "docs/rules.md"))["proposal_id"]
+    (project / "docs" / "rules.md").symlink_to(project / "docs" / "rules.md")     # a loop, met while writing
+    monkeypatch.setattr(proposals, "probe", lambda root, path: None)              # as if it broke after the check
+    approver = make_ledger(root=project)
+    error = refused(approver.call("approve_rule", {"proposal_id": pid}), "INVALID_ARGUMENT")
+    assert error["decision_recorded"] is True and error["proposal_id"] == pid and status(ledger, pid) == "applied"
+    (project / "docs" / "rules.md").unlink()
+    monkeypatch.undo()
+    ok(approver.call("approve_rule", {"proposal_id": pid}))
+    text = (project / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert text.count(RULE) == 1 and text.count(book.table("rule_targets").marker("docs/rules.md", pid)) == 1

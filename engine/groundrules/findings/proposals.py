@@ -10,6 +10,7 @@ only if its marker is missing, so a re-run after a crash at any step neither los
 """
 from __future__ import annotations
 
+from ..errors import GroundrulesError
 from .call import Call
 from .rule_files import Unwritable, apply_rule, probe
 
@@ -52,8 +53,10 @@ def _apply(call: Call, row: dict) -> None:
     try:
         apply_rule(call.rules_root, row["target_path"], marker, row["rule_text"])
     except Unwritable as exc:
-        raise call.refuse("INVALID_ARGUMENT", "rule_not_applied", field="root" if exc.reason == "root" else
-                          "target_path", proposal_id=row["id"], problem=call.vocab.message(f"target_{exc.reason}"))
+        field = "root" if exc.reason == "root" else "target_path"
+        raise GroundrulesError("INVALID_ARGUMENT", call.vocab.message(
+            "rule_not_applied", proposal_id=row["id"], problem=call.vocab.message(f"target_{exc.reason}")),
+            field=field, proposal_id=row["id"], decision_recorded=True) from None
 
 
 def decide(call: Call, a: dict) -> tuple[dict, None]:
