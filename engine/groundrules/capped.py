@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 TABLE_BYTES = 8 * 1024 * 1024
-DEFAULT_INPUT_BYTES = 16 * 1024 * 1024
+DEFAULT_INPUT_BYTES = 64 * 1024 * 1024
 _CHUNK = 1 << 20
 
 
