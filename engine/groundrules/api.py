@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import canonical
+from . import bounded_patterns, canonical, limits
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
@@ -152,11 +152,14 @@ class Service:
             raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no role table (rules/roles.yaml), so "
                                    "no tool may be called")
         self.roles: RoleTable = self.book.table(ROLES_TABLE)
+        table = limits.of(self.book)
+        self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
     def call(self, tool: str, arguments: Any, caller: Caller) -> dict:
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises."""
         try:
-            answer = self._call(tool, arguments, caller)
+            with bounded_patterns.budget(self.pattern_budget_ms):
+                answer = self._call(tool, arguments, caller)
         except GroundrulesError as exc:
             return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=self.book.version)
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope

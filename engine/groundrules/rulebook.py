@@ -20,8 +20,10 @@ from .errors import Fault, Problem, RulesError
 from .evidence.catalogue import compile_catalogue as compile_event_catalogue
 from .evidence.policy import compile_policy
 from .evidence.refusals import compile_refusals
+from .findings.rule_targets import compile_rule_targets
 from .findings.transitions import compile_transition_table
 from .findings.vocabulary import compile_vocabulary
+from .limits import compile_limits
 from .locks.compile import compile_lock_patterns
 from .resources import TABLE_DIRS, data_root  # noqa: F401 - re-exported for the CLI
 from .tables import (CompileContext, FileSet, Memoized, Schemas, load_schemas, location, read_files, read_source,
@@ -46,6 +48,8 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "merge_policy": compile_policy,
     "refusal_catalogue": compile_refusals,
     "role_table": compile_role_table,
+    "rule_targets": compile_rule_targets,
+    "limits": compile_limits,
 }
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import Fault, Problem, RulesError, did_you_mean
+from . import bounded_patterns, capped
+from .errors import Fault, Problem, RulesError, did_you_mean, echo
 from .yamlsrc import Source, YamlProblem, dotted, parse
 
 if TYPE_CHECKING:
@@ -71,12 +72,14 @@ class Schemas(Memoized):
 
     def validator(self, schema: dict) -> "jsonschema.protocols.Validator":
         """A jsonschema validator for `schema`, built when first asked something: the compiled fast
-        checks answer "valid?" on hot paths, and jsonschema runs only to explain a failure."""
+        checks answer "valid?" on hot paths, and jsonschema runs only to explain a failure. Its
+        `pattern`s run within their time budget (bounded_patterns)."""
         return _Deferred(lambda: self._validator(schema))
 
     def _validator(self, schema: dict) -> "jsonschema.protocols.Validator":
         import jsonschema
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls = bounded_patterns.bounded(jsonschema.validators.validator_for(
+            schema, default=jsonschema.Draft202012Validator))
         return cls(schema, registry=self.registry)
 
 
@@ -115,9 +118,16 @@ class FileSet:
         return h.hexdigest()
 
 
+TOO_LARGE = "too-large"
+
+
 def _read(path: Path) -> bytes | str:
+    """The file's bytes (at most capped.TABLE_BYTES: a device or a huge file is not read whole), or
+    why they could not be read."""
     try:
-        return path.read_bytes()
+        return capped.read_file(path, capped.TABLE_BYTES)
+    except capped.TooLarge:
+        return TOO_LARGE
     except OSError as exc:
         return type(exc).__name__
 
@@ -215,6 +225,8 @@ def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
 def read_source(data: bytes | str, display: str) -> tuple[Source | None, list[tuple[Fault, int, int, str]]]:
     """Parse one file's bytes (or the name of the error reading it); a syntax problem is returned
     located, never raised."""
+    if data == TOO_LARGE:
+        return None, [(Fault("too-large", f"a table may be at most {capped.words(capped.TABLE_BYTES)}"), 1, 1, "")]
     if isinstance(data, str):
         return None, [(Fault("unreadable", f"cannot read table: {data}"), 1, 1, "")]
     try:
@@ -273,7 +285,7 @@ def _to_faults(error: "jsonschema.ValidationError") -> Iterator[Fault]:
         patterns = tuple(error.schema.get("patternProperties", {}))
         for key in instance:
             if key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
-                yield Fault("unknown-key", f"unknown key '{key}'", path + (key,),
+                yield Fault("unknown-key", f"unknown key '{echo(key)}'", path + (key,),
                             did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
         return
     if v == "propertyNames":
@@ -314,8 +326,7 @@ def show(value: Any, strings: bool = False) -> str:
 
 
 def _pattern_ok(pattern: str, key: str) -> bool:
-    import regex
-    return regex.search(pattern, key) is not None
+    return bounded_patterns.search(pattern, key) is not None     # the pattern may be a caller's
 
 
 def _type_words(value: Any) -> str:

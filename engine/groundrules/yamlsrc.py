@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from .errors import echo
+
 Path = tuple  # a key path: str keys and int indices
 
 
@@ -139,13 +141,14 @@ class _Builder:
 
 
 def dotted(path: Path) -> str:
-    """Key path as analysts read it: rows[3].when.all[0]."""
+    """Key path as analysts read it: rows[3].when.all[0]. A key is cut like any echoed input
+    (errors.echo): a path may hold a caller's megabyte-long key."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + echo(str(part))
     return out
 
 

@@ -54,22 +54,27 @@ def test_list_and_show(ledger, cli):
     assert code == 1 and out["error"]["code"] == "NOT_FOUND"
 
 
-def test_approving_appends_the_rule_and_records_applied(ledger, cli, project):
+def test_approving_appends_the_rule_and_records_applied(ledger, cli, project, book):
     pid = propose(ledger, "AGENTS.md")
     code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
     assert code == 0 and out["data"]["status"] == "applied"
-    assert (project / "AGENTS.md").read_text(encoding="utf-8") == "# 规则\n- 已有规则\n- 排查差异前先记录 GPU 温度\n"
+    marker = book.table("rule_targets").marker("AGENTS.md", pid)
+    expected = f"# 规则\n- 已有规则\n{marker}\n- 排查差异前先记录 GPU 温度\n"
+    assert (project / "AGENTS.md").read_text(encoding="utf-8") == expected
+    # approving again repairs a document that lacks the rule and never repeats it
     code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
-    assert code == 1 and out["error"]["code"] == "INVALID_STATE_TRANSITION"
-    assert (project / "AGENTS.md").read_text(encoding="utf-8").count("GPU 温度") == 1
+    assert code == 0 and out["data"]["status"] == "applied"
+    assert (project / "AGENTS.md").read_text(encoding="utf-8") == expected
     events = ok(ledger.call("get_finding", {"finding_id": "F-000001"}))["events"]
     assert events[-1]["kind"] == "rule_applied" and events[-1]["payload"]["decided_by"] == "alice"
 
 
-def test_approving_creates_a_new_document_inside_the_root(ledger, cli, project):
+def test_approving_creates_a_new_document_inside_the_root(ledger, cli, project, book):
     pid = propose(ledger, "docs/debugging.md")
     code, _, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
-    assert code == 0 and (project / "docs" / "debugging.md").read_text(encoding="utf-8") == "- 排查差异前先记录 GPU 温度\n"
+    marker = book.table("rule_targets").marker("docs/debugging.md", pid)
+    assert code == 0 and (project / "docs" / "debugging.md").read_text(encoding="utf-8") == \
+        f"{marker}\n- 排查差异前先记录 GPU 温度\n"
 
 
 def test_rejecting_records_rejected_and_touches_no_file(ledger, cli, project):
@@ -85,8 +90,10 @@ def test_symlinks_out_of_the_root_are_refused(ledger, cli, project, tmp_path):
     outside = tmp_path / "outside.md"
     outside.write_text("", encoding="utf-8")
     (project / "link.md").symlink_to(outside)
-    (project / "escape").symlink_to(tmp_path)
-    for target in ("link.md", "escape/outside.md", "missing-dir/x.md"):
+    (project / "docs" / "escape").symlink_to(tmp_path)
+    (project / "docs" / "loop").symlink_to(project / "docs" / "loop")
+    (project / "docs" / "loop.md").symlink_to(project / "docs" / "loop.md")
+    for target in ("link.md", "docs/escape/outside.md", "docs/missing/x.md", "docs/loop/x.md", "docs/loop.md"):
         pid = propose(ledger, target)
         code, out, _ = cli("findings", "approve-rule", pid, "--root", str(project), "--operator", "alice")
         assert code == 1 and out["error"]["code"] == "INVALID_ARGUMENT"
@@ -160,9 +167,10 @@ def test_approving_keeps_the_document_mode(ledger, cli, project):
 
 def test_only_regular_files_are_approval_targets(ledger, make_ledger, project):
     import os
-    os.mkfifo(project / "pipe")
+    os.mkfifo(project / "pipe.md")
+    (project / "folder.md").mkdir()
     approver = make_ledger(root=project)
-    for target in ("docs", "pipe"):
+    for target in ("folder.md", "pipe.md"):
         pid = propose(ledger, target)
         env = approver.call("approve_rule", {"proposal_id": pid})
         assert (env["error"]["code"], env["error"]["field"]) == ("INVALID_ARGUMENT", "target_path")

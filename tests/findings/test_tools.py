@@ -104,7 +104,8 @@ def test_get_finding_holds_states_scope_evidence_relations_events_and_documents(
     ok(ledger.call("link_finding", {"finding_id": fid, "relation": "documented_in",
                                     "target": {"document": "docs/debugging.md"}}))
     data = ok(ledger.call("get_finding", {"finding_id": fid}))
-    assert list(data) == ["finding", "evidence", "relations", "events", "events_total", "documents", "rule_proposals"]
+    assert list(data) == ["finding", "evidence", "evidence_total", "evidence_offset", "relations", "events",
+                          "events_total", "documents", "rule_proposals"]
     f = data["finding"]
     assert (f["epistemic_state"], f["lifecycle_state"], f["last_validated_at"]) == (
         "unassessed", "active", "2025-01-01T00:00:00Z")

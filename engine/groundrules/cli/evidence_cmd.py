@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .io import emit_envelope, read_json
-from .session import add_caller_args, call_once
+from .session import add_caller_args, call_once, input_cap
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = esub.add_parser("append", help="append a message (locked on append), tool receipt or injected field")
     add_caller_args(a, ledger=True)
     a.add_argument("file", metavar="FILE|-", help="the record as a JSON object, or - for stdin")
-    a.set_defaults(func=_run, tool="append_evidence", build=lambda args: {"record": read_json(args.file)})
+    a.set_defaults(func=_run, tool="append_evidence", build=lambda args: {"record": read_json(args.file, input_cap(args))})
     g = esub.add_parser("get", help="one record (by record, message or lock id), or every record")
     add_caller_args(g, ledger=True)
     g.add_argument("record_id", metavar="RECORD_ID", nargs="?")
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--interpretations", required=True, metavar="FILE|-", help="a JSON list of interpretations")
     f.add_argument("--subject", help="fold only the records about this subject")
     f.set_defaults(func=_run, tool="fold_ledger", build=lambda args: _given(
-        now=args.now, interpretations=read_json(args.interpretations), subject=args.subject))
+        now=args.now, interpretations=read_json(args.interpretations, input_cap(args)), subject=args.subject))
 
 
 def _given(**arguments) -> dict:

@@ -88,12 +88,12 @@ def run_list(args: argparse.Namespace) -> int:
                        ("limit", args.limit)):
         if value is not None:
             query[key] = value
-    return emit_envelope(call_once(args, "query_findings", query))
+    return emit_envelope(call_once(args, "query_findings", query, read_only=True))
 
 
 def run_show(args: argparse.Namespace) -> int:
     arguments = {"finding_id": args.finding_id, "full_excerpts": True}
-    return emit_envelope(call_once(args, "get_finding", arguments))
+    return emit_envelope(call_once(args, "get_finding", arguments, read_only=True))
 
 
 def run_decide(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import canonical
+from .. import canonical, capped
 from ..errors import GroundrulesError, RulesError
 
 
@@ -19,11 +19,15 @@ def usage_error(message: str) -> GroundrulesError:
     return GroundrulesError("USAGE", message)
 
 
-def read_json(name: str) -> Any:
-    """Parse FILE or '-' (stdin); errors name the input as the user gave it, nothing more."""
+def read_json(name: str, cap: int = capped.DEFAULT_INPUT_BYTES) -> Any:
+    """Parse FILE or '-' (stdin), at most `cap` bytes (the limits table's inputs.input_bytes);
+    errors name the input as the user gave it, nothing more."""
     label = "stdin" if name == "-" else name
     try:
-        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        raw = capped.read_stream(sys.stdin.buffer, cap) if name == "-" else capped.read_file(Path(name), cap)
+    except capped.TooLarge:
+        raise usage_error(f"{label}: larger than the input limit of {capped.words(cap)} (rules/limits.yaml "
+                          "inputs.input_bytes)") from None
     except FileNotFoundError:
         raise usage_error(f"{label}: no such file") from None
     except IsADirectoryError:

@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"{rules_error_lines(exc)}\n")
         return 3
     except GroundrulesError as exc:
-        sys.stderr.write(f"groundrules {args.command}: {exc.message}\n")
+        code = "" if exc.code == "USAGE" else f"{exc.code}: "     # a stable code a script can match
+        sys.stderr.write(f"groundrules {args.command}: {code}{exc.message}\n")
         return 1
     except KeyboardInterrupt:
         return 130

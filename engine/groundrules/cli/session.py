@@ -9,7 +9,7 @@ import argparse
 import getpass
 from pathlib import Path
 
-from .. import rulebook
+from .. import capped, limits, rulebook
 from ..api import Caller, Service
 from ..errors import GroundrulesError
 from ..rulebook import Rulebook
@@ -21,6 +21,12 @@ MIN_KEY_BYTES = 16
 def rulebook_from(args: argparse.Namespace) -> Rulebook:
     root = getattr(args, "rules", None)
     return rulebook.load(root) if root else rulebook.default()
+
+
+def input_cap(args: argparse.Namespace) -> int:
+    """How many bytes a command may read from its input file (rules/limits.yaml inputs.input_bytes)."""
+    table = limits.of(rulebook_from(args))
+    return table.input_bytes if table is not None else capped.DEFAULT_INPUT_BYTES
 
 
 def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: bool = False) -> None:
@@ -49,8 +55,10 @@ def caller_from(args: argparse.Namespace) -> Caller:
     return Caller(args.operator or _login(), args.role, (args.project,))
 
 
-def service_from(args: argparse.Namespace) -> Service:
-    """The registry over the bundled (or --rules) tables and, with --db, both ledgers in that file."""
+def service_from(args: argparse.Namespace, *, read_only: bool = False) -> Service:
+    """The registry over the bundled (or --rules) tables and, with --db, both ledgers in that file;
+    `read_only` opens the finding ledger alone, read-only (list, show), so that they work in a
+    read-only folder and never create or migrate a database."""
     book = rulebook_from(args)
     if not getattr(args, "db", None):
         return Service(book)
@@ -63,8 +71,12 @@ def service_from(args: argparse.Namespace) -> Service:
     root = getattr(args, "root", None)
     if root is not None and not Path(root).is_dir():
         raise usage_error(f"{root}: not a folder")
-    key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
     options = _reproducible(args)
+    if read_only:
+        from ..store import open_finding_store
+        store = open_finding_store(db, read_only=True) if isinstance(db, Path) else open_finding_store(db)
+        return Service(book, findings=FindingLedger(store, rulebook=book, rules_root=root, **options))
+    key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
     findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
     ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
     try:
@@ -77,10 +89,10 @@ def service_from(args: argparse.Namespace) -> Service:
     return Service(book, findings=findings, evidence=evidence)
 
 
-def call_once(args: argparse.Namespace, tool: str, arguments) -> dict:
+def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False) -> dict:
     """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
     before the command returns."""
-    service = service_from(args)
+    service = service_from(args, read_only=read_only)
     try:
         return service.call(tool, arguments, caller_from(args))
     finally:

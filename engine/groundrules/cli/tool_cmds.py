@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from .. import canonical
 from .io import emit, emit_envelope, emit_text, read_json
-from .session import add_caller_args, call_once, rulebook_from
+from .session import add_caller_args, call_once, input_cap, rulebook_from
 
 
 def _lock_arguments(doc: Any) -> Any:
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     tool, _, _, arguments_of = COMMANDS[args.command_name]
-    doc = read_json(args.file)
+    doc = read_json(args.file, input_cap(args))
     if args.command_name == "explain" and (args.contract or args.trace):
         return _explain_extra(args, doc)
     arguments = arguments_of(doc)
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_call(args: argparse.Namespace) -> int:
-    return emit_envelope(call_once(args, args.tool, read_json(args.file)))
+    return emit_envelope(call_once(args, args.tool, read_json(args.file, input_cap(args))))
 
 
 def _explain_extra(args: argparse.Namespace, ctx: Any) -> int:

@@ -37,16 +37,16 @@ class Call:
         self.ids = ids
         self.now = now
         self._warned: tuple | None = None
-        self._undo: list[Callable[[], None]] = []
+        self._after: list[Callable[[], None]] = []
 
-    def on_rollback(self, undo: Callable[[], None]) -> None:
-        """Register how to undo an effect outside the database (a file write) if the transaction
-        does not commit; undos run newest first."""
-        self._undo.append(undo)
+    def after_commit(self, effect: Callable[[], None]) -> None:
+        """Register an effect outside the database (writing an approved rule) to run once the
+        transaction has committed: the decision is recorded first, the effect is idempotent."""
+        self._after.append(effect)
 
-    def rolled_back(self) -> None:
-        while self._undo:
-            self._undo.pop()()
+    def committed(self) -> None:
+        while self._after:
+            self._after.pop(0)()
 
     def warning_rows(self, facts: dict | None) -> tuple:
         """The warnings table's fired rows for `facts` (evaluated once per call)."""

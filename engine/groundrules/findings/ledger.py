@@ -70,16 +70,13 @@ class FindingLedger:
         calls: list[Call] = []
 
         def attempt(tx: Any) -> tuple[dict, list]:
-            for earlier in calls:          # a store that re-runs the call (a serialization failure)
-                earlier.rolled_back()      # undoes what the attempt it rolled back did outside it
+            # a store may re-run the call (a serialization failure): each attempt starts afresh,
+            # and only the one that committed does its effects outside the database
             calls.append(self._call(tx, tool, project, principal))
             return self._write(calls[-1], arguments, handler)
-        try:
-            return self.store.run_write(attempt)
-        except BaseException:
-            for call in calls:
-                call.rolled_back()
-            raise
+        answer = self.store.run_write(attempt)
+        calls[-1].committed()
+        return answer
 
     def _audited(self, arguments: dict, principal: str) -> dict:
         """A manual exception is its caller's: the approver recorded is the authenticated principal;
@@ -123,6 +120,9 @@ class FindingLedger:
 def _check_names(book: Rulebook) -> None:
     """The states the vocabulary's `acts_on` names must be states of their machines (a check across
     two tables, so it runs once the rulebook is whole)."""
+    if proposals.TARGETS_TABLE not in book.tables:
+        raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no rule_targets table "
+                               "(rules/rule_targets.yaml), so no rule could be proposed or approved")
     vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
     problems = []
     for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle")):

@@ -9,7 +9,7 @@ import copy
 import re
 from pathlib import PurePosixPath
 
-from . import applicability, views
+from . import applicability, proposals, views
 from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call, needs
 
 # --------------------------------------------------------------------------------- helpers
@@ -131,8 +131,12 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
     excerpt_limit = None if a.get("full_excerpts", False) else limits["excerpt_chars"]
     seq = row["seq"]
     events, total = call.tx.events(seq, events_limit)
+    evidence_limit = _limit(call, a, "evidence_limit", limits["evidence_default"], limits["evidence_max"])
+    offset = a.get("evidence_offset", 0)
+    page = call.tx.linked_evidence(seq, limit=evidence_limit, offset=offset)
     return {"finding": views.finding(row, call.tx.tags(seq)),
-            "evidence": _evidence(call, seq, excerpt_limit),
+            "evidence": [views.evidence(r, excerpt_limit) for r in page],
+            "evidence_total": call.tx.evidence_links(seq), "evidence_offset": offset,
             "relations": [views.relation(r) for r in call.tx.relations(seq)],
             "events": [views.event(r) for r in events], "events_total": total,
             "documents": [views.document(r) for r in call.tx.documents(seq)],
@@ -377,6 +381,9 @@ def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
     if not safe_relative(a["target_path"]):
         raise call.refuse("INVALID_ARGUMENT", "target_path", field="target_path")
+    refused = proposals.target_refusal(call, a["target_path"], a["rule_text"])
+    if refused is not None:
+        raise refused
     status = call.states.machine("proposal").initial
     proposal_id = call.ids.new("RP")
     call.tx.add_proposal({"id": proposal_id, "project": call.project, "finding_seq": row["seq"],

@@ -16,7 +16,8 @@ REQUIRED_MESSAGES = (
     "invalid_argument", "unknown_value", "evidence_identity", "evidence_relation", "one_state", "limit_cap",
     "not_found", "evidence_not_found", "evidence_not_linked", "history_needed", "keyword_empty", "proposal_not_found",
     "version_conflict", "proposal_conflict", "idempotency_reused",
-    "relation_via", "relation_cycle", "self_link", "target_path", "target_not_file", "root_missing",
+    "relation_via", "relation_cycle", "self_link", "target_path", "root_missing",
+    "rule_not_applied", "target_target", "target_root", "target_too_large",
     "scope_context_duplicate", "storage_error", "result_unknown", "approver_not_caller",
 )
 

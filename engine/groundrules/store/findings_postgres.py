@@ -343,14 +343,22 @@ class PgFindingTx(PostgresTx):
             "WHERE fe.finding_seq = %s ORDER BY fe.created_at, e.seq, fe.relation", (finding_seq,))
         return [{"evidence_id": r["id"], "relation": r["relation"], "method": r["method"]} for r in rows]
 
-    def linked_evidence(self, finding_seq: int, relation: str | None = None) -> list[dict]:
-        """Every evidence record linked to the finding with its link (relation, method, rationale,
-        linked_at), in link order; only one relation's when given."""
+    def linked_evidence(self, finding_seq: int, relation: str | None = None, *, limit: int = -1,
+                        offset: int = 0) -> list[dict]:
+        """The evidence records linked to the finding with their link (relation, method, rationale,
+        linked_at), in link order; only one relation's when given; a page of `limit` from `offset`
+        (-1: all)."""
         sql = ("SELECT e.id, e.source_kind, e.source_ref, e.locator, e.revision, e.content_hash, e.excerpt, "
                "fe.relation, fe.method, fe.rationale, fe.created_at AS linked_at "
                "FROM finding_evidence fe JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = %s "
-               + ("AND fe.relation = %s " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation")
-        return self._all(sql, (finding_seq, relation) if relation else (finding_seq,))
+               + ("AND fe.relation = %s " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation "
+               "LIMIT %s OFFSET %s")
+        params = ((finding_seq, relation) if relation else (finding_seq,)) + (None if limit < 0 else limit, offset)
+        return self._all(sql, params)
+
+    def evidence_links(self, finding_seq: int) -> int:
+        """How many evidence links the finding has."""
+        return self._one("SELECT COUNT(*) AS n FROM finding_evidence WHERE finding_seq = %s", (finding_seq,))["n"]
 
     # -- relations between findings ---------------------------------------------------------------
     def reaches(self, start_seq: int, relation: str, goal_seq: int) -> bool:

@@ -11,6 +11,8 @@ Every driver error leaves as a StorageFailure naming only the kind of failure.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -178,11 +180,21 @@ class SqliteFindingStore:
     """
 
     def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", busy_timeout_ms: int = 5000,
-                 on_connect: Callable[[sqlite3.Connection], None] | None = None):
+                 on_connect: Callable[[sqlite3.Connection], None] | None = None, read_only: bool = False):
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}")
         self.path = str(path)
+        self.read_only = read_only
         with _failures():
+            _check_file(self.path, read_only)
+            if read_only:       # no WAL switch, no migration, no file created: works in a read-only folder
+                self.conn = sqlite3.connect(_read_only_uri(self.path), uri=True, isolation_level=None,
+                                            check_same_thread=False, timeout=busy_timeout_ms / 1000)
+                self.conn.row_factory = sqlite3.Row
+                self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                if schema_version(self.conn) < LATEST:
+                    raise StorageFailure("ledger_outdated")
+                return
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                         timeout=busy_timeout_ms / 1000)
             self.conn.row_factory = sqlite3.Row
@@ -229,6 +241,49 @@ class SqliteFindingStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_file(path: str, read_only: bool) -> None:
+    """Refuse, before SQLite sees it, what cannot be a ledger: a folder, a device or pipe, a file
+    without SQLite's header; a missing file when only reading. Each is one StorageFailure kind."""
+    if path == ":memory:":
+        return
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if read_only:
+            raise StorageFailure("ledger_missing") from None
+        return
+    except OSError:
+        raise StorageFailure("ledger_unreadable") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise StorageFailure("ledger_is_a_folder")
+    if not stat.S_ISREG(info.st_mode):
+        raise StorageFailure("ledger_not_a_file")
+    if info.st_size == 0:
+        if read_only:
+            raise StorageFailure("ledger_empty")
+        return
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError:
+        raise StorageFailure("ledger_unreadable") from None
+    if header != SQLITE_HEADER:
+        raise StorageFailure("ledger_not_sqlite")
+
+
+def _read_only_uri(path: str) -> str:
+    """A read-only URI for `path`. In a folder nobody may write, SQLite cannot make the WAL index
+    it needs even to read; no writer can exist there either, so the file is opened as immutable."""
+    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK) and not os.path.exists(path + "-wal"):
+        uri += "&immutable=1"
+    return uri
 
 
 @contextmanager
@@ -349,14 +404,23 @@ class FindingTx:
             "WHERE fe.finding_seq = ? ORDER BY fe.created_at, e.seq, fe.relation", (finding_seq,))
         return [{"evidence_id": r[0], "relation": r[1], "method": r[2]} for r in rows]
 
-    def linked_evidence(self, finding_seq: int, relation: str | None = None) -> list[dict]:
-        """Every evidence record linked to the finding with its link (relation, method, rationale,
-        linked_at), in link order; only one relation's when given."""
+    def linked_evidence(self, finding_seq: int, relation: str | None = None, *, limit: int = -1,
+                        offset: int = 0) -> list[dict]:
+        """The evidence records linked to the finding with their link (relation, method, rationale,
+        linked_at), in link order; only one relation's when given; a page of `limit` from `offset`
+        (-1: all)."""
         sql = ("SELECT e.id, e.source_kind, e.source_ref, e.locator, e.revision, e.content_hash, e.excerpt, "
                "fe.relation, fe.method, fe.rationale, fe.created_at AS linked_at "
                "FROM finding_evidence fe JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = ? "
-               + ("AND fe.relation = ? " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation")
-        return [dict(r) for r in self.conn.execute(sql, (finding_seq, relation) if relation else (finding_seq,))]
+               + ("AND fe.relation = ? " if relation else "") + "ORDER BY fe.created_at, e.seq, fe.relation "
+               "LIMIT ? OFFSET ?")
+        params = ((finding_seq, relation) if relation else (finding_seq,)) + (limit, offset)
+        return [dict(r) for r in self.conn.execute(sql, params)]
+
+    def evidence_links(self, finding_seq: int) -> int:
+        """How many evidence links the finding has."""
+        return self.conn.execute("SELECT COUNT(*) FROM finding_evidence WHERE finding_seq = ?",
+                                 (finding_seq,)).fetchone()[0]
 
     # -- relations between findings ---------------------------------------------------------------
     def reaches(self, start_seq: int, relation: str, goal_seq: int) -> bool:

@@ -14,8 +14,9 @@ import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, Tool as MCPTool
 
-from .. import canonical
+from .. import canonical, limits
 from ..api import TOOLS, Caller, Service
+from .stdio_guard import WireLimits, guarded_stdio
 
 SERVER_NAME = "groundrules"
 
@@ -40,10 +41,39 @@ class ToolServer(MCPServer):
             envelope = self._service.call(name, arguments, caller)
         else:                                        # writes (disk) and long computations leave the event loop
             envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
-        return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
-                              content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
+        return result_of(envelope)
+
+
+def result_of(envelope: dict) -> CallToolResult:
+    return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
+                          content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
 
 
 def serve_stdio(service: Service, caller: Caller) -> None:
-    """Serve every tool the caller's role may call over stdin/stdout until the client hangs up."""
-    ToolServer(service, lambda: caller).run()
+    """Serve every tool the caller's role may call over stdin/stdout until the client hangs up;
+    every line is answered, garbage with a JSON-RPC error (stdio_guard)."""
+    server = ToolServer(service, lambda: caller)
+    limits = wire_limits(service)
+
+    def non_object_arguments(request: dict) -> dict | None:
+        """A tools/call whose arguments are not an object: the registry's envelope, not the SDK's
+        bare -32602, so every transport refuses it alike."""
+        params = request.get("params")
+        if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
+                or not isinstance(params.get("name"), str) or "arguments" not in params \
+                or isinstance(params["arguments"], dict):
+            return None
+        return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
+            by_alias=True, exclude_none=True)
+
+    async def run() -> None:
+        async with guarded_stdio(limits, answer=non_object_arguments) as (read_stream, write_stream):
+            lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    anyio.run(run)
+
+
+def wire_limits(service: Service) -> WireLimits:
+    """The stdio limits of the `limits` table (rules/limits.yaml), or the defaults without one."""
+    table = limits.of(service.book)
+    return WireLimits(**table.stdio) if table is not None else WireLimits()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..bounded_patterns import PatternTimeout, bounded
 from ..errors import GroundrulesError, did_you_mean, echo
 from ..schema_check import Contract, of_schema
 from ..tables import _to_faults
@@ -35,6 +36,8 @@ class FieldChecker:
     def problem(self, value: Any) -> str | None:
         try:
             errors = self.contract.errors(value)
+        except PatternTimeout:      # the host's pattern, not the model's value: a refusal, PATTERN_TIMEOUT
+            raise
         except Exception as exc:  # noqa: BLE001 - a host schema that cannot run must not crash verify
             return f"cannot be checked ({type(exc).__name__})"
         return located(errors[0]) if errors else None
@@ -200,14 +203,15 @@ def _in_place_refs(node: Any) -> list[str]:
 def build(schema: dict, name: str | None) -> ExtensionSchema:
     """Compile a schema that passed `schema_problems`."""
     from jsonschema import Draft202012Validator
+    checked_by = bounded(Draft202012Validator)      # a caller's patterns run within their time budget
     props = schema["properties"]
     defs = {k: schema[k] for k in _DEFS if k in schema}
     checkers = {}
     descriptions = {}
     for field, sub in props.items():
         full = {**defs, **sub} if isinstance(sub, dict) else sub
-        checkers[field] = FieldChecker(of_schema(full, Draft202012Validator) if isinstance(full, dict)
-                                       else Contract(full, None, Draft202012Validator(full)))
+        checkers[field] = FieldChecker(of_schema(full, checked_by, bounded=True) if isinstance(full, dict)
+                                       else Contract(full, None, checked_by(full)))
         text = _description(sub, schema)
         if text is not None:
             descriptions[field] = text

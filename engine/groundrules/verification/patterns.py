@@ -7,6 +7,7 @@ from typing import Iterator
 
 import regex
 
+from ..bounded_patterns import PatternTimeout
 from ..conditions import REGEX_TIMEOUT_S
 from ..examples import ExampleResult
 
@@ -19,11 +20,12 @@ class Pattern:
     where: tuple               # key path of the item in its table
 
     def spans(self, text: str) -> list[tuple[int, int, regex.Match]]:
-        """Every match as (start, end, match); a scan that times out finds nothing."""
+        """Every match as (start, end, match). A scan that times out fails closed: PATTERN_TIMEOUT,
+        never an empty list that would silently drop what the pattern guards (PROHIBITION_UNREFLECTED)."""
         try:
             return [(m.start(), m.end(), m) for m in self.regex.finditer(text, timeout=REGEX_TIMEOUT_S)]
         except TimeoutError:
-            return []
+            raise PatternTimeout(self.id, round(REGEX_TIMEOUT_S * 1000)) from None
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
         """Each example's matches must be exactly the listed texts; a pattern needs at least one
@@ -36,7 +38,10 @@ class Pattern:
             yield ExampleResult(base, False, "pattern has no negative example (matches: [])",
                                 self.where + ("id",))
         for n, ex in enumerate(self.examples, 1):
-            got = [m.group(0) for _, _, m in self.spans(ex["text"])]
+            try:
+                got = [m.group(0) for _, _, m in self.spans(ex["text"])]
+            except PatternTimeout:
+                got = ["(timed out)"]
             ok = got == list(ex["matches"])
             yield ExampleResult(f"{base}:{n}", ok, "" if ok else f"expected {ex['matches']}, got {got}",
                                 self.where + ("examples", n - 1))

@@ -1,0 +1,106 @@
+"""Caller-supplied patterns, run with a time budget.
+
+A pattern a caller sends (an inline extension schema's `pattern` in verify_extraction) may
+backtrack for ever on a short value (`^(a+)+$`). Every such pattern is compiled with the `regex`
+module and searched with a timeout; a search past its budget is a refusal with the stable code
+PATTERN_TIMEOUT, never a silent yes or no. The budget is the `limits` table's (patterns.budget_ms);
+the registry sets it for each call (`budget`), so nothing here reads a table.
+"""
+from __future__ import annotations
+
+import contextvars
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Iterator
+
+import regex
+
+from .errors import GroundrulesError, echo
+
+DEFAULT_BUDGET_MS = 200
+_BUDGET = contextvars.ContextVar("pattern_budget_ms", default=DEFAULT_BUDGET_MS)
+
+
+class PatternTimeout(GroundrulesError):
+    def __init__(self, pattern: str, budget_ms: int):
+        super().__init__("PATTERN_TIMEOUT", f"the pattern /{echo(pattern)}/ ran past its budget of {budget_ms} ms "
+                         "on one value", hint="simplify the pattern (no nested repetition such as (a+)+)",
+                         budget_ms=budget_ms)
+
+
+@contextmanager
+def budget(ms: int) -> Iterator[None]:
+    """Run caller patterns in this block with `ms` milliseconds per search."""
+    token = _BUDGET.set(ms)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+@lru_cache(maxsize=512)
+def compiled(pattern: str) -> "regex.Pattern":
+    """The pattern compiled with `regex` (raises regex.error when it does not compile)."""
+    return regex.compile(pattern)
+
+
+def search(pattern: str, text: str) -> "regex.Match | None":
+    """`re.search(pattern, text)` within the budget; PatternTimeout past it."""
+    ms = _BUDGET.get()
+    try:
+        return compiled(pattern).search(text, timeout=ms / 1000)
+    except TimeoutError:
+        raise PatternTimeout(pattern, ms) from None
+
+
+def searcher(pattern: str):
+    """A bounded `search` bound to `pattern`, compiled now (regex.error when it does not compile)."""
+    bound = compiled(pattern).search
+    budget_of = _BUDGET.get
+
+    def search_one(text: str):
+        ms = budget_of()
+        try:
+            return bound(text, timeout=ms / 1000)
+        except TimeoutError:
+            raise PatternTimeout(pattern, ms) from None
+    return search_one
+
+
+def bounded_validator(cls):
+    """`cls` (a jsonschema validator class) whose pattern, patternProperties and additionalProperties
+    search with the budget instead of stdlib `re` (jsonschema's own calls `re.search` unbounded)."""
+    from jsonschema import ValidationError, validators
+
+    def pattern(validator, patrn, instance, schema):
+        if validator.is_type(instance, "string") and search(patrn, instance) is None:
+            yield ValidationError(f"{echo(instance)!r} does not match {echo(patrn)!r}")
+
+    def pattern_properties(validator, properties, instance, schema):
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in properties.items():
+            for key, value in instance.items():
+                if search(patrn, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    def additional_properties(validator, additional, instance, schema):
+        if not validator.is_type(instance, "object"):
+            return
+        known, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+        extras = [k for k in instance if k not in known and not any(search(p, k) for p in patterns)]
+        if validator.is_type(additional, "object"):
+            for extra in extras:
+                yield from validator.descend(instance[extra], additional, path=extra)
+        elif not additional and extras:
+            yield ValidationError("Additional properties are not allowed "
+                                  f"({', '.join(echo(e) for e in extras[:3])} unexpected)")
+
+    return validators.extend(cls, {"pattern": pattern, "patternProperties": pattern_properties,
+                                   "additionalProperties": additional_properties})
+
+
+@lru_cache(maxsize=16)
+def bounded(cls):
+    """The bounded variant of a jsonschema validator class, made once."""
+    return bounded_validator(cls)

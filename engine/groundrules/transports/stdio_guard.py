@@ -1,0 +1,220 @@
+"""The stdio transport, guarded: every line a client sends is answered, garbage included.
+
+The SDK's stdio transport logs a line it cannot parse and drops it, so a host waits forever; and
+it decodes with errors="replace", so invalid UTF-8 is silently turned into U+FFFD and stored.
+This transport reads raw lines itself and hands the server only messages that are valid JSON-RPC;
+every other line gets the JSON-RPC 2.0 error it calls for: -32700 (not UTF-8, not JSON, a lone
+surrogate, a raw control character, too long) or -32600 (an empty line, a batch, not an object,
+nesting or a number beyond the limits, a bad id, not a JSON-RPC message). The limits are the
+`limits` table's (rules/limits.yaml), so an operator tunes them without touching Python.
+
+While serving, fd 1 points at stderr and fd 0 at the null device, so nothing a handler prints
+can tear a frame; both are restored on exit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, BinaryIO, Callable
+
+import anyio
+import mcp_types as types
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+
+
+@dataclass(frozen=True)
+class WireLimits:
+    message_bytes: int = 4 * 1024 * 1024
+    depth: int = 64
+    int_digits: int = 100
+    id_chars: int = 200
+
+
+class Refused(Exception):
+    def __init__(self, code: int, message: str, message_id: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.message_id = code, message, message_id
+
+
+def _depth(value: Any, limit: int) -> None:
+    """Refuse containers nested deeper than `limit` (iteratively, so no recursion to exhaust)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            if level > limit:
+                raise Refused(INVALID_REQUEST, f"Invalid Request: nested deeper than {limit}")
+            if isinstance(item, dict):
+                stack.extend((k, level) for k in item)
+            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Refused(PARSE_ERROR, "Parse error: a string holds a lone surrogate") from None
+        elif isinstance(item, float) and (item != item or item in (float("inf"), float("-inf"))):
+            raise Refused(PARSE_ERROR, "Parse error: not a finite number")
+
+
+def parse(line: bytes, limits: WireLimits) -> Any:
+    """The JSON-RPC message object a line holds, or Refused with the error to answer."""
+    if len(line) > limits.message_bytes:
+        raise Refused(PARSE_ERROR, f"Parse error: a message may be at most {limits.message_bytes} bytes")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Refused(PARSE_ERROR, "Parse error: not UTF-8") from None
+    if not text.strip():
+        raise Refused(INVALID_REQUEST, "Invalid Request: an empty line")
+
+    def bounded_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > limits.int_digits:
+            raise Refused(INVALID_REQUEST, f"Invalid Request: a number has more than {limits.int_digits} digits")
+        return int(digits)
+
+    def no_constant(name: str) -> Any:
+        raise Refused(PARSE_ERROR, f"Parse error: {name} is not JSON")
+
+    try:
+        value = json.loads(text, parse_int=bounded_int, parse_constant=no_constant)
+    except Refused:
+        raise
+    except RecursionError:
+        raise Refused(INVALID_REQUEST, f"Invalid Request: nested deeper than {limits.depth}") from None
+    except ValueError:
+        raise Refused(PARSE_ERROR, "Parse error: not a JSON text (or a raw control character in a string)") \
+            from None
+    if isinstance(value, list):
+        raise Refused(INVALID_REQUEST, "Invalid Request: batches are not supported")
+    if not isinstance(value, dict):
+        raise Refused(INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+    message_id = _good_id(value.get("id"), limits)
+    try:
+        _depth(value, limits.depth)
+    except Refused as exc:
+        raise Refused(exc.code, exc.message, message_id) from None
+    if "id" in value and message_id is None:
+        raise Refused(INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
+    return value, message_id
+
+
+def _good_id(value: Any, limits: WireLimits) -> Any:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and -2**53 < value < 2**53:
+        return value
+    if isinstance(value, str) and len(value) <= limits.id_chars:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return value
+    return None
+
+
+def message(line: bytes, limits: WireLimits) -> SessionMessage:
+    """The SessionMessage a line holds, or Refused."""
+    value, message_id = parse(line, limits)
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
+    except Exception:  # noqa: BLE001 - pydantic's ValidationError and anything else it may raise
+        raise Refused(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", message_id) from None
+
+
+def error(refused: Refused) -> SessionMessage:
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=refused.message_id,
+                                             error=types.ErrorData(code=refused.code, message=refused.message)))
+
+
+def _read_line(source: BinaryIO, cap: int) -> bytes | None:
+    """One line (without its newline) of at most cap+1 bytes, the rest of a longer line skipped;
+    None at end of input."""
+    line = source.readline(cap + 1)
+    if not line:
+        return None
+    if line.endswith(b"\n"):
+        return line[:-1].rstrip(b"\r")
+    if len(line) > cap:
+        while True:                  # drain the rest of an oversized line without keeping it
+            rest = source.readline(1 << 16)
+            if not rest or rest.endswith(b"\n"):
+                break
+    return line
+
+
+@asynccontextmanager
+async def guarded_stdio(limits: WireLimits, *, answer: Callable[[dict], Any] | None = None,
+                        stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> AsyncIterator[tuple]:
+    """(read_stream, write_stream) for the lowlevel server, over the process's stdin/stdout (or
+    the binary streams given). `answer(request)` may return the result of a request the server
+    itself would refuse with a bare error (a tool call whose arguments are not an object), or None."""
+    restore: list = []
+    if stdin is None:
+        stdin = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+        null = os.open(os.devnull, os.O_RDONLY)
+        saved_in = os.dup(0)
+        os.dup2(null, 0)
+        os.close(null)
+        restore.append((saved_in, 0))
+    if stdout is None:
+        sys.stdout.flush()
+        stdout = os.fdopen(os.dup(1), "wb")
+        saved_out = os.dup(1)
+        os.dup2(2, 1)
+        restore.append((saved_out, 1))
+
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+
+    async def send(frame: SessionMessage) -> None:
+        data = frame.message.model_dump_json(by_alias=True, exclude_unset=True)
+        await anyio.to_thread.run_sync(_write, stdout, data.encode("utf-8") + b"\n")
+
+    async def reader() -> None:
+        async with read_writer:
+            while True:
+                line = await anyio.to_thread.run_sync(_read_line, stdin, limits.message_bytes)
+                if line is None:
+                    return
+                try:
+                    frame = message(line, limits)
+                    result = answer(frame.message.model_dump(by_alias=True, exclude_unset=True)) if answer else None
+                    if result is not None:
+                        frame = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=frame.message.id,
+                                                                     result=result))
+                        await write_stream.send(frame)
+                        continue
+                except Refused as refused:
+                    try:
+                        await write_stream.send(error(refused))
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+                    continue
+                await read_writer.send(frame)
+
+    async def writer() -> None:
+        async with write_reader:
+            async for frame in write_reader:
+                await send(frame)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            tg.start_soon(writer)
+            yield read_stream, write_stream
+            tg.cancel_scope.cancel()
+    finally:
+        for saved, fd in restore:
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
+def _write(out: BinaryIO, data: bytes) -> None:
+    out.write(data)
+    out.flush()
