@@ -182,3 +182,24 @@ def test_a_missing_root_is_an_invalid_argument(ledger, make_ledger, tmp_path):
     env = make_ledger(root=tmp_path / "no-such-project").call("approve_rule", {"proposal_id": pid})
     assert (env["error"]["code"], env["error"]["field"]) == ("INVALID_ARGUMENT", "root")
     assert str(tmp_path) not in env["error"]["message"]
+
+
+def test_call_writes_and_findings_list_reads_the_same_ledger(rules_root, db, tmp_path, capsys):
+    """`groundrules call` and `groundrules findings` on a --db path or a postgresql:// URI alike."""
+    arguments = tmp_path / "args.json"
+    arguments.write_text(json.dumps(finding(statement="命令行写入的漂移"), ensure_ascii=False), encoding="utf-8")
+    code = main(["--rules", str(rules_root), "call", "log_finding", str(arguments), "--db", str(db), "--project", "p1"])
+    created = json.loads(capsys.readouterr().out)
+    assert code == 0 and created["ok"], created
+    code = main(["--rules", str(rules_root), "findings", "list", "--db", str(db), "--project", "p1", "--keyword", "漂移"])
+    listed = json.loads(capsys.readouterr().out)
+    assert [f["finding_id"] for f in listed["data"]["findings"]] == [created["data"]["finding_id"]]
+
+
+def test_an_unreachable_postgres_db_is_a_storage_error_naming_no_secret(rules_root, tmp_path, capsys):
+    uri = f"postgresql://alice:hunter2@/ledger?host={tmp_path}/no-server&connect_timeout=2"
+    code = main(["--rules", str(rules_root), "findings", "list", "--db", uri, "--project", "p1"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "storage failed (OperationalError)" in err and "Traceback" not in out + err
+    for secret in ("hunter2", "alice", "no-server", str(tmp_path)):
+        assert secret not in out + err
