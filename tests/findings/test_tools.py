@@ -367,7 +367,8 @@ def test_a_material_change_creates_a_new_linked_finding(ledger, change, material
     new = ok(ledger.call("get_finding", {"finding_id": data["finding_id"]}))
     assert [(r["relation"], r["finding_id"]) for r in new["relations"]] == [("revalidated_as", fid)]
     old = ok(ledger.call("get_finding", {"finding_id": fid}))["finding"]
-    assert (old["statement"], old["lifecycle_state"], old["version"]) == (finding()["statement"], "active", 2)
+    replaced = ledger.book.table("findings_vocabulary").acts_on["revalidation_replaced_state"]
+    assert (old["statement"], old["lifecycle_state"], old["version"]) == (finding()["statement"], replaced, 2)
 
 
 @pytest.mark.parametrize("change", [

@@ -315,18 +315,14 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
             "retrieval_policy": row["retrieval_policy"]}
     if a.get("manual_exception"):
         body["manual_exception"] = a["manual_exception"]
-    relation = call.vocab.new_finding_relation
-    replaces = relation == call.names["supersede_relation"]
-    if replaces:
-        call.check_move("lifecycle", row["lifecycle_state"], call.names["supersede_state"],
-                        _transition_facts(row, [], [], a))
+    replaced = call.names["revalidation_replaced_state"]
+    call.check_move("lifecycle", row["lifecycle_state"], replaced, _transition_facts(row, [], [], a))
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now,
                                             event_payload={"revalidates": row["id"], "result": a["result"]})
-    add_relation(call, seq, relation, row["seq"], reason)
-    columns = {"lifecycle_state": call.names["supersede_state"]} if replaces else {}
-    old_version = call.bump(row, **columns)
-    call.event(row["seq"], "revalidated", old_version, reason=reason,
-               payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
+    add_relation(call, seq, call.vocab.new_finding_relation, row["seq"], reason)
+    old_version = call.bump(row, lifecycle_state=replaced)
+    call.event(row["seq"], "revalidated", old_version, from_state=row["lifecycle_state"], to_state=replaced,
+               reason=reason, payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     data = {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
             "material_change": {"code": fired.code, "material": True, "detail": fired.outputs.get("detail", "")},
