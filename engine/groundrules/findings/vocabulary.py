@@ -17,7 +17,8 @@ REQUIRED_MESSAGES = (
     "not_found", "evidence_not_found", "evidence_not_linked", "history_needed", "keyword_empty", "proposal_not_found",
     "version_conflict", "proposal_conflict", "idempotency_reused",
     "relation_via", "relation_cycle", "self_link", "target_path", "target_not_file", "root_missing",
-    "scope_context_duplicate", "storage_error", "result_unknown", "approver_not_caller",
+    "scope_context_duplicate", "storage_error", "result_unknown", "approver_not_caller", "content_hash_mismatch",
+    "reason_required", "context_overlap",
 )
 
 
