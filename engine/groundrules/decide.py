@@ -63,12 +63,20 @@ class DecisionTable:
     input: str
     prefer_role: str = ""
     plan: tuple = ()          # (row, code, test) in evaluation order, unpacked once at compile
+    otherwise: str = ""       # primary when no fired row has prefer_role: "" = the first fired, "default"
 
-    def primary(self, decision: Decision) -> Fired | None:
-        """The first fired row whose code has the preferred role, else the first fired row."""
+    def primary(self, decision: Decision, value: Any = None) -> Fired | None:
+        """The first fired row whose code has the preferred role; else, when the table says
+        `otherwise: default`, its default row rendered on `value` (no row of the preferred role
+        explains the value), else the first fired row."""
         for f in decision.fired:
             if self.codes.get(f.code, {}).get("role") == self.prefer_role:
                 return f
+        if self.otherwise == "default" and self.default is not None:
+            for f in decision.fired:
+                if f.row is self.default:
+                    return f
+            return Fired(self.default, self.default.code, self._render(self.default, value, {}))
         return decision.fired[0] if decision.fired else None
 
     def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
@@ -254,7 +262,8 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         rows.sort(key=lambda r: (order[r.code], r.index))
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test) for r in rows))
+                         data.get("input", ""), prefer_role, tuple((r, r.code, r.when.test) for r in rows),
+                         data.get("primary", {}).get("otherwise", ""))
 
 
 def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known) -> Row | None:
