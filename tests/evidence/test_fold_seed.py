@@ -165,3 +165,16 @@ def test_an_unresolved_event_must_name_its_value(rulebook):
                  scope={"unresolved": [{"id": "here"}, {"id": "there", "new_scope": "demand_2"}]})
     error = outcome(payload, rulebook)["error"]
     assert (error["code"], error["key"]) == ("EVENT_INCOMPLETE", "value")
+
+
+def test_seed003_a_corrected_value_no_longer_rests_on_the_evidence_it_corrects(rulebook):
+    """§七: 如果是 correct，当前地区更新为 B 地；E07 仍然留在证据账本里，只是不再支撑当前的地区值."""
+    payload = group("seed_region")["read_as_correct"]
+    correct = next(e for i in payload["interpretations"] for e in i["events"] if e["type"] == "correct")
+    assert correct["evidence"] == ["E07", "E19"]           # the seed's own correct(E07, E19)
+    result = outcome(payload, rulebook)
+    region = slots(result)["region"]
+    assert region["evidence"] == ["E19"]
+    assert [h["event"] for h in region["history"]] == ["e1", correct["id"]]        # E07's set stays in the history
+    ledger = {e["id"]: e for e in result["data"]["evidence"]}
+    assert ledger["E07"]["cited_by"] == ["e1", correct["id"]]                     # and E07 in the ledger

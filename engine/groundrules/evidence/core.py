@@ -161,6 +161,9 @@ class Folder:
             if rank > same.rank:
                 same.source, same.rank = source, rank
         elif code in ("accept", "replace") or (code == "corroborate" and same is None):
+            if self.policy.resolve.codes.get(code, {}).get("replaced_evidence") == "history":
+                replaced = {rid for c in state.candidates for rid in c.evidence}
+                new.evidence = [rid for rid in new.evidence if rid not in replaced] or new.evidence
             state.core, state.candidates, state.confirmed = "filled", [new], False
             state.evidence, state.events = [], []
         elif code == "conflict":
