@@ -1,6 +1,10 @@
 """Every scenario of seed 003, asserted on what a host relies on (the snapshots pin the rest)."""
 from __future__ import annotations
 
+import copy
+
+import pytest
+
 from fold_support import group, outcome
 
 
@@ -178,3 +182,43 @@ def test_seed003_a_corrected_value_no_longer_rests_on_the_evidence_it_corrects(r
     assert [h["event"] for h in region["history"]] == ["e1", correct["id"]]        # E07's set stays in the history
     ledger = {e["id"]: e for e in result["data"]["evidence"]}
     assert ledger["E07"]["cited_by"] == ["e1", correct["id"]]                     # and E07 in the ledger
+
+
+TWO_DEMANDS = {
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [
+        {"id": "E07", "type": "message", "role": "user", "state": "sent", "turn": 3, "subject": "demand_1",
+         "content": "第一批送到 A 地"},
+        {"id": "E19", "type": "message", "role": "user", "state": "sent", "turn": 7, "subject": "demand_2",
+         "content": "第二批送到 B 地"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "s1", "type": "new_scope", "scope": "demand_2", "evidence": ["E19"]},
+        {"id": "e1", "type": "set", "slot": "delivery_region", "value": "A 地", "evidence": ["E07"]},
+        {"id": "e2", "type": "set", "slot": "delivery_region", "value": "B 地", "evidence": ["E19"]}]}]}
+
+
+def test_seed003_two_demands_do_not_overwrite_each_other_through_the_records_scope(rulebook):
+    """§六: 用户为第一批产品说过地址，为第二批产品又说了另一个——两条证据都真实，各自属于不同的需求.
+    The events name no scope; each record's subject alone puts its value in its own demand."""
+    result = outcome(TWO_DEMANDS, rulebook)
+    assert result["data"]["state"]["current_scope"] == "demand_2"
+    first, second = slots(result)["delivery_region"], slots(result, "demand_2")["delivery_region"]
+    assert (first["status"], first["value"], first["evidence"]) == ("filled", "A 地", ["E07"])
+    assert (second["status"], second["value"], second["evidence"]) == ("filled", "B 地", ["E19"])
+
+
+def test_seed003_an_event_citing_two_subjects_must_name_its_scope(rulebook):
+    payload = copy.deepcopy(TWO_DEMANDS)
+    payload["interpretations"][0]["events"][2]["evidence"] = ["E07", "E19"]
+    assert outcome(payload, rulebook)["error"]["code"] == "SUBJECTS_DIFFER"
+    payload["interpretations"][0]["events"][2]["scope"] = "demand_2"
+    assert slots(outcome(payload, rulebook), "demand_2")["delivery_region"]["value"] == "B 地"
+
+
+@pytest.mark.parametrize("key, value", [("applicability", {"region": "华东"}), ("version", "v2")])
+def test_seed003_a_scope_field_the_fold_does_not_use_is_refused(rulebook, key, value):
+    """Never store a field that silently does nothing: what the fold does not read is refused."""
+    payload = copy.deepcopy(TWO_DEMANDS)
+    payload["records"][0][key] = value
+    error = outcome(payload, rulebook)["error"]
+    assert error["code"] == "PAYLOAD_INVALID" and key in error["message"]

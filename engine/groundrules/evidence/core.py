@@ -114,14 +114,23 @@ class Folder:
             if ev.readings is not None:
                 self._clarify(ev, current)
                 continue
-            target = ev.scope or current
+            target = ev.scope or self._subject(ev) or current
             if target not in self.scopes:
-                raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope")
+                raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + (".scope" if ev.scope else ".evidence"))
             state = self.scopes[target].slots.setdefault(ev.slot, SlotState())
             outcome, rule = self._apply(ev, state)
             state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
                                   "value": None if ev.value is NO_VALUE else ev.value})
             self.results[ev.id] = Result(outcome, rule, target)
+
+    def _subject(self, ev: Event) -> str | None:
+        """The scope the records an event cites are about (seed 003 §六: 说的是谁), when they
+        name one: two demands' evidence never folds into one slot through the current scope alone."""
+        subjects = sorted({self.index.entries[rid].record["subject"] for rid in ev.evidence
+                           if "subject" in self.index.entries[rid].record})
+        if len(subjects) > 1:
+            raise self.refuse("SUBJECTS_DIFFER", event=ev.id, subjects=", ".join(subjects), at=ev.at + ".evidence")
+        return subjects[0] if subjects else None
 
     def _source(self, ev: Event) -> tuple[str, int]:
         best = None
