@@ -32,6 +32,7 @@ COMPILERS: dict[str, str] = {
     "event_catalogue": "groundrules.evidence.catalogue:compile_catalogue",
     "merge_policy": "groundrules.evidence.policy:compile_policy",
     "refusal_catalogue": "groundrules.evidence.refusals:compile_refusals",
+    "shape_map": "groundrules.evidence.shapes:compile_shapes",
     "role_table": "groundrules.access:compile_role_table",
 }
 

@@ -222,3 +222,35 @@ def test_seed003_a_scope_field_the_fold_does_not_use_is_refused(rulebook, key, v
     payload["records"][0][key] = value
     error = outcome(payload, rulebook)["error"]
     assert error["code"] == "PAYLOAD_INVALID" and key in error["message"]
+
+
+SEED_SHAPED = {  # §二's evidence records and §五's events, literally as the seed writes them
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [
+        {"id": "E07", "source": "user", "timestamp": "2024-05-01T10:03:00+08:00", "turn": 3, "scope": "demand_1",
+         "quote": "我们公司登记地在 A 地", "locator": {"message_id": "m_31"}},
+        {"id": "E19", "source": "user", "timestamp": "2024-05-01T10:07:00+08:00", "turn": 7,
+         "quote": "哦对了，这批产品是要交付到 B 地分部的", "locator": {"message_id": "m_37"}}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"type": "set", "slot": "region", "value": "A 地", "evidence_ids": ["E07"], "turn": 3},
+        {"type": "correct", "slot": "region", "value": "B 地", "evidence_ids": ["E07", "E19"], "turn": 7}]}]}
+
+
+def test_seed003_the_seeds_own_record_and_event_shapes_are_accepted(rulebook):
+    """§二 / §五: a host may send what the seed shows; rules/seed_shapes.yaml maps it."""
+    before = copy.deepcopy(SEED_SHAPED)
+    result = outcome(SEED_SHAPED, rulebook)
+    assert SEED_SHAPED == before                                    # the caller's payload is not changed
+    region = slots(result)["region"]
+    assert (region["value"], region["evidence"], region["events"]) == ("B 地", ["E19"], ["e2"])
+    assert [(e["id"], e["turn"]) for e in result["data"]["events"]] == [("e1", 3), ("e2", 7)]
+    e07 = result["data"]["evidence"][0]["record"]
+    assert (e07["type"], e07["role"], e07["subject"], e07["content"], e07["message_id"]) == (
+        "message", "user", "demand_1", "我们公司登记地在 A 地", "m_31")
+
+
+def test_seed003_what_the_shape_table_does_not_map_is_refused_by_name(rulebook):
+    payload = copy.deepcopy(SEED_SHAPED)
+    payload["records"][0]["locator"].update(start=0, end=7)
+    error = outcome(payload, rulebook)["error"]
+    assert error["code"] == "PAYLOAD_INVALID" and "locator" in error["message"]

@@ -51,6 +51,8 @@ def fold(payload: Any, rulebook: Rulebook | None = None) -> dict:
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
           refusals: RefusalCatalogue) -> dict:
+    for shapes in book.of_kind("shape_map"):       # the seed's own shapes, mapped by rules/seed_shapes.yaml
+        payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)
     if problem is not None:
         raise refusals.error("PAYLOAD_INVALID", problem=problem)
@@ -90,6 +92,8 @@ def _events(checked: Checked, folder: Folder) -> list:
                 "slot": ev.slot, "value": None if ev.value is NO_VALUE else ev.value, "scope": result.scope}
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
+        if ev.turn is not None:
+            item["turn"] = ev.turn
         item.update(evidence=[dict(c) for c in ev.citations], outcome=result.outcome, rule=result.rule)
         out.append(item)
     return out

@@ -40,6 +40,7 @@ class Event:
     resolves: tuple = ()
     at: str = ""
     locks: list = field(default_factory=list)     # lock record ids the citations cover
+    turn: int | None = None                       # the conversation turn it was read at (shown, not folded)
 
 
 @dataclass
@@ -131,7 +132,8 @@ class Checker:
             locks += [rid for rid in covered if rid not in locks]
         event = Event(raw["id"], interp_id, raw["type"], self.policy.ops[raw["type"]], layer, slot,
                       raw.get("value", NO_VALUE), scope if isinstance(scope, str) else None, readings,
-                      raw.get("parent"), citations, evidence, tuple(raw.get("resolves", ())), at, locks)
+                      raw.get("parent"), citations, evidence, tuple(raw.get("resolves", ())), at, locks,
+                      raw.get("turn"))
         if layer == "field" and event.value is not NO_VALUE:
             self._grounded(event, raw, dispositions)
         return event
