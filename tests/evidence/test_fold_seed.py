@@ -254,3 +254,40 @@ def test_seed003_what_the_shape_table_does_not_map_is_refused_by_name(rulebook):
     payload["records"][0]["locator"].update(start=0, end=7)
     error = outcome(payload, rulebook)["error"]
     assert error["code"] == "PAYLOAD_INVALID" and "locator" in error["message"]
+
+
+ACTIVITY = {
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [
+        {"id": "M12", "type": "message", "role": "assistant", "state": "sent", "content": "方便留个手机号吗？"},
+        {"id": "M13", "type": "message", "role": "assistant", "state": "sent", "content": "手机号方便的话也可以留一个。"},
+        {"id": "R3", "type": "tool_receipt", "tool": "crm.lookup", "request_id": "q-1", "body": "{\"found\": false}"},
+        {"id": "R4", "type": "tool_receipt", "tool": "summary.send", "request_id": "q-2", "body": "{\"ok\": true}"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "a1", "type": "asked", "slot": "phone", "evidence": ["M12"]},
+        {"id": "a2", "type": "tool_returned", "tool": "crm.lookup", "evidence": ["R3"]},
+        {"id": "a3", "type": "asked", "slot": "phone", "evidence": ["M13"]},
+        {"id": "a4", "type": "action_outcome", "action": "send_summary", "outcome": "failed", "evidence": ["R4"]},
+        {"id": "a5", "type": "action_outcome", "action": "send_summary", "outcome": "succeeded", "evidence": ["R4"]}]}]}
+
+
+def test_seed003_receipts_outcomes_and_asks_have_a_traceable_write_path(rulebook):
+    """§五: 工具回执、动作成败、询问次数的变化，同样需要有可追踪的写入路径. Each is an event type of
+    rules/events.yaml; the fold tallies it with the events and evidence behind it, and no slot changes."""
+    result = outcome(ACTIVITY, rulebook)["data"]
+    layers = {e["id"]: e["layer"] for e in result["events"]}
+    assert set(layers.values()) == {"activity"}
+    activity = result["state"]["activity"]
+    assert activity["asked"]["phone"] == {"count": 2, "last": None, "events": ["a1", "a3"], "evidence": ["M12", "M13"]}
+    assert activity["tool_returned"]["crm.lookup"]["evidence"] == ["R3"]
+    assert activity["action_outcome"]["send_summary"] == {"count": 2, "last": "succeeded", "events": ["a4", "a5"],
+                                                          "evidence": ["R4"]}
+    assert result["state"]["scopes"]["demand_1"]["slots"] == {}
+    cited = {e["id"]: e["cited_by"] for e in result["evidence"]}
+    assert cited["M12"] == ["a1"] and cited["R4"] == ["a4", "a5"]
+
+
+def test_seed003_an_activity_event_cites_raw_evidence_like_any_other(rulebook):
+    payload = copy.deepcopy(ACTIVITY)
+    payload["records"][0]["state"] = "draft"          # a draft question was never asked
+    assert outcome(payload, rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .interpret import NO_VALUE, Event
+from .policy import ACTIVITY_OPS
 
 if TYPE_CHECKING:
     from .index import LedgerIndex
@@ -70,6 +71,7 @@ class Folder:
         self.results: dict[str, Result] = {}
         self.clarifications: dict[str, dict] = {}
         self.current = policy.initial_scope
+        self.activity: dict[str, dict] = {}        # activity event type -> key -> tally
 
     # -- pass 1: scopes -------------------------------------------------------------------------
     def scope_pass(self, events: list[Event]) -> list:
@@ -109,6 +111,9 @@ class Folder:
         for ev, current in zip(events, at_position):
             for ref in ev.resolves:          # any event may answer a question: "yes, a new demand" opens a scope
                 self._resolve_clarification(ref, ev)
+            if ev.layer == "activity":
+                self._tally(ev, current)
+                continue
             if ev.layer != "field":
                 continue
             if ev.readings is not None:
@@ -122,6 +127,19 @@ class Folder:
             state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
                                   "value": None if ev.value is NO_VALUE else ev.value})
             self.results[ev.id] = Result(outcome, rule, target)
+
+    def _tally(self, ev: Event, current: str) -> None:
+        """An activity event (a question asked about a slot, an action's outcome, a tool's receipt):
+        counted under its key with the events and evidence behind it, so every such write is
+        traceable like a slot's."""
+        key = ev.slot if ev.slot is not None else ev.activity[ACTIVITY_OPS[ev.op]]
+        entry = self.activity.setdefault(ev.type, {}).setdefault(
+            key, {"count": 0, "last": None, "events": [], "evidence": []})
+        entry["count"] += 1
+        entry["last"] = ev.activity.get("outcome")
+        entry["events"].append(ev.id)
+        entry["evidence"] += [rid for rid in ev.evidence if rid not in entry["evidence"]]
+        self.results[ev.id] = Result("recorded", None, current)
 
     def _subject(self, ev: Event) -> str | None:
         """The scope the records an event cites are about (seed 003 §六: 说的是谁), when they

@@ -67,10 +67,11 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     for event in checked.events:
         for rid in event.evidence:
             index.entries[rid].cited_by.append(event.id)
-    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder),
-            "state": {"now": payload["now"], "current_scope": folder.current, "scopes": scopes,
-                      "clarifications": list(folder.clarifications.values()),
-                      "locks": _locks(index, checked)}}
+    state = {"now": payload["now"], "current_scope": folder.current, "scopes": scopes,
+             "clarifications": list(folder.clarifications.values()), "locks": _locks(index, checked)}
+    if folder.activity:
+        state["activity"] = folder.activity
+    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder), "state": state}
 
 
 def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:
@@ -94,6 +95,7 @@ def _events(checked: Checked, folder: Folder) -> list:
             item["readings"] = [dict(r) for r in ev.readings]
         if ev.turn is not None:
             item["turn"] = ev.turn
+        item.update(ev.activity)
         item.update(evidence=[dict(c) for c in ev.citations], outcome=result.outcome, rule=result.rule)
         out.append(item)
     return out
