@@ -68,12 +68,20 @@ class DecisionTable:
     prefer_role: str = ""
     run: Callable[[Any, dict, list | None], list] = field(default=None, compare=False, repr=False)
     preferred: frozenset = frozenset()    # the codes whose role is prefer_role
+    otherwise: str = ""       # primary when no fired row has prefer_role: "" = the first fired, "default"
 
-    def primary(self, decision: Decision) -> Fired | None:
-        """The first fired row whose code has the preferred role, else the first fired row."""
+    def primary(self, decision: Decision, value: Any = None) -> Fired | None:
+        """The first fired row whose code has the preferred role; else, when the table says
+        `otherwise: default`, its default row rendered on `value` (no row of the preferred role
+        explains the value), else the first fired row."""
         for f in decision.fired:
             if f.code in self.preferred:
                 return f
+        if self.otherwise == "default" and self.default is not None:
+            for f in decision.fired:
+                if f.row is self.default:
+                    return f
+            return Fired(self.default, self.default.code, self.default.render(value, {}))
         return decision.fired[0] if decision.fired else None
 
     def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
@@ -219,7 +227,8 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
                          data.get("input", ""), prefer_role, run,
-                         frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role))
+                         frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role),
+                         data.get("primary", {}).get("otherwise", ""))
 
 
 def _with_renderers(rows: list, default: Row | None, bindings: dict, table_id: str) -> tuple[list, Row | None]:

@@ -20,6 +20,7 @@ from .errors import Fault, Problem, RulesError
 from .evidence.catalogue import compile_catalogue as compile_event_catalogue
 from .evidence.policy import compile_policy
 from .evidence.refusals import compile_refusals
+from .evidence.shapes import compile_shapes
 from .findings.rule_targets import compile_rule_targets
 from .findings.transitions import compile_transition_table
 from .findings.vocabulary import compile_vocabulary
@@ -50,6 +51,7 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "role_table": compile_role_table,
     "rule_targets": compile_rule_targets,
     "limits": compile_limits,
+    "shape_map": compile_shapes,
 }
 
 

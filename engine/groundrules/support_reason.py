@@ -74,8 +74,10 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
                 return _unknown(table, table.render_message("malformed", {}, {"problem": problem})), None
             ctx = plain(ctx)     # valid only through subclasses (an OrderedDict): read it as the JSON it is
         decision = table.evaluate(ctx, trace=trace)
-        primary = table.primary(decision)
+        primary = table.primary(decision, ctx)
         reasons = [_item(table, f.code, f.outputs) for f in decision.fired]
+        if all(f.row is not primary.row for f in decision.fired):
+            reasons.append(_item(table, primary.code, primary.outputs))    # seed §3: diagnostics never decide
         return {"primary": primary.code, "primary_label": _label(table, primary.code),
                 "reasons": reasons}, decision
     except Exception as exc:  # noqa: BLE001 - seed §5: a failed explanation must not fail retrieval

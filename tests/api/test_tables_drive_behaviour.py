@@ -144,3 +144,20 @@ def test_which_validity_a_slot_takes_from_mixed_evidence_is_the_merge_policys_or
     root = copy_of_tables(tmp_path, {"merge.yaml": [(r"validity_precedence: \[[^\]]*\]", f"validity_precedence: {order}")]})
     slot = fold(MIXED_VALIDITY, load_rulebook(root))["state"]["scopes"]["demand_1"]["slots"]["region"]
     assert slot["status"] == status
+
+
+def test_seed001_the_applicability_table_reads_the_task_context(tmp_path):
+    """task_context is a fact of the applicability table (its contract names task_context_given and
+    match.from_task): a host that wants no verdict without a task says so with one row."""
+    row = ("  - id: incompatible\n",
+           "  - id: no_task\n    code: unknown\n    when: {field: task_context_given, eq: false}\n"
+           "    output: {detail: 没有给出当前任务}\n\n  - id: incompatible\n")
+    root = copy_of_tables(tmp_path, {"applicability.yaml": [row]})
+    service, caller = ledger_service(root, tmp_path / "l.db")
+    fid = service.call("log_finding", FINDING, caller)["data"]["finding_id"]
+
+    def verdict(arguments: dict) -> str:
+        found = service.call("query_findings", arguments, caller)["data"]["findings"]
+        return {f["finding_id"]: f["applicability"]["verdict"] for f in found}[fid]
+    assert verdict({}) == "unknown"
+    assert verdict({"task_context": {"goal": "排查 OOM"}}) == "applicable"

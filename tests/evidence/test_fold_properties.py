@@ -117,7 +117,7 @@ def test_what_json_cannot_carry_is_refused(rulebook):
     for path, value in (((("records", 0, "content"), "A \udc00 地")),
                         (("interpretations", 0, "events", 0, "value"), float("inf")),
                         (("interpretations", 0, "events", 0, "value"), float("nan")),
-                        (("records", 0, "applicability"), {"x": [float("nan")]})):
+                        (("records", 0, "subject"), "demand\udc00")):
         payload = copy.deepcopy(base)
         node = payload
         for step in path[:-1]:

@@ -1,6 +1,10 @@
 """Every scenario of seed 003, asserted on what a host relies on (the snapshots pin the rest)."""
 from __future__ import annotations
 
+import copy
+
+import pytest
+
 from fold_support import group, outcome
 
 
@@ -165,3 +169,125 @@ def test_an_unresolved_event_must_name_its_value(rulebook):
                  scope={"unresolved": [{"id": "here"}, {"id": "there", "new_scope": "demand_2"}]})
     error = outcome(payload, rulebook)["error"]
     assert (error["code"], error["key"]) == ("EVENT_INCOMPLETE", "value")
+
+
+def test_seed003_a_corrected_value_no_longer_rests_on_the_evidence_it_corrects(rulebook):
+    """§七: 如果是 correct，当前地区更新为 B 地；E07 仍然留在证据账本里，只是不再支撑当前的地区值."""
+    payload = group("seed_region")["read_as_correct"]
+    correct = next(e for i in payload["interpretations"] for e in i["events"] if e["type"] == "correct")
+    assert correct["evidence"] == ["E07", "E19"]           # the seed's own correct(E07, E19)
+    result = outcome(payload, rulebook)
+    region = slots(result)["region"]
+    assert region["evidence"] == ["E19"]
+    assert [h["event"] for h in region["history"]] == ["e1", correct["id"]]        # E07's set stays in the history
+    ledger = {e["id"]: e for e in result["data"]["evidence"]}
+    assert ledger["E07"]["cited_by"] == ["e1", correct["id"]]                     # and E07 in the ledger
+
+
+TWO_DEMANDS = {
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [
+        {"id": "E07", "type": "message", "role": "user", "state": "sent", "turn": 3, "subject": "demand_1",
+         "content": "第一批送到 A 地"},
+        {"id": "E19", "type": "message", "role": "user", "state": "sent", "turn": 7, "subject": "demand_2",
+         "content": "第二批送到 B 地"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "s1", "type": "new_scope", "scope": "demand_2", "evidence": ["E19"]},
+        {"id": "e1", "type": "set", "slot": "delivery_region", "value": "A 地", "evidence": ["E07"]},
+        {"id": "e2", "type": "set", "slot": "delivery_region", "value": "B 地", "evidence": ["E19"]}]}]}
+
+
+def test_seed003_two_demands_do_not_overwrite_each_other_through_the_records_scope(rulebook):
+    """§六: 用户为第一批产品说过地址，为第二批产品又说了另一个——两条证据都真实，各自属于不同的需求.
+    The events name no scope; each record's subject alone puts its value in its own demand."""
+    result = outcome(TWO_DEMANDS, rulebook)
+    assert result["data"]["state"]["current_scope"] == "demand_2"
+    first, second = slots(result)["delivery_region"], slots(result, "demand_2")["delivery_region"]
+    assert (first["status"], first["value"], first["evidence"]) == ("filled", "A 地", ["E07"])
+    assert (second["status"], second["value"], second["evidence"]) == ("filled", "B 地", ["E19"])
+
+
+def test_seed003_an_event_citing_two_subjects_must_name_its_scope(rulebook):
+    payload = copy.deepcopy(TWO_DEMANDS)
+    payload["interpretations"][0]["events"][2]["evidence"] = ["E07", "E19"]
+    assert outcome(payload, rulebook)["error"]["code"] == "SUBJECTS_DIFFER"
+    payload["interpretations"][0]["events"][2]["scope"] = "demand_2"
+    assert slots(outcome(payload, rulebook), "demand_2")["delivery_region"]["value"] == "B 地"
+
+
+@pytest.mark.parametrize("key, value", [("applicability", {"region": "华东"}), ("version", "v2")])
+def test_seed003_a_scope_field_the_fold_does_not_use_is_refused(rulebook, key, value):
+    """Never store a field that silently does nothing: what the fold does not read is refused."""
+    payload = copy.deepcopy(TWO_DEMANDS)
+    payload["records"][0][key] = value
+    error = outcome(payload, rulebook)["error"]
+    assert error["code"] == "PAYLOAD_INVALID" and key in error["message"]
+
+
+SEED_SHAPED = {  # §二's evidence records and §五's events, literally as the seed writes them
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [
+        {"id": "E07", "source": "user", "timestamp": "2024-05-01T10:03:00+08:00", "turn": 3, "scope": "demand_1",
+         "quote": "我们公司登记地在 A 地", "locator": {"message_id": "m_31"}},
+        {"id": "E19", "source": "user", "timestamp": "2024-05-01T10:07:00+08:00", "turn": 7,
+         "quote": "哦对了，这批产品是要交付到 B 地分部的", "locator": {"message_id": "m_37"}}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"type": "set", "slot": "region", "value": "A 地", "evidence_ids": ["E07"], "turn": 3},
+        {"type": "correct", "slot": "region", "value": "B 地", "evidence_ids": ["E07", "E19"], "turn": 7}]}]}
+
+
+def test_seed003_the_seeds_own_record_and_event_shapes_are_accepted(rulebook):
+    """§二 / §五: a host may send what the seed shows; rules/seed_shapes.yaml maps it."""
+    before = copy.deepcopy(SEED_SHAPED)
+    result = outcome(SEED_SHAPED, rulebook)
+    assert SEED_SHAPED == before                                    # the caller's payload is not changed
+    region = slots(result)["region"]
+    assert (region["value"], region["evidence"], region["events"]) == ("B 地", ["E19"], ["e2"])
+    assert [(e["id"], e["turn"]) for e in result["data"]["events"]] == [("e1", 3), ("e2", 7)]
+    e07 = result["data"]["evidence"][0]["record"]
+    assert (e07["type"], e07["role"], e07["subject"], e07["content"], e07["message_id"]) == (
+        "message", "user", "demand_1", "我们公司登记地在 A 地", "m_31")
+
+
+def test_seed003_what_the_shape_table_does_not_map_is_refused_by_name(rulebook):
+    payload = copy.deepcopy(SEED_SHAPED)
+    payload["records"][0]["locator"].update(start=0, end=7)
+    error = outcome(payload, rulebook)["error"]
+    assert error["code"] == "PAYLOAD_INVALID" and "locator" in error["message"]
+
+
+ACTIVITY = {
+    "now": "2024-05-01T12:00:00+08:00",
+    "records": [
+        {"id": "M12", "type": "message", "role": "assistant", "state": "sent", "content": "方便留个手机号吗？"},
+        {"id": "M13", "type": "message", "role": "assistant", "state": "sent", "content": "手机号方便的话也可以留一个。"},
+        {"id": "R3", "type": "tool_receipt", "tool": "crm.lookup", "request_id": "q-1", "body": "{\"found\": false}"},
+        {"id": "R4", "type": "tool_receipt", "tool": "summary.send", "request_id": "q-2", "body": "{\"ok\": true}"}],
+    "interpretations": [{"id": "I1", "dispositions": [], "events": [
+        {"id": "a1", "type": "asked", "slot": "phone", "evidence": ["M12"]},
+        {"id": "a2", "type": "tool_returned", "tool": "crm.lookup", "evidence": ["R3"]},
+        {"id": "a3", "type": "asked", "slot": "phone", "evidence": ["M13"]},
+        {"id": "a4", "type": "action_outcome", "action": "send_summary", "outcome": "failed", "evidence": ["R4"]},
+        {"id": "a5", "type": "action_outcome", "action": "send_summary", "outcome": "succeeded", "evidence": ["R4"]}]}]}
+
+
+def test_seed003_receipts_outcomes_and_asks_have_a_traceable_write_path(rulebook):
+    """§五: 工具回执、动作成败、询问次数的变化，同样需要有可追踪的写入路径. Each is an event type of
+    rules/events.yaml; the fold tallies it with the events and evidence behind it, and no slot changes."""
+    result = outcome(ACTIVITY, rulebook)["data"]
+    layers = {e["id"]: e["layer"] for e in result["events"]}
+    assert set(layers.values()) == {"activity"}
+    activity = result["state"]["activity"]
+    assert activity["asked"]["phone"] == {"count": 2, "last": None, "events": ["a1", "a3"], "evidence": ["M12", "M13"]}
+    assert activity["tool_returned"]["crm.lookup"]["evidence"] == ["R3"]
+    assert activity["action_outcome"]["send_summary"] == {"count": 2, "last": "succeeded", "events": ["a4", "a5"],
+                                                          "evidence": ["R4"]}
+    assert result["state"]["scopes"]["demand_1"]["slots"] == {}
+    cited = {e["id"]: e["cited_by"] for e in result["evidence"]}
+    assert cited["M12"] == ["a1"] and cited["R4"] == ["a4", "a5"]
+
+
+def test_seed003_an_activity_event_cites_raw_evidence_like_any_other(rulebook):
+    payload = copy.deepcopy(ACTIVITY)
+    payload["records"][0]["state"] = "draft"          # a draft question was never asked
+    assert outcome(payload, rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"

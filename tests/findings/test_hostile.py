@@ -93,7 +93,7 @@ def test_other_projects_ids_reveal_nothing(world):
     their_id, their_evidence = theirs["finding_id"], theirs["evidence_ids"][0]
     calls = [(t, dict(a, finding_id=their_id)) for t, a in (
         ("get_finding", {}), ("set_finding_state", {"epistemic_state": "provisional", "reason": "r", "expected_version": 1}),
-        ("revalidate_finding", {"result": "insufficient", "expected_version": 1}),
+        ("revalidate_finding", {"result": "insufficient", "reason": "复查", "expected_version": 1}),
         ("propose_rule", {"rule_text": "r", "target_path": "a.md", "rationale": "r"}))]
     calls += [("link_finding", {"finding_id": fid, "relation": "related_to", "target": {"finding_id": their_id}}),
               ("set_finding_state", {"finding_id": fid, "epistemic_state": "supported", "reason": "r",

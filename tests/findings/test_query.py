@@ -175,5 +175,5 @@ def test_a_key_given_both_nested_and_dotted_is_refused(ledger, order):
     ctx = dict(parts if order == 0 else parts[::-1])
     error = refused(ledger.call("query_findings", {"keyword": "漂移", "scope_context": ctx}), "INVALID_ARGUMENT")
     assert error["field"] == "scope_context" and "runtime.backend" in error["message"]
-    refused(ledger.call("revalidate_finding", {"finding_id": "F-000001", "result": "insufficient",
+    refused(ledger.call("revalidate_finding", {"finding_id": "F-000001", "result": "insufficient", "reason": "复查",
                                                "expected_version": 1, "scope_context": ctx}), "INVALID_ARGUMENT")

@@ -71,7 +71,7 @@ def test_keys_belong_to_one_project(make_ledger):
     ("set_finding_state", {"epistemic_state": "provisional", "reason": "r"}),
     ("refute_finding", {"reason": "r", "evidence": [COUNTER]}),
     ("supersede_finding", {"reason": "r", "new": finding(statement="新主张")}),
-    ("revalidate_finding", {"result": "insufficient"}),
+    ("revalidate_finding", {"result": "insufficient", "reason": "复查"}),
     ("add_evidence", {"evidence": EXPERIMENT}),
     ("link_finding", {"relation": "documented_in", "target": {"document": "a.md"}}),
 ])
@@ -109,7 +109,7 @@ def test_projects_are_isolated(make_ledger):
                                      "expected_version": 1}),
         b.call("refute_finding", {"finding_id": fid, "reason": "r", "evidence": [COUNTER], "expected_version": 1}),
         b.call("supersede_finding", {"finding_id": fid, "reason": "r", "expected_version": 1, "new": finding()}),
-        b.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "expected_version": 1}),
+        b.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "reason": "复查", "expected_version": 1}),
         b.call("link_finding", {"finding_id": mine, "relation": "related_to", "target": {"finding_id": fid}}),
         b.call("add_evidence", {"finding_id": mine, "evidence": {"evidence_id": evidence_id, "relation": "supports",
                                                                  "method": "experiment"}}),

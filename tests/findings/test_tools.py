@@ -338,7 +338,7 @@ def test_a_superseded_finding_cannot_be_superseded_again(ledger):
 def test_revalidation_result_maps_to_a_state(ledger, book, result, evidence, state):
     assert book.table("findings_vocabulary").revalidation_results[result]["to"] == state
     fid = log(ledger)["finding_id"]
-    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": result, "evidence": evidence,
+    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": result, "reason": "复查", "evidence": evidence,
                                                  "scope_context": {"commit": "1111111"}, "expected_version": 1}))
     assert (data["finding_id"], data["created_new"], data["epistemic_state"]) == (fid, False, state)
     f = ok(ledger.call("get_finding", {"finding_id": fid}))["finding"]
@@ -349,7 +349,7 @@ def test_revalidation_result_maps_to_a_state(ledger, book, result, evidence, sta
 
 def test_revalidation_still_supports_needs_independent_evidence(ledger):
     fid = log(ledger)["finding_id"]
-    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "still_supports", "evidence": [USER_SAYS],
+    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "still_supports", "reason": "复查", "evidence": [USER_SAYS],
                                                "expected_version": 1}), "EVIDENCE_REQUIRED")
 
 
@@ -361,14 +361,15 @@ def test_revalidation_still_supports_needs_independent_evidence(ledger):
 ])
 def test_a_material_change_creates_a_new_linked_finding(ledger, change, material):
     fid = log(ledger)["finding_id"]
-    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "expected_version": 1,
+    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "reason": "复查", "expected_version": 1,
                                                  **change}))
     assert data["created_new"] is True and data["material_change"]["code"] == material
     assert data["finding_id"] != fid and data["revalidated_id"] == fid
     new = ok(ledger.call("get_finding", {"finding_id": data["finding_id"]}))
     assert [(r["relation"], r["finding_id"]) for r in new["relations"]] == [("revalidated_as", fid)]
     old = ok(ledger.call("get_finding", {"finding_id": fid}))["finding"]
-    assert (old["statement"], old["lifecycle_state"], old["version"]) == (finding()["statement"], "active", 2)
+    replaced = ledger.book.table("findings_vocabulary").acts_on["revalidation_replaced_state"]
+    assert (old["statement"], old["lifecycle_state"], old["version"]) == (finding()["statement"], replaced, 2)
 
 
 @pytest.mark.parametrize("change", [
@@ -378,14 +379,14 @@ def test_a_material_change_creates_a_new_linked_finding(ledger, change, material
 ])
 def test_whitespace_or_context_changes_are_not_material(ledger, change):
     fid = log(ledger)["finding_id"]
-    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "expected_version": 1,
+    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "reason": "复查", "expected_version": 1,
                                                  **change}))
     assert (data["created_new"], data["material_change"]["code"], data["finding_id"]) == (False, "same_claim", fid)
 
 
 def test_revalidation_result_must_be_known(ledger):
     fid = log(ledger)["finding_id"]
-    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "fine", "expected_version": 1}),
+    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "fine", "reason": "复查", "expected_version": 1}),
             "INVALID_ARGUMENT")
 
 
@@ -466,7 +467,7 @@ def test_provisional_is_not_promoted_to_supported_on_words(ledger, method):
     refused(ledger.call("set_finding_state", {"finding_id": fid, "epistemic_state": "supported",
                                               "reason": "用户和模型都确信如此", "expected_version": 1}),
             "EVIDENCE_REQUIRED")
-    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "still_supports", "expected_version": 1,
+    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "still_supports", "reason": "复查", "expected_version": 1,
                                                "reason": "再次确认"}), "EVIDENCE_REQUIRED")
     assert ok(ledger.call("get_finding", {"finding_id": fid}))["finding"]["epistemic_state"] == "provisional"
 
@@ -478,7 +479,7 @@ def test_history_cannot_be_revalidated(ledger, change):
     fid = log(ledger, epistemic_state="provisional")["finding_id"]
     ok(ledger.call("supersede_finding", {"finding_id": fid, "reason": "r", "expected_version": 1, "new": finding()}))
     before = counts(ledger)
-    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "expected_version": 2,
+    refused(ledger.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "reason": "复查", "expected_version": 2,
                                                "scope_context": {"commit": "1111111"}, **change}),
             "INVALID_STATE_TRANSITION")
     assert counts(ledger) == before
@@ -487,7 +488,7 @@ def test_history_cannot_be_revalidated(ledger, change):
 
 def test_a_conflicting_revalidation_returns_both_sides(ledger):
     fid = log(ledger, evidence=[EXPERIMENT])["finding_id"]
-    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "conflicting", "evidence": [COUNTER],
+    data = ok(ledger.call("revalidate_finding", {"finding_id": fid, "result": "conflicting", "reason": "复查", "evidence": [COUNTER],
                                                  "expected_version": 1}))
     assert data["epistemic_state"] == "contested"
     assert [e["evidence_id"] for e in data["conflict"]["supporting"]] == ["E-000001"]

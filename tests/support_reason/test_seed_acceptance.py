@@ -307,11 +307,13 @@ def _():
     assert reason("conflict-candidate-sufficient-shenlun-duration")["primary"] == "all_required_slots_supported"
 
 
-@check(4, "diagnostics-are-primary-only-when-no-status-code-matched")
+@check(4, "diagnostics-are-never-primary-even-when-no-status-code-matched")
 def _():
-    assert reason("scope-gap-only-partial-mianshi-score")["primary"] == "scope_gap"
-    assert reason("conflict-candidate-only-partial-xingce-count")["primary"] == "conflict_candidate"
-    assert reason("engine-degraded-only-partial-xingce-score")["primary"] == "engine_degraded"
+    for stem, diagnostic in (("scope-gap-only-partial-mianshi-score", "scope_gap"),
+                             ("conflict-candidate-only-partial-xingce-count", "conflict_candidate"),
+                             ("engine-degraded-only-partial-xingce-score", "engine_degraded")):
+        got = reason(stem)
+        assert (got["primary"], codes(got)) == ("unknown", [diagnostic, "unknown"]), stem
 
 
 @check(4, "conflicting-status-without-recorded-conflicts-is-not-conflicting-evidence")

@@ -188,14 +188,17 @@ def test_every_row_of_the_table_fires_on_some_case(rulebook):
     assert table.coverage(list(CORPUS.values())) == []
 
 
-def test_diagnostic_codes_take_primary_only_when_no_status_code_fired(rulebook):
+def test_diagnostic_codes_are_never_primary(rulebook):
+    """Seed 000 §3: a diagnostic never decides the status; alone, it leaves the status unexplained."""
     status, diagnostic = set(sr_cases.status_codes(rulebook)), set(sr_cases.diagnostic_codes(rulebook))
-    diagnostic_primaries = 0
+    default = rulebook.table("support_reason").default.code
+    diagnostics_alone = 0
     for stem, out in _outputs(rulebook).items():
         codes = {item["code"] for item in out["reasons"]}
-        if out["primary"] in diagnostic:
-            diagnostic_primaries += 1
-            assert not codes & status, stem
-        elif codes & status:
+        assert out["primary"] not in diagnostic, stem
+        if codes & status:
             assert out["primary"] in status, stem
-    assert diagnostic_primaries >= 3    # scope_gap, conflict_candidate, engine_degraded each alone
+        else:
+            assert out["primary"] == default, stem
+            diagnostics_alone += bool(codes & diagnostic)
+    assert diagnostics_alone >= 3    # scope_gap, conflict_candidate, engine_degraded each alone

@@ -1,10 +1,15 @@
 """Intents (seed 002, "多动作与多对象", "撤回与修正"): one intent per action and object, unique
-ids, and explicit prohibitions or withdrawals kept as constraints (warned about, never failed)."""
+ids, no intent carrying on a withdrawn action (repairable model output by default, severity in the
+issue catalogue), and explicit prohibitions or withdrawals kept as constraints (warned about)."""
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
+from groundrules import load_rulebook
 from groundrules.verification import verify
+from verify_support import ROOT, VERIFY_TABLES
 
 EMPTY = {"type": "object", "properties": {}}
 TWO = "查询订单 A，并分析订单 B 的延迟原因"
@@ -41,16 +46,17 @@ def test_two_objects_as_two_intents_pass_clean(vbook):
         ("query", "订单 A"), ("analyze", "订单 B 的延迟原因")]
 
 
-def test_two_objects_in_one_vague_target_are_warned(vbook):
+def test_seed002_two_objects_in_one_vague_target_are_repairable_model_output(vbook):
     report = run(vbook, TWO, intent(TWO, [item("i1", "query_and_analyze", "订单 A 和订单 B 的延迟原因")]))
-    assert report["ok"] is True
-    assert codes(report["warnings"]) == ["INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"]
-    assert [w["path"] for w in report["warnings"]] == ["/intent/intents/0/target", "/intent/intents"]
+    assert report["ok"] is False and report["repairable"] is True
+    assert report["error"]["code"] == "MODEL_OUTPUT_INVALID" and report["error"]["stage"] == "intent"
+    assert [(i["code"], i["path"]) for i in report["error"]["issues"]] == [
+        ("INTENT_TARGET_JOINED", "/intent/intents/0/target"), ("INTENT_ACTIONS_MERGED", "/intent/intents")]
 
 
-def test_two_actions_on_one_intent_are_warned_even_with_a_plain_target(vbook):
+def test_seed002_two_actions_on_one_intent_are_repairable_even_with_a_plain_target(vbook):
     report = run(vbook, TWO, intent(TWO, [item("i1", "query", "订单")]))
-    assert codes(report["warnings"]) == ["INTENT_ACTIONS_MERGED"]
+    assert codes(report["error"]["issues"]) == ["INTENT_ACTIONS_MERGED"] and report["repairable"] is True
 
 
 def test_duplicate_intent_ids_are_repairable_model_output(vbook):
@@ -89,9 +95,27 @@ def test_withdrawal_unreflected_is_a_warning_not_an_error(vbook):
     assert "取消修改" in report["warnings"][0]["message"] and "先只分析原因" in report["warnings"][1]["message"]
 
 
-def test_continuing_the_withdrawn_fix_is_warned(vbook):
+def test_seed002_continuing_a_withdrawn_action_is_repairable_model_output(vbook):
+    """撤回与修正: 需要核对的是当前"只分析"的有效请求，而不是继续执行已经撤回的"修复"."""
     report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "fix", "登录失败")]), CONTEXT)
+    assert report["ok"] is False and report["repairable"] is True
+    assert [(i["code"], i["path"]) for i in report["error"]["issues"]] == [
+        ("INTENT_WITHDRAWN_CONTINUED", "/intent/intents/0/action")]
+    assert "取消修改" in report["error"]["issues"][0]["message"]
     assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED", "PROHIBITION_UNREFLECTED"]
+
+
+@pytest.mark.parametrize("text, action", [("取消刚才的部署，先看日志。", "deploy"), ("不用再修复了，先看日志。", "修复"),
+                                          ("无需通知客户，只查询订单。", "notify")])
+def test_seed002_each_withdrawn_family_is_caught(vbook, text, action):
+    report = run(vbook, text, intent(text, [item("i1", action, "x")]))
+    assert "INTENT_WITHDRAWN_CONTINUED" in codes(report["error"]["issues"])
+
+
+def test_seed002_the_current_request_after_a_withdrawal_is_not_refused(vbook):
+    report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "analyze", "修改登录后失败的原因")],
+                                         requirements=["只分析原因"], prohibitions=["不修改代码"]), CONTEXT)
+    assert report["ok"] is True and report["warnings"] == []
 
 
 def test_per_intent_requirements_count_as_reflection(vbook):
@@ -121,3 +145,22 @@ def test_a_phrase_found_by_two_patterns_is_reported_once(vbook):
     report = run(vbook, text, intent(text, [item("i1", "check", "客户")]))
     assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
     assert "暂不需要通知客户" in report["warnings"][0]["message"]
+
+
+def test_seed002_a_host_relaxes_an_intent_issue_to_a_warning_in_its_tables(tmp_path):
+    """The severity of each intent issue is the catalogue's: error: null makes it a warning."""
+    for folder in ("rules", "schemas"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    catalogue = tmp_path / "rules" / "verify_issues.yaml"
+    text = catalogue.read_text(encoding="utf-8")
+    for code in ("INTENT_WITHDRAWN_CONTINUED", "INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"):
+        head, tail = text.split(f"  {code}:\n", 1)
+        tail = tail.replace("error: MODEL_OUTPUT_INVALID\n    repairable: true", "error: null\n    repairable: false", 1)
+        text = f"{head}  {code}:\n{tail}"
+    catalogue.write_text(text, encoding="utf-8")
+    relaxed = load_rulebook(tmp_path, files=[tmp_path / f for f in VERIFY_TABLES])
+    report = run(relaxed, WITHDRAW, intent(WITHDRAW, [item("i1", "fix", "登录失败")]), CONTEXT)
+    assert report["ok"] is True and "INTENT_WITHDRAWN_CONTINUED" in codes(report["warnings"])
+    report = run(relaxed, TWO, intent(TWO, [item("i1", "query_and_analyze", "订单 A 和订单 B 的延迟原因")]))
+    assert report["ok"] is True
+    assert codes(report["warnings"]) == ["INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"]

@@ -70,6 +70,7 @@ class Folder:
         self.results: dict[str, Result] = {}
         self.clarifications: dict[str, dict] = {}
         self.current = policy.initial_scope
+        self.activity: dict[str, dict] = {}        # activity event type -> key -> tally
 
     # -- pass 1: scopes -------------------------------------------------------------------------
     def scope_pass(self, events: list[Event]) -> list:
@@ -109,19 +110,44 @@ class Folder:
         for ev, current in zip(events, at_position):
             for ref in ev.resolves:          # any event may answer a question: "yes, a new demand" opens a scope
                 self._resolve_clarification(ref, ev)
+            if ev.layer == "activity":
+                self._tally(ev, current)
+                continue
             if ev.layer != "field":
                 continue
             if ev.readings is not None:
                 self._clarify(ev, current)
                 continue
-            target = ev.scope or current
+            target = ev.scope or self._subject(ev) or current
             if target not in self.scopes:
-                raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope")
+                raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + (".scope" if ev.scope else ".evidence"))
             state = self.scopes[target].slots.setdefault(ev.slot, SlotState())
             outcome, rule = self._apply(ev, state)
             state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
                                   "value": None if ev.value is NO_VALUE else ev.value})
             self.results[ev.id] = Result(outcome, rule, target)
+
+    def _tally(self, ev: Event, current: str) -> None:
+        """An activity event (a question asked about a slot, an action's outcome, a tool's receipt):
+        counted under its key with the events and evidence behind it, so every such write is
+        traceable like a slot's."""
+        key = ev.slot if ev.slot is not None else ev.activity[self.policy.activity_key(ev.op)]
+        entry = self.activity.setdefault(ev.type, {}).setdefault(
+            key, {"count": 0, "last": None, "events": [], "evidence": []})
+        entry["count"] += 1
+        entry["last"] = ev.activity.get("outcome")
+        entry["events"].append(ev.id)
+        entry["evidence"] += [rid for rid in ev.evidence if rid not in entry["evidence"]]
+        self.results[ev.id] = Result("recorded", None, current)
+
+    def _subject(self, ev: Event) -> str | None:
+        """The scope the records an event cites are about (seed 003 §六: 说的是谁), when they
+        name one: two demands' evidence never folds into one slot through the current scope alone."""
+        subjects = sorted({self.index.entries[rid].record["subject"] for rid in ev.evidence
+                           if "subject" in self.index.entries[rid].record})
+        if len(subjects) > 1:
+            raise self.refuse("SUBJECTS_DIFFER", event=ev.id, subjects=", ".join(subjects), at=ev.at + ".evidence")
+        return subjects[0] if subjects else None
 
     def _source(self, ev: Event) -> tuple[str, int]:
         best = None
@@ -161,6 +187,9 @@ class Folder:
             if rank > same.rank:
                 same.source, same.rank = source, rank
         elif code in ("accept", "replace") or (code == "corroborate" and same is None):
+            if self.policy.resolve.codes.get(code, {}).get("replaced_evidence") == "history":
+                replaced = {rid for c in state.candidates for rid in c.evidence}
+                new.evidence = [rid for rid in new.evidence if rid not in replaced] or new.evidence
             state.core, state.candidates, state.confirmed = "filled", [new], False
             state.evidence, state.events = [], []
         elif code == "conflict":

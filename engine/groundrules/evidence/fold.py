@@ -53,6 +53,8 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
           refusals: RefusalCatalogue, redaction_key: bytes | None) -> dict:
+    for shapes in book.of_kind("shape_map"):       # the seed's own shapes, mapped by rules/seed_shapes.yaml
+        payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)
     if problem is not None:
         raise refusals.error("PAYLOAD_INVALID", problem=problem)
@@ -67,10 +69,11 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     for event in checked.events:
         for rid in event.evidence:
             index.entries[rid].cited_by.append(event.id)
-    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder),
-            "state": {"now": payload["now"], "current_scope": folder.current, "scopes": scopes,
-                      "clarifications": list(folder.clarifications.values()),
-                      "locks": _locks(index, checked)}}
+    state = {"now": payload["now"], "current_scope": folder.current, "scopes": scopes,
+             "clarifications": list(folder.clarifications.values()), "locks": _locks(index, checked)}
+    if folder.activity:
+        state["activity"] = folder.activity
+    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder), "state": state}
 
 
 def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:
@@ -92,6 +95,9 @@ def _events(checked: Checked, folder: Folder) -> list:
                 "slot": ev.slot, "value": None if ev.value is NO_VALUE else ev.value, "scope": result.scope}
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
+        if ev.turn is not None:
+            item["turn"] = ev.turn
+        item.update(ev.activity)
         item.update(evidence=[dict(c) for c in ev.citations], outcome=result.outcome, rule=result.rule)
         out.append(item)
     return out

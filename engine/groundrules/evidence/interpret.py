@@ -40,6 +40,8 @@ class Event:
     resolves: tuple = ()
     at: str = ""
     locks: list = field(default_factory=list)     # lock record ids the citations cover
+    turn: int | None = None                       # the conversation turn it was read at (shown, not folded)
+    activity: dict = field(default_factory=dict)  # activity events: their action / outcome / tool
 
 
 @dataclass
@@ -133,7 +135,8 @@ class Checker:
             locks += [rid for rid in covered if rid not in locks]
         event = Event(raw["id"], interp_id, raw["type"], self.policy.ops[raw["type"]], layer, slot,
                       raw.get("value", NO_VALUE), scope if isinstance(scope, str) else None, readings,
-                      raw.get("parent"), citations, evidence, tuple(raw.get("resolves", ())), at, locks)
+                      raw.get("parent"), citations, evidence, tuple(raw.get("resolves", ())), at, locks,
+                      raw.get("turn"), {k: raw[k] for k in ("action", "outcome", "tool") if k in raw})
         if layer == "field" and event.value is not NO_VALUE:
             self._grounded(event, raw, dispositions)
         return event

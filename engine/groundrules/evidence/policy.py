@@ -18,6 +18,8 @@ from ..templates import Template, compile_template
 
 TABLES = ("sources", "resolve", "status", "questions")
 SCOPE_OPS = ("open", "switch", "close")
+# activity ops (seed 003 §五: 工具回执、动作成败、询问次数): op -> the event key they are tallied under
+ACTIVITY_OPS = {"ask": "slot", "outcome": "action", "receipt": "tool"}
 RESOLVE_CODES = ("accept", "corroborate", "replace", "keep", "conflict")
 
 # clarify.spacing: how a question's sentences are spaced where a template's Chinese meets a value's
@@ -63,7 +65,13 @@ class MergePolicy:
         return text if boundary is None else boundary.sub(" ", text)
 
     def layer(self, event_type: str) -> str:
-        return "scope" if self.ops[event_type] in SCOPE_OPS else "field"
+        op = self.ops[event_type]
+        return "scope" if op in SCOPE_OPS else "activity" if op in ACTIVITY_OPS else "field"
+
+    @staticmethod
+    def activity_key(op: str) -> str:
+        """Which field of an activity event names what it counts (the slot asked, the action, the tool)."""
+        return ACTIVITY_OPS[op]
 
     def source_of(self, facts: dict) -> tuple[str, int]:
         """(source class, rank) of a record: the first fired row of `sources`."""

@@ -1,4 +1,4 @@
-"""Query-time applicability: a finding's scope compared with the caller's scope_context.
+"""Query-time applicability: a finding's scope compared with the caller's scope_context and task_context.
 
 This module only counts (which match keys the caller names, which are equal, which revalidation
 triggers fired); rules/applicability.yaml turns the counts into a verdict. Nothing here is stored.
@@ -37,7 +37,11 @@ def _matches(expected: Any, actual: Any) -> bool:
 
 
 def facts(scope: dict, caller: dict, vocab: Vocabulary, lifecycle: str, epistemic: str,
-          caller_given: bool) -> dict:
+          caller_given: bool, task: dict | None = None) -> dict:
+    """The applicability facts; `task` (the caller's task_context, dotted) is compared with the
+    finding's match conditions like `caller` (its scope_context), and counted apart."""
+    task = task or {}
+    caller = {**caller, **task}
     match = scope.get("match", {})
     context = scope.get("context", {})
     compared = [k for k in match if k in caller]
@@ -52,8 +56,10 @@ def facts(scope: dict, caller: dict, vocab: Vocabulary, lifecycle: str, epistemi
             unchecked.append(trigger)
     return {
         "lifecycle_state": lifecycle, "epistemic_state": epistemic, "caller_context_given": caller_given,
+        "task_context_given": bool(task),
         "match": {"declared": len(match), "compared": len(compared), "equal": len(equal),
-                  "differ": len(compared) - len(equal), "missing": len(match) - len(compared)},
+                  "differ": len(compared) - len(equal), "missing": len(match) - len(compared),
+                  "from_task": sum(1 for k in compared if k in task)},
         "triggers": {"declared": len(scope.get("revalidate_on", [])), "fired": fired, "unchecked": unchecked},
     }
 

@@ -64,6 +64,14 @@ class Call:
     def invalid(self, field: str, problem: str) -> GroundrulesError:
         return self.refuse("INVALID_ARGUMENT", "invalid_argument", field=field, problem=problem)
 
+    def reason(self, arguments: dict) -> str:
+        """The call's reason; seed 001 §1: every state change takes one, and a blank one is none
+        (the schema says so too; this holds for any caller that skips the schema)."""
+        text = arguments.get("reason", "")
+        if not isinstance(text, str) or not text.strip():
+            raise self.refuse("INVALID_ARGUMENT", "reason_required", field="reason")
+        return text
+
     def choose(self, field: str, value: str, choices: dict | tuple) -> str:
         """`value` if it is one of `choices`, else INVALID_ARGUMENT naming the allowed values."""
         if value not in choices:
@@ -116,9 +124,23 @@ class Call:
     def caller_context(self, arguments: dict) -> dict:
         """The caller's scope_context as dotted keys; a key given both nested and dotted is refused,
         since which value wins would depend on the order of the keys."""
-        flat, twice = applicability.flatten(arguments.get("scope_context"))
+        return self._flat(arguments, "scope_context")
+
+    def task_context(self, arguments: dict, environment: dict) -> dict:
+        """The caller's task_context (seed 001 §3: the current task, beside scope_context's
+        environment) as dotted keys; a key that both contexts give is refused rather than one
+        silently winning."""
+        task = self._flat(arguments, "task_context")
+        both = sorted(k for k in task if k in environment)
+        if both:
+            raise self.refuse("INVALID_ARGUMENT", "context_overlap", field="task_context",
+                              keys=[shown(k) for k in both])
+        return task
+
+    def _flat(self, arguments: dict, key: str) -> dict:
+        flat, twice = applicability.flatten(arguments.get(key))
         if twice:
-            raise self.refuse("INVALID_ARGUMENT", "scope_context_duplicate", field="scope_context",
+            raise self.refuse("INVALID_ARGUMENT", "scope_context_duplicate", field=key,
                               keys=[shown(k) for k in twice])
         return flat
 
@@ -144,9 +166,13 @@ class Call:
         if "source_kind" not in item or "source_ref" not in item:
             raise self.refuse("INVALID_ARGUMENT", "evidence_identity", field=field)
         excerpt = item.get("excerpt", "")
+        digest = content_hash(excerpt)
+        if "content_hash" in item and item["content_hash"] != digest:
+            # seed 001 §3: reuse is decided on the digest of what is stored, never on the caller's word
+            raise self.refuse("INVALID_ARGUMENT", "content_hash_mismatch", field=f"{field}.content_hash")
         record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
                   "locator": item.get("locator", ""), "revision": item.get("revision", ""),
-                  "content_hash": item.get("content_hash") or content_hash(excerpt), "excerpt": excerpt}
+                  "content_hash": digest, "excerpt": excerpt}
         same, others = self._same_source(record)
         if same is not None:
             return dict(link, evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")

@@ -125,7 +125,8 @@ def _check_names(book: Rulebook) -> None:
                                "(rules/rule_targets.yaml), so no rule could be proposed or approved")
     vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
     problems = []
-    for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle")):
+    for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle"),
+                         ("revalidation_replaced_state", "lifecycle")):
         name = vocab.acts_on[key]
         if name not in states.machine(machine).states:
             line, col = book.sources[vocab.id].where(("acts_on", key))

@@ -104,6 +104,7 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
         lifecycles = [lifecycle_machine.initial]
     epistemic = _state_list(call, a, "epistemic_state", "epistemic")
     caller = call.caller_context(a)
+    task = call.task_context(a, caller)
     rows = call.tx.search(call.project, keyword=a.get("keyword"), tags=list(a.get("tags", [])),
                           lifecycles=lifecycles, epistemic=epistemic)
     if rows is None:
@@ -113,7 +114,7 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
     truncated = False
     for row in rows:
         facts = applicability.facts(row["scope"], caller, call.vocab, row["lifecycle_state"],
-                                    row["epistemic_state"], "scope_context" in a)
+                                    row["epistemic_state"], "scope_context" in a, task)
         verdict = applicability.verdict(table, facts, _presentable(call, row))
         if not history and not verdict["listed"]:
             continue
@@ -174,6 +175,7 @@ def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
 
 def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
+    reason = call.reason(a)
     targets = [(m, k) for m, k in (("epistemic", "epistemic_state"), ("lifecycle", "lifecycle_state")) if k in a]
     if len(targets) != 1:
         raise call.refuse("INVALID_ARGUMENT", "one_state", field="epistemic_state")
@@ -195,7 +197,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     payload = {"machine": machine, "evidence_ids": [l["evidence_id"] for l in basis] if "evidence_ids" in a else []}
     if a.get("manual_exception"):
         payload["manual_exception"] = a["manual_exception"]
-    call.event(row["seq"], "state_changed", version, from_state=source, to_state=target, reason=a["reason"],
+    call.event(row["seq"], "state_changed", version, from_state=source, to_state=target, reason=reason,
                payload=payload)
     after = dict(_finding_facts(row), **{column: target})
     data = {"finding_id": row["id"], "version": version, "machine": machine, "from": source, "to": target,
@@ -207,6 +209,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
 
 def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
+    reason = call.reason(a)
     call.expect_version(row, a["expected_version"])
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
     resolved = [call.resolve_evidence(item, f"evidence[{i}]", counter, counter)
@@ -217,7 +220,7 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     version = call.bump(row, epistemic_state=refuted)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
     call.event(row["seq"], "refuted", version, from_state=row["epistemic_state"], to_state=refuted,
-               reason=a["reason"], payload={"evidence_ids": ids})
+               reason=reason, payload={"evidence_ids": ids})
     after = dict(_finding_facts(row), epistemic_state=refuted)
     return {"finding_id": row["id"], "version": version, "epistemic_state": refuted,
             "lifecycle_state": row["lifecycle_state"], "evidence_ids": ids}, \
@@ -226,6 +229,7 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
 
 def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     old = call.finding(a["finding_id"])
+    reason = call.reason(a)
     call.expect_version(old, a["expected_version"])
     superseded = call.names["supersede_state"]
     call.check_move("lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
@@ -233,10 +237,10 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     resolved = [call.resolve_evidence(item, f"new.evidence[{i}]") for i, item in enumerate(body.get("evidence", []))]
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
                                             event_payload={"supersedes": old["id"]})
-    add_relation(call, seq, call.names["supersede_relation"], old["seq"], a["reason"])
+    add_relation(call, seq, call.names["supersede_relation"], old["seq"], reason)
     old_version = call.bump(old, lifecycle_state=superseded)
     call.event(old["seq"], "superseded", old_version, from_state=old["lifecycle_state"], to_state=superseded,
-               reason=a["reason"], payload={"superseded_by": finding_id})
+               reason=reason, payload={"superseded_by": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     return {"finding_id": finding_id, "version": 1, "superseded_id": old["id"], "superseded_version": old_version,
             "epistemic_state": body["epistemic_state"]}, \
@@ -273,6 +277,7 @@ def _revalidated_scope(call: Call, old_scope: dict, a: dict) -> dict:
 
 def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
+    reason = call.reason(a)
     result = call.choose("result", a["result"], call.vocab.revalidation_results)
     target = call.vocab.revalidation_results[result]["to"]
     epistemic = call.states.machine("epistemic")
@@ -288,7 +293,6 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     fired = change.evaluate(_change_facts(row, old_scope, statement, claim_kind, scope)).fired[0]
     material = change.codes.get(fired.code, {}).get("role") == "material"
     resolved = [call.resolve_evidence(item, f"evidence[{i}]") for i, item in enumerate(a.get("evidence", []))]
-    reason = a.get("reason", "")
     if material:
         return _revalidate_as_new(call, row, a, resolved, target, statement, claim_kind, scope, fired, reason)
     attached = [call.attach(row["seq"], r) for r in resolved]
@@ -319,18 +323,14 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
             "retrieval_policy": row["retrieval_policy"]}
     if a.get("manual_exception"):
         body["manual_exception"] = a["manual_exception"]
-    relation = call.vocab.new_finding_relation
-    replaces = relation == call.names["supersede_relation"]
-    if replaces:
-        call.check_move("lifecycle", row["lifecycle_state"], call.names["supersede_state"],
-                        _transition_facts(row, [], [], a))
+    replaced = call.names["revalidation_replaced_state"]
+    call.check_move("lifecycle", row["lifecycle_state"], replaced, _transition_facts(row, [], [], a))
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now,
                                             event_payload={"revalidates": row["id"], "result": a["result"]})
-    add_relation(call, seq, relation, row["seq"], reason)
-    columns = {"lifecycle_state": call.names["supersede_state"]} if replaces else {}
-    old_version = call.bump(row, **columns)
-    call.event(row["seq"], "revalidated", old_version, reason=reason,
-               payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
+    add_relation(call, seq, call.vocab.new_finding_relation, row["seq"], reason)
+    old_version = call.bump(row, lifecycle_state=replaced)
+    call.event(row["seq"], "revalidated", old_version, from_state=row["lifecycle_state"], to_state=replaced,
+               reason=reason, payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     data = {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
             "material_change": {"code": fired.code, "material": True, "detail": fired.outputs.get("detail", "")},

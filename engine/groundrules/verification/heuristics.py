@@ -1,5 +1,6 @@
 """Intent heuristics (`rules/intent_heuristics.yaml`): signs that one vague intent stands for
-several actions or objects. They are heuristics, so they only ever warn."""
+several actions or objects, or carries on an action the input withdrew. How severe each sign is
+(an error to repair, or a warning) is the issue catalogue's call, not this module's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,7 +11,8 @@ from .patterns import Pattern, compile_pattern, duplicate_ids
 
 KIND = "intent_heuristics"
 # heuristic check -> the finding it reports, and the named group it needs
-CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("actions_merged", ())}
+CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("actions_merged", ()),
+          "withdrawn_action": ("withdrawn_continued", ())}
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,7 @@ class Heuristic:
     check: str
     pattern: Pattern
     exclude_kinds: tuple
+    phrase_kinds: tuple = ()   # withdrawn_action: the phrase kinds that withdraw an action
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,8 @@ def compile_heuristics(data: dict, ctx) -> IntentHeuristics | None:
     for i, raw in enumerate(data["heuristics"]):
         pattern = compile_pattern(raw, ("heuristics", i), ctx, groups=CHECKS[raw["check"]][1])
         if pattern is not None:
-            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ()))))
+            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ())),
+                                 tuple(raw.get("phrase_kinds", ()))))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

@@ -1,8 +1,9 @@
 """The intent part: unique ids, one object per intent, and constraints that must survive.
 
 What is certain is checked as model output (an intent input that is not the request's, a
-repeated id); what needs judgement (several objects in one target, more actions than intents,
-an explicit prohibition nobody reflects) comes from the tables and only warns.
+repeated id); what needs judgement (several objects in one target, more actions than intents, an
+intent carrying on a withdrawn action, an explicit prohibition nobody reflects) comes from the
+tables, and the issue catalogue says whether each is an error to repair or a warning.
 """
 from __future__ import annotations
 
@@ -35,6 +36,23 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
     out += _merged_actions(text, intents, matches, heuristics)
+    out += _withdrawn_continued(intents, matches, heuristics)
+    return out
+
+
+def _withdrawn_continued(intents: list, matches: list[PhraseMatch],
+                         heuristics: IntentHeuristics) -> list[Observation]:
+    """An intent whose action belongs to the same family (one heuristic's pattern) as an action a
+    withdrawal phrase of the input names: 取消修改 and an intent 'fix'."""
+    out = []
+    for h in heuristics.of_check("withdrawn_action"):
+        withdrawn = [m for m in matches if m.kind in h.phrase_kinds and h.pattern.spans(m.object)]
+        if not withdrawn:
+            continue
+        for i, item in enumerate(intents):
+            if isinstance(item.get("action"), str) and h.pattern.spans(item["action"]):
+                out.append(Observation("withdrawn_continued", encode("intent", "intents", i, "action"),
+                                       {"action": item["action"], "phrase": withdrawn[0].phrase}))
     return out
 
 

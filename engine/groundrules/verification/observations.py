@@ -17,6 +17,7 @@ OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "intent_id_duplicate": ("id",),
     "target_joined": ("target", "joiner"),
     "actions_merged": ("actions", "count", "intents"),
+    "withdrawn_continued": ("action", "phrase"),
     "prohibition_unreflected": ("phrase", "kind", "start", "end"),
     "data_key_unknown": ("field",),
     "data_key_unselected": ("field",),

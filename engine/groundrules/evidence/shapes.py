@@ -1,0 +1,117 @@
+"""The seed's own input shapes (rules/seed_shapes.yaml): records and events written as seed 003
+writes them, mapped to the internal shape before the payload is checked.
+
+One table says every mapping; this module only applies it. A shape applies to an item that lacks
+its `when.missing` key and has its `when.present` key, so an item already in the internal shape is
+never touched, and what a shape does not map is left for the contract to refuse by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..canonical import detached
+from ..examples import ExampleResult
+
+KIND = "shape_map"
+
+
+@dataclass(frozen=True)
+class Shape:
+    id: str
+    applies_to: str           # records | events
+    missing: str
+    present: str
+    rename: tuple             # (dotted source key, target key)
+    set: tuple                # (key, constant) when absent
+    id_template: str          # events: the id of an event that has none ("{n}": 1-based position)
+    examples: tuple
+
+    def applies(self, item: Any) -> bool:
+        return type(item) is dict and self.missing not in item and self.present in item
+
+    def apply(self, item: dict, position: int) -> dict:
+        out = detached(item)
+        for source, target in self.rename:
+            value = _pop(out, source)
+            if value is not _ABSENT and target not in out:
+                out[target] = value
+        for key, value in self.set:
+            out.setdefault(key, value)
+        if self.id_template and "id" not in out:
+            out["id"] = self.id_template.format(n=position + 1)
+        return out
+
+
+@dataclass(frozen=True)
+class ShapeMap:
+    kind: str
+    id: str
+    file: str
+    shapes: tuple
+
+    def translate(self, payload: Any) -> Any:
+        """`payload` with every seed-shaped record and event in the internal shape (a new object;
+        the caller's payload is never changed). Anything else is returned as it came."""
+        if type(payload) is not dict:
+            return payload
+        out = dict(payload)
+        records = payload.get("records")
+        if type(records) is list:
+            out["records"] = [self._one("records", r, n) for n, r in enumerate(records)]
+        interps = payload.get("interpretations")
+        if type(interps) is list:
+            out["interpretations"] = [self._interp(i) for i in interps]
+        return out
+
+    def _interp(self, interp: Any) -> Any:
+        if type(interp) is not dict or type(interp.get("events")) is not list:
+            return interp
+        return dict(interp, events=[self._one("events", e, n) for n, e in enumerate(interp["events"])])
+
+    def _one(self, where: str, item: Any, position: int) -> Any:
+        for shape in self.shapes:
+            if shape.applies_to == where and shape.applies(item):
+                return shape.apply(item, position)
+        return item
+
+    def check_examples(self) -> Iterator[ExampleResult]:
+        for i, shape in enumerate(self.shapes):
+            for n, ex in enumerate(shape.examples):
+                got = shape.apply(ex["given"], 0) if shape.applies(ex["given"]) else ex["given"]
+                ok = got == ex["expect"]
+                yield ExampleResult(f"{self.id}:{shape.id}:{n + 1}", ok, "" if ok else f"got {got}",
+                                    ("shapes", i, "examples", n))
+
+
+_ABSENT = object()
+
+
+def _pop(item: dict, dotted: str) -> Any:
+    """Remove and return item[a][b] for 'a.b' (an emptied parent object is removed too)."""
+    head, _, rest = dotted.partition(".")
+    if head not in item:
+        return _ABSENT
+    if not rest:
+        return item.pop(head)
+    inner = item[head]
+    if type(inner) is not dict:
+        return _ABSENT
+    value = _pop(inner, rest)
+    if not inner:
+        del item[head]
+    return value
+
+
+def compile_shapes(data: dict, ctx) -> ShapeMap | None:
+    shapes = []
+    for i, raw in enumerate(data["shapes"]):
+        targets = [t for _, t in raw.get("rename", {}).items()]
+        if len(targets) != len(set(targets)):
+            ctx.fault("duplicate-target", "two keys are renamed to the same key", ("shapes", i, "rename"))
+        shapes.append(Shape(raw["id"], raw["applies_to"], raw["when"]["missing"], raw["when"]["present"],
+                            tuple(raw.get("rename", {}).items()), tuple(raw.get("set", {}).items()),
+                            raw.get("new_id", ""), tuple(raw["examples"])))
+    if any(f.severity == "error" for f in ctx.faults):
+        return None
+    return ShapeMap(KIND, data["id"], ctx.source.file, tuple(shapes))
