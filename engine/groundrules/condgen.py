@@ -34,10 +34,14 @@ def _literal_ok(value: Any) -> bool:
 class Gen:
     """Source for one function: expressions for paths and conditions, named constants, helpers."""
 
-    def __init__(self) -> None:
+    def __init__(self, share_reads: bool = False) -> None:
         self.names: dict[str, Any] = {"M": MISSING}
         self.helpers: list[str] = []
         self.n = 0
+        # With share_reads, every path of `v` is read once, into a local, by `reads` (lines for the
+        # top of the function): a table's rows read the same fields many times.
+        self.shared: dict[tuple, str] | None = {} if share_reads else None
+        self.reads: list[str] = []
 
     def fresh(self, prefix: str = "_t") -> str:
         self.n += 1
@@ -52,14 +56,26 @@ class Gen:
         return repr(value) if _literal_ok(value) else self.const(value)
 
     def get(self, var: str, parts: tuple) -> str:
+        """An expression reading the path `parts` from `var`: the value, or M where it leads nowhere."""
+        if self.shared is not None and var == "v" and parts:
+            return self._shared(parts)
         expr = var
         for p in parts:
-            t = self.fresh()
-            if isinstance(p, str):
-                expr = f"({t}.get({p!r}, M) if ({t} := {expr}).__class__ is dict else M)"
-            else:
-                expr = f"({t}[{p}] if ({t} := {expr}).__class__ is list and len({t}) > {p} else M)"
+            expr = self._step(expr, p)
         return expr
+
+    def _step(self, expr: str, p: str | int) -> str:
+        t = self.fresh()
+        if isinstance(p, str):
+            return f"({t}.get({p!r}, M) if ({t} := {expr}).__class__ is dict else M)"
+        return f"({t}[{p}] if ({t} := {expr}).__class__ is list and len({t}) > {p} else M)"
+
+    def _shared(self, parts: tuple) -> str:
+        if parts not in self.shared:
+            base = self._shared(parts[:-1]) if len(parts) > 1 else "v"
+            name = self.shared[parts] = self.fresh("_p")
+            self.reads.append(f"    {name} = {self._step(base, parts[-1])}\n")
+        return self.shared[parts]
 
     def expr(self, c: Condition, var: str) -> str:
         if c.kind in ("all", "any"):

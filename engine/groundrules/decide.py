@@ -289,7 +289,7 @@ def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, lis
             groups[-1].append(row)
         else:
             groups.append([row])
-    gen = Gen()
+    gen = Gen(share_reads=True)
     gen.names["_new"] = _new
     fire, why = gen.const(Fired), gen.const(explain_failure)
     body = []
@@ -311,7 +311,7 @@ def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, lis
                         + ("        hit = True\n" if shared else "")
                         + f"    elif notes is not None:\n"
                         f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v)}})\n")
-    source = "def run(v, c, notes):\n    fired = []\n" + "".join(body) + "    return fired\n"
+    source = "def run(v, c, notes):\n    fired = []\n" + "".join(gen.reads + body) + "    return fired\n"
     try:
         return gen.build_module(source, f"table {table_id}")["run"]
     except RecursionError:
