@@ -95,7 +95,8 @@ class DecisionTable:
         """Row examples test one row's condition (and outputs); table examples test the fired codes."""
         for row in sorted(self.rows, key=lambda r: r.index):
             if not row.examples:
-                yield ExampleResult(f"{self.id}:{row.id}", False, "row has no example", row.where + ("id",))
+                yield ExampleResult(f"{self.id}:{row.id}", False, "row has no example", row.where + ("id",),
+                                    "missing-example")
             for n, ex in enumerate(row.examples, 1):
                 where = row.where + ("examples", n - 1)
                 test_id = f"{self.id}:{row.id}:{n}"

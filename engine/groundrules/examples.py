@@ -21,25 +21,35 @@ class ExampleResult:
     ok: bool
     message: str = ""
     path: tuple = ()
+    code: str = "failing-example"    # what lint calls it when not ok ("missing-example": none written)
 
 
 @dataclass(frozen=True)
 class Outcome:
     id: str
     ok: bool
-    where: str
+    file: str
+    line: int
+    column: int
     message: str
+    code: str = "failing-example"
+    key: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
 
 
-def run_all(book: "Rulebook") -> list[Outcome]:
+def run_all(book: "Rulebook", tables: list[str] | None = None) -> list[Outcome]:
+    """Every example of every table (or of `tables`), located."""
     out: list[Outcome] = []
-    for table_id in sorted(book.tables):
+    for table_id in sorted(book.tables) if tables is None else tables:
         table = book.tables[table_id]
         check = getattr(table, "check_examples", None)
         if check is None:
             continue
         source = book.sources[table_id]
         for result in check():
-            line, col, _ = location(source, result.path)
-            out.append(Outcome(result.id, result.ok, f"{source.file}:{line}:{col}", result.message))
+            line, col, key = location(source, result.path)
+            out.append(Outcome(result.id, result.ok, source.file, line, col, result.message, result.code, key))
     return out

@@ -1,4 +1,5 @@
-"""`groundrules lint`: load errors, per-kind semantic checks, and case-corpus coverage.
+"""`groundrules lint`: load errors, per-kind semantic checks, the silent mistakes of
+lintchecks.CHECKS, and case-corpus coverage.
 
 A compiled table may expose `lint_faults()` (more Faults, located by key path) and
 `coverage(values)` (the ids of its rows that fire on none of the values); the case corpus for a
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problem, RulesError
+from .lintchecks import CHECKS
 from .rulebook import Rulebook, load
 from .resources import data_root
 from .tables import load_schemas, location, schema_problems
@@ -42,10 +44,23 @@ def lint(root: Path | str | None = None, files: list[Path] | None = None,
             line, col, key = location(source, f.path)
             report.problems.append(Problem(source.file, line, col, f.code, f.message, key, f.hint,
                                            f.severity))
-    report.problems.sort()
+    for check in CHECKS:
+        report.problems += check(book)
+    report.problems = _once(report.problems)
     if cases is not None:
         report.coverage = _coverage(book, cases)
     return report
+
+
+def _once(problems: list[Problem]) -> list[Problem]:
+    """One problem per place and code (a row without an example is both a table's lint fault and
+    a failing example), the first said kept; sorted."""
+    seen, out = set(), []
+    for p in problems:
+        if (p.file, p.line, p.column, p.code) not in seen:
+            seen.add((p.file, p.line, p.column, p.code))
+            out.append(p)
+    return sorted(out)
 
 
 def _schema_problems(root: Path | str | None) -> list[Problem]:
