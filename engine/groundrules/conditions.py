@@ -288,11 +288,38 @@ def explain_failure(cond: Condition, value: Any) -> dict | None:
         out["expected"] = {"field": cond.ref, "read": _shown(cond.ref, value)}
     elif isinstance(cond.arg, Condition):
         out["expected"] = detached(cond.arg.source)
+        out.update(_items(cond, compile_path(cond.field)(value)))
     elif isinstance(cond.arg, dict):
         out["expected"] = detached(cond.source["count"])
+        out.update(_items(cond, compile_path(cond.field)(value)))
     else:
         out["expected"] = cond.arg
     return out
+
+
+SHOWN_ITEMS = 3     # an `any` that held for no item explains its first few items
+
+
+def _items(cond: Condition, items: Any) -> dict:
+    """For a list operator, the item that decided: the first that failed `all`, the first that held
+    for `none`, the first few that failed `any`, or how many `count` counted."""
+    if items.__class__ is not list:
+        return {}
+    inner = cond.inner()
+    if cond.op == "count":
+        return {"counted": len(items) if inner is None else sum(1 for i in items if inner.test(i))}
+    if cond.op == "all":
+        for index, item in enumerate(items):
+            if not inner.test(item):
+                return {"item": {"index": index, "failed": explain_failure(inner, item)}}
+    if cond.op == "none":
+        for index, item in enumerate(items):
+            if inner.test(item):
+                return {"item": {"index": index, "held": detached(item)}}
+    if cond.op == "any":
+        return {"items": [{"index": index, "failed": explain_failure(inner, item)}
+                          for index, item in enumerate(items[:SHOWN_ITEMS])], "of": len(items)}
+    return {}
 
 
 def _shown(field: str, value: Any) -> Any:

@@ -21,7 +21,7 @@ from .tables import load_schemas, location, schema_problems
 @dataclass
 class LintReport:
     problems: list = field(default_factory=list)     # Problem, errors and warnings
-    coverage: list = field(default_factory=list)     # (table id, row ids no case fires, case count)
+    coverage: list = field(default_factory=list)     # (table, source, key prefix, Coverage | None)
 
     @property
     def failed(self) -> bool:
@@ -73,11 +73,13 @@ def _schema_problems(root: Path | str | None) -> list[Problem]:
 
 
 def _coverage(book: Rulebook, cases: Path) -> list:
+    """(table, its source, its key path prefix, Coverage or None when it has no corpus) for every
+    decision table, those inside other tables included."""
     out = []
-    for table_id in sorted(book.tables):
-        table = book.tables[table_id]
-        folder = cases / table_id
-        if not hasattr(table, "coverage") or not folder.is_dir():
+    for table, source, prefix in book.decision_tables():
+        folder = cases / table.id
+        if not folder.is_dir():
+            out.append((table, source, prefix, None))
             continue
         values = []
         for path in sorted(folder.glob("*.json")):
@@ -85,5 +87,5 @@ def _coverage(book: Rulebook, cases: Path) -> list:
                 values.append(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, RecursionError):   # a broken case covers nothing
                 continue
-        out.append((table_id, table.coverage(values), len(values)))
+        out.append((table, source, prefix, table.coverage_report(values)))
     return out

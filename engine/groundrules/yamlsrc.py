@@ -196,6 +196,18 @@ def _located(mark: Any, text: str) -> tuple[int, int]:
     return line + 1, mark.column + 1
 
 
+def undotted(text: str) -> Path:
+    """The key path a dotted text names (`rows[3].when.all[0]` -> ('rows', 3, 'when', 'all', 0)):
+    the inverse of `dotted` for the keys of table grammar, which hold no '.' or '['."""
+    out: list = []
+    for part in text.split(".") if text else ():
+        name, *indices = part.split("[")
+        if name:
+            out.append(name)
+        out += [int(i.rstrip("]")) for i in indices]
+    return tuple(out)
+
+
 def dotted(path: Path) -> str:
     """Key path as analysts read it: rows[3].when.all[0]."""
     out = ""
