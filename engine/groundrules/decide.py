@@ -14,10 +14,9 @@ from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
 from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
-from .contracts import check_fields, contract_fields, normalise
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
-from .fieldtypes import check_literals, field_shapes
+from .fieldtypes import check_fields, check_literals, contract_of
 from .templates import Template, compile_template, emit
 
 
@@ -180,8 +179,8 @@ class DecisionTable:
 def compile_table(data: dict, ctx) -> DecisionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
-    known = contract_fields(data, ctx)
-    shapes = _shapes(data, ctx) if known is not None else None
+    contract = contract_of(data, ctx)
+    shapes = contract.shapes if contract is not None else None
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
     policy = data["hit_policy"]
@@ -198,13 +197,15 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         b = compile_binding(name, spec, ("bind", name), faults)
         if b is not None:
             bindings[name] = b
-            check_fields(b.fields(("bind", name)), known, faults)
+            check_fields(b.fields(("bind", name)), contract, faults)
             check_literals(b.where_cond, shapes, faults, spec["from"] + "[].")
 
     def name_ok(name: str) -> bool:
-        return name in bindings or known is None or normalise(name) in known
+        return name in bindings or contract is None or contract.knows(name)
 
-    choices = tuple(bindings) + tuple(sorted(known or ()))
+    def name_hint(name: str) -> str:
+        return contract.unknown_field_hint(name, tuple(bindings)) if contract is not None \
+            else did_you_mean(name, bindings)
     rows = []
     ids: dict[str, int] = {}
     for index, raw in enumerate(data["rows"]):
@@ -218,7 +219,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes)
+        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract)
         if row is not None:
             rows.append(row)
     default = None
@@ -229,7 +230,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, bindings, name_ok, choices, known, shapes)
+                               ("default",), faults, bindings, name_ok, name_hint, contract)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -286,13 +287,13 @@ def _locate_too_complex(rows: list, bindings: dict, faults: list) -> None:
                         ("rows",), "split the table"))
 
 
-def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes) -> Row | None:
+def _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract) -> Row | None:
     """One row (or the default), checked; its test and renderer are compiled with the table's."""
     before = len(faults)
     cond = compile_condition(raw["when"], where + ("when",), faults, eager=False)
     if cond is not None:
-        check_fields(cond.fields(), known, faults)
-        check_literals(cond, shapes, faults)
+        check_fields(cond.fields(), contract, faults)
+        check_literals(cond, contract.shapes if contract is not None else None, faults)
     outputs = []
     for key, spec in raw.get("output", {}).items():
         at = where + ("output", key)
@@ -304,7 +305,7 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
                                     did_you_mean(name, bindings)))
             outputs.append((key, name))
         else:
-            tmpl = compile_template(spec, at, faults, name_ok, choices)
+            tmpl = compile_template(spec, at, faults, name_ok, hint=name_hint)
             if tmpl is not None:
                 outputs.append((key, tmpl))
     if len(faults) != before:
@@ -384,12 +385,6 @@ def _row_renderer(outputs: tuple, select: dict, gen: Gen) -> str:
     name = gen.fresh("_render")
     gen.helpers.append(f"def {name}(v, c):\n" + "".join(lines) + "    return {" + ", ".join(items) + "}\n")
     return name
-
-
-def _shapes(data: dict, ctx) -> dict:
-    """The field shapes of the table's input contract, derived once per rulebook load."""
-    name = data["input"]
-    return ctx.schemas.memoized(("field_shapes", name), lambda: field_shapes(ctx.schemas.get(name)))
 
 
 def _check_priority(policy, priority, codes, faults, data) -> None:
