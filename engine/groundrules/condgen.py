@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable
 
-from .operators import MISSING, OPERATORS, path_parts
+from .operators import DATE_REFS, MISSING, OPERATORS, path_parts
 
 if TYPE_CHECKING:
     from .conditions import Condition
@@ -90,8 +90,10 @@ class Gen:
         op, arg, t = c.op, c.arg, self.fresh()
         if c.ref:
             other, u = self.get(var, path_parts(c.ref)), self.fresh()
-            fn = self.const(OPERATORS[op][1])
+            fn = self.const(DATE_REFS.get(op) or OPERATORS[op][1])
             return f"((({t} := {get}) is not M) and (({u} := {other}) is not M) and {fn}({t}, {u}))"
+        if op in ("before", "after"):
+            return f"{self.const(OPERATORS[op][1])}({get}, {self.const(arg)}, n)"
         num = f"({t}.__class__ is int or {t}.__class__ is float)"
         if op == "eq":
             if arg.__class__ is str:
@@ -127,8 +129,8 @@ class Gen:
         if op == "matches":
             return f"{self.const(OPERATORS['matches'][1])}({get}, {self.const(c.pattern)})"
         if op in ("any", "all", "none"):
-            return f"{self.quantifier(op, arg)}({get})"
-        return f"{self.count(arg)}({get})"
+            return f"{self.quantifier(op, arg)}({get}, n)"
+        return f"{self.count(arg)}({get}, n)"
 
     def quantifier(self, op: str, inner: Condition) -> str:
         name = self.fresh("_q")
@@ -136,7 +138,7 @@ class Gen:
         hit, miss = {"any": ("True", "False"), "all": ("False", "True"), "none": ("False", "True")}[op]
         check = f"not {body}" if op == "all" else body
         self.helpers.append(
-            f"def {name}(items):\n"
+            f"def {name}(items, n):\n"
             f"    if items.__class__ is not list:\n        return False\n"
             f"    for i in items:\n        if {check}:\n            return {hit}\n"
             f"    return {miss}\n")
@@ -147,17 +149,17 @@ class Gen:
         cmp = next(k for k in arg if k != "where")
         sign = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[cmp]
         where = arg["where"]
-        tally = ("    n = len(items)\n" if where is None else
-                 f"    n = 0\n    for i in items:\n        if {self.expr(where, 'i')}:\n            n += 1\n")
+        tally = ("    k = len(items)\n" if where is None else
+                 f"    k = 0\n    for i in items:\n        if {self.expr(where, 'i')}:\n            k += 1\n")
         self.helpers.append(
-            f"def {name}(items):\n"
+            f"def {name}(items, n):\n"
             f"    if items.__class__ is not list:\n        return False\n"
-            f"{tally}    return n {sign} {self.lit(arg[cmp])}\n")
+            f"{tally}    return k {sign} {self.lit(arg[cmp])}\n")
         return name
 
-    def build(self, body: str, name: str) -> Callable[[Any], Any]:
-        """`def name(v): return body`, with the helpers it calls."""
-        return self.build_function(f"def {name}(v):\n    return {body}\n", name)
+    def build(self, body: str, name: str) -> Callable[..., Any]:
+        """`def name(v, n=None): return body`, with the helpers it calls (`n`: the caller's now)."""
+        return self.build_function(f"def {name}(v, n=None):\n    return {body}\n", name)
 
     def build_function(self, source: str, name: str) -> Callable[..., Any]:
         return self.build_module(source, name)[name]

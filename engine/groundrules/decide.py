@@ -14,6 +14,7 @@ from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
 from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
+from .dates import now_of
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
 from .fieldtypes import check_fields, check_literals, contract_of
@@ -80,7 +81,7 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
-    run: Callable[[Any, dict, list | None], list] = field(default=None, compare=False, repr=False)
+    run: Callable[..., list] = field(default=None, compare=False, repr=False)
     preferred: frozenset = frozenset()    # the codes whose role is prefer_role
 
     def primary(self, decision: Decision) -> Fired | None:
@@ -90,19 +91,27 @@ class DecisionTable:
                 return f
         return decision.fired[0] if decision.fired else None
 
-    def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
+    def evaluate(self, value: Any, *, trace: bool = False, now: str | None = None) -> Decision:
         """Rows that fire on `value` under the hit policy; with `trace`, a note for every row: fired,
         skipped by the hit policy, or the first failing test with the values it read. One generated
-        function (`run`) serves both, so a trace always tells how the untraced run decided."""
+        function (`run`) serves both, so a trace always tells how the untraced run decided. `now`
+        (RFC 3339 with offset) is what date tests against now compare with: never the clock."""
         notes: list[dict] | None = [] if trace else None
         cache: dict = {}
-        fired = self.run(value, cache, notes)
+        moment = None if now is None else now_of(now)
+        try:
+            fired = self.run(value, cache, notes, moment)
+        except GroundrulesError as exc:
+            if exc.code == "NOW_REQUIRED":
+                raise GroundrulesError(exc.code, f"table '{self.id}' compares dates with now: pass now "
+                                       "(an RFC 3339 date-time with offset); the clock is never read") from None
+            raise
         if self.hit_policy == "unique" and len(fired) > 1:
             raise GroundrulesError("HIT_POLICY_VIOLATION",
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
-            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache)))
+            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache, moment)))
         return _new(Decision, (tuple(fired), None if notes is None else tuple(notes)))
 
     def check_examples(self) -> Iterator[ExampleResult]:
@@ -114,20 +123,28 @@ class DecisionTable:
             for n, ex in enumerate(row.examples, 1):
                 where = row.where + ("examples", n - 1)
                 test_id = f"{self.id}:{row.id}:{n}"
-                got = row.when.test(ex["given"])
+                try:
+                    now = None if "now" not in ex else now_of(ex["now"])
+                    got = row.when.test(ex["given"], now)
+                except GroundrulesError as exc:
+                    yield ExampleResult(test_id, False, f"{exc.code}: {exc.message}", where)
+                    continue
                 if got is not ex["fires"]:
-                    failure = explain_failure(row.when, ex["given"])
+                    failure = explain_failure(row.when, ex["given"], now)
                     why = f"; first failing test: {failure}" if failure else ""
                     yield ExampleResult(test_id, False, f"expected fires={ex['fires']}, got {got}{why}", where)
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:
-                    rendered = row.render(ex["given"], {})
+                    rendered = row.render(ex["given"], {}, now)
                     wrong = [f"{k}: expected {v!r}, got {rendered.get(k)!r}"
                              for k, v in ex["output"].items() if rendered.get(k) != v]
                 yield ExampleResult(test_id, not wrong, "; ".join(wrong), where + (("output",) if wrong else ()))
         for n, ex in enumerate(self.examples, 1):
-            got = self.evaluate(ex["given"]).codes
+            try:
+                got = self.evaluate(ex["given"], now=ex.get("now")).codes
+            except GroundrulesError as exc:
+                got = [exc.code]
             yield ExampleResult(f"{self.id}:examples:{n}", got == ex["fired"],
                                 "" if got == ex["fired"] else f"expected {ex['fired']}, got {got}",
                                 ("examples", n - 1))
@@ -317,8 +334,8 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, 
 SKIPPED = {"output_order": "code '{code}' already fired", "first": "hit policy 'first': an earlier row fired"}
 
 
-def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, list | None], list]:
-    """`run(v, c, notes) -> [Fired]`, generated: the table's rows in evaluation order, each test
+def _runner(rows: tuple, policy: str, table_id: str) -> Callable[..., list]:
+    """`run(v, c, notes, now) -> [Fired]`, generated: the table's rows in evaluation order, each test
     inlined. Rows form groups in which only the first match fires and the rest are skipped: under
     output_order the rows of one code (adjacent once sorted by priority), under first all rows,
     under unique and collect each row alone. With `notes` a list, every row adds its trace note."""
@@ -345,12 +362,12 @@ def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, lis
             else:
                 body.append("    ")
             body.append(f"if {gen.expr(row.when, 'v')}:\n"
-                        f"        fired.append(_new({fire}, ({r}, {row.code!r}, {gen.const(row.render)}(v, c))))\n"
+                        f"        fired.append(_new({fire}, ({r}, {row.code!r}, {gen.const(row.render)}(v, c, n))))\n"
                         f"        if notes is not None:\n            notes.append({{{note}: True}})\n"
                         + ("        hit = True\n" if shared else "")
                         + f"    elif notes is not None:\n"
-                        f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v)}})\n")
-    source = "def run(v, c, notes):\n    fired = []\n" + "".join(gen.reads + body) + "    return fired\n"
+                        f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v, n)}})\n")
+    source = "def run(v, c, notes, n):\n    fired = []\n" + "".join(gen.reads + body) + "    return fired\n"
     try:
         return gen.build_module(source, f"table {table_id}")["run"]
     except RecursionError:
@@ -371,7 +388,7 @@ def _row_renderer(outputs: tuple, select: dict, gen: Gen) -> str:
         if name not in bound:
             var = bound[name] = gen.fresh("_b")
             lines.append(f"    {var} = c.get({name!r}, M)\n    if {var} is M:\n"
-                         f"        {select[name]}(v, c)\n        {var} = c[{name!r}]\n")
+                         f"        {select[name]}(v, c, n)\n        {var} = c[{name!r}]\n")
         return bound[name]
 
     items = []
@@ -383,7 +400,7 @@ def _row_renderer(outputs: tuple, select: dict, gen: Gen) -> str:
             items.append(f"{key!r}: ([e if e.__class__ is str else {copy}(e) for e in {x}] "
                          f"if {x}.__class__ is list else {copy}({x}))")
     name = gen.fresh("_render")
-    gen.helpers.append(f"def {name}(v, c):\n" + "".join(lines) + "    return {" + ", ".join(items) + "}\n")
+    gen.helpers.append(f"def {name}(v, c, n=None):\n" + "".join(lines) + "    return {" + ", ".join(items) + "}\n")
     return name
 
 

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE|-", help="JSON value file, or - for stdin")
     p.add_argument("--trace", action="store_true",
                    help="every row: fired, skipped by the hit policy, or the test that failed and what it read")
+    p.add_argument("--now", metavar="DATETIME",
+                   help="the now that date tests compare with (RFC 3339 with offset, e.g. 2024-05-01T08:00:00+08:00); "
+                        "the clock is never read")
     p.add_argument("--json", action="store_true", help="print an envelope instead of text")
     p.set_defaults(func=run)
 
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     table, source, prefix = found[args.table]
     value = read_json(args.file)
     try:
-        decision = table.evaluate(value, trace=args.trace)
+        decision = table.evaluate(value, trace=args.trace, now=args.now)
     except GroundrulesError as exc:
         if args.json:
             emit(canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version))
