@@ -95,3 +95,15 @@ def test_excerpt_takes_ascii_digits_only_and_refuses_at_load(arg):
     faults = []
     assert compile_template(f"{{q|excerpt:{arg}}}", ("t",), faults) is None
     assert faults[0].code == "bad-template"
+
+
+@pytest.mark.parametrize("name", ["join", "count"])
+@pytest.mark.parametrize("value", [["a", 1, None, True, 2.5, [1], {"k": "v"}], [], "text", 3, None, {"a": 1}, ["x"]])
+def test_inline_filters_are_their_functions(name, value):
+    """Generated code writes some filters inline; they must say exactly what the function says."""
+    from groundrules.templates import FILTERS, INLINE, render_value
+    takes_arg, fn = FILTERS[name]
+    arg = "、" if takes_arg else ""
+    assert fn in INLINE
+    inline = eval(INLINE[fn].format(x="x", a=repr(arg), rv="rv"), {"x": value, "rv": render_value})  # noqa: S307
+    assert inline == fn(value, arg)
