@@ -7,8 +7,7 @@ rows that fire, at most once per evaluation.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .condgen import Gen
 from .conditions import Condition, compile_condition, path_parts
@@ -86,8 +85,7 @@ def _generate(members: list["Binding"], gen: Gen) -> str:
     return name
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
     name: str
     source: dict
     where_cond: Condition | None

@@ -13,21 +13,19 @@ Durations are ISO 8601 with whole numbers, optionally negative: `P1Y`, `-P30D`, 
 from __future__ import annotations
 
 import calendar
-from dataclasses import dataclass
+import re
 from datetime import date, datetime, timedelta
-
-import regex
+from typing import NamedTuple
 
 from .errors import GroundrulesError
 
-_DATE = regex.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_DATETIME = regex.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
-_DURATION = regex.compile(r"(-)?P(?:(\d{1,6})Y)?(?:(\d{1,6})M)?(?:(\d{1,6})W)?(?:(\d{1,6})D)?"
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+_DURATION = re.compile(r"(-)?P(?:(\d{1,6})Y)?(?:(\d{1,6})M)?(?:(\d{1,6})W)?(?:(\d{1,6})D)?"
                           r"(?:T(?:(\d{1,7})H)?(?:(\d{1,9})M)?(?:(\d{1,9})S)?)?")
 
 
-@dataclass(frozen=True)
-class Duration:
+class Duration(NamedTuple):
     sign: int
     months: int               # years x 12 + months: moved on the calendar
     delta: timedelta          # weeks, days, hours, minutes, seconds
@@ -70,8 +68,7 @@ def parse_moment(text: object) -> date | datetime | None:
     return None
 
 
-@dataclass(frozen=True)
-class Now:
+class Now(NamedTuple):
     """The caller's `now`, parsed once per evaluation."""
 
     moment: datetime
@@ -86,8 +83,7 @@ def now_of(text: object) -> Now:
     return Now(moment)
 
 
-@dataclass(frozen=True)
-class Anchor:
+class Anchor(NamedTuple):
     """What a value is compared with: a fixed moment, or now shifted by a duration."""
 
     moment: date | datetime | None = None

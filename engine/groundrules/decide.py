@@ -7,7 +7,6 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, NamedTuple
 
 from .bindings import Binding, compile_binding, selectors
@@ -21,8 +20,7 @@ from .fieldtypes import check_fields, check_literals, contract_of
 from .templates import Template, compile_template, emit
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     id: str
     code: str
     index: int
@@ -30,7 +28,7 @@ class Row:
     outputs: tuple            # ((key, Template | binding name), ...)
     examples: tuple
     where: tuple
-    render: Callable[[Any, dict], dict] = field(default=None, compare=False, repr=False)
+    render: Callable[..., dict] | None = None     # set once the table's module is compiled
 
 
 class Fired(NamedTuple):
@@ -66,8 +64,7 @@ class Decision(NamedTuple):
         return [f.code for f in self.fired]
 
 
-@dataclass(frozen=True)
-class DecisionTable:
+class DecisionTable(NamedTuple):
     kind: str
     id: str
     file: str
@@ -81,7 +78,7 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
-    run: Callable[..., list] = field(default=None, compare=False, repr=False)
+    run: Callable[..., list] | None = None
     preferred: frozenset = frozenset()    # the codes whose role is prefer_role
 
     def primary(self, decision: Decision) -> Fired | None:
@@ -286,7 +283,7 @@ def _with_renderers(rows: list, default: Row | None, bindings: dict, table_id: s
     every = rows + ([default] if default is not None else [])
     names = {r.index: _row_renderer(r.outputs, select, gen) for r in every}
     module = gen.build_module("", f"table {table_id}")
-    done = {r.index: replace(r, render=module[names[r.index]]) for r in every}
+    done = {r.index: r._replace(render=module[names[r.index]]) for r in every}
     return [done[r.index] for r in rows], (done[-1] if default is not None else None)
 
 

@@ -6,8 +6,7 @@ carry examples reports each item that has none as a failure too. Test ids are
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .tables import location
 
@@ -15,8 +14,7 @@ if TYPE_CHECKING:
     from .rulebook import Rulebook
 
 
-@dataclass(frozen=True)
-class ExampleResult:
+class ExampleResult(NamedTuple):
     id: str
     ok: bool
     message: str = ""
@@ -24,8 +22,7 @@ class ExampleResult:
     code: str = "failing-example"    # what lint calls it when not ok ("missing-example": none written)
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     id: str
     ok: bool
     file: str

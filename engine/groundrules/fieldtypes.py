@@ -8,8 +8,7 @@ field the schema leaves open accepts any literal.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from .conditions import Condition
 from .contracts import normalise
@@ -22,8 +21,7 @@ LIST_OPS = ("in", "not_in")
 _MAX_DEPTH = 12
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     """The JSON types a field may have and the values it may take (None: not constrained)."""
 
     types: frozenset | None
@@ -38,8 +36,7 @@ class Shape:
 OPEN = Shape(None, None)
 
 
-@dataclass(frozen=True)
-class Contract:
+class Contract(NamedTuple):
     """A table's input contract as the loader checks tables against it: every field path with its
     shape, and where in the schema file each object's fields are declared."""
 

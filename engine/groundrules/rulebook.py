@@ -76,9 +76,10 @@ class Rulebook(Memoized):
             table, source = self.tables[table_id], self.sources[table_id]
             if isinstance(table, DecisionTable):
                 out.append((table, source, ()))
-            elif is_dataclass(table):
-                out += [(getattr(table, f.name), source, (f.name,)) for f in fields(table)
-                        if isinstance(getattr(table, f.name), DecisionTable)]
+                continue
+            names = [f.name for f in fields(table)] if is_dataclass(table) else getattr(table, "_fields", ())
+            out += [(getattr(table, name), source, (name,)) for name in names
+                    if isinstance(getattr(table, name), DecisionTable)]
         return out
 
 

@@ -6,10 +6,10 @@ literal braces. Filters are a closed set (FILTERS); an unknown filter or name is
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import regex
 
 from .condgen import Gen
 from .operators import MISSING, path_parts
@@ -107,7 +107,7 @@ def _sort(value: Any, _arg: str) -> Any:
     return sorted(value, key=_sort_key)
 
 
-NAME = regex.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
+NAME = re.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
 
 NUMERIC_ARGS = ("excerpt",)
 # ASCII digits only ('²' passes str.isdigit but not int()), and few enough for int() at render time

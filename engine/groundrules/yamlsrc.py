@@ -9,16 +9,14 @@ parser, so a syntax problem is always reported with PyYAML's own position and wo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 Path = tuple  # a key path: str keys and int indices
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One parsed YAML document with the 1-based position of every key path."""
 
     file: str
