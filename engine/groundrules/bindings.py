@@ -7,8 +7,7 @@ rows that fire, at most once per evaluation.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .condgen import Gen
 from .conditions import Condition, compile_condition, path_parts
@@ -19,8 +18,9 @@ KEYS = ("from", "where", "pluck", "lookup", "format", "distinct")
 
 
 def selectors(bindings: dict[str, "Binding"], gen: Gen) -> dict[str, str]:
-    """Binding name -> the name of a function `select(v, c)` added to `gen`'s helpers, which stores
-    the selection in the evaluation's cache `c` under the binding's name. Bindings over the same
+    """Binding name -> the name of a function `select(v, c, n)` added to `gen`'s helpers, which
+    stores the selection in the evaluation's cache `c` under the binding's name (`n`: the caller's
+    now, for date filters). Bindings over the same
     list with the same filter share one loop (`gaps` and `gap_ids` walk `missing` once), which
     stores every selection of its group."""
     groups: dict[tuple, list[Binding]] = {}
@@ -81,12 +81,11 @@ def _generate(members: list["Binding"], gen: Gen) -> str:
                          f"            seen.append(x)\n    o{m} = seen\n")
         lines.append(f"    c[{b.name!r}] = o{m}\n")
     name = gen.fresh("_select")
-    gen.helpers.append(f"def {name}(v, c):\n" + "".join(lines))
+    gen.helpers.append(f"def {name}(v, c, n=None):\n" + "".join(lines))
     return name
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
     name: str
     source: dict
     where_cond: Condition | None

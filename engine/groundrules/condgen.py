@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable
 
-from .operators import MISSING, OPERATORS, path_parts
+from .operators import DATE_REFS, MISSING, OPERATORS, path_parts
 
 if TYPE_CHECKING:
     from .conditions import Condition
@@ -34,10 +34,14 @@ def _literal_ok(value: Any) -> bool:
 class Gen:
     """Source for one function: expressions for paths and conditions, named constants, helpers."""
 
-    def __init__(self) -> None:
+    def __init__(self, share_reads: bool = False) -> None:
         self.names: dict[str, Any] = {"M": MISSING}
         self.helpers: list[str] = []
         self.n = 0
+        # With share_reads, every path of `v` is read once, into a local, by `reads` (lines for the
+        # top of the function): a table's rows read the same fields many times.
+        self.shared: dict[tuple, str] | None = {} if share_reads else None
+        self.reads: list[str] = []
 
     def fresh(self, prefix: str = "_t") -> str:
         self.n += 1
@@ -52,14 +56,26 @@ class Gen:
         return repr(value) if _literal_ok(value) else self.const(value)
 
     def get(self, var: str, parts: tuple) -> str:
+        """An expression reading the path `parts` from `var`: the value, or M where it leads nowhere."""
+        if self.shared is not None and var == "v" and parts:
+            return self._shared(parts)
         expr = var
         for p in parts:
-            t = self.fresh()
-            if isinstance(p, str):
-                expr = f"({t}.get({p!r}, M) if ({t} := {expr}).__class__ is dict else M)"
-            else:
-                expr = f"({t}[{p}] if ({t} := {expr}).__class__ is list and len({t}) > {p} else M)"
+            expr = self._step(expr, p)
         return expr
+
+    def _step(self, expr: str, p: str | int) -> str:
+        t = self.fresh()
+        if isinstance(p, str):
+            return f"({t}.get({p!r}, M) if ({t} := {expr}).__class__ is dict else M)"
+        return f"({t}[{p}] if ({t} := {expr}).__class__ is list and len({t}) > {p} else M)"
+
+    def _shared(self, parts: tuple) -> str:
+        if parts not in self.shared:
+            base = self._shared(parts[:-1]) if len(parts) > 1 else "v"
+            name = self.shared[parts] = self.fresh("_p")
+            self.reads.append(f"    {name} = {self._step(base, parts[-1])}\n")
+        return self.shared[parts]
 
     def expr(self, c: Condition, var: str) -> str:
         if c.kind in ("all", "any"):
@@ -74,8 +90,10 @@ class Gen:
         op, arg, t = c.op, c.arg, self.fresh()
         if c.ref:
             other, u = self.get(var, path_parts(c.ref)), self.fresh()
-            fn = self.const(OPERATORS[op][1])
+            fn = self.const(DATE_REFS.get(op) or OPERATORS[op][1])
             return f"((({t} := {get}) is not M) and (({u} := {other}) is not M) and {fn}({t}, {u}))"
+        if op in ("before", "after"):
+            return f"{self.const(OPERATORS[op][1])}({get}, {self.const(arg)}, n)"
         num = f"({t}.__class__ is int or {t}.__class__ is float)"
         if op == "eq":
             if arg.__class__ is str:
@@ -111,8 +129,8 @@ class Gen:
         if op == "matches":
             return f"{self.const(OPERATORS['matches'][1])}({get}, {self.const(c.pattern)})"
         if op in ("any", "all", "none"):
-            return f"{self.quantifier(op, arg)}({get})"
-        return f"{self.count(arg)}({get})"
+            return f"{self.quantifier(op, arg)}({get}, n)"
+        return f"{self.count(arg)}({get}, n)"
 
     def quantifier(self, op: str, inner: Condition) -> str:
         name = self.fresh("_q")
@@ -120,7 +138,7 @@ class Gen:
         hit, miss = {"any": ("True", "False"), "all": ("False", "True"), "none": ("False", "True")}[op]
         check = f"not {body}" if op == "all" else body
         self.helpers.append(
-            f"def {name}(items):\n"
+            f"def {name}(items, n):\n"
             f"    if items.__class__ is not list:\n        return False\n"
             f"    for i in items:\n        if {check}:\n            return {hit}\n"
             f"    return {miss}\n")
@@ -131,17 +149,17 @@ class Gen:
         cmp = next(k for k in arg if k != "where")
         sign = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[cmp]
         where = arg["where"]
-        tally = ("    n = len(items)\n" if where is None else
-                 f"    n = 0\n    for i in items:\n        if {self.expr(where, 'i')}:\n            n += 1\n")
+        tally = ("    k = len(items)\n" if where is None else
+                 f"    k = 0\n    for i in items:\n        if {self.expr(where, 'i')}:\n            k += 1\n")
         self.helpers.append(
-            f"def {name}(items):\n"
+            f"def {name}(items, n):\n"
             f"    if items.__class__ is not list:\n        return False\n"
-            f"{tally}    return n {sign} {self.lit(arg[cmp])}\n")
+            f"{tally}    return k {sign} {self.lit(arg[cmp])}\n")
         return name
 
-    def build(self, body: str, name: str) -> Callable[[Any], Any]:
-        """`def name(v): return body`, with the helpers it calls."""
-        return self.build_function(f"def {name}(v):\n    return {body}\n", name)
+    def build(self, body: str, name: str) -> Callable[..., Any]:
+        """`def name(v, n=None): return body`, with the helpers it calls (`n`: the caller's now)."""
+        return self.build_function(f"def {name}(v, n=None):\n    return {body}\n", name)
 
     def build_function(self, source: str, name: str) -> Callable[..., Any]:
         return self.build_module(source, name)[name]

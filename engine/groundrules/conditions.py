@@ -20,6 +20,7 @@ from typing import Any, Callable
 import regex
 
 from .canonical import detached
+from .dates import Anchor, anchor_of
 from .condgen import TooComplex, compile_getter, compile_test
 from .errors import Fault, did_you_mean
 from .operators import MISSING, OPERATORS, REGEX_TIMEOUT_S, is_num, path_parts, same
@@ -69,9 +70,10 @@ class Condition:
     memo: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def test(self) -> Callable[[Any], bool]:
-        """`test(value) -> bool`, generated Python compiled on first use (a table's rows are compiled
-        together with their table instead; the parts of a condition only for traces)."""
+    def test(self) -> Callable[..., bool]:
+        """`test(value, now=None) -> bool`, generated Python compiled on first use (a table's rows
+        are compiled together with their table instead; the parts of a condition only for traces).
+        `now` (dates.Now) is needed only by date tests against now."""
         try:
             return self.memo["test"]
         except KeyError:
@@ -192,6 +194,8 @@ class _Parser:
                 self.fail("bad-argument", f"'{op}' takes true or false, got {arg!r}", at)
                 return None
             return replace(base, arg=arg)
+        if kind == "date":
+            return self._date(base, arg, at)
         if kind == "regex":
             if not isinstance(arg, str):
                 self.fail("bad-argument", "'matches' takes a regular expression string", at)
@@ -219,6 +223,20 @@ class _Parser:
             self.fail("bad-argument", f"'{op}' takes {want}, got {type(arg).__name__}", at)
             return None
         return replace(base, arg=arg)
+
+    def _date(self, base: Condition, arg: Any, at: tuple) -> Condition | None:
+        op = base.op
+        if isinstance(arg, dict) and sorted(arg) == ["field"] and isinstance(arg["field"], str) and arg["field"]:
+            return replace(base, ref=arg["field"])
+        anchor = anchor_of(arg)
+        if anchor is None:
+            hint = ("durations are ISO 8601: -P1Y, P30D, PT12H" if isinstance(arg, dict) and "now" in arg
+                    else "write a date (2024-05-01), a date-time with offset (2024-05-01T08:00:00+08:00), "
+                         "{now: -P1Y} or {field: PATH}")
+            self.fail("bad-argument", f"'{op}' takes a date, a date-time, {{now: DURATION}} or {{field: PATH}}",
+                      at, hint)
+            return None
+        return replace(base, arg=anchor)
 
     def _count(self, base: Condition, arg: Any, at: tuple) -> Condition | None:
         if not isinstance(arg, dict):
@@ -268,19 +286,20 @@ def compile_condition(node: Any, where: tuple, faults: list[Fault], *, eager: bo
         return None
 
 
-def explain_failure(cond: Condition, value: Any) -> dict | None:
+def explain_failure(cond: Condition, value: Any, now: Any = None) -> dict | None:
     """Why `cond` is false on `value`: the first failing test with the values it read (None if true).
-    Values are copies: a caller editing the trace edits neither the value nor the table."""
-    if cond.test(value):
+    Values are copies: a caller editing the trace edits neither the value nor the table. `now` is
+    the evaluation's (dates.Now), for date tests."""
+    if cond.test(value, now):
         return None
     if cond.kind == "all":
         for child in cond.children:
-            failure = explain_failure(child, value)
+            failure = explain_failure(child, value, now)
             if failure:
                 return failure
     if cond.kind == "any":
         return {"at": dotted(cond.where), "op": "any",
-                "failed": [explain_failure(c, value) for c in cond.children]}
+                "failed": [explain_failure(c, value, now) for c in cond.children]}
     if cond.kind == "not":
         return {"at": dotted(cond.where), "op": "not", "inner_held": detached(cond.children[0].source)}
     out = {"at": dotted(cond.where), "field": cond.field, "op": cond.op, "read": _shown(cond.field, value)}
@@ -288,11 +307,49 @@ def explain_failure(cond: Condition, value: Any) -> dict | None:
         out["expected"] = {"field": cond.ref, "read": _shown(cond.ref, value)}
     elif isinstance(cond.arg, Condition):
         out["expected"] = detached(cond.arg.source)
+        out.update(_items(cond, compile_path(cond.field)(value), now))
     elif isinstance(cond.arg, dict):
         out["expected"] = detached(cond.source["count"])
+        out.update(_items(cond, compile_path(cond.field)(value), now))
+    elif isinstance(cond.arg, Anchor):
+        out["expected"] = detached(cond.source[cond.op])
+        if cond.arg.offset is not None and now is not None:
+            out["anchor"] = _anchor_text(cond.arg, now)
     else:
         out["expected"] = cond.arg
     return out
+
+
+def _anchor_text(anchor: Anchor, now: Any) -> str:
+    try:
+        return anchor.resolve(now).isoformat()
+    except OverflowError:
+        return "<out of range>"
+
+
+SHOWN_ITEMS = 3     # an `any` that held for no item explains its first few items
+
+
+def _items(cond: Condition, items: Any, now: Any) -> dict:
+    """For a list operator, the item that decided: the first that failed `all`, the first that held
+    for `none`, the first few that failed `any`, or how many `count` counted."""
+    if items.__class__ is not list:
+        return {}
+    inner = cond.inner()
+    if cond.op == "count":
+        return {"counted": len(items) if inner is None else sum(1 for i in items if inner.test(i, now))}
+    if cond.op == "all":
+        for index, item in enumerate(items):
+            if not inner.test(item, now):
+                return {"item": {"index": index, "failed": explain_failure(inner, item, now)}}
+    if cond.op == "none":
+        for index, item in enumerate(items):
+            if inner.test(item, now):
+                return {"item": {"index": index, "held": detached(item)}}
+    if cond.op == "any":
+        return {"items": [{"index": index, "failed": explain_failure(inner, item, now)}
+                          for index, item in enumerate(items[:SHOWN_ITEMS])], "of": len(items)}
+    return {}
 
 
 def _shown(field: str, value: Any) -> Any:

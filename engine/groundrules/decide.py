@@ -7,22 +7,20 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, NamedTuple
 
 from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
 from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
-from .contracts import check_fields, contract_fields, normalise
+from .dates import now_of
 from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult
-from .fieldtypes import check_literals, field_shapes
+from .fieldtypes import check_fields, check_literals, contract_of
 from .templates import Template, compile_template, emit
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     id: str
     code: str
     index: int
@@ -30,13 +28,28 @@ class Row:
     outputs: tuple            # ((key, Template | binding name), ...)
     examples: tuple
     where: tuple
-    render: Callable[[Any, dict], dict] = field(default=None, compare=False, repr=False)
+    render: Callable[..., dict] | None = None     # set once the table's module is compiled
 
 
 class Fired(NamedTuple):
     row: Row
     code: str
     outputs: dict
+
+
+class Coverage(NamedTuple):
+    """A table over a case corpus: rows as (row, values it holds on), tests as (row, test, held, failed)."""
+
+    cases: int
+    rows: tuple
+    tests: tuple
+
+
+def tests_of(cond: Condition) -> list[Condition]:
+    """The tests of a condition outside list quantifiers, in order."""
+    if cond.kind == "test":
+        return [cond]
+    return [t for c in cond.children for t in tests_of(c)]
 
 
 _new = tuple.__new__          # a NamedTuple without its Python-level __new__: rows fire per call
@@ -51,8 +64,7 @@ class Decision(NamedTuple):
         return [f.code for f in self.fired]
 
 
-@dataclass(frozen=True)
-class DecisionTable:
+class DecisionTable(NamedTuple):
     kind: str
     id: str
     file: str
@@ -66,7 +78,7 @@ class DecisionTable:
     examples: tuple
     input: str
     prefer_role: str = ""
-    run: Callable[[Any, dict, list | None], list] = field(default=None, compare=False, repr=False)
+    run: Callable[..., list] | None = None
     preferred: frozenset = frozenset()    # the codes whose role is prefer_role
     otherwise: str = ""       # primary when no fired row has prefer_role: "" = the first fired, "default"
 
@@ -84,43 +96,60 @@ class DecisionTable:
             return Fired(self.default, self.default.code, self.default.render(value, {}))
         return decision.fired[0] if decision.fired else None
 
-    def evaluate(self, value: Any, *, trace: bool = False) -> Decision:
+    def evaluate(self, value: Any, *, trace: bool = False, now: str | None = None) -> Decision:
         """Rows that fire on `value` under the hit policy; with `trace`, a note for every row: fired,
         skipped by the hit policy, or the first failing test with the values it read. One generated
-        function (`run`) serves both, so a trace always tells how the untraced run decided."""
+        function (`run`) serves both, so a trace always tells how the untraced run decided. `now`
+        (RFC 3339 with offset) is what date tests against now compare with: never the clock."""
         notes: list[dict] | None = [] if trace else None
         cache: dict = {}
-        fired = self.run(value, cache, notes)
+        moment = None if now is None else now_of(now)
+        try:
+            fired = self.run(value, cache, notes, moment)
+        except GroundrulesError as exc:
+            if exc.code == "NOW_REQUIRED":
+                raise GroundrulesError(exc.code, f"table '{self.id}' compares dates with now: pass now "
+                                       "(an RFC 3339 date-time with offset); the clock is never read") from None
+            raise
         if self.hit_policy == "unique" and len(fired) > 1:
             raise GroundrulesError("HIT_POLICY_VIOLATION",
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
-            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache)))
+            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache, moment)))
         return _new(Decision, (tuple(fired), None if notes is None else tuple(notes)))
 
     def check_examples(self) -> Iterator[ExampleResult]:
         """Row examples test one row's condition (and outputs); table examples test the fired codes."""
         for row in sorted(self.rows, key=lambda r: r.index):
             if not row.examples:
-                yield ExampleResult(f"{self.id}:{row.id}", False, "row has no example", row.where + ("id",))
+                yield ExampleResult(f"{self.id}:{row.id}", False, "row has no example", row.where + ("id",),
+                                    "missing-example")
             for n, ex in enumerate(row.examples, 1):
                 where = row.where + ("examples", n - 1)
                 test_id = f"{self.id}:{row.id}:{n}"
-                got = row.when.test(ex["given"])
+                try:
+                    now = None if "now" not in ex else now_of(ex["now"])
+                    got = row.when.test(ex["given"], now)
+                except GroundrulesError as exc:
+                    yield ExampleResult(test_id, False, f"{exc.code}: {exc.message}", where)
+                    continue
                 if got is not ex["fires"]:
-                    failure = explain_failure(row.when, ex["given"])
+                    failure = explain_failure(row.when, ex["given"], now)
                     why = f"; first failing test: {failure}" if failure else ""
                     yield ExampleResult(test_id, False, f"expected fires={ex['fires']}, got {got}{why}", where)
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:
-                    rendered = row.render(ex["given"], {})
+                    rendered = row.render(ex["given"], {}, now)
                     wrong = [f"{k}: expected {v!r}, got {rendered.get(k)!r}"
                              for k, v in ex["output"].items() if rendered.get(k) != v]
                 yield ExampleResult(test_id, not wrong, "; ".join(wrong), where + (("output",) if wrong else ()))
         for n, ex in enumerate(self.examples, 1):
-            got = self.evaluate(ex["given"]).codes
+            try:
+                got = self.evaluate(ex["given"], now=ex.get("now")).codes
+            except GroundrulesError as exc:
+                got = [exc.code]
             yield ExampleResult(f"{self.id}:examples:{n}", got == ex["fired"],
                                 "" if got == ex["fired"] else f"expected {ex['fired']}, got {got}",
                                 ("examples", n - 1))
@@ -142,6 +171,28 @@ class DecisionTable:
                     continue
         return [r.id for r in sorted(self.rows, key=lambda r: r.index) if r.id not in fired]
 
+    def coverage_report(self, values: list) -> "Coverage":
+        """Over a corpus: how many values each row's condition holds on, and for each test of it
+        (not those inside a list quantifier, which are per item) how often it held and failed. A
+        value the table cannot read (a malformed case) counts for nothing."""
+        rows = sorted(self.rows, key=lambda r: r.index)
+        held = {r.index: 0 for r in rows}
+        tests = [(r, t) for r in rows for t in tests_of(r.when)]
+        counts = {id(t): [0, 0] for _, t in tests}
+        for value in values:
+            for row in rows:
+                try:
+                    held[row.index] += bool(row.when.test(value))
+                except Exception:  # noqa: BLE001 - a corpus may hold broken cases
+                    continue
+            for _, test in tests:
+                try:
+                    counts[id(test)][0 if test.test(value) else 1] += 1
+                except Exception:  # noqa: BLE001
+                    continue
+        return Coverage(len(values), tuple((r, held[r.index]) for r in rows),
+                        tuple((r, t, counts[id(t)][0], counts[id(t)][1]) for r, t in tests))
+
     def render_message(self, name: str, value: Any, extra: dict | None = None) -> str:
         tmpl = self.messages[name]
         return tmpl.render(value, dict(extra or {}))
@@ -150,8 +201,8 @@ class DecisionTable:
 def compile_table(data: dict, ctx) -> DecisionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
-    known = contract_fields(data, ctx)
-    shapes = _shapes(data, ctx) if known is not None else None
+    contract = contract_of(data, ctx)
+    shapes = contract.shapes if contract is not None else None
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
     policy = data["hit_policy"]
@@ -168,13 +219,15 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         b = compile_binding(name, spec, ("bind", name), faults)
         if b is not None:
             bindings[name] = b
-            check_fields(b.fields(("bind", name)), known, faults)
+            check_fields(b.fields(("bind", name)), contract, faults)
             check_literals(b.where_cond, shapes, faults, spec["from"] + "[].")
 
     def name_ok(name: str) -> bool:
-        return name in bindings or known is None or normalise(name) in known
+        return name in bindings or contract is None or contract.knows(name)
 
-    choices = tuple(bindings) + tuple(sorted(known or ()))
+    def name_hint(name: str) -> str:
+        return contract.unknown_field_hint(name, tuple(bindings)) if contract is not None \
+            else did_you_mean(name, bindings)
     rows = []
     ids: dict[str, int] = {}
     for index, raw in enumerate(data["rows"]):
@@ -188,7 +241,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes)
+        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract)
         if row is not None:
             rows.append(row)
     default = None
@@ -199,7 +252,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, bindings, name_ok, choices, known, shapes)
+                               ("default",), faults, bindings, name_ok, name_hint, contract)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -239,7 +292,7 @@ def _with_renderers(rows: list, default: Row | None, bindings: dict, table_id: s
     every = rows + ([default] if default is not None else [])
     names = {r.index: _row_renderer(r.outputs, select, gen) for r in every}
     module = gen.build_module("", f"table {table_id}")
-    done = {r.index: replace(r, render=module[names[r.index]]) for r in every}
+    done = {r.index: r._replace(render=module[names[r.index]]) for r in every}
     return [done[r.index] for r in rows], (done[-1] if default is not None else None)
 
 
@@ -257,13 +310,13 @@ def _locate_too_complex(rows: list, bindings: dict, faults: list) -> None:
                         ("rows",), "split the table"))
 
 
-def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, known, shapes) -> Row | None:
+def _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract) -> Row | None:
     """One row (or the default), checked; its test and renderer are compiled with the table's."""
     before = len(faults)
     cond = compile_condition(raw["when"], where + ("when",), faults, eager=False)
     if cond is not None:
-        check_fields(cond.fields(), known, faults)
-        check_literals(cond, shapes, faults)
+        check_fields(cond.fields(), contract, faults)
+        check_literals(cond, contract.shapes if contract is not None else None, faults)
     outputs = []
     for key, spec in raw.get("output", {}).items():
         at = where + ("output", key)
@@ -275,7 +328,7 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
                                     did_you_mean(name, bindings)))
             outputs.append((key, name))
         else:
-            tmpl = compile_template(spec, at, faults, name_ok, choices)
+            tmpl = compile_template(spec, at, faults, name_ok, hint=name_hint)
             if tmpl is not None:
                 outputs.append((key, tmpl))
     if len(faults) != before:
@@ -287,8 +340,8 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, choices, kn
 SKIPPED = {"output_order": "code '{code}' already fired", "first": "hit policy 'first': an earlier row fired"}
 
 
-def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, list | None], list]:
-    """`run(v, c, notes) -> [Fired]`, generated: the table's rows in evaluation order, each test
+def _runner(rows: tuple, policy: str, table_id: str) -> Callable[..., list]:
+    """`run(v, c, notes, now) -> [Fired]`, generated: the table's rows in evaluation order, each test
     inlined. Rows form groups in which only the first match fires and the rest are skipped: under
     output_order the rows of one code (adjacent once sorted by priority), under first all rows,
     under unique and collect each row alone. With `notes` a list, every row adds its trace note."""
@@ -298,7 +351,7 @@ def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, lis
             groups[-1].append(row)
         else:
             groups.append([row])
-    gen = Gen()
+    gen = Gen(share_reads=True)
     gen.names["_new"] = _new
     fire, why = gen.const(Fired), gen.const(explain_failure)
     body = []
@@ -315,12 +368,12 @@ def _runner(rows: tuple, policy: str, table_id: str) -> Callable[[Any, dict, lis
             else:
                 body.append("    ")
             body.append(f"if {gen.expr(row.when, 'v')}:\n"
-                        f"        fired.append(_new({fire}, ({r}, {row.code!r}, {gen.const(row.render)}(v, c))))\n"
+                        f"        fired.append(_new({fire}, ({r}, {row.code!r}, {gen.const(row.render)}(v, c, n))))\n"
                         f"        if notes is not None:\n            notes.append({{{note}: True}})\n"
                         + ("        hit = True\n" if shared else "")
                         + f"    elif notes is not None:\n"
-                        f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v)}})\n")
-    source = "def run(v, c, notes):\n    fired = []\n" + "".join(body) + "    return fired\n"
+                        f"        notes.append({{{note}: False, 'failed': {why}({r}.when, v, n)}})\n")
+    source = "def run(v, c, notes, n):\n    fired = []\n" + "".join(gen.reads + body) + "    return fired\n"
     try:
         return gen.build_module(source, f"table {table_id}")["run"]
     except RecursionError:
@@ -341,7 +394,7 @@ def _row_renderer(outputs: tuple, select: dict, gen: Gen) -> str:
         if name not in bound:
             var = bound[name] = gen.fresh("_b")
             lines.append(f"    {var} = c.get({name!r}, M)\n    if {var} is M:\n"
-                         f"        {select[name]}(v, c)\n        {var} = c[{name!r}]\n")
+                         f"        {select[name]}(v, c, n)\n        {var} = c[{name!r}]\n")
         return bound[name]
 
     items = []
@@ -353,14 +406,8 @@ def _row_renderer(outputs: tuple, select: dict, gen: Gen) -> str:
             items.append(f"{key!r}: ([e if e.__class__ is str else {copy}(e) for e in {x}] "
                          f"if {x}.__class__ is list else {copy}({x}))")
     name = gen.fresh("_render")
-    gen.helpers.append(f"def {name}(v, c):\n" + "".join(lines) + "    return {" + ", ".join(items) + "}\n")
+    gen.helpers.append(f"def {name}(v, c, n=None):\n" + "".join(lines) + "    return {" + ", ".join(items) + "}\n")
     return name
-
-
-def _shapes(data: dict, ctx) -> dict:
-    """The field shapes of the table's input contract, derived once per rulebook load."""
-    name = data["input"]
-    return ctx.schemas.memoized(("field_shapes", name), lambda: field_shapes(ctx.schemas.get(name)))
 
 
 def _check_priority(policy, priority, codes, faults, data) -> None:

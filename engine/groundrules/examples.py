@@ -6,8 +6,7 @@ carry examples reports each item that has none as a failure too. Test ids are
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .tables import location
 
@@ -15,31 +14,39 @@ if TYPE_CHECKING:
     from .rulebook import Rulebook
 
 
-@dataclass(frozen=True)
-class ExampleResult:
+class ExampleResult(NamedTuple):
     id: str
     ok: bool
     message: str = ""
     path: tuple = ()
+    code: str = "failing-example"    # what lint calls it when not ok ("missing-example": none written)
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     id: str
     ok: bool
-    where: str
+    file: str
+    line: int
+    column: int
     message: str
+    code: str = "failing-example"
+    key: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
 
 
-def run_all(book: "Rulebook") -> list[Outcome]:
+def run_all(book: "Rulebook", tables: list[str] | None = None) -> list[Outcome]:
+    """Every example of every table (or of `tables`), located."""
     out: list[Outcome] = []
-    for table_id in sorted(book.tables):
+    for table_id in sorted(book.tables) if tables is None else tables:
         table = book.tables[table_id]
         check = getattr(table, "check_examples", None)
         if check is None:
             continue
         source = book.sources[table_id]
         for result in check():
-            line, col, _ = location(source, result.path)
-            out.append(Outcome(result.id, result.ok, f"{source.file}:{line}:{col}", result.message))
+            line, col, key = location(source, result.path)
+            out.append(Outcome(result.id, result.ok, source.file, line, col, result.message, result.code, key))
     return out

@@ -7,8 +7,8 @@ field the schema leaves open accepts any literal.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator
+import difflib
+from typing import Any, Iterator, NamedTuple
 
 from .conditions import Condition
 from .contracts import normalise
@@ -21,8 +21,7 @@ LIST_OPS = ("in", "not_in")
 _MAX_DEPTH = 12
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     """The JSON types a field may have and the values it may take (None: not constrained)."""
 
     types: frozenset | None
@@ -37,32 +36,103 @@ class Shape:
 OPEN = Shape(None, None)
 
 
+class Contract(NamedTuple):
+    """A table's input contract as the loader checks tables against it: every field path with its
+    shape, and where in the schema file each object's fields are declared."""
+
+    name: str                 # the file under schemas/
+    shapes: dict              # field path -> Shape
+    declared: dict            # object path ("" for the whole value) -> JSON pointer of its properties
+
+    def knows(self, path: str) -> bool:
+        return path == "." or normalise(path) in self.shapes
+
+    def unknown_field_hint(self, path: str, also: tuple = ()) -> str:
+        """A did-you-mean among the fields beside the unknown one (never a field elsewhere in the
+        contract; `also`: other names allowed at the top, such as a table's bindings), then where
+        to declare a new field: the schema file and the JSON pointer of its properties."""
+        parts = normalise(path).split(".")
+        depth = 1
+        while depth < len(parts) and ".".join(parts[:depth]) in self.shapes:
+            depth += 1                                   # parts[depth - 1] is the first unknown one
+        parent, leaf = ".".join(parts[:depth - 1]), parts[depth - 1]
+        siblings = sorted(self.children(parent))
+        choices = siblings + (list(also) if not parent else [])
+        close = difflib.get_close_matches(leaf, choices, n=1, cutoff=0.6)
+        owner = f"'{parent}'" if parent else "the input"
+        where = self.declared.get(parent)
+        declare = (f"to add a field to {owner}, declare it in schemas/{self.name} under {where}" if where
+                   else f"{owner} has no declared fields in schemas/{self.name}")
+        if close:
+            shown = close[0] if close[0] in also or not parent else f"{parent}.{close[0]}"
+            return f"did you mean '{shown}'? ({declare})"
+        return f"{owner} has: {', '.join(siblings[:12]) or 'nothing'}; {declare}"
+
+    def children(self, parent: str) -> list[str]:
+        """The names of the fields directly inside `parent` ('' for the top level)."""
+        head = f"{parent}." if parent else ""
+        return [p[len(head):] for p in self.shapes
+                if p.startswith(head) and "." not in p[len(head):] and not p.endswith("[]")]
+
+
+def contract_of(data: dict, ctx) -> Contract | None:
+    """The contract a table names under `input:` (None when it names none, or an unknown one:
+    that is reported here)."""
+    name = data.get("input")
+    if not name:
+        return None
+    schema = ctx.schemas.get(name)
+    if schema is None:
+        ctx.fault("unknown-contract", f"input contract '{name}' is not under schemas/", ("input",),
+                  did_you_mean(name, ctx.schemas.by_name))
+        return None
+    return ctx.schemas.memoized(("contract", "fields", name), lambda: _contract(name, schema))
+
+
+def _contract(name: str, schema: dict) -> Contract:
+    shapes: dict[str, Shape] = {}
+    declared: dict[str, str] = {}
+    _walk(schema, schema, "", "#", 0, shapes, declared)
+    return Contract(name, shapes, declared)
+
+
+def check_fields(fields: list[tuple[str, tuple]], contract: Contract | None, faults: list[Fault],
+                 also: tuple = ()) -> None:
+    """A fault for every (field, key path) the contract does not define."""
+    if contract is None:
+        return
+    for path, where in fields:
+        if not contract.knows(path):
+            faults.append(Fault("unknown-field", f"'{path}' is not a field of the input contract", where,
+                                contract.unknown_field_hint(path, also)))
+
+
 def field_shapes(schema: dict) -> dict[str, Shape]:
     """Dotted field path (`missing[].reason`, as contracts.field_paths names them) -> Shape."""
-    out: dict[str, Shape] = {}
-    _walk(schema, schema, "", 0, out)
-    return out
+    return _contract("", schema).shapes
 
 
-def _walk(node: Any, root: dict, prefix: str, depth: int, out: dict) -> None:
+def _walk(node: Any, root: dict, prefix: str, pointer: str, depth: int, out: dict, declared: dict) -> None:
     if depth > _MAX_DEPTH or not isinstance(node, dict):
         return
     target = _ref(node, root)
     if target is not None:
-        _walk(target, root, prefix, depth + 1, out)
+        _walk(target, root, prefix, node["$ref"], depth + 1, out, declared)
     for key in ("allOf", "anyOf", "oneOf"):
-        for sub in node.get(key, []):
-            _walk(sub, root, prefix, depth + 1, out)
+        for n, sub in enumerate(node.get(key, [])):
+            _walk(sub, root, prefix, f"{pointer}/{key}/{n}", depth + 1, out, declared)
     properties = node.get("properties")
+    if isinstance(properties, dict):
+        declared.setdefault(prefix.rstrip("."), f"{pointer}/properties")
     for name, sub in (properties.items() if isinstance(properties, dict) else ()):
         path = f"{prefix}{name}"
         _add(out, path, _shape(sub, root, depth + 1))
-        _walk(sub, root, path + ".", depth + 1, out)
+        _walk(sub, root, path + ".", f"{pointer}/properties/{name}", depth + 1, out, declared)
     items = node.get("items")
     if isinstance(items, dict):
         base = prefix.rstrip(".") + "[]"
         _add(out, base, _shape(items, root, depth + 1))
-        _walk(items, root, base + ".", depth + 1, out)
+        _walk(items, root, base + ".", f"{pointer}/items", depth + 1, out, declared)
 
 
 def _add(out: dict, path: str, shape: Shape) -> None:

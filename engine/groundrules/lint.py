@@ -1,4 +1,5 @@
-"""`groundrules lint`: load errors, per-kind semantic checks, and case-corpus coverage.
+"""`groundrules lint`: load errors, per-kind semantic checks, the silent mistakes of
+lintchecks.CHECKS, and case-corpus coverage.
 
 A compiled table may expose `lint_faults()` (more Faults, located by key path) and
 `coverage(values)` (the ids of its rows that fire on none of the values); the case corpus for a
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problem, RulesError
+from .lintchecks import CHECKS
 from .rulebook import Rulebook, load
 from .resources import data_root
 from .tables import load_schemas, location, schema_problems
@@ -19,7 +21,7 @@ from .tables import load_schemas, location, schema_problems
 @dataclass
 class LintReport:
     problems: list = field(default_factory=list)     # Problem, errors and warnings
-    coverage: list = field(default_factory=list)     # (table id, row ids no case fires, case count)
+    coverage: list = field(default_factory=list)     # (table, source, key prefix, Coverage | None)
 
     @property
     def failed(self) -> bool:
@@ -42,10 +44,23 @@ def lint(root: Path | str | None = None, files: list[Path] | None = None,
             line, col, key = location(source, f.path)
             report.problems.append(Problem(source.file, line, col, f.code, f.message, key, f.hint,
                                            f.severity))
-    report.problems.sort()
+    for check in CHECKS:
+        report.problems += check(book)
+    report.problems = _once(report.problems)
     if cases is not None:
         report.coverage = _coverage(book, cases)
     return report
+
+
+def _once(problems: list[Problem]) -> list[Problem]:
+    """One problem per place and code (a row without an example is both a table's lint fault and
+    a failing example), the first said kept; sorted."""
+    seen, out = set(), []
+    for p in problems:
+        if (p.file, p.line, p.column, p.code) not in seen:
+            seen.add((p.file, p.line, p.column, p.code))
+            out.append(p)
+    return sorted(out)
 
 
 def _schema_problems(root: Path | str | None) -> list[Problem]:
@@ -58,11 +73,13 @@ def _schema_problems(root: Path | str | None) -> list[Problem]:
 
 
 def _coverage(book: Rulebook, cases: Path) -> list:
+    """(table, its source, its key path prefix, Coverage or None when it has no corpus) for every
+    decision table, those inside other tables included."""
     out = []
-    for table_id in sorted(book.tables):
-        table = book.tables[table_id]
-        folder = cases / table_id
-        if not hasattr(table, "coverage") or not folder.is_dir():
+    for table, source, prefix in book.decision_tables():
+        folder = cases / table.id
+        if not folder.is_dir():
+            out.append((table, source, prefix, None))
             continue
         values = []
         for path in sorted(folder.glob("*.json")):
@@ -70,5 +87,5 @@ def _coverage(book: Rulebook, cases: Path) -> list:
                 values.append(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, ValueError, RecursionError):   # a broken case covers nothing
                 continue
-        out.append((table_id, table.coverage(values), len(values)))
+        out.append((table, source, prefix, table.coverage_report(values)))
     return out

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .dates import Anchor, order, parse_moment
+
 
 class _Missing:
     """The value of a path that does not lead anywhere; never equal to any JSON value."""
@@ -58,7 +60,40 @@ def _op_matches(v, arg):
     return v.__class__ is str and arg.search(v, timeout=REGEX_TIMEOUT_S) is not None
 
 
-# Operator name -> (kind of argument, test on (value read, argument)). Behaviour as data.
+def _date_order(v, anchor: Anchor, n) -> int | None:
+    try:
+        return order(v, anchor.resolve(n))
+    except OverflowError:          # now shifted past year 9999: no date is before or after that
+        return None
+
+
+def _op_before(v, anchor, n):
+    o = _date_order(v, anchor, n)
+    return o is not None and o < 0
+
+
+def _op_after(v, anchor, n):
+    o = _date_order(v, anchor, n)
+    return o is not None and o > 0
+
+
+def _ref_before(v, w):
+    other = parse_moment(w)
+    o = None if other is None else order(v, other)
+    return o is not None and o < 0
+
+
+def _ref_after(v, w):
+    other = parse_moment(w)
+    o = None if other is None else order(v, other)
+    return o is not None and o > 0
+
+
+# A date test against another field: (value read, the other field's value).
+DATE_REFS = {"before": _ref_before, "after": _ref_after}
+
+# Operator name -> (kind of argument, test on (value read, argument)). Behaviour as data. Date
+# tests also take the caller's now: (value read, anchor, now).
 OPERATORS: dict[str, tuple[str, Callable[[Any, Any], bool] | None]] = {
     "eq": ("scalar_or_ref", _op_eq),
     "ne": ("scalar_or_ref", _op_ne),
@@ -71,6 +106,8 @@ OPERATORS: dict[str, tuple[str, Callable[[Any, Any], bool] | None]] = {
     "exists": ("bool", _op_exists),
     "empty": ("bool", _op_empty),
     "matches": ("regex", _op_matches),
+    "before": ("date", _op_before),
+    "after": ("date", _op_after),
     "any": ("condition", None),
     "all": ("condition", None),
     "none": ("condition", None),

@@ -7,7 +7,7 @@ returns the compiled table; the loader turns faults into file:line:col Problems.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
 from collections.abc import Mapping
@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from . import canonical, rulecache
 from .access import compile_role_table
-from .decide import compile_table
+from .decide import DecisionTable, compile_table
 from .errors import Fault, Problem, RulesError
 from .evidence.catalogue import compile_catalogue as compile_event_catalogue
 from .evidence.policy import compile_policy
@@ -74,6 +74,21 @@ class Rulebook(Memoized):
 
     def of_kind(self, kind: str) -> tuple:
         return tuple(self.tables[i] for i in sorted(self.kinds) if self.kinds[i] == kind)
+
+    def decision_tables(self) -> list[tuple[DecisionTable, Source, tuple]]:
+        """Every decision table with its file and the key path of its data in that file: the tables
+        of kind decision_table (path ()), and those inside another table (a merge policy's
+        `resolve`: id `merge.resolve`, path ("resolve",))."""
+        out = []
+        for table_id in sorted(self.tables):
+            table, source = self.tables[table_id], self.sources[table_id]
+            if isinstance(table, DecisionTable):
+                out.append((table, source, ()))
+                continue
+            names = [f.name for f in fields(table)] if is_dataclass(table) else getattr(table, "_fields", ())
+            out += [(getattr(table, name), source, (name,)) for name in names
+                    if isinstance(getattr(table, name), DecisionTable)]
+        return out
 
 
 def load(root: Path | str | None = None, files: list[Path] | None = None, *, cache: bool = True) -> Rulebook:

@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from . import bounded_patterns, capped
 from .errors import Fault, Problem, RulesError, did_you_mean, echo
@@ -98,8 +98,7 @@ class _Deferred:
         return getattr(self._built, name)
 
 
-@dataclass(frozen=True)
-class FileSet:
+class FileSet(NamedTuple):
     """The bytes of every table and schema file of a root, read once: what a load compiles and what
     its cache key hashes, so the two can never see different contents. An unreadable file holds
     the name of the error instead of bytes."""

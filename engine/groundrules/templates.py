@@ -6,10 +6,10 @@ literal braces. Filters are a closed set (FILTERS); an unknown filter or name is
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import regex
 
 from .condgen import Gen
 from .operators import MISSING, path_parts
@@ -69,7 +69,45 @@ def _first(value: Any, _arg: str) -> Any:
     return value[0] if isinstance(value, list) and value else MISSING
 
 
-NAME = regex.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
+def _comparable(items: list) -> bool:
+    """All numbers or all strings (as conditions order them): what min and max can compare."""
+    return bool(items) and (all(v.__class__ in (int, float) for v in items)
+                            or all(v.__class__ is str for v in items))
+
+
+def _min(value: Any, _arg: str) -> Any:
+    """The least item of a list of numbers or of strings (ISO dates order as strings); nothing for
+    an empty or mixed list. Not a list: the value itself."""
+    if value.__class__ is not list:
+        return value
+    return min(value) if _comparable(value) else MISSING
+
+
+def _max(value: Any, _arg: str) -> Any:
+    if value.__class__ is not list:
+        return value
+    return max(value) if _comparable(value) else MISSING
+
+
+_KIND_ORDER = {int: 0, float: 0, str: 1, bool: 2, type(None): 3}
+
+
+def _sort_key(value: Any) -> tuple:
+    rank = _KIND_ORDER.get(value.__class__, 4)
+    if rank == 4:
+        return rank, json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return rank, value if value is not None else 0
+
+
+def _sort(value: Any, _arg: str) -> Any:
+    """A sorted copy of a list: numbers, then strings (by code point, the same in every locale),
+    then the rest in a fixed order. Not a list: the value itself."""
+    if value.__class__ is not list:
+        return value
+    return sorted(value, key=_sort_key)
+
+
+NAME = re.compile(r"\.|[\w-]+(?:\.[\w-]+)*")
 
 NUMERIC_ARGS = ("excerpt",)
 # ASCII digits only ('²' passes str.isdigit but not int()), and few enough for int() at render time
@@ -81,8 +119,20 @@ FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
     "count": (False, _count),
     "default": (True, _default),
     "first": (False, _first),
+    "min": (False, _min),
+    "max": (False, _max),
+    "sort": (False, _sort),
     "prefix": (True, _prefix),
     "excerpt": (True, _excerpt),
+}
+
+
+# Filters generated code writes inline, as expressions of the value `{x}` and the argument `{a}`
+# (repr'd): the functions above stay the semantics (tests/engine/test_templates.py holds the two
+# equal), the inline form saves a call per filter on the hot path of every rendered row.
+INLINE = {
+    _join: "({a}.join([e if e.__class__ is str else {rv}(e) for e in {x}]) if {x}.__class__ is list else {x})",
+    _count: "(len({x}) if {x}.__class__ in (list, dict, str) else 0)",
 }
 
 
@@ -117,7 +167,10 @@ def emit(parts: tuple, gen: Gen, read: Callable[[str], str], lines: list[str], p
         x = gen.fresh("x")
         lines.append(f"{pad}{x} = {read(name)}\n")
         for fn, arg in filters:
-            lines.append(f"{pad}{x} = {gen.const(fn)}({x}, {arg!r})\n")
+            inline = INLINE.get(fn)
+            call = (inline.format(x=x, a=repr(arg), rv=gen.const(render_value)) if inline is not None
+                    else f"{gen.const(fn)}({x}, {arg!r})")
+            lines.append(f"{pad}{x} = {call}\n")
         pieces.append(f"({x} if {x}.__class__ is str else {gen.const(render_value)}({x}))")
     return " + ".join(pieces) if pieces else "''"
 
@@ -132,8 +185,10 @@ def _generate(parts: tuple) -> Callable[..., str]:
 
 
 def compile_template(text: Any, where: tuple, faults: list[Fault],
-                     names: Callable[[str], bool] | None = None, name_choices: tuple = ()) -> Template | None:
-    """Parse once; `names(name)` says whether a name may be used (None: any)."""
+                     names: Callable[[str], bool] | None = None, name_choices: tuple = (),
+                     hint: Callable[[str], str] | None = None) -> Template | None:
+    """Parse once; `names(name)` says whether a name may be used (None: any); the hint for one that
+    may not is `hint(name)`, else a did-you-mean among `name_choices`."""
     if not isinstance(text, str):
         faults.append(Fault("bad-template", "a template must be a string", where))
         return None
@@ -159,7 +214,7 @@ def compile_template(text: Any, where: tuple, faults: list[Fault],
             faults.append(Fault("bad-template", f"unclosed '{{' at character {i + 1}", where,
                                 "close it with '}', or write '{{' for a literal brace"))
             return None
-        slot = _slot(text[i + 1:end], where, faults, names, name_choices)
+        slot = _slot(text[i + 1:end], where, faults, names, hint or (lambda n: did_you_mean(n, name_choices)))
         if slot is not None:
             if literal:
                 parts.append("".join(literal))
@@ -174,14 +229,14 @@ def compile_template(text: Any, where: tuple, faults: list[Fault],
     return Template(text, parts_t, tuple(p[0] for p in parts_t if not isinstance(p, str)))
 
 
-def _slot(body: str, where: tuple, faults: list[Fault], names, name_choices: tuple):
+def _slot(body: str, where: tuple, faults: list[Fault], names, hint: Callable[[str], str]):
     name, *filter_specs = [s.strip() for s in body.split("|")] if body else [""]
     if not name:
         faults.append(Fault("bad-template", "empty '{}' in template", where))
         return None
     if names is not None and not names(name):
         faults.append(Fault("unknown-field", f"template names '{name}', which is neither a binding "
-                            "nor a field of the input contract", where, did_you_mean(name, name_choices)))
+                            "nor a field of the input contract", where, hint(name)))
         return None
     filters = []
     for spec in filter_specs:

@@ -9,8 +9,7 @@ parser, so a syntax problem is always reported with PyYAML's own position and wo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -19,13 +18,15 @@ from .errors import echo
 Path = tuple  # a key path: str keys and int indices
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """One parsed YAML document with the 1-based position of every key path."""
 
     file: str
     data: Any
     positions: dict
+    # (key path, text) of every unquoted value YAML 1.1 reads as a boolean though it is not
+    # true/false (`yes`, `no`, `on`, `off`, `y`, `n`): lint asks which was meant
+    yaml11_booleans: tuple = ()
 
     def where(self, path: Path) -> tuple[int, int]:
         """Position of the deepest prefix of `path` that exists (a missing key points at its parent)."""
@@ -51,18 +52,18 @@ FAST_LOADER = getattr(yaml, "CSafeLoader", None)     # None where PyYAML was bui
 def parse(text: str, file: str) -> Source:
     """Parse one YAML document; raises YamlProblem on syntax errors, duplicate keys, absurd depth."""
     positions: dict = {(): (1, 1)}
+    builder = _Builder(positions)
     try:
         root = _compose(text)
-        data = None if root is None else _Builder(positions).build(root, ())
+        data = None if root is None else builder.build(root, ())
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise YamlProblem("yaml-syntax", f"{exc.problem or exc.context}", line, col) from None
+        message, line, col = plain_words(exc, text)
+        raise YamlProblem("yaml-syntax", message, line, col) from None
     except yaml.YAMLError as exc:
         raise YamlProblem("yaml-syntax", str(exc).splitlines()[0], 1, 1) from None
     except RecursionError:
         raise YamlProblem("too-deep", "the document is nested too deeply to read", 1, 1) from None
-    return Source(file=file, data=data, positions=positions)
+    return Source(file=file, data=data, positions=positions, yaml11_booleans=tuple(builder.booleans))
 
 
 def _compose(text: str) -> yaml.Node | None:
@@ -89,6 +90,7 @@ class _Builder:
         self.positions = positions
         self.constructor = yaml.SafeLoader("")
         self.count = 0
+        self.booleans: list[tuple[Path, str]] = []
 
     def build(self, node: yaml.Node, path: Path) -> Any:
         self.count += 1
@@ -104,7 +106,10 @@ class _Builder:
                 self.positions[path + (index,)] = _mark(item)
                 items.append(self.build(item, path + (index,)))
             return items
-        return self._scalar(node)
+        value = self._scalar(node)
+        if value.__class__ is bool and not node.style and node.value.lower() not in ("true", "false"):
+            self.booleans.append((path, node.value))
+        return value
 
     def _mapping(self, node: yaml.MappingNode, path: Path) -> dict:
         self.constructor.flatten_mapping(node)
@@ -138,6 +143,69 @@ class _Builder:
         raise YamlProblem("bad-value", f"{node.value!r} reads as a YAML {type(value).__name__}, which is "
                           "not JSON data (tables hold strings, finite numbers, true/false, null): quote it",
                           line, col)
+
+
+# PyYAML's problem (and context) -> what it means to an analyst, and whether the line to show is
+# where the trouble started (the context mark: an opening bracket or quote) or where it was found.
+PLAIN = (
+    ("found character '\\t'", "a tab character: YAML indents with spaces only; replace the tab by spaces", "problem"),
+    ("mapping values are not allowed", "a second ': ' on one line: a value holding ': ' must be quoted "
+     "(key: \"a: b\"), and a nested mapping starts on a new, indented line", "problem"),
+    ("could not find expected ':'", "a line inside a mapping that is not 'key: value' (a missing ':', or a "
+     "quoted value broken across lines)", "context"),
+    ("expected ',' or '}'", "a '{' opened here is not closed with '}' (or a ',' is missing between its entries)",
+     "context"),
+    ("expected ',' or ']'", "a '[' opened here is not closed with ']' (or a ',' is missing between its items)",
+     "context"),
+    ("found unexpected end of stream", "a quote opened here is never closed", "context"),
+    ("found unknown escape character", "a backslash escape YAML does not know inside double quotes: use single "
+     "quotes for regexes ('\\d+'), or double the backslash", "problem"),
+    ("did not find expected key", "this line is not indented like the keys of its mapping (or a list item "
+     "'- ' appears among keys)", "problem"),
+    ("did not find expected '-' indicator", "this line is not indented like the items of its list", "problem"),
+    ("expected <block end>", "this line is indented less than the block it belongs to, or a list item "
+     "stands where a key was expected", "problem"),
+    ("found undefined alias", "an alias (*name) names no anchor (&name) defined before it", "problem"),
+    ("that cannot start any token", "a character that cannot start a value here ('@', '`' "
+     "or '%' at the start of a value): quote the value", "problem"),
+)
+
+
+def plain_words(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int]:
+    """A syntax error in plain words, at the line most likely at fault."""
+    said = f"{exc.context or ''} {exc.problem or ''}"
+    for needle, words, at in PLAIN:
+        if needle in said:
+            mark = (exc.context_mark if at == "context" else exc.problem_mark) or exc.problem_mark or exc.context_mark
+            return words, *_located(mark, text)
+    mark = exc.problem_mark or exc.context_mark
+    return f"YAML syntax: {exc.problem or exc.context}", *_located(mark, text)
+
+
+def _located(mark: Any, text: str) -> tuple[int, int]:
+    """1-based line and column; a mark at the very end of the text moves back to its last line."""
+    if mark is None:
+        return 1, 1
+    lines = text.splitlines()
+    line = mark.line
+    if line >= len(lines) and lines:
+        line = len(lines) - 1
+        while line > 0 and not lines[line].strip():
+            line -= 1
+        return line + 1, 1
+    return line + 1, mark.column + 1
+
+
+def undotted(text: str) -> Path:
+    """The key path a dotted text names (`rows[3].when.all[0]` -> ('rows', 3, 'when', 'all', 0)):
+    the inverse of `dotted` for the keys of table grammar, which hold no '.' or '['."""
+    out: list = []
+    for part in text.split(".") if text else ():
+        name, *indices = part.split("[")
+        if name:
+            out.append(name)
+        out += [int(i.rstrip("]")) for i in indices]
+    return tuple(out)
 
 
 def dotted(path: Path) -> str:

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from groundrules.conditions import compile_condition, explain_failure
+from groundrules.dates import now_of
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "conditions"
 
@@ -17,18 +18,19 @@ def _groups():
             continue
         for n, group in enumerate(yaml.safe_load(path.read_text(encoding="utf-8"))):
             for m, case in enumerate(group["tests"]):
-                yield pytest.param(group["condition"], case["data"], case["valid"],
+                yield pytest.param(group["condition"], case["data"], case["valid"], group.get("now"),
                                    id=f"{path.stem}:{n}:{m}:{group['description'][:40]}")
 
 
-@pytest.mark.parametrize("condition, data, valid", list(_groups()))
-def test_semantics(condition, data, valid):
+@pytest.mark.parametrize("condition, data, valid, now", list(_groups()))
+def test_semantics(condition, data, valid, now):
     faults = []
     compiled = compile_condition(condition, ("when",), faults)
     assert faults == []
-    assert compiled.test(data) is valid
+    moment = None if now is None else now_of(now)
+    assert compiled.test(data, moment) is valid
     # the trace agrees with the fast path: a failure is explained exactly when the test is false
-    assert (explain_failure(compiled, data) is None) is valid
+    assert (explain_failure(compiled, data, moment) is None) is valid
 
 
 BROKEN = yaml.safe_load((CASES / "broken.yaml").read_text(encoding="utf-8"))

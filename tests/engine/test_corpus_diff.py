@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from groundrules import canonical, load_rulebook
+from groundrules import canonical, explain, load_rulebook
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from groundrules.corpus_diff.text import lines
@@ -116,9 +116,11 @@ def test_a_label_edit_shows_the_sentence_before_and_after(tmp_path, rulebook):
     firing = [case for case, codes in codes_of(rulebook, "support_reason").items() if "engine_degraded" in codes]
     table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
     assert [c["case"] for c in table["changes"]] == firing and firing
+    case = json.loads((CASES / "support_reason" / "engine-degraded-only-partial-xingce-score.json")
+                      .read_text(encoding="utf-8"))
     assert block(lines(diff), "engine-degraded-only-partial-xingce-score") == [
         "  engine-degraded-only-partial-xingce-score",
-        "    primary: engine_degraded (unchanged)",
+        f"    primary: {explain(case, rulebook)['primary']} (unchanged)",
         "    engine_degraded.label",
         "      - 检索引擎降级",
         "      + 检索引擎部分失败"]
@@ -142,10 +144,10 @@ def test_a_detail_edit_shows_each_changed_sentence(tmp_path, rulebook):
 
 
 def test_a_lock_pattern_edit_shows_the_locks_a_conversation_loses(tmp_path, rulebook):
-    # the analyst drops the em dash from the separators in the regex (and only there)
+    # the analyst drops the em dash from the separators (the table's `sep` set, and only there)
     text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
-    regex_line = next(line for line in text.splitlines() if line.strip().startswith("regex:"))
-    root = edited(tmp_path, "locks/cn_mobile.yaml", (regex_line, regex_line.replace("–—―", "–―")))
+    sep_line = next(line for line in text.splitlines() if line.strip().startswith("sep:"))
+    root = edited(tmp_path, "locks/cn_mobile.yaml", (sep_line, sep_line.replace("–—―", "–―")))
     diff = diff_of(rulebook, root)
     assert [c["case"] for c in diff["locks"]["changes"]] == ["contact/em_dash_typed"]
     assert block(lines(diff), "contact/em_dash_typed") == [

@@ -87,3 +87,32 @@ def test_shapes_follow_refs_and_unite_alternatives():
     assert shapes["m"] == OPEN
     assert shapes["k"] == Shape(None, ("x",))
     assert shapes["l[]"] == Shape(frozenset({"string"}), None)
+
+
+def _hint(tmp_path, when) -> str:
+    [(code, _, hint)] = _problems(tmp_path, when)
+    assert code == "unknown-field"
+    return hint
+
+
+def test_an_unknown_field_hint_never_suggests_a_field_elsewhere_and_says_where_to_declare(tmp_path):
+    hint = _hint(tmp_path, {"field": "evidence", "any": {"field": "age_days", "gt": 365}})
+    assert "did you mean" not in hint                      # 'page' is no near miss of 'age_days'
+    assert hint.startswith("'evidence[]' has: ")           # what is there instead
+    assert f"schemas/{CONTRACT} under #/properties/evidence/items/properties" in hint
+
+
+def test_an_unknown_field_hint_names_the_def_to_extend(tmp_path):
+    hint = _hint(tmp_path, {"field": "required_slots", "any": {"field": "lable", "eq": "x"}})
+    assert hint.startswith("did you mean 'required_slots[].label'?")
+    assert f"schemas/{CONTRACT} under #/$defs/slot/properties" in hint
+
+
+def test_contract_fields_are_the_paths_contracts_reads():
+    """The loader's field list and contracts.field_paths (used by the other table kinds) agree."""
+    from groundrules.contracts import field_paths
+    from groundrules.tables import load_schemas
+    schemas = load_schemas(ROOT)
+    for name, schema in schemas.by_name.items():
+        if not name.startswith("kinds/"):
+            assert set(field_shapes(schema)) == field_paths(schema), name

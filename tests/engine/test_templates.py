@@ -27,6 +27,29 @@ def test_paths_bindings_and_filters():
     assert render("{q|excerpt:4}", {"q": "申论题量"}) == "申论题量"
 
 
+@pytest.mark.parametrize("text, xs, out", [
+    ("{xs|max}", [3, 11, 2], "11"),
+    ("{xs|min}", [3, 1.5, 2], "1.5"),
+    ("{xs|max}", ["2023-12-31", "2024-05-01", "2024-01-09"], "2024-05-01"),       # ISO dates order as text
+    ("{xs|min}", ["b", "a", "c"], "a"),
+    ("{xs|max|default:无}", [], "无"),
+    ("{xs|max|default:无}", [1, "2"], "无"),                                      # mixed: nothing to compare
+    ("{xs|max|default:无}", [True, False], "无"),                                 # booleans are not numbers
+    ("{xs|sort|join:,}", ["时长", "b", "a", "题量"], "a,b,时长,题量"),
+    ("{xs|sort|join:,}", [10, 9, 1.5], "1.5,9,10"),
+    ("{xs|sort|join:,}", ["b", 2, None, True, "a", 1], "1,2,a,b,true,"),
+    ("{xs|sort|first}", [{"k": 2}, {"k": 1}], '{"k":1}'),
+    ("{xs|max}", 7, "7"),                                                          # not a list: itself
+])
+def test_min_max_and_sort(text, xs, out):
+    assert render(text, {}, {"xs": xs}) == out
+
+
+def test_sort_leaves_the_value_alone():
+    xs = [3, 1, 2]
+    assert render("{xs|sort|join:,}", {"xs": xs}) == "1,2,3" and xs == [3, 1, 2]
+
+
 def test_literal_braces_and_plain_values():
     assert render("{{literal}} {b} {n}", {"b": True, "n": 1.5}) == "{literal} true 1.5"
     assert render("{none}", {"none": None}) == ""
@@ -72,3 +95,15 @@ def test_excerpt_takes_ascii_digits_only_and_refuses_at_load(arg):
     faults = []
     assert compile_template(f"{{q|excerpt:{arg}}}", ("t",), faults) is None
     assert faults[0].code == "bad-template"
+
+
+@pytest.mark.parametrize("name", ["join", "count"])
+@pytest.mark.parametrize("value", [["a", 1, None, True, 2.5, [1], {"k": "v"}], [], "text", 3, None, {"a": 1}, ["x"]])
+def test_inline_filters_are_their_functions(name, value):
+    """Generated code writes some filters inline; they must say exactly what the function says."""
+    from groundrules.templates import FILTERS, INLINE, render_value
+    takes_arg, fn = FILTERS[name]
+    arg = "、" if takes_arg else ""
+    assert fn in INLINE
+    inline = eval(INLINE[fn].format(x="x", a=repr(arg), rv="rv"), {"x": value, "rv": render_value})  # noqa: S307
+    assert inline == fn(value, arg)

@@ -34,10 +34,16 @@ def test_duplicate_key_is_refused():
     assert (exc.value.code, exc.value.line, exc.value.column) == ("duplicate-key", 3, 1)
 
 
-def test_syntax_error_has_a_position():
+def test_syntax_error_has_a_position_at_the_mistake():
     with pytest.raises(YamlProblem) as exc:
         parse("a: [1, 2\nb: 3\n", "t.yaml")
-    assert exc.value.code == "yaml-syntax" and exc.value.line >= 2
+    assert (exc.value.code, exc.value.line, exc.value.column) == ("yaml-syntax", 1, 4)   # the '[' never closed
+
+
+def test_unquoted_yaml_1_1_booleans_are_noted_with_their_path():
+    src = parse("a: yes\nb: 'no'\nc: true\nd: [on, Off, False]\n", "t.yaml")
+    assert src.data == {"a": True, "b": "no", "c": True, "d": [True, False, False]}
+    assert src.yaml11_booleans == ((("a",), "yes"), (("d", 0), "on"), (("d", 1), "Off"))
 
 
 def test_dotted_paths_read_like_the_table():

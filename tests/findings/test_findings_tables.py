@@ -74,6 +74,7 @@ def test_lint_reports_unreachable_dead_end_and_terminal_exit_states(tmp_path):
     assert found == [
         ("dead-end-state", "machines.m.states.c"),
         ("dead-end-state", "machines.m.states.island"),
+        ("failing-example", "guards.never-used"),          # the guard has no example: `test` fails it
         ("terminal-has-exit", "machines.m.terminal"),
         ("unreachable-state", "machines.m.states.d"),
         ("unreachable-state", "machines.m.states.island"),

@@ -1,4 +1,4 @@
-"""`groundrules lint` and `groundrules test`: the analyst's checks on the tables."""
+"""`groundrules lint`, `groundrules test` and `groundrules eval`: the analyst's checks on the tables."""
 from __future__ import annotations
 
 import argparse
@@ -7,22 +7,28 @@ from pathlib import Path
 from .. import rulebook
 from ..examples import run_all
 from ..lint import lint
-from .io import usage_error, emit_text
+from ..tables import location
+from . import eval_cmd
+from .io import emit_text, usage_error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lint", help="check rule tables: shape, semantics, examples, coverage",
+    p = sub.add_parser("lint", help="check rule tables: shape, semantics, examples, silent mistakes, coverage",
                        description="Check the tables (all of them, or PATHS) and report every problem "
-                                   "as path:line:col: code: message.")
+                                   "as path:line:col: code: message, then the coverage of every decision "
+                                   "table over its case corpus (tests/cases/<table-id>/*.json).")
     p.add_argument("paths", nargs="*", metavar="PATH", help="table files or folders (default: all)")
     p.add_argument("--cases", metavar="DIR",
                    help="case corpus for the coverage report (default: tests/cases beside the tables)")
     p.set_defaults(func=run_lint)
-    t = sub.add_parser("test", help="run every inline example of every table",
+    t = sub.add_parser("test", help="run the inline examples of every table (or of one table or row)",
                        description="Run the examples written inside the tables; fail on any mismatch "
                                    "and on any row without an example.")
     t.add_argument("-v", "--verbose", action="store_true", help="list passing examples too")
+    t.add_argument("--table", metavar="T", help="only this table's examples (a table inside another: merge.resolve)")
+    t.add_argument("--row", metavar="R", help="only this row's (or pattern's, guard's) examples; needs --table")
     t.set_defaults(func=run_test)
+    eval_cmd.register(sub)
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -38,12 +44,8 @@ def run_lint(args: argparse.Namespace) -> int:
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     report = lint(root, files, cases if cases.is_dir() else None)
     lines = [str(p) if p.severity == "error" else f"{p} [warning]" for p in report.problems]
-    for table_id, uncovered, count in report.coverage:
-        if uncovered:
-            lines.append(f"coverage: {table_id}: {len(uncovered)} row(s) fired by none of {count} case(s): "
-                         + ", ".join(uncovered))
-        else:
-            lines.append(f"coverage: {table_id}: every row fired by at least one of {count} case(s)")
+    for table, source, prefix, coverage in report.coverage:
+        lines += coverage_lines(table, source, prefix, coverage)
     errors = sum(p.severity == "error" for p in report.problems)
     warnings = len(report.problems) - errors
     lines.append(f"lint: {errors} error(s), {warnings} warning(s)")
@@ -51,9 +53,45 @@ def run_lint(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def coverage_lines(table, source, prefix: tuple, coverage) -> list[str]:
+    """Per row, how many cases it holds on; per test, those that never held or never failed."""
+    head = f"coverage: {table.id}:"
+    if coverage is None:
+        return [f"{head} no case corpus (put JSON values under tests/cases/{table.id}/ to measure it)"]
+    out = []
+    never = [row.id for row, count in coverage.rows if count == 0]
+    if never:
+        out.append(f"{head} {len(never)} row(s) fired by none of {coverage.cases} case(s): " + ", ".join(never))
+    else:
+        out.append(f"{head} every row fired by at least one of {coverage.cases} case(s)")
+    out.append(f"{head} rows held on: " + ", ".join(f"{row.id} {count}" for row, count in coverage.rows))
+    for row, test, held, failed in coverage.tests:
+        if coverage.cases and (held == 0 or failed == 0):
+            line, col, _ = location(source, prefix + test.where)
+            what = "never held" if held == 0 else "never failed"
+            out.append(f"{head} {source.file}:{line}:{col}: row {row.id}: test {test.field} {test.op} {what} "
+                       f"over {coverage.cases} case(s)")
+    return out
+
+
 def run_test(args: argparse.Namespace) -> int:
     book = rulebook.load(args.rules) if args.rules else rulebook.default()
+    if args.row and not args.table:
+        raise usage_error("--row needs --table")
     outcomes = run_all(book)
+    if args.table:
+        outcomes = [o for o in outcomes if o.id.split(":")[0] == args.table]
+        if not outcomes:
+            known = sorted({o.id.split(":")[0] for o in run_all(book)})
+            raise usage_error(f"--table {args.table}: no table with examples has that id"
+                           + _suggest(args.table, known))
+    if args.row:
+        in_table = outcomes
+        outcomes = [o for o in outcomes if o.id.split(":")[1:2] == [args.row]]
+        if not outcomes:
+            rows = sorted({o.id.split(":")[1] for o in in_table if o.id.count(":") >= 1})
+            raise usage_error(f"--row {args.row}: table {args.table} has no examples for that row"
+                           + _suggest(args.row, rows))
     lines = []
     for o in outcomes:
         if not o.ok:
@@ -65,3 +103,9 @@ def run_test(args: argparse.Namespace) -> int:
     lines.append(f"{passed} passed, {failed} failed")
     emit_text("\n".join(lines))
     return 1 if failed or not outcomes else 0
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    from ..errors import did_you_mean
+    hint = did_you_mean(word, choices)
+    return f" ({hint})" if hint else ""

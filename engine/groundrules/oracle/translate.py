@@ -288,6 +288,8 @@ class Translator:
         return self._neg_test(c, scope)
 
     def _test(self, c: Condition, scope: Scope) -> Any:
+        if c.op in ("before", "after"):
+            raise Inexpressible("durable has no calendar arithmetic (date tests)")
         p, types = scope.locate(c.field)
         if c.ref:
             return self._ref(c, scope, p, types)
@@ -314,6 +316,8 @@ class Translator:
         return self._quantifier(c, scope, p, types, c.op, c.arg)
 
     def _neg_test(self, c: Condition, scope: Scope) -> Any:
+        if c.op in ("before", "after"):
+            raise Inexpressible("durable has no calendar arithmetic (date tests)")
         p, types = scope.locate(c.field)
         if c.ref:
             raise Inexpressible("a negated field-vs-field comparison has no exact translation")
