@@ -57,7 +57,7 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
             key = (fold, p.gate[0])
             passed = gates.get(key)
             if passed is None:
-                passed = gates[key] = p.gate[1].search(text) is not None
+                passed = gates[key] = p.gate[1](text)
             if not passed:
                 continue
         try:                          # the scan, and a `matches` check, each within the table's budget
