@@ -134,10 +134,6 @@ class LockTable:
                 out.append(Fault("missing-example", f"pattern '{p.id}' has no {' or '.join(missing)} example",
                                  p.where + ("id",), "add examples: [{text: ..., locks: [...]}, "
                                  "{text: ..., locks: []}] under the pattern"))
-        for row in self.rows:
-            if not row.examples:
-                out.append(Fault("missing-example", f"rule '{row.id}' has no example", row.where + ("id",),
-                                 "add examples where the rule holds and where it does not"))
         used = {c.reason for p in self.patterns for c in p.checks}
         for reason in self.invalid_reasons:
             if reason not in used:
