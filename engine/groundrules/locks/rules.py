@@ -168,7 +168,9 @@ class Neighbours:
 
     def around(self, raw: Raw) -> tuple[list, list]:
         inside, overlaps = [], []
-        for other in self.raws[bisect_left(self.starts, raw.start - self.longest):]:
+        raws = self.raws
+        for i in range(bisect_left(self.starts, raw.start - self.longest), len(raws)):
+            other = raws[i]
             if other.start >= raw.end:
                 break
             if other is raw or other.end <= raw.start:
