@@ -23,13 +23,13 @@ DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it
 DEFAULT_CONTEXT_CHARS = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockPattern:
     id: str                  # "<table id>.<pattern id>": unique in a rulebook because table ids are
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # (key, test) the message must pass: enough characters of a set, or ()
+    gate: tuple              # ((key, test), ...) the message must pass: enough characters of a set
     start_group: str | None  # a named group (in a lookbehind) where the lock starts, else the match start
     value_group: str | None  # a named group the normalized value is derived from, else the whole quote
     roles: frozenset
@@ -220,10 +220,10 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
 
 
 def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> tuple:
-    """prefilter_chars {chars, run?, count?} -> (key, test): the message holds `run` consecutive
-    characters of the set, and at least `count` of them in all. Both are regexes the engine
-    writes itself (a class repeated; an anchored walk), linear in the text, so they run without
-    a timeout."""
+    """prefilter_chars {chars, run?, count?} -> ((key, test), ...): the message holds `run`
+    consecutive characters of the set, and at least `count` of them in all. Both are regexes the
+    engine writes itself (a class repeated; an anchored walk), linear in the text, so they run
+    without a timeout; each is keyed so that patterns asking the same question share one answer."""
     if spec is None:
         return ()
     if "run" not in spec and "count" not in spec:
@@ -236,12 +236,12 @@ def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> t
     cls = as_class(chars)
     tests = []
     if "run" in spec:
-        tests.append(regex.compile(cls + "{%d}" % spec["run"]).search)
+        source = cls + "{%d}" % spec["run"]
+        tests.append((source, regex.compile(source).search))
     if "count" in spec:
-        other = "[^" + cls[1:]
-        tests.append(regex.compile(r"\A(?:%s*%s){%d}" % (other, cls, spec["count"])).match)
-    key = (chars, spec.get("run"), spec.get("count"))
-    return (key, lambda text: all(t(text) is not None for t in tests))
+        source = r"\A(?:[^%s*%s){%d}" % (cls[1:], cls, spec["count"])
+        tests.append((source, regex.compile(source).match))
+    return tuple(tests)
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:

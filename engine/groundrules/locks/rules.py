@@ -49,7 +49,7 @@ class Row:
     where: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rules:
     """The rows one pattern obeys, in table order."""
 
@@ -131,7 +131,7 @@ class PatternTimeout(TimeoutError):
         self.pattern, self.seconds = pattern, seconds
 
 
-@dataclass
+@dataclass(slots=True)
 class Raw:
     """One regex match before the rules: its lock (None for an example's `given` candidate)."""
 
