@@ -119,6 +119,18 @@ def test_a_fold_lets_ascii_regexes_read_fullwidth_digits_but_quotes_and_values_s
         ("#１２３ ４５６", 2, 10, "１２３４５６")
 
 
+@pytest.mark.parametrize("gate, text, found", [
+    ("{chars: \"{d}\", run: 6}", "#123456", True), ("{chars: \"{d}\", run: 6}", "#123 456", False),
+    ("{chars: \"{d}\", count: 6}", "#123 456", True), ("{chars: \"{d}\", count: 6}", "#123 45", False),
+    ("{chars: \"{d}\", run: 3, count: 6}", "#123 45", False), ("{chars: \"{d}\", run: 3, count: 6}", "#123 456", True),
+])
+def test_prefilter_chars_skips_a_message_without_enough_characters_of_the_set(tmp_path, gate, text, found):
+    gated = TICKETS.replace("    value_group: number\n", f"    value_group: number\n    prefilter_chars: {gate}\n")
+    b = book(tmp_path, tickets=gated, codes=None)
+    assert bool(lock({"id": "m", "role": "user", "content": text}, b)) is found
+    assert lock({"id": "m", "role": "user", "content": text}, book(tmp_path, codes=None))   # ungated: found
+
+
 def test_a_drop_rule_reads_other_tables_candidates(tmp_path):
     b = book(tmp_path)
     assert quotes("C123-456", b) == [("code", "C123-456", "123456", True)]
@@ -193,6 +205,10 @@ def line_of(text: str, needle: str, nth: int = 1) -> int:
     ("  - id: label\n", "  - id: hash\n", "duplicate-rule-id", "- id: hash"),
     ("context_chars: 6", "context_chars: 0", "bad-value", "context_chars"),
     ("context_chars: 6", "context_chars: 6\nfold: [fullwidth_digit]", "unknown-fold", "fold:"),
+    ("    value_group: number\n", "    value_group: number\n    prefilter_chars: {chars: \"{d}\"}\n",
+     "missing-step-argument", "prefilter_chars"),
+    ("    value_group: number\n", "    value_group: number\n    prefilter_chars: {chars: \"{digits}\", run: 3}\n",
+     "unknown-set", "prefilter_chars"),
     ("  sep: \" -\"", "  Sep: \" -\"", "bad-value", "sets:"),
 ])
 def test_a_broken_rule_fails_the_load_at_file_line(tmp_path, old, new, code, at):

@@ -23,13 +23,13 @@ DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it
 DEFAULT_CONTEXT_CHARS = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockPattern:
     id: str                  # "<table id>.<pattern id>": unique in a rulebook because table ids are
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # (key, regex) the message must match: a run of N characters of a set, or ()
+    gate: tuple              # ((key, test), ...) the message must pass: enough characters of a set
     start_group: str | None  # a named group (in a lookbehind) where the lock starts, else the match start
     value_group: str | None  # a named group the normalized value is derived from, else the whole quote
     roles: frozenset
@@ -134,10 +134,6 @@ class LockTable:
                 out.append(Fault("missing-example", f"pattern '{p.id}' has no {' or '.join(missing)} example",
                                  p.where + ("id",), "add examples: [{text: ..., locks: [...]}, "
                                  "{text: ..., locks: []}] under the pattern"))
-        for row in self.rows:
-            if not row.examples:
-                out.append(Fault("missing-example", f"rule '{row.id}' has no example", row.where + ("id",),
-                                 "add examples where the rule holds and where it does not"))
         used = {c.reason for p in self.patterns for c in p.checks}
         for reason in self.invalid_reasons:
             if reason not in used:
@@ -224,15 +220,28 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
 
 
 def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> tuple:
-    """prefilter_run {chars, length} -> (key, regex): a class repeated a fixed number of times,
-    which runs in linear time, so the engine searches it without a timeout."""
+    """prefilter_chars {chars, run?, count?} -> ((key, test), ...): the message holds `run`
+    consecutive characters of the set, and at least `count` of them in all. Both are regexes the
+    engine writes itself (a class repeated; an anchored walk), linear in the text, so they run
+    without a timeout; each is keyed so that patterns asking the same question share one answer."""
     if spec is None:
+        return ()
+    if "run" not in spec and "count" not in spec:
+        faults.append(Fault("missing-step-argument", "prefilter_chars needs 'run' and/or 'count'", where,
+                            "add run: N (N characters in a row) or count: N (N in the whole message)"))
         return ()
     chars = expand(spec["chars"], sets, where + ("chars",), faults, literal=True)
     if chars is None:
         return ()
-    source = as_class(chars) + "{%d}" % spec["length"]
-    return (source, regex.compile(source))
+    cls = as_class(chars)
+    tests = []
+    if "run" in spec:
+        source = cls + "{%d}" % spec["run"]
+        tests.append((source, regex.compile(source).search))
+    if "count" in spec:
+        source = r"\A(?:[^%s*%s){%d}" % (cls[1:], cls, spec["count"])
+        tests.append((source, regex.compile(source).match))
+    return tuple(tests)
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:
@@ -274,7 +283,7 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
             faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
-    gate = _gate(raw.get("prefilter_run"), sets, where + ("prefilter_run",), faults)
+    gate = _gate(raw.get("prefilter_chars"), sets, where + ("prefilter_chars",), faults)
     normalize = compile_normalizers(_expand_args(raw["normalize"], "chars", sets, where + ("normalize",),
                                                  faults, True), where + ("normalize",), faults)
     checks = compile_checks(_expand_args(raw["validate"], "regex", sets, where + ("validate",), faults, False),

@@ -49,7 +49,7 @@ class Row:
     where: tuple
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rules:
     """The rows one pattern obeys, in table order."""
 
@@ -131,7 +131,7 @@ class PatternTimeout(TimeoutError):
         self.pattern, self.seconds = pattern, seconds
 
 
-@dataclass
+@dataclass(slots=True)
 class Raw:
     """One regex match before the rules: its lock (None for an example's `given` candidate)."""
 
@@ -168,7 +168,9 @@ class Neighbours:
 
     def around(self, raw: Raw) -> tuple[list, list]:
         inside, overlaps = [], []
-        for other in self.raws[bisect_left(self.starts, raw.start - self.longest):]:
+        raws = self.raws
+        for i in range(bisect_left(self.starts, raw.start - self.longest), len(raws)):
+            other = raws[i]
             if other.start >= raw.end:
                 break
             if other is raw or other.end <= raw.start:
@@ -180,17 +182,13 @@ class Neighbours:
         return inside, overlaps
 
 
-def decide(raw: Raw, fact: dict) -> tuple[bool, str | None]:
-    """(kept, the row that decided or None)."""
-    for row in raw.rules.drop:
-        if row.when.test(fact):
-            return False, row.id
+def kept(raw: Raw, fact: dict) -> bool:
+    """No drop row holds, and an invalid candidate satisfies an attempt row (if the pattern has any)."""
+    if any(row.when.test(fact) for row in raw.rules.drop):
+        return False
     if not fact["valid"] and raw.rules.attempt:
-        for row in raw.rules.attempt:
-            if row.when.test(fact):
-                return True, row.id
-        return False, None
-    return True, None
+        return any(row.when.test(fact) for row in raw.rules.attempt)
+    return True
 
 
 def resolve(raws: list[Raw], content: str) -> list[dict]:
@@ -204,11 +202,10 @@ def resolve(raws: list[Raw], content: str) -> list[dict]:
         if r.lock is None:
             continue
         try:
-            kept = r.rules is NO_RULES or decide(r, facts(r, content, neighbours))[0]
+            if r.rules is NO_RULES or kept(r, facts(r, content, neighbours)):
+                out.append(r.lock)
         except TimeoutError:
             raise PatternTimeout(r.pattern, REGEX_TIMEOUT_S) from None
-        if kept:
-            out.append(r.lock)
     return out
 
 

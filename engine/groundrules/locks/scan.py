@@ -33,34 +33,45 @@ def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, con
 
 
 def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
-    """Every pattern's raw candidates. The regexes read the content through their fold (computed
-    once per message and fold), after their prefilter and gate (one search per message and gate);
-    quotes, values and groups are always read from the raw content."""
+    """Every pattern's raw candidates. A pattern runs if the raw content holds one of its prefilter
+    words, and its text (the content through its fold, computed once per message and fold)
+    passes its gate (each test once per message); quotes, values and groups are always read from
+    the raw content."""
     raws: list[Raw] = []
     texts = {"": content}
     gates: dict = {}
     for p in patterns:
         if role not in p.roles or state not in p.states:
             continue
-        fold = p.fold[0] if p.fold else ""
-        text = texts.get(fold)
-        if text is None:
-            text = texts[fold] = p.fold[1](content)
-        if p.prefilter and not any(map(text.__contains__, p.prefilter)):
+        if p.prefilter and not any(map(content.__contains__, p.prefilter)):
             continue
-        if p.gate:
-            key = (fold, p.gate[0])
-            passed = gates.get(key)
-            if passed is None:
-                passed = gates[key] = p.gate[1].search(text) is not None
-            if not passed:
-                continue
+        fold = p.fold
+        if fold:
+            text = texts.get(fold[0])
+            if text is None:
+                text = texts[fold[0]] = fold[1](content)
+            fold = fold[0]
+        else:
+            text, fold = content, ""
+        if p.gate and not _passes(p.gate, fold, text, gates):
+            continue
         try:                          # the scan, and a `matches` check, each within the table's budget
             for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
                 raws.append(_raw(p, message_id, content, start, end, value_span, groups))
         except TimeoutError:
             raise PatternTimeout(p.id, p.timeout) from None
     return raws
+
+
+def _passes(gate: tuple, fold: str, text: str, seen: dict) -> bool:
+    """Every test of the gate holds on the text; each answer is kept for the other patterns."""
+    for key, test in gate:
+        passed = seen.get((fold, key))
+        if passed is None:
+            passed = seen[(fold, key)] = test(text) is not None
+        if not passed:
+            return False
+    return True
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:

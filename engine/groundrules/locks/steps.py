@@ -117,6 +117,7 @@ class Fold:
 # keeps their first character a literal the scanner finds fast.
 FOLDS: dict[str, Fold] = {
     "fullwidth_digits": Fold("０１２３４５６７８９", FULLWIDTH_DIGITS),
+    "fullwidth_at": Fold("＠", {0xFF20: 0x40}),                   # ＠ -> @
 }
 
 
