@@ -109,6 +109,9 @@ def load(root: Path | str | None = None, files: list[Path] | None = None, *, cac
         rulecache.keep(content_key, {
             "version": book.version, "warnings": [w.as_dict() for w in book.warnings],
             "tables": [[t, book.kinds[t], book.sources[t].file] for t in book.tables]})
+        data = dict(found.tables)
+        for source in book.sources.values():
+            rulecache.keep_source(rulecache.source_key(data[source.file]), source)
     return book
 
 
@@ -199,7 +202,7 @@ class _OnFirstUse:
 
     def _compile(self, table_id: str) -> tuple[Any, Source]:
         kind, file = self._index[table_id]
-        source, _ = read_source(self._data.get(file, "missing"), file)
+        source = _source(self._data.get(file, "missing"), file)
         compiled = None
         if source is not None and isinstance(source.data, dict) and source.data.get("kind") == kind:
             ctx = CompileContext(self._schemas, source)
@@ -210,6 +213,19 @@ class _OnFirstUse:
             book = _compile_all(self._base, self._found)          # raises RulesError if it must
             return book.tables[table_id], book.sources[table_id]
         return compiled, source
+
+
+def _source(data: bytes | str, file: str) -> Source | None:
+    """A table file's parsed form: from the cache when these bytes were read before, else read."""
+    if not isinstance(data, bytes):
+        return None
+    content_key = rulecache.source_key(data)
+    source = rulecache.find_source(content_key, file)
+    if source is None:
+        source, _ = read_source(data, file)
+        if source is not None:
+            rulecache.keep_source(content_key, source)
+    return source
 
 
 class _View(Mapping):

@@ -5,6 +5,8 @@ compiles it: most of a CLI call's cost, paid again by every process. Once a set 
 loaded clean, its verdict (the rulebook version, the warnings, and which table id sits in which
 file) is kept under a key that hashes every table's and schema's bytes and the engine's own source
 files. A later process with the same key compiles tables on first use, from the bytes it hashed.
+A table file's parsed form (its data and the position of every key) is kept the same way, under
+its own bytes: a process on a warm cache reads JSON and never loads PyYAML.
 
 Only plain JSON is stored, never code or pickles, and each entry carries an HMAC under a per-cache
 secret (created 0600 beside the entries): an entry that was edited, truncated or copied in from
@@ -17,13 +19,13 @@ import hashlib
 import hmac
 import json
 import os
+import importlib.util
 import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .tables import FileSet
+from .yamlsrc import Source
 
 FORMAT = 1
 ENV = "GROUNDRULES_CACHE"
@@ -43,30 +45,71 @@ def folder() -> Path | None:
 
 
 def key(files: FileSet) -> str:
-    """The content key: the cache format, the engine's source files (a changed check may change a
-    verdict), the YAML reader, and every table's and schema's bytes."""
-    h = hashlib.sha256(f"groundrules-verdict-{FORMAT}\x00{yaml.__version__}\x00".encode())
+    """The content key: the cache format, the engine's and the YAML reader's source files (a
+    changed check may change a verdict), and every table's and schema's bytes."""
+    h = hashlib.sha256(f"groundrules-verdict-{FORMAT}\x00".encode())
     h.update(_engine_fingerprint().encode())
     h.update(files.digest().encode())
     return h.hexdigest()
 
 
+def source_key(data: bytes) -> str:
+    """The key of one table file's parsed form: its bytes, read by this engine and YAML reader."""
+    h = hashlib.sha256(f"groundrules-source-{FORMAT}\x00".encode())
+    h.update(_engine_fingerprint().encode())
+    h.update(data)
+    return "src-" + h.hexdigest()
+
+
+_fingerprint: list[str] = []
+
+
 def _engine_fingerprint() -> str:
-    """Name, size and modification time of every module of the package: cheap to read at start-up
-    and changed by any edit or reinstall."""
+    """Name, size and modification time of every module of the package and of PyYAML (found, not
+    imported): cheap to read at start-up and changed by any edit or reinstall. Computed once."""
+    if _fingerprint:
+        return _fingerprint[0]
     h = hashlib.sha256()
-    for directory, dirs, names in os.walk(_PACKAGE):
-        dirs.sort()
-        for name in sorted(names):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(directory, name))
-                rel = os.path.relpath(os.path.join(directory, name), _PACKAGE)
-                h.update(f"{rel}\x00{st.st_size}\x00{st.st_mtime_ns}\x00".encode())
-    return h.hexdigest()
+    spec = importlib.util.find_spec("yaml")
+    roots = [_PACKAGE] + ([Path(spec.origin).parent] if spec is not None and spec.origin else [])
+    for root in roots:
+        for directory, dirs, names in os.walk(root):
+            dirs.sort()
+            for name in sorted(names):
+                if name.endswith((".py", ".so")):
+                    st = os.stat(os.path.join(directory, name))
+                    rel = os.path.relpath(os.path.join(directory, name), root)
+                    h.update(f"{root.name}/{rel}\x00{st.st_size}\x00{st.st_mtime_ns}\x00".encode())
+    _fingerprint.append(h.hexdigest())
+    return _fingerprint[0]
 
 
 def find(content_key: str) -> dict | None:
     """The verdict stored under `content_key`, if there is one and its HMAC holds."""
+    verdict = _read(content_key)
+    return verdict if _well_formed(verdict) else None
+
+
+def find_source(content_key: str, file: str) -> Source | None:
+    """The parsed form of a table file stored under `content_key` (named `file`), if its HMAC holds."""
+    stored = _read(content_key)
+    try:
+        positions = {tuple(p[:-2]): (p[-2], p[-1]) for p in stored["positions"]}
+        booleans = tuple((tuple(path), text) for path, text in stored["yaml11_booleans"])
+        if not all(isinstance(line, int) and isinstance(col, int) for line, col in positions.values()):
+            return None
+        return Source(file, stored["data"], positions, booleans)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def keep_source(content_key: str, source: Source) -> None:
+    keep(content_key, {"data": source.data,
+                       "positions": [list(path) + [line, col] for path, (line, col) in source.positions.items()],
+                       "yaml11_booleans": [[list(path), text] for path, text in source.yaml11_booleans]})
+
+
+def _read(content_key: str) -> Any:
     where = folder()
     if where is None:
         return None
@@ -76,13 +119,14 @@ def find(content_key: str) -> dict | None:
         verdict, mac = entry["verdict"], entry["mac"]
         if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(secret, content_key, verdict)):
             return None
-        return verdict if _well_formed(verdict) else None
+        return verdict
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 
-def keep(content_key: str, verdict: dict) -> None:
-    """Store `verdict` under `content_key` (atomically: a reader sees the old file or the new one)."""
+def keep(content_key: str, verdict: Any) -> None:
+    """Store `verdict` (plain JSON) under `content_key`, atomically: a reader sees the old file or
+    the new one."""
     where = folder()
     if where is None:
         return

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from . import bounded_patterns, capped
 from .errors import Fault, Problem, RulesError, did_you_mean, echo
-from .yamlsrc import Source, YamlProblem, dotted, parse
+from .yamlsrc import Source, YamlProblem, dotted
 
 if TYPE_CHECKING:
     import jsonschema
@@ -232,6 +232,7 @@ def read_source(data: bytes | str, display: str) -> tuple[Source | None, list[tu
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [(Fault("unreadable", f"cannot read table: {type(exc).__name__}"), 1, 1, "")]
+    from .yamlparse import parse       # PyYAML: only when a table is read, not from the verdict cache
     try:
         return parse(text, display), []
     except YamlProblem as exc:

@@ -14,7 +14,8 @@ import pytest
 from groundrules import load_rulebook
 from groundrules.lint import lint
 from groundrules.lintchecks import operation_names
-from groundrules.yamlsrc import YamlProblem, parse
+from groundrules.yamlparse import parse
+from groundrules.yamlsrc import YamlProblem
 
 ROOT = Path(__file__).resolve().parents[2]
 

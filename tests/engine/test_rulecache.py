@@ -33,7 +33,8 @@ def root(tmp_path) -> Path:
 
 
 def _entries(cache: Path) -> list[Path]:
-    return sorted(cache.glob("*.json"))
+    """The verdict entries (the others, src-*, hold tables' parsed forms)."""
+    return sorted(p for p in cache.glob("*.json") if not p.name.startswith("src-"))
 
 
 def _answers(book) -> str:
@@ -160,4 +161,27 @@ def test_whole_commands_print_the_same_bytes_cold_warm_and_without_a_cache(tmp_p
                for cmd, arg in (("explain", context), ("lock", message), ("explain", context))]
         outputs.add(tuple(run))
     assert len(outputs) == 1
-    assert len(list((tmp_path / "c").glob("*.json"))) == 1
+    assert len(_entries(tmp_path / "c")) == 1
+
+
+def test_a_warm_command_reads_json_only(tmp_path):
+    """On a warm cache neither PyYAML nor jsonschema is imported: the tables' parsed form and the
+    verdict are JSON, and the contract's fast check answers."""
+    env = dict(os.environ, **{rulecache.ENV: str(tmp_path / "c")})
+    context = ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json"
+    code = ("import sys, io, contextlib\nfrom groundrules.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['explain', {str(context)!r}])\n"
+            "print(sorted(m for m in ('yaml', 'jsonschema') if m in sys.modules))")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                           timeout=120).stdout.strip() for _ in range(2)]
+    assert runs == ["['jsonschema', 'yaml']", "[]"]
+
+
+def test_an_edited_source_entry_is_read_again_from_the_file(cache, root):
+    cold = _answers(load_rulebook(root))
+    for entry in cache.glob("src-*.json"):
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        stored["verdict"]["data"] = {"kind": "decision_table", "id": "forged"}
+        entry.write_text(json.dumps(stored), encoding="utf-8")
+    assert _answers(load_rulebook(root)) == cold

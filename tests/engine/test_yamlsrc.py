@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from groundrules.yamlsrc import YamlProblem, dotted, parse
+from groundrules.yamlparse import parse
+from groundrules.yamlsrc import YamlProblem, dotted
 
 TEXT = """kind: decision_table
 rows:

@@ -134,8 +134,8 @@ def test_with_a_base_edited_moves_and_patterns_are_highlighted(tmp_path, ruleboo
                   ("        via: [set_finding_state]\n      - id: archive",
                    "        via: [set_finding_state, withdraw_finding]\n      - id: archive"))
     text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
-    regex_line = next(line for line in text.splitlines() if line.strip().startswith("regex:"))
-    edited(root, "locks/cn_mobile.yaml", (regex_line, regex_line.replace("–—―", "–―")))
+    sep_line = next(line for line in text.splitlines() if line.strip().startswith("sep:"))   # the separators
+    edited(root, "locks/cn_mobile.yaml", (sep_line, sep_line.replace("–—―", "–―")))
     html = report.render(load_rulebook(root), CASES, rulebook)
     page = Page(html)
     machines = page.sections["finding_states"]["transitions"]

@@ -116,10 +116,16 @@ def _moved(table_id: str, book: Rulebook, base: Rulebook | None) -> dict:
 
 
 def _patterns_changed(table_id: str, book: Rulebook, base: Rulebook | None) -> frozenset:
+    """Patterns whose own entry changed, or whose regex reads differently once the table's named
+    sets are expanded (an edit of `sets` changes every pattern that uses the set)."""
     if base is None:
         return frozenset()
     old = {p["id"]: p for p in (base.sources[table_id].data["patterns"] if table_id in base.sources else ())}
-    return frozenset(p["id"] for p in book.sources[table_id].data["patterns"] if old.get(p["id"]) != p)
+    old_regex = {p.id: p.regex.pattern for p in (base.table(table_id).patterns if table_id in base.tables else ())}
+    new_regex = {p.id: p.regex.pattern for p in book.table(table_id).patterns}
+    return frozenset(p["id"] for p in book.sources[table_id].data["patterns"]
+                     if old.get(p["id"]) != p or old_regex.get(f"{table_id}.{p['id']}") != new_regex.get(
+                         f"{table_id}.{p['id']}"))
 
 
 def _others(book: Rulebook, diff: dict | None) -> str:
