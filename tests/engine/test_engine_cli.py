@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -121,11 +122,30 @@ def test_test_fails_on_a_wrong_example(tmp_path):
     assert text.strip().splitlines()[-1] == "0 passed, 2 failed"
 
 
-def test_demo_runs_every_bundled_example():
-    out = run("demo")
+def test_demo_runs_every_bundled_example_through_its_tool():
+    out = run("demo", "--json")
     assert out.returncode == 0
-    data = json.loads(out.stdout)["data"]["support_reason"]
-    assert data["cq-shenlun-partial"]["data"]["primary"] == "partial_slot_coverage"
+    data = json.loads(out.stdout)["data"]
+    examples = {part: sorted(p.stem for p in (ROOT / "schemas" / "examples" / part).glob("*.json")) for part in data}
+    assert {part: sorted(answers) for part, answers in data.items()} == examples
+    # every example is a good input: what a part refuses or fails is a verdict on the example, never on its shape
+    assert not [(part, name, a["error"]["code"]) for part, answers in data.items() for name, a in answers.items()
+                if not a["ok"] and a["error"]["code"] in ("INVALID_ARGUMENT", "INVALID_MESSAGE", "PAYLOAD_INVALID")]
+    assert data["support_reason"]["cq-shenlun-partial"]["data"]["primary"] == "partial_slot_coverage"
+
+
+def test_demo_tells_a_person_what_went_in_and_what_each_part_decided():
+    text = run("demo").stdout.decode("utf-8")
+    answers = json.loads(run("demo", "--json").stdout)["data"]
+    for part, examples in answers.items():
+        assert f"\n{part} (" in text
+        for name, answer in examples.items():
+            block = re.search(rf"\n  {re.escape(name)}\n((?:    .*(?:\n|$))+)", text).group(1)
+            assert "in:  " in block and "out: " in block, (part, name)
+    # what a part decided is in the text: the primary reason, the locked value, the folded value, the verdict
+    assert "out: primary partial_slot_coverage" in text
+    assert '-> wx_wang01, valid' in text and "demand_1.region filled = B 地" in text
+    assert "DATA_EXTRACTION_FAILED: DATA_DESCRIPTION_UNDETERMINED, DATA_DEPENDENCY_MISSING" in text
 
 
 def test_no_command_prints_help_and_exits_2():

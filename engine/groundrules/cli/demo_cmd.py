@@ -1,4 +1,8 @@
-"""`groundrules demo`: every part's tool run on the example inputs bundled in schemas/examples/."""
+"""`groundrules demo`: every part's tool run on the example inputs bundled in schemas/examples/.
+
+By default a short walk for a person who just installed groundrules: per example, what went in
+and what the part decided, a few lines each. `--json` prints every answer in one envelope.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,23 +12,81 @@ from typing import Any, Callable
 
 from .. import canonical
 from ..api import Caller, Service
-from .io import emit
+from .io import emit, emit_text
 from .session import rulebook_from
+from .tool_cmds import lock_arguments
 
-# folder under schemas/examples/ -> (tool, example file -> arguments)
-DEMOS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "support_reason": ("explain_support", lambda doc: {"context": doc}),
-    "locks": ("lock_message", lambda doc: {"message": doc}),
-    "fold": ("fold_evidence", lambda doc: doc),
-    "verify": ("verify_extraction", lambda doc: doc),
-}
 CALLER = Caller("demo", "agent")
+WIDTH = 60      # characters of an input shown
+
+
+def _cut(text: Any) -> str:
+    text = str(text).replace("\n", " ")
+    return text if len(text) <= WIDTH else text[:WIDTH] + "…"
+
+
+def _refused(envelope: dict) -> list[str]:
+    error = envelope["error"] or {}
+    return [f"out: refused {error.get('code')}: {_cut(error.get('message', ''))}"]
+
+
+def _support(doc: Any, envelope: dict) -> list[str]:
+    data = envelope["data"]
+    others = [r["code"] for r in data["reasons"] if r["code"] != data["primary"]]
+    return [f"in:  {_cut(doc.get('query'))!s} (support_status {doc.get('support_status')})",
+            f"out: primary {data['primary']} ({data['primary_label']})"
+            + (f"; also {', '.join(others)}" if others else "")]
+
+
+def _locks(doc: Any, envelope: dict) -> list[str]:
+    messages = doc["messages"] if isinstance(doc, dict) and "messages" in doc else [doc]
+    lines = [f"in:  {m.get('role')}: {_cut(m.get('content'))}" for m in messages]
+    for lock in envelope["data"]["locks"]:
+        verdict = "valid" if lock["valid"] else f"invalid ({lock['invalid_reason']})"
+        lines.append(f"out: {lock['kind']} \"{lock['quote']}\" -> {lock['normalized_value']}, {verdict}")
+    return lines if envelope["data"]["locks"] else lines + ["out: nothing to lock"]
+
+
+def _fold(doc: Any, envelope: dict) -> list[str]:
+    events = [e.get("type") for i in doc.get("interpretations", []) for e in i.get("events", [])]
+    lines = [f"in:  {len(doc.get('records', []))} evidence records; events {', '.join(map(str, events))}"]
+    if not envelope["ok"]:
+        return lines + _refused(envelope)
+    state = envelope["data"]["state"]
+    for scope_id, scope in state["scopes"].items():
+        for slot_id, slot in scope["slots"].items():
+            shown = "" if slot["value"] is None else f" = {slot['value']} (evidence {', '.join(slot['evidence'])})"
+            lines.append(f"out: {scope_id}.{slot_id} {slot['status']}{shown}")
+    lines += [f"out: ask \"{c['question']}\"" for c in state["clarifications"] if c["status"] == "open"]
+    return lines
+
+
+def _verify(doc: Any, envelope: dict) -> list[str]:
+    lines = [f"in:  {_cut(doc.get('request', {}).get('input'))} (fields {doc.get('request', {}).get('fields')})"]
+    if envelope["ok"]:
+        return lines + [f"out: verified; data {canonical.dumps(envelope['data']['data'], indent=None)}"]
+    error = envelope["error"]
+    issues = ", ".join(i["code"] for i in error.get("issues", []))
+    return lines + [f"out: {error['code']}" + (f": {issues}" if issues else "")]
+
+
+# folder under schemas/examples/ -> (what it shows, tool, file -> arguments, answer -> lines)
+DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, dict], list[str]]]] = {
+    "support_reason": ("why a retrieval context got its support status (seed 000)", "explain_support",
+                       lambda doc: {"context": doc}, _support),
+    "locks": ("the evidence a message mechanically holds, before any model reads it (seed 003)", "lock_message",
+              lock_arguments, _locks),
+    "fold": ("evidence and a model's interpretation folded into slot state (seed 003)", "fold_evidence",
+             lambda doc: doc, _fold),
+    "verify": ("may a model's extraction be used? (seed 002)", "verify_extraction", lambda doc: doc, _verify),
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run every part on the bundled example inputs",
                        description="Run each part of groundrules on the examples in schemas/examples/ "
-                                   "through its tool, and print every answer in one envelope.")
+                                   "through its tool and say, per example, what went in and what was decided.")
+    p.add_argument("--json", action="store_true", help="print every answer in one envelope instead")
     p.set_defaults(func=run)
 
 
@@ -32,12 +94,20 @@ def run(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
     service = Service(book)
     base = Path(book.root) / "schemas" / "examples"
-    data = {}
-    for part, (tool, arguments_of) in DEMOS.items():
+    data, text = {}, ["groundrules demo: every part on the examples in schemas/examples/, through the tools an "
+                      "agent calls (--json for the answers themselves)"]
+    for part, (what, tool, arguments_of, summary) in DEMOS.items():
         answers = {}
+        text += ["", f"{part} ({tool}): {what}"]
         for path in sorted((base / part).glob("*.json")):
-            envelope = service.call(tool, arguments_of(json.loads(path.read_text(encoding="utf-8"))), CALLER)
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            envelope = service.call(tool, arguments_of(doc), CALLER)
             answers[path.stem] = {key: envelope[key] for key in ("ok", "data", "warnings", "error")}
+            lines = summary(doc, envelope) if envelope["ok"] or part in ("fold", "verify") else _refused(envelope)
+            text += [f"  {path.stem}"] + [f"    {line}" for line in lines]
         data[part] = answers
-    emit(canonical.envelope(ok=True, data=data, rulebook=book.version))
+    if args.json:
+        emit(canonical.envelope(ok=True, data=data, rulebook=book.version))
+    else:
+        emit_text("\n".join(text))
     return 0

@@ -10,7 +10,7 @@ from .io import emit, emit_envelope, emit_text, read_json
 from .session import add_caller_args, call_once, input_cap, rulebook_from
 
 
-def _lock_arguments(doc: Any) -> Any:
+def lock_arguments(doc: Any) -> Any:
     """A list is the messages, an object with `messages` the tool's own arguments, else one message."""
     if isinstance(doc, list):
         return {"messages": doc}
@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str, Callable[[Any], Any]]] = {
                 lambda doc: {"context": doc}),
     "lock": ("lock_message", "lock the mechanical evidence (phones, accounts, IDs, markers) of messages",
              "Lock a message {id, role, content, state?}, a list of them, or {\"messages\": [...]} "
-             "(the lock_message tool).", _lock_arguments),
+             "(the lock_message tool).", lock_arguments),
     "fold": ("fold_evidence", "fold evidence records and interpretations into slot state per scope",
              "Read {now, records, interpretations} (evidence v1) and print {evidence, events, state} "
              "(the fold_evidence tool).", lambda doc: doc),
