@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -132,6 +132,17 @@ def test_demo_runs_every_bundled_example_through_its_tool():
     assert not [(part, name, a["error"]["code"]) for part, answers in data.items() for name, a in answers.items()
                 if not a["ok"] and a["error"]["code"] in ("INVALID_ARGUMENT", "INVALID_MESSAGE", "PAYLOAD_INVALID")]
     assert data["support_reason"]["cq-shenlun-partial"]["data"]["primary"] == "partial_slot_coverage"
+
+
+def test_the_same_bytes_with_the_verdict_cache_cold_warm_or_off(tmp_path):
+    """A cached table must read exactly like the YAML it came from (key order included: issue lists,
+    rows and outputs are read in their order)."""
+    def demo(cache: str) -> bytes:
+        out = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "demo", "--json"], capture_output=True,
+                             env=dict(os.environ, GROUNDRULES_CACHE=cache), check=True)
+        return out.stdout
+    cold = demo(str(tmp_path / "cache"))
+    assert demo(str(tmp_path / "cache")) == cold == demo("off")
 
 
 def test_demo_tells_a_person_what_went_in_and_what_each_part_decided():

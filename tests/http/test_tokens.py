@@ -42,7 +42,7 @@ def test_the_issue_sample_loads_and_a_token_finds_its_caller(tmp_path, rulebook)
     ("tokens:\n" + entry(projects="[current]"), 5, "not 'current'"),
     ("tokens:\n  - sha256: " + A + "\n    principal: x\n    role: agent\n", 2, "missing key 'projects'"),
     ("tokens:\n" + entry() + "users: []\n", 1, "one top-level key 'tokens'"),
-    ("tokens:\n" + entry(extra="  - [\n"), 7, ""),
+    ("tokens:\n" + entry(extra="  - [\n"), 6, ""),      # an unclosed [ is reported where it opens
 ])
 def test_a_bad_tokens_file_fails_whole_naming_file_line_and_col(tmp_path, rulebook, text, line, words):
     with pytest.raises(GroundrulesError) as caught:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ..api import CURRENT_PROJECT, Caller
 from ..errors import GroundrulesError, echo
-from ..yamlsrc import Source, YamlProblem, parse
+from ..yamlparse import parse
+from ..yamlsrc import Source, YamlProblem
 
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 ENTRY_KEYS = ("sha256", "principal", "role", "projects")
