@@ -57,6 +57,7 @@ class Rules:
     attempt: tuple = ()
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
+    context: bool = False     # a row reads before / after
 
 
 NO_RULES = Rules()
@@ -118,7 +119,7 @@ def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
     if not drop and not attempt:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
-    return Rules(drop, attempt, context_chars, bool(reads & set(NEIGHBOUR_FACTS)))
+    return Rules(drop, attempt, context_chars, bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after"}))
 
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
@@ -146,14 +147,16 @@ class Raw:
 
 
 def facts(raw: Raw, content: str, neighbours: "Neighbours | None") -> dict:
-    c = raw.lock
-    width = raw.rules.context_chars
-    out = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"],
-           "before": content[max(0, raw.start - width):raw.start], "after": content[raw.end:raw.end + width],
-           "groups": raw.groups}
+    """The facts the candidate's rules read (the others are left out, not computed)."""
+    c, rules = raw.lock, raw.rules
+    out = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"], "groups": raw.groups}
+    if rules.context:
+        width = rules.context_chars
+        out["before"] = content[max(0, raw.start - width):raw.start]
+        out["after"] = content[raw.end:raw.end + width]
     if c["invalid_reason"] is not None:
         out["reason"] = c["invalid_reason"]
-    if raw.rules.neighbours and neighbours is not None:
+    if rules.neighbours and neighbours is not None:
         out["inside"], out["overlaps"] = neighbours.around(raw)
     return out
 
@@ -184,11 +187,15 @@ class Neighbours:
 
 def kept(raw: Raw, fact: dict) -> bool:
     """No drop row holds, and an invalid candidate satisfies an attempt row (if the pattern has any)."""
-    if any(row.when.test(fact) for row in raw.rules.drop):
-        return False
-    if not fact["valid"] and raw.rules.attempt:
-        return any(row.when.test(fact) for row in raw.rules.attempt)
-    return True
+    for row in raw.rules.drop:
+        if row.when.test(fact):
+            return False
+    if fact["valid"] or not raw.rules.attempt:
+        return True
+    for row in raw.rules.attempt:
+        if row.when.test(fact):
+            return True
+    return False
 
 
 def resolve(raws: list[Raw], content: str) -> list[dict]:
