@@ -27,7 +27,7 @@ from typing import Any
 from .tables import FileSet
 from .yamlsrc import Source
 
-FORMAT = 1
+FORMAT = 2
 ENV = "GROUNDRULES_CACHE"
 MAX_ENTRIES = 256          # oldest entries beyond this are removed when a new one is written
 _SECRET = "secret"
@@ -133,8 +133,8 @@ def keep(content_key: str, verdict: Any) -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
         secret = _secret(where)
-        text = json.dumps({"verdict": verdict, "mac": _mac(secret, content_key, verdict)},
-                          ensure_ascii=False, sort_keys=True)
+        # key order is kept as is: a table's mappings are ordered (slots, issues, outputs)
+        text = json.dumps({"verdict": verdict, "mac": _mac(secret, content_key, verdict)}, ensure_ascii=False)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".entry-", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
