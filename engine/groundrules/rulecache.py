@@ -133,7 +133,7 @@ def keep(content_key: str, verdict: Any) -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
         secret = _secret(where)
-        # key order is kept: a table's data is read in its order (issue lists, rows, outputs)
+        # key order is kept as is: a table's mappings are ordered (slots, issues, outputs)
         text = json.dumps({"verdict": verdict, "mac": _mac(secret, content_key, verdict)}, ensure_ascii=False)
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".entry-", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
