@@ -22,6 +22,8 @@ CASES = [  # (condition, column, how it reads)
     ({"field": "x", "exists": False}, "x", "absent"),
     ({"field": "xs", "empty": False}, "xs", "not empty"),
     ({"field": "q", "matches": "^human[.:]"}, "q", "matches /^human[.:]/"),
+    ({"field": "seen", "before": {"now": "-P1Y"}}, "seen", "before now -P1Y"),
+    ({"field": "seen", "after": "2024-05-01"}, "seen", "after 2024-05-01"),
     ({"field": "missing", "any": {"field": "reason", "eq": "r"}}, "missing", "some item (reason = r)"),
     ({"field": "xs", "all": {"field": "ok", "eq": True}}, "xs", "every item (ok = true)"),
     ({"field": "xs", "none": {"field": "ok", "eq": True}}, "xs", "no item (ok = true)"),

@@ -14,7 +14,8 @@ from ..conditions import Condition
 
 # Operator -> how it reads; {} is the argument.
 SYMBOLS = {"eq": "= {}", "ne": "≠ {}", "lt": "< {}", "le": "≤ {}", "gt": "> {}", "ge": "≥ {}",
-           "in": "in {}", "not_in": "not in {}", "matches": "matches /{}/"}
+           "in": "in {}", "not_in": "not in {}", "matches": "matches /{}/", "before": "before {}",
+           "after": "after {}"}
 BARE = re.compile(r"^[\w.:-]+$")
 QUANTIFIERS = {"any": "some item", "all": "every item", "none": "no item"}
 
@@ -64,6 +65,10 @@ def _test(cond: Condition) -> str:
         return SYMBOLS[op].format("[" + ", ".join(literal(a) for a in arg) + "]")
     if op == "matches":
         return SYMBOLS[op].format(arg)
+    if op in ("before", "after"):          # the table's own words: a date, or {now: DURATION}
+        raw = cond.source.get(op)
+        shown = f"now {raw['now']}" if isinstance(raw, dict) and "now" in raw else literal(raw)
+        return SYMBOLS[op].format(shown)
     if op in SYMBOLS:
         return SYMBOLS[op].format(literal(arg))
     if op == "exists":
