@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .findings_sqlite import _failures, _statements
+from . import sqlite_base
+from .sqlite_base import failures
 
 T = TypeVar("T")
 
@@ -81,7 +82,7 @@ class SqliteEvidenceStore:
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
         self.path = str(path)
-        with _failures():
+        with failures():
             self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                         timeout=busy_timeout_ms / 1000)
             self.conn.row_factory = sqlite3.Row
@@ -99,7 +100,7 @@ class SqliteEvidenceStore:
 
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:
-        with self._lock, _failures():
+        with self._lock, failures():
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield EvidenceTx(self.conn, project)
@@ -111,7 +112,7 @@ class SqliteEvidenceStore:
 
     @contextmanager
     def read(self, project: str) -> Iterator["EvidenceTx"]:
-        with self._lock, _failures():
+        with self._lock, failures():
             self.conn.execute("BEGIN")
             try:
                 yield EvidenceTx(self.conn, project)
@@ -120,7 +121,7 @@ class SqliteEvidenceStore:
 
     def forget(self) -> None:
         """Copy the WAL into the file and empty it, so that the pages a redaction replaced are gone."""
-        with self._lock, _failures():
+        with self._lock, failures():
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
@@ -173,22 +174,4 @@ class EvidenceTx:
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply every pending migration in one transaction; safe when processes race."""
-    with_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_migrations'")
-    if with_table.fetchone() is not None and conn.execute(
-            "SELECT COALESCE(MAX(version), 0) FROM ledger_migrations").fetchone()[0] >= LATEST:
-        return LATEST
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("CREATE TABLE IF NOT EXISTS ledger_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-        current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM ledger_migrations").fetchone()[0]
-        for version, name, sql in MIGRATIONS:
-            if version <= current:
-                continue
-            for statement in _statements(sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO ledger_migrations (version, name) VALUES (?, ?)", (version, name))
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return LATEST
+    return sqlite_base.migrate(conn, MIGRATIONS, "ledger_migrations")

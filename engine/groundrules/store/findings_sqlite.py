@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from ..errors import StorageFailure
+from . import sqlite_base
 from .cjk_search import grams, match_expression
+from .sqlite_base import failures
 
 T = TypeVar("T")
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
@@ -154,6 +156,7 @@ CREATE VIRTUAL TABLE findings_search USING fts5(grams, content='', tokenize='uni
 )
 
 LATEST = MIGRATIONS[-1][0]
+MIGRATIONS_TABLE = "schema_migrations"
 
 FINDING_COLUMNS = ("id", "project", "claim_kind", "statement", "details", "epistemic_state", "lifecycle_state",
                    "retrieval_policy", "version", "created_at", "updated_at", "last_validated_at")
@@ -185,7 +188,7 @@ class SqliteFindingStore:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}")
         self.path = str(path)
         self.read_only = read_only
-        with _failures():
+        with failures():
             _check_file(self.path, read_only)
             if read_only:       # no WAL switch, no migration, no file created: works in a read-only folder
                 self.conn = sqlite3.connect(_read_only_uri(self.path), uri=True, isolation_level=None,
@@ -218,7 +221,7 @@ class SqliteFindingStore:
     def write(self) -> Iterator["FindingTx"]:
         """One write transaction: committed when the block ends, rolled back on any exception,
         including a COMMIT that fails."""
-        with _failures():
+        with failures():
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield FindingTx(self.conn)
@@ -232,7 +235,7 @@ class SqliteFindingStore:
     @contextmanager
     def read(self) -> Iterator["FindingTx"]:
         """One read transaction: every statement in the block sees the same snapshot."""
-        with _failures():
+        with failures():
             self.conn.execute("BEGIN")
             try:
                 yield FindingTx(self.conn)
@@ -286,13 +289,6 @@ def _read_only_uri(path: str) -> str:
     return uri
 
 
-@contextmanager
-def _failures() -> Iterator[None]:
-    """sqlite3 errors -> StorageFailure with SQLite's error name only (no path, no message)."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        raise StorageFailure(getattr(exc, "sqlite_errorname", None) or type(exc).__name__) from None
 
 
 class FindingTx:
@@ -512,44 +508,9 @@ class FindingTx:
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-    if row.fetchone() is None:
-        return 0
-    return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+    return sqlite_base.version(conn, MIGRATIONS_TABLE)
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every pending migration, each in its own transaction; safe when processes race."""
-    if schema_version(conn) >= LATEST:
-        return LATEST
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-                     "name TEXT NOT NULL)")
-        current = schema_version(conn)
-        for version, name, sql in MIGRATIONS:
-            if version <= current:
-                continue
-            for statement in _statements(sql):
-                conn.execute(statement)
-            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name))
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return LATEST
-
-
-def _statements(sql: str) -> Iterator[str]:
-    """Split a script into complete statements (trigger bodies keep their inner semicolons)."""
-    buffer = ""
-    for line in sql.splitlines(keepends=True):
-        if line.strip().startswith("--") and not buffer.strip():
-            continue
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            if buffer.strip():
-                yield buffer.strip()
-            buffer = ""
-    if buffer.strip():
-        yield buffer.strip()
+    """Apply every pending migration in one transaction; safe when processes race."""
+    return sqlite_base.migrate(conn, MIGRATIONS, MIGRATIONS_TABLE)
