@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import regex
 
-from .errors import Fault, did_you_mean
 
 _INDEX = regex.compile(r"\.([0-9]+)(?=\.|$)")   # ASCII only, as conditions.path_parts
 
@@ -38,26 +37,3 @@ def field_paths(schema: dict, root: dict | None = None, prefix: str = "", depth:
 def normalise(path: str) -> str:
     """`evidence.0.id` reads like `evidence[].id`."""
     return _INDEX.sub("[]", path)
-
-
-def contract_fields(data: dict, ctx) -> frozenset | None:
-    """The field paths of the contract a table names under `input:` (None when it names none)."""
-    name = data.get("input")
-    if not name:
-        return None
-    schema = ctx.schemas.get(name)
-    if schema is None:
-        ctx.fault("unknown-contract", f"input contract '{name}' is not under schemas/", ("input",),
-                  did_you_mean(name, ctx.schemas.by_name))
-        return None
-    return frozenset(field_paths(schema))
-
-
-def check_fields(fields: list[tuple[str, tuple]], known: frozenset | None, faults: list[Fault]) -> None:
-    """A fault for every (field, key path) the contract does not define, with a did-you-mean."""
-    if known is None:
-        return
-    for f, where in fields:
-        if f != "." and normalise(f) not in known:
-            faults.append(Fault("unknown-field", f"'{f}' is not a field of the input contract", where,
-                                did_you_mean(normalise(f), known)))

@@ -108,6 +108,7 @@ def test_guard_fields_are_checked_against_the_facts_contract(tmp_path):
         load_rulebook(root, [root / "rules" / "t.yaml"])
     problem = next(p for p in info.value.problems if p.code == "unknown-field")
     assert "finding.lifecycle_state" in problem.hint
+    assert "declare it in schemas/" in problem.hint        # the same field hints as decision tables
 
 
 def test_a_guard_without_examples_fails_groundrules_test(tmp_path):

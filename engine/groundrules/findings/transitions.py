@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..conditions import Condition, compile_condition, explain_failure
-from ..contracts import contract_fields, normalise
 from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult
+from ..fieldtypes import Contract, contract_of
 from ..templates import Template, compile_template
 
 REQUIRED_MESSAGES = ("not_allowed", "not_via")
@@ -178,7 +178,7 @@ def _reachable(m: Machine) -> set:
 def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
-    known = contract_fields(data, ctx)
+    contract = contract_of(data, ctx)
     enum = _codes_enum(data, ctx)
     if enum is not None and data["refusal_code"] not in enum:
         ctx.fault("code-not-in-contract", f"refusal code '{data['refusal_code']}' is not in "
@@ -194,7 +194,7 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
             messages[name] = tmpl
     guards = {}
     for guard_id, raw in data.get("guards", {}).items():
-        guard = _compile_guard(guard_id, raw, known, enum, ctx)
+        guard = _compile_guard(guard_id, raw, contract, enum, ctx)
         if guard is not None:
             guards[guard_id] = guard
     machines = {}
@@ -222,15 +222,15 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
                            machines, guards, messages, tuple(data.get("examples", ())))
 
 
-def _compile_guard(guard_id: str, raw: dict, known, enum, ctx) -> Guard | None:
+def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx) -> Guard | None:
     where = ("guards", guard_id)
     before = len(ctx.faults)
     cond = compile_condition(raw["when"], where + ("when",), ctx.faults)
-    if cond is not None and known is not None:
+    if cond is not None and contract is not None:
         for f, at in cond.fields():
-            if f != "." and normalise(f) not in known:
+            if not contract.knows(f):
                 ctx.fault("unknown-field", f"'{f}' is not a field of the guard facts", at,
-                          did_you_mean(normalise(f), known))
+                          contract.unknown_field_hint(f))
     if enum is not None and raw["code"] not in enum:
         ctx.fault("code-not-in-contract", f"guard code '{raw['code']}' is not a known refusal code",
                   where + ("code",), did_you_mean(raw["code"], enum))
