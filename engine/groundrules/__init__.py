@@ -2,18 +2,51 @@
 
 The public API. Transports (the CLI, the MCP server, demo) reach the library only through the tool
 registry, `Service.call(tool, arguments, caller)`; hosts may also call the parts directly.
-"""
-from .api import Caller, Service
-from .errors import GroundrulesError, Problem, RulesError
-from .evidence import EvidenceLedger, fold
-from .findings import FindingLedger
-from .locks import lock, lock_messages
-from .rulebook import Holder, Rulebook, default as default_rulebook, load as load_rulebook
-from .support_reason import contract_text, explain, explain_with_trace
-from .verification import repair_loop, verify
 
-__all__ = [
-    "Caller", "EvidenceLedger", "FindingLedger", "GroundrulesError", "Holder", "Problem", "Rulebook",
-    "RulesError", "Service", "contract_text", "default_rulebook", "explain", "explain_with_trace", "fold",
-    "load_rulebook", "lock", "lock_messages", "repair_loop", "verify",
-]
+Each name is imported on first use (PEP 562), so that a process using one part (a CLI command, say)
+does not import the others; `from groundrules import X` works as usual.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import Caller, Service
+    from .errors import GroundrulesError, Problem, RulesError
+    from .evidence import EvidenceLedger, fold
+    from .findings import FindingLedger
+    from .locks import lock, lock_messages
+    from .rulebook import Holder, Rulebook, default as default_rulebook, load as load_rulebook
+    from .support_reason import contract_text, explain, explain_with_trace
+    from .verification import repair_loop, verify
+
+# public name -> (module, its name there)
+_EXPORTS = {
+    "Caller": (".api", "Caller"), "Service": (".api", "Service"),
+    "GroundrulesError": (".errors", "GroundrulesError"), "Problem": (".errors", "Problem"),
+    "RulesError": (".errors", "RulesError"),
+    "EvidenceLedger": (".evidence", "EvidenceLedger"), "fold": (".evidence", "fold"),
+    "FindingLedger": (".findings", "FindingLedger"),
+    "lock": (".locks", "lock"), "lock_messages": (".locks", "lock_messages"),
+    "Holder": (".rulebook", "Holder"), "Rulebook": (".rulebook", "Rulebook"),
+    "default_rulebook": (".rulebook", "default"), "load_rulebook": (".rulebook", "load"),
+    "contract_text": (".support_reason", "contract_text"), "explain": (".support_reason", "explain"),
+    "explain_with_trace": (".support_reason", "explain_with_trace"),
+    "repair_loop": (".verification", "repair_loop"), "verify": (".verification", "verify"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'groundrules' has no attribute '{name}'")
+    module, attribute = _EXPORTS[name]
+    value = getattr(import_module(module, __name__), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -17,7 +17,6 @@ from . import bounded_patterns, canonical, limits
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
-from .findings.ledger import READS as FINDING_READS
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
 
@@ -125,6 +124,7 @@ def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> A
 FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
                  "refute_finding", "supersede_finding", "revalidate_finding", "link_finding", "propose_rule",
                  "approve_rule", "reject_rule")
+FINDING_READS = ("query_findings", "get_finding")      # the finding tools that only read (findings.tools.READS)
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
     *(Tool(name, "findings", _finding_tool(name), quick=name in FINDING_READS)

@@ -1,8 +1,8 @@
 """Tables -> one immutable, versioned Rulebook; a bad table fails the whole load.
 
 Each table kind has a metaschema (`schemas/kinds/<kind>.schema.json`) and a compiler listed in
-COMPILERS. A compiler gets the table's data and a CompileContext, reports Faults by key path and
-returns the compiled table; the loader turns faults into file:line:col Problems.
+`compilers.COMPILERS`. A compiler gets the table's data and a CompileContext, reports Faults by key
+path and returns the compiled table; the loader turns faults into file:line:col Problems.
 """
 from __future__ import annotations
 
@@ -11,48 +11,15 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import MappingProxyType
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any
 
 from . import canonical, rulecache
-from .access import compile_role_table
-from .decide import DecisionTable, compile_table
+from .compilers import COMPILERS
 from .errors import Fault, Problem, RulesError
-from .evidence.catalogue import compile_catalogue as compile_event_catalogue
-from .evidence.policy import compile_policy
-from .evidence.refusals import compile_refusals
-from .evidence.shapes import compile_shapes
-from .findings.rule_targets import compile_rule_targets
-from .findings.transitions import compile_transition_table
-from .findings.vocabulary import compile_vocabulary
-from .limits import compile_limits
-from .locks.compile import compile_lock_patterns
 from .resources import TABLE_DIRS, data_root  # noqa: F401 - re-exported for the CLI
 from .tables import (CompileContext, FileSet, Memoized, Schemas, load_schemas, location, read_files, read_source,
                      shape_faults)
-from .verification.catalogue import compile_catalogue as compile_verify_catalogue
-from .verification.heuristics import compile_heuristics
-from .verification.instances import compile_instance
-from .verification.phrases import compile_phrases
 from .yamlsrc import Source
-
-# kind -> the function compiling it. Behaviour as data: one dispatch table.
-COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
-    "decision_table": compile_table,
-    "transition_table": compile_transition_table,
-    "finding_vocabulary": compile_vocabulary,
-    "lock_patterns": compile_lock_patterns,
-    "extension_schema": compile_instance,
-    "verify_issue_catalogue": compile_verify_catalogue,
-    "prohibition_phrases": compile_phrases,
-    "intent_heuristics": compile_heuristics,
-    "event_catalogue": compile_event_catalogue,
-    "merge_policy": compile_policy,
-    "refusal_catalogue": compile_refusals,
-    "role_table": compile_role_table,
-    "rule_targets": compile_rule_targets,
-    "limits": compile_limits,
-    "shape_map": compile_shapes,
-}
 
 
 @dataclass(frozen=True)
@@ -75,10 +42,11 @@ class Rulebook(Memoized):
     def of_kind(self, kind: str) -> tuple:
         return tuple(self.tables[i] for i in sorted(self.kinds) if self.kinds[i] == kind)
 
-    def decision_tables(self) -> list[tuple[DecisionTable, Source, tuple]]:
+    def decision_tables(self) -> list[tuple[Any, Source, tuple]]:
         """Every decision table with its file and the key path of its data in that file: the tables
         of kind decision_table (path ()), and those inside another table (a merge policy's
         `resolve`: id `merge.resolve`, path ("resolve",))."""
+        from .decide import DecisionTable
         out = []
         for table_id in sorted(self.tables):
             table, source = self.tables[table_id], self.sources[table_id]
@@ -137,7 +105,7 @@ def _compile_all(base: Path, found: FileSet) -> Rulebook:
         compiled = None
         if not faults and source.data["kind"] not in COMPILERS:
             faults = [Fault("unknown-kind", f"table kind '{source.data['kind']}' has a metaschema but no "
-                            "compiler", ("kind",), "register the kind's compiler in rulebook.COMPILERS")]
+                            "compiler", ("kind",), "register the kind's compiler in compilers.COMPILERS")]
         if not faults:
             ctx = CompileContext(schemas, source)
             compiled = COMPILERS[source.data["kind"]](source.data, ctx)

@@ -111,6 +111,13 @@ def test_every_tool_of_the_registry_is_driven():
     assert {tool for tool, *_ in CASES} - {"no_such_tool"} == set(TOOLS)
 
 
+def test_the_registry_has_every_finding_tool_and_marks_its_reads_quick():
+    from groundrules.findings.ledger import HANDLERS, READS
+    finding_tools = {name for name, tool in TOOLS.items() if tool.ledger == "findings"}
+    assert finding_tools == set(HANDLERS)
+    assert {name for name in finding_tools if TOOLS[name].quick} == set(READS)
+
+
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
     """A ledger holding one finding with evidence (F-000001) and one rule proposal (RP-000001)."""

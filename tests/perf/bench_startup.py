@@ -9,6 +9,10 @@ this shared machine hits all of them alike; each ratio is the median of the per-
 warm (a fresh cache folder, filled by one run before timing), and once more with the cache off
 (GROUNDRULES_CACHE=off), which is what every call would cost without it. Target: explain and lock
 within 12x `python -c pass`.
+
+The commands run with bytecode written and read (PYTHONDONTWRITEBYTECODE is dropped from their
+environment; the first run writes it), as in any installed copy: pip compiles a wheel's modules
+when it installs them. Without it every process compiles every module it imports from source.
 """
 from __future__ import annotations
 
@@ -43,9 +47,10 @@ def run_ms(argv: list[str], env: dict) -> float:
 def main() -> int:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 21
     gr = groundrules_command()
+    base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as cache:
-        warm = dict(os.environ, GROUNDRULES_CACHE=cache)
-        cold = dict(os.environ, GROUNDRULES_CACHE="off")
+        warm = dict(base_env, GROUNDRULES_CACHE=cache)
+        cold = dict(base_env, GROUNDRULES_CACHE="off")
         commands = {
             "python -c pass": ([sys.executable, "-c", "pass"], warm),
             "explain": (gr + ["explain", str(EXPLAIN_INPUT)], warm),
@@ -61,7 +66,7 @@ def main() -> int:
             for name in names[r % len(names):] + names[:r % len(names)]:
                 times[name].append(run_ms(*commands[name]))
     base = times["python -c pass"]
-    print(f"{rounds} paired rounds; {' '.join(gr)}")
+    print(f"{rounds} paired rounds; {' '.join(gr)}; load average {os.getloadavg()[0]:.2f}")
     print(f"{'command':22s} {'median ms':>10s} {'x python -c pass':>17s}")
     for name in names:
         ratio = statistics.median(t / b for t, b in zip(times[name], base))

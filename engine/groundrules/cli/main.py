@@ -3,29 +3,93 @@ from __future__ import annotations
 
 import argparse
 import sys
+from types import ModuleType
+from typing import Callable
 
 from ..errors import GroundrulesError, RulesError
-from . import demo_cmd, diff_cmd, evidence_cmd, findings_cmd, report_cmd, rules_cmd, tool_cmds
 from .io import rules_error_lines
 
-# Each part contributes a module with `register(subparsers)`; its commands set `func`.
-PARTS = [demo_cmd, tool_cmds, rules_cmd, diff_cmd, report_cmd, findings_cmd, evidence_cmd]
+
+# Each part is a module with `register(subparsers)`; its commands set `func`. A part is imported
+# only when one of its commands runs (or for the full help), so a command pays for its own imports.
+def _demo() -> ModuleType:
+    from . import demo_cmd
+    return demo_cmd
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _tools() -> ModuleType:
+    from . import tool_cmds
+    return tool_cmds
+
+
+def _rules() -> ModuleType:
+    from . import rules_cmd
+    return rules_cmd
+
+
+def _diff() -> ModuleType:
+    from . import diff_cmd
+    return diff_cmd
+
+
+def _report() -> ModuleType:
+    from . import report_cmd
+    return report_cmd
+
+
+def _findings() -> ModuleType:
+    from . import findings_cmd
+    return findings_cmd
+
+
+def _evidence() -> ModuleType:
+    from . import evidence_cmd
+    return evidence_cmd
+
+
+# command -> the part registering it, in the order `groundrules --help` lists them
+PARTS: dict[str, Callable[[], ModuleType]] = {
+    "demo": _demo,
+    "explain": _tools, "lock": _tools, "fold": _tools, "verify": _tools, "call": _tools,
+    "lint": _rules, "test": _rules, "eval": _rules,
+    "diff": _diff,
+    "report": _report,
+    "serve": _findings, "findings": _findings,
+    "evidence": _evidence,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with `command`'s part registered, or every part when `command` is not one."""
     parser = argparse.ArgumentParser(
         prog="groundrules",
         description="The deterministic rules layer beside LLM agents.")
     parser.add_argument("--rules", metavar="DIR",
                         help="folder holding rules/, locks/ and schemas/ (default: the bundled tables)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for part in PARTS:
-        part.register(sub)
+    parts = [PARTS[command]] if command in PARTS else list(dict.fromkeys(PARTS.values()))
+    for part in parts:
+        part().register(sub)
     return parser
 
 
+def command_of(argv: list[str]) -> str | None:
+    """The command `argv` names when only `--rules DIR` stands before it; else None (help, an
+    unknown option, no command), and the parser is built with every part."""
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--rules":
+            i += 2
+        elif argv[i].startswith("--rules="):
+            i += 1
+        else:
+            return None if argv[i].startswith("-") else argv[i]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
