@@ -8,9 +8,10 @@ files. A later process with the same key compiles tables on first use, from the 
 A table file's parsed form (its data and the position of every key) is kept the same way, under
 its own bytes: a process on a warm cache reads JSON and never loads PyYAML.
 
-Only plain JSON is stored, never code or pickles, and each entry carries an HMAC under a per-cache
-secret (created 0600 beside the entries): an entry that was edited, truncated or copied in from
-elsewhere fails the check and counts as absent. `GROUNDRULES_CACHE` names the folder; `off` (or an
+Only plain JSON is stored, never code or pickles. An entry is two lines: an HMAC, under a per-cache
+secret (created 0600 beside the entries), of its key and of the JSON text's bytes, then that text.
+The HMAC is checked on the bytes before they are parsed: an entry that was edited, truncated or
+copied in from elsewhere fails the check and counts as absent. `GROUNDRULES_CACHE` names the folder; `off` (or an
 empty value) turns the cache off. Failing to read or write the cache never fails a load.
 """
 from __future__ import annotations
@@ -27,10 +28,11 @@ from typing import Any
 from .tables import FileSet
 from .yamlsrc import Source
 
-FORMAT = 2
+FORMAT = 3
 ENV = "GROUNDRULES_CACHE"
 MAX_ENTRIES = 256          # oldest entries beyond this are removed when a new one is written
 _SECRET = "secret"
+SUFFIX = ".entry"
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -114,13 +116,12 @@ def _read(content_key: str) -> Any:
     if where is None:
         return None
     try:
-        entry = json.loads((where / f"{content_key}.json").read_text(encoding="utf-8"))
+        mac, _, text = (where / f"{content_key}{SUFFIX}").read_bytes().partition(b"\n")
         secret = (where / _SECRET).read_bytes()
-        verdict, mac = entry["verdict"], entry["mac"]
-        if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(secret, content_key, verdict)):
+        if not hmac.compare_digest(mac, _mac(secret, content_key, text).encode()):
             return None
-        return verdict
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return json.loads(text)
+    except (OSError, ValueError, RecursionError):
         return None
 
 
@@ -134,11 +135,11 @@ def keep(content_key: str, verdict: Any) -> None:
         where.mkdir(parents=True, exist_ok=True)
         secret = _secret(where)
         # key order is kept as is: a table's mappings are ordered (slots, issues, outputs)
-        text = json.dumps({"verdict": verdict, "mac": _mac(secret, content_key, verdict)}, ensure_ascii=False)
+        text = json.dumps(verdict, ensure_ascii=False).encode("utf-8")
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".entry-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, where / f"{content_key}.json")
+        with os.fdopen(fd, "wb") as out:
+            out.write(_mac(secret, content_key, text).encode() + b"\n" + text)
+        os.replace(tmp, where / f"{content_key}{SUFFIX}")
         _prune(where)
     except OSError:
         return
@@ -155,9 +156,9 @@ def _secret(where: Path) -> bytes:
     return path.read_bytes()
 
 
-def _mac(secret: bytes, content_key: str, verdict: Any) -> str:
-    text = json.dumps([content_key, verdict], ensure_ascii=False, sort_keys=True)
-    return hmac.new(secret, text.encode("utf-8"), hashlib.sha256).hexdigest()
+def _mac(secret: bytes, content_key: str, text: bytes) -> str:
+    """The HMAC binding an entry's JSON text to the key it is stored under."""
+    return hmac.new(secret, content_key.encode() + b"\x00" + text, hashlib.sha256).hexdigest()
 
 
 def _well_formed(verdict: Any) -> bool:
@@ -170,6 +171,6 @@ def _well_formed(verdict: Any) -> bool:
 
 
 def _prune(where: Path) -> None:
-    entries = sorted(where.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    entries = sorted(where.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime_ns)
     for old in entries[:-MAX_ENTRIES]:
         old.unlink(missing_ok=True)

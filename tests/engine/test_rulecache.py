@@ -34,7 +34,25 @@ def root(tmp_path) -> Path:
 
 def _entries(cache: Path) -> list[Path]:
     """The verdict entries (the others, src-*, hold tables' parsed forms)."""
-    return sorted(p for p in cache.glob("*.json") if not p.name.startswith("src-"))
+    return sorted(p for p in cache.glob(f"*{rulecache.SUFFIX}") if not p.name.startswith("src-"))
+
+
+def _opened(entry: Path) -> dict:
+    """An entry as {mac, verdict}: its first line and the JSON after it."""
+    mac, _, text = entry.read_bytes().partition(b"\n")
+    return {"mac": mac.decode(), "verdict": json.loads(text)}
+
+
+def _written(entry: Path, opened: dict) -> None:
+    entry.write_bytes(opened.get("mac", "").encode() + b"\n" + _text(opened["verdict"]))
+
+
+def _signed(secret: bytes, entry: Path, verdict) -> str:
+    return rulecache._mac(secret, entry.name.removesuffix(rulecache.SUFFIX), _text(verdict))
+
+
+def _text(verdict) -> bytes:
+    return json.dumps(verdict, ensure_ascii=False).encode("utf-8")
 
 
 def _answers(book) -> str:
@@ -98,7 +116,7 @@ def test_a_lock_table_edit_fails_a_load_that_only_needs_support_reason(cache, ro
 def test_an_edited_entry_counts_as_absent(cache, root, tamper):
     real = load_rulebook(root).version
     [entry] = _entries(cache)
-    entry.write_text(json.dumps(tamper(json.loads(entry.read_text(encoding="utf-8")))), encoding="utf-8")
+    _written(entry, tamper(_opened(entry)))
     book = load_rulebook(root)
     assert book.version == real
     assert sorted(book.tables) == sorted(load_rulebook(root, cache=False).tables)
@@ -107,19 +125,19 @@ def test_an_edited_entry_counts_as_absent(cache, root, tamper):
 def test_an_entry_under_another_secret_counts_as_absent(cache, root):
     real = load_rulebook(root).version
     [entry] = _entries(cache)
-    forged = json.loads(entry.read_text(encoding="utf-8"))
+    forged = _opened(entry)
     forged["verdict"]["version"] = "f" * 16
     (cache / "secret").write_bytes(os.urandom(32))
-    forged["mac"] = rulecache._mac((cache / "secret").read_bytes(), entry.stem, forged["verdict"])
+    forged["mac"] = _signed((cache / "secret").read_bytes(), entry, forged["verdict"])
     (cache / "secret").write_bytes(os.urandom(32))      # the forger's secret is not the cache's
-    entry.write_text(json.dumps(forged), encoding="utf-8")
+    _written(entry, forged)
     assert load_rulebook(root).version == real
 
 
 def test_garbage_in_the_cache_never_fails_a_load(cache, root):
     real = load_rulebook(root).version
     [entry] = _entries(cache)
-    for junk in (b"", b"{", b"[]", b'{"verdict": 1, "mac": 2}', b"\xff\xfe"):
+    for junk in (b"", b"{", b"[]", b'{"verdict": 1, "mac": 2}', b"\xff\xfe", b"\n{}", entry.read_bytes()[:-1]):
         entry.write_bytes(junk)
         assert load_rulebook(root).version == real
 
@@ -129,12 +147,12 @@ def test_a_verdict_that_disagrees_with_the_files_is_not_believed(cache, root):
     from the whole set again, so the answer is still the files' own."""
     cold = load_rulebook(root)
     [entry] = _entries(cache)
-    stored = json.loads(entry.read_text(encoding="utf-8"))
+    stored = _opened(entry)
     tables = stored["verdict"]["tables"]
     sr = next(t for t in tables if t[0] == "support_reason")
     sr[2] = next(t[2] for t in tables if t[0] == "findings_warnings")
-    stored["mac"] = rulecache._mac((cache / "secret").read_bytes(), entry.stem, stored["verdict"])
-    entry.write_text(json.dumps(stored), encoding="utf-8")
+    stored["mac"] = _signed((cache / "secret").read_bytes(), entry, stored["verdict"])
+    _written(entry, stored)
     assert _answers(load_rulebook(root)) == _answers(cold)
 
 
@@ -183,8 +201,8 @@ def test_a_warm_command_reads_json_only(tmp_path):
 
 def test_an_edited_source_entry_is_read_again_from_the_file(cache, root):
     cold = _answers(load_rulebook(root))
-    for entry in cache.glob("src-*.json"):
-        stored = json.loads(entry.read_text(encoding="utf-8"))
+    for entry in cache.glob(f"src-*{rulecache.SUFFIX}"):
+        stored = _opened(entry)
         stored["verdict"]["data"] = {"kind": "decision_table", "id": "forged"}
-        entry.write_text(json.dumps(stored), encoding="utf-8")
+        _written(entry, stored)
     assert _answers(load_rulebook(root)) == cold
