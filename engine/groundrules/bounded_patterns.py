@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextvars
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Iterator
-
-import regex
+from typing import TYPE_CHECKING, Iterator
 
 from .errors import GroundrulesError, echo
+
+if TYPE_CHECKING:
+    import regex
 
 DEFAULT_BUDGET_MS = 200
 _BUDGET = contextvars.ContextVar("pattern_budget_ms", default=DEFAULT_BUDGET_MS)
@@ -40,7 +41,9 @@ def budget(ms: int) -> Iterator[None]:
 
 @lru_cache(maxsize=512)
 def compiled(pattern: str) -> "regex.Pattern":
-    """The pattern compiled with `regex` (raises regex.error when it does not compile)."""
+    """The pattern compiled with `regex` (raises regex.error when it does not compile); `regex` is
+    imported here, on the first caller pattern, not by every process that sets a budget."""
+    import regex
     return regex.compile(pattern)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dataclass_field, replace
 from typing import Any, Callable
 
-import regex
 
 from .canonical import detached
 from .dates import Anchor, anchor_of
@@ -200,6 +199,7 @@ class _Parser:
             if not isinstance(arg, str):
                 self.fail("bad-argument", "'matches' takes a regular expression string", at)
                 return None
+            import regex                  # only tables that match patterns need it
             try:
                 pattern = regex.compile(arg)
             except regex.error as exc:

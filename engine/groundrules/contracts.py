@@ -1,10 +1,10 @@
 """Which field paths a JSON Schema contract defines, so tables can only read real fields."""
 from __future__ import annotations
 
-import regex
+import re
 
 
-_INDEX = regex.compile(r"\.([0-9]+)(?=\.|$)")   # ASCII only, as conditions.path_parts
+_INDEX = re.compile(r"\.([0-9]+)(?=\.|$)")   # ASCII only, as conditions.path_parts
 
 
 def field_paths(schema: dict, root: dict | None = None, prefix: str = "", depth: int = 0) -> set[str]:

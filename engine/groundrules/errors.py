@@ -9,7 +9,6 @@ refusal into the envelope's `error` object.
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -106,6 +105,7 @@ def did_you_mean(word: object, choices: Iterable[str]) -> str:
     longest = max((len(c) for c in options), default=0)
     if not options or len(word) > 2 * longest + 8:
         return ""
+    import difflib                    # only a hint needs it
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else ""
 

@@ -7,7 +7,6 @@ field the schema leaves open accepts any literal.
 """
 from __future__ import annotations
 
-import difflib
 from typing import Any, Iterator, NamedTuple
 
 from .conditions import Condition
@@ -58,6 +57,7 @@ class Contract(NamedTuple):
         parent, leaf = ".".join(parts[:depth - 1]), parts[depth - 1]
         siblings = sorted(self.children(parent))
         choices = siblings + (list(also) if not parent else [])
+        import difflib                                   # only a hint needs it
         close = difflib.get_close_matches(leaf, choices, n=1, cutoff=0.6)
         owner = f"'{parent}'" if parent else "the input"
         where = self.declared.get(parent)

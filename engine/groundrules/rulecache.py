@@ -21,7 +21,6 @@ import hmac
 import json
 import os
 import importlib.util
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +135,7 @@ def keep(content_key: str, verdict: Any) -> None:
         secret = _secret(where)
         # key order is kept as is: a table's mappings are ordered (slots, issues, outputs)
         text = json.dumps(verdict, ensure_ascii=False).encode("utf-8")
+        import tempfile                   # only a writer needs it
         fd, tmp = tempfile.mkstemp(dir=where, prefix=".entry-", suffix=".tmp")
         with os.fdopen(fd, "wb") as out:
             out.write(_mac(secret, content_key, text).encode() + b"\n" + text)

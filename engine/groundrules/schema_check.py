@@ -17,8 +17,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import regex
-
 from . import bounded_patterns
 from .canonical import json_problem
 from .condgen import Gen
@@ -74,9 +72,13 @@ def compile_check(schema: dict, bounded: bool = False) -> Check | None:
     """A function equivalent to jsonschema's verdict, or None when the schema is outside the subset.
     `bounded`: the schema is a caller's, so its patterns search within the time budget (our own
     contracts' patterns use stdlib `re`, ~30x cheaper per search than a search with a timeout)."""
+    errors: tuple = (Unsupported, RecursionError, re.error)
+    if bounded:                                   # a caller's patterns compile with `regex`
+        import regex
+        errors += (regex.error,)
     try:
         return _Gen(schema, bounded).build()
-    except (Unsupported, RecursionError, re.error, regex.error):
+    except errors:
         return None
 
 

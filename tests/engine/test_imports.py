@@ -1,13 +1,25 @@
 """The floors hold: no import cycle anywhere in engine/ (an import inside a function counts; one
-under `if TYPE_CHECKING:` does not), and the library imports without the MCP SDK's server stack."""
+under `if TYPE_CHECKING:` does not), the library imports without the MCP SDK's server stack, and a
+command imports only the part it runs."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[2] / "engine"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE = ROOT / "engine"
+PARTS = ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence", "groundrules.verification",
+         "groundrules.findings", "groundrules.store", "groundrules.report", "groundrules.corpus_diff")
+# a command on a warm verdict cache, its input, and the one part it uses
+COMMANDS = {
+    "explain": (ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json", "groundrules.support_reason"),
+    "lock": (ROOT / "schemas" / "examples" / "locks" / "decline_phone_give_wechat.json", "groundrules.locks"),
+}
 
 
 def _graph() -> dict[str, set[str]]:
@@ -92,3 +104,20 @@ def test_the_library_does_not_import_the_mcp_server_stack():
     code = "import sys, groundrules; groundrules.default_rulebook(); print(any(m.startswith('mcp') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_command_imports_only_its_own_part(tmp_path, command):
+    """Start-up: a process pays for what it uses. On a warm cache `explain` and `lock` import their
+    own part, and no other part, nor PyYAML, jsonschema or sqlite3; explain not even `regex`."""
+    path, own = COMMANDS[command]
+    watched = PARTS + ("yaml", "jsonschema", "sqlite3", "regex")
+    code = ("import sys, io, contextlib\nfrom groundrules.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main([{command!r}, {str(path)!r}])\n"
+            f"print(' '.join(sorted(m for m in {watched!r} if m in sys.modules)))")
+    env = dict(os.environ, GROUNDRULES_CACHE=str(tmp_path / "cache"))
+    cold, warm = (subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                                 timeout=120).stdout.split() for _ in range(2))
+    assert own in cold and "yaml" in cold                  # the check can see an import
+    assert warm == sorted([own] + (["regex"] if command == "lock" else []))
