@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dataclass_field, replace
 from typing import Any, Callable
 
-
 from .canonical import detached
 from .dates import Anchor, anchor_of
 from .condgen import TooComplex, compile_getter, compile_test
