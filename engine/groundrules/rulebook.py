@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from . import canonical, rulecache
+from .acceptance import compile_acceptance
 from .access import compile_role_table
 from .decide import DecisionTable, compile_table
 from .errors import Fault, Problem, RulesError
@@ -52,6 +53,7 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "rule_targets": compile_rule_targets,
     "limits": compile_limits,
     "shape_map": compile_shapes,
+    "acceptance": compile_acceptance,
 }
 
 
