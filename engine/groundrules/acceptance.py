@@ -40,12 +40,14 @@ class Acceptance:
     tool: str
     argument: str
     cases: str
-    requires: dict
+    requires: tuple
     checks: tuple
 
     def check_acceptance(self, book: Any, run: Run) -> Iterator[ExampleResult]:
         """Every requirement and check, each an ExampleResult located in this file."""
         yield from self._requirements(book)
+        if not self.checks:
+            return
         folder = Path(book.root) / "tests" / "cases" / self.cases
         for check in self.checks:
             failures, at = [], check.where + ("expect",)
@@ -84,49 +86,52 @@ class Acceptance:
         return f"case {stem}: {_said(failure)}", _failing(check.expect, data)
 
     def _requirements(self, book: Any) -> Iterator[ExampleResult]:
-        req = self.requires
-        for n, table_id in enumerate(req.get("tables", ())):
-            ok = table_id in book.tables
-            hint = "" if ok else did_you_mean(table_id, sorted(book.tables))
-            yield ExampleResult(f"{self.id}:requires.tables:{table_id}", ok,
-                                "" if ok else f"table '{table_id}' is required and missing"
-                                + (f" ({hint})" if hint else ""), ("requires", "tables", n), "failing-acceptance")
-        if "table" not in req:
-            return
-        table = book.tables.get(req["table"])
-        priority = list(getattr(table, "priority", None) or ())
-        if not priority:
-            yield ExampleResult(f"{self.id}:requires.table", False,
-                                f"'{req['table']}' is not a decision table with a priority",
-                                ("requires", "table"), "failing-acceptance")
-            return
-        for n, code in enumerate(req.get("codes", ())):
-            ok = code in priority
-            yield ExampleResult(f"{self.id}:requires.codes:{code}", ok,
-                                "" if ok else f"code '{code}' is required in {req['table']}'s priority and is not there",
-                                ("requires", "codes", n), "failing-acceptance")
-        for n, chain in enumerate(req.get("order", ())):
-            yield ExampleResult(f"{self.id}:requires.order:{n + 1}", *_order(chain, priority, req["table"], n))
+        for n, req in enumerate(self.requires):
+            at = ("requires", n)
+            table = book.tables.get(req["table"])
+            if table is None:
+                hint = did_you_mean(req["table"], sorted(book.tables))
+                yield self._result(f"requires.{req['table']}", f"table '{req['table']}' is required and missing"
+                                   + (f" ({hint})" if hint else ""), at + ("table",))
+                continue
+            yield self._result(f"requires.{req['table']}", "", at)
+            for i, code in enumerate(req.get("codes", ())):
+                known = getattr(table, "codes", None) or {}
+                yield self._result(f"requires.{req['table']}.codes.{code}",
+                                   "" if code in known else f"code '{code}' is required in {req['table']} and is not there",
+                                   at + ("codes", i))
+            priority = list(getattr(table, "priority", None) or ())
+            for i, chain in enumerate(req.get("order", ())):
+                yield self._result(f"requires.{req['table']}.order.{i + 1}", *_order(chain, priority, req["table"], at + ("order", i)))
+            machines = getattr(table, "machines", None) or {}
+            for name, states in req.get("states", {}).items():
+                machine = machines.get(name)
+                for i, state in enumerate(states):
+                    ok = machine is not None and state in machine.states
+                    yield self._result(f"requires.{req['table']}.states.{name}.{state}",
+                                       "" if ok else f"state '{state}' is required in machine '{name}' of {req['table']}"
+                                       " and is not there", at + ("states", name, i))
+            for name, state in req.get("initial", {}).items():
+                machine = machines.get(name)
+                got = None if machine is None else machine.initial
+                yield self._result(f"requires.{req['table']}.initial.{name}",
+                                   "" if got == state else f"machine '{name}' of {req['table']} must start in "
+                                   f"'{state}' (it starts in {got!r})", at + ("initial", name))
+
+    def _result(self, name: str, problem: str, where: tuple) -> ExampleResult:
+        return ExampleResult(f"{self.id}:{name}", not problem, problem, where, "failing-acceptance")
 
 
-def _order(chain: list, priority: list, table: str, n: int) -> tuple:
+def _order(chain: list, priority: list, table: str, where: tuple) -> tuple[str, tuple]:
+    """What breaks a required order ('' if it holds) and where to point."""
     missing = [c for c in chain if c not in priority]
     if missing:
-        return (False, f"{table}'s priority lacks {', '.join(missing)}, which this order names",
-                ("requires", "order", n), "failing-acceptance")
+        return f"{table}'s priority lacks {', '.join(missing)}, which this order names", where
     for i, (a, b) in enumerate(zip(chain, chain[1:])):
         if priority.index(a) > priority.index(b):
-            return (False, f"'{a}' must come before '{b}' in {table}'s priority (now {b} is at "
-                           f"{priority.index(b) + 1}, {a} at {priority.index(a) + 1})",
-                    ("requires", "order", n, i + 1), "failing-acceptance")
-    return (True, "", ("requires", "order", n), "failing-acceptance")
-
-
-def _failing(cond: Condition, data: Any) -> tuple:
-    """The key path of the test that decided a failure: inside `all`, its first failing part."""
-    while cond.kind == "all":
-        cond = next(c for c in cond.children if not c.test(data))
-    return cond.where
+            return (f"'{a}' must come before '{b}' in {table}'s priority (now {b} is at "
+                    f"{priority.index(b) + 1}, {a} at {priority.index(a) + 1})", where + (i + 1,))
+    return "", where
 
 
 def _said(failure: dict) -> str:
@@ -165,13 +170,13 @@ def _set(value: Any, parts: tuple, new: Any) -> bool:
 
 def compile_acceptance(data: dict, ctx) -> Acceptance | None:
     before = len(ctx.faults)
-    tool = data["tool"]
-    if ctx.schemas.get(f"tools/{tool}.schema.json") is None:
+    tool = data.get("tool", "")
+    if "tool" in data and ctx.schemas.get(f"tools/{tool}.schema.json") is None:
         tools = sorted(n[len("tools/"):-len(".schema.json")] for n in ctx.schemas.by_name if n.startswith("tools/"))
         ctx.fault("unknown-tool", f"no tool '{tool}' in the registry", ("tool",),
                   did_you_mean(tool, tools) or "a tool is a file schemas/tools/<tool>.schema.json")
     checks, seen = [], set()
-    for n, raw in enumerate(data["checks"]):
+    for n, raw in enumerate(data.get("checks", ())):
         where = ("checks", n)
         if raw["id"] in seen:
             ctx.fault("duplicate-id", f"check id '{raw['id']}' is used twice", where + ("id",),
@@ -184,5 +189,5 @@ def compile_acceptance(data: dict, ctx) -> Acceptance | None:
             checks.append(Check(raw["id"], cases, change, expect, where))
     if len(ctx.faults) != before:
         return None
-    return Acceptance("acceptance", data["id"], ctx.source.file, tool, data["argument"], data["cases"],
-                      detached(data.get("requires", {})), tuple(checks))
+    return Acceptance("acceptance", data["id"], ctx.source.file, tool, data.get("argument", ""),
+                      data.get("cases", ""), tuple(detached(data.get("requires", []))), tuple(checks))

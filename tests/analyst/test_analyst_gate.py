@@ -214,7 +214,7 @@ def test_each_edit_is_live(edited, tmp_path):
 
 def test_the_whole_suite_passes_in_the_copy(edited):
     """The analyst's only other step: the reviewed snapshot update, which adds the new case alone."""
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "--snapshot-update", "-p", "no:cacheprovider"],
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "--snapshot-update", "-p", "no:cacheprovider"],
                          cwd=edited, env=_env(edited), capture_output=True, timeout=3600)
     tail = run.stdout.decode(errors="replace")[-3000:]
     assert run.returncode == 0, tail
