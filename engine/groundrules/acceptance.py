@@ -134,6 +134,13 @@ def _order(chain: list, priority: list, table: str, where: tuple) -> tuple[str, 
     return "", where
 
 
+def _failing(cond: Condition, data: Any) -> tuple:
+    """The key path of the test that decided a failure: inside `all`, its first failing part."""
+    while cond.kind == "all":
+        cond = next(c for c in cond.children if not c.test(data))
+    return cond.where
+
+
 def _said(failure: dict) -> str:
     """A failed expectation in one line: what was read, what was wanted."""
     if "field" not in failure:

@@ -77,6 +77,22 @@ def test_a_missing_state_and_a_missing_table_are_reported_at_their_lines(tmp_pat
     assert table.line == table_line and "findings_vocabulary" in table.message
 
 
+def test_a_failing_check_points_at_the_test_that_failed(tmp_path):
+    root = _root(tmp_path)
+    _edit(root / "rules/support_reason.yaml", "  - no_candidates\n  - no_usable_evidence\n  - recorded_unresolved\n"
+          "  - required_slots_missing\n", "  - required_slots_missing\n  - no_usable_evidence\n"
+          "  - recorded_unresolved\n  - no_candidates\n")
+    text = (root / "rules/support_reason_acceptance.yaml").read_text(encoding="utf-8").splitlines()
+    start = text.index("  - id: g2-no-candidates-primary-is-no-candidates")
+    line = next(i for i, t in enumerate(text[start:], start + 1) if "{field: primary, eq: no_candidates}" in t)
+    failures = {o.id.split(":", 1)[1]: o for o in _failures(root)}
+    failure = failures["g2-no-candidates-primary-is-no-candidates"]
+    assert failure.line == line
+    assert failure.message == ('case insufficient-no-candidates-out-of-library: primary eq "no_candidates" '
+                               'did not hold; read "required_slots_missing"')
+    assert "requires.support_reason.order.2" in failures
+
+
 def test_a_check_on_a_missing_case_names_the_close_one(tmp_path):
     root = _root(tmp_path)
     line = _edit(root / "rules/support_reason_acceptance.yaml", "    case: conflicting-shenlun-count\n",
