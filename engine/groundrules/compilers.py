@@ -87,6 +87,11 @@ def shape_map(data: dict, ctx: CompileContext) -> Any:
     return compile_shapes(data, ctx)
 
 
+def acceptance(data: dict, ctx: CompileContext) -> Any:
+    from .acceptance import compile_acceptance
+    return compile_acceptance(data, ctx)
+
+
 COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "decision_table": decision_table,
     "transition_table": transition_table,
@@ -103,4 +108,5 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "rule_targets": rule_targets,
     "limits": limits,
     "shape_map": shape_map,
+    "acceptance": acceptance,
 }

@@ -2,11 +2,12 @@
 
 A compiled table exposes `check_examples()` yielding ExampleResults; a table kind that can
 carry examples reports each item that has none as a failure too. Test ids are
-`<table-id>:<row-or-item>:<n>`.
+`<table-id>:<row-or-item>:<n>`. An acceptance table (acceptance.py) exposes `check_acceptance(book,
+run)` instead: its checks call tools, so they run only when the caller gives `run`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from .tables import location
 
@@ -37,16 +38,23 @@ class Outcome(NamedTuple):
         return f"{self.file}:{self.line}:{self.column}"
 
 
-def run_all(book: "Rulebook", tables: list[str] | None = None) -> list[Outcome]:
-    """Every example of every table (or of `tables`), located."""
+def run_all(book: "Rulebook", tables: list[str] | None = None,
+            run: Callable[[str, dict], Any] | None = None) -> list[Outcome]:
+    """Every example of every table (or of `tables`), located; with `run` (tool, arguments ->
+    envelope), every acceptance check too."""
     out: list[Outcome] = []
     for table_id in sorted(book.tables) if tables is None else tables:
         table = book.tables[table_id]
         check = getattr(table, "check_examples", None)
-        if check is None:
+        accept = getattr(table, "check_acceptance", None)
+        if check is not None:
+            results = check()
+        elif accept is not None and run is not None:
+            results = accept(book, run)
+        else:
             continue
         source = book.sources[table_id]
-        for result in check():
+        for result in results:
             line, col, key = location(source, result.path)
             out.append(Outcome(result.id, result.ok, source.file, line, col, result.message, result.code, key))
     return out

@@ -15,7 +15,7 @@ import regex
 
 from .conditions import Condition
 from .errors import Problem, did_you_mean
-from .examples import run_all
+from . import gate
 from .regexprobe import BUDGET_S, probe
 from .access import tool_names
 from .tables import location
@@ -166,7 +166,7 @@ def negative_examples(book: "Rulebook") -> Iterator[Problem]:
 
 def failing_examples(book: "Rulebook") -> Iterator[Problem]:
     """What `groundrules test` reports, here too."""
-    for outcome in run_all(book):
+    for outcome in gate.run(book):
         if not outcome.ok:
             yield Problem(outcome.file, outcome.line, outcome.column, outcome.code,
                           f"{outcome.id}: {outcome.message}", outcome.key, "run `groundrules test` for the details")

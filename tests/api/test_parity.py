@@ -10,6 +10,7 @@ library runs the same cases the same way, and also as one session per role, whic
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -185,7 +186,8 @@ def by_cli(prepared, index: int, capsys) -> dict:
 def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
     db, root = _fresh(prepared, name)
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role)])
+        "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role)],
+        env=dict(os.environ))   # the SDK passes only a few variables on; the server under test is ours
 
     async def go():
         with anyio.fail_after(120):

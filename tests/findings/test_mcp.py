@@ -1,6 +1,7 @@
 """The MCP server, driven by the `mcp` client: in-process, and over real stdio in a subprocess."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 
@@ -98,7 +99,8 @@ def rules_root(tmp_path):
 
 def test_serves_over_real_stdio(rules_root, db):
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "groundrules.cli.main", "--rules", str(rules_root), "serve", "--db", str(db), "--project", "p1"])
+        "-m", "groundrules.cli.main", "--rules", str(rules_root), "serve", "--db", str(db), "--project", "p1"],
+        env=dict(os.environ))   # the SDK passes only a few variables on; the server under test is ours
 
     async def go():
         with anyio.fail_after(60):

@@ -20,8 +20,9 @@ def base_rulebook(base: str, root: Path) -> Iterator[Rulebook]:
     """The rulebook of `base`: a folder holding rules/, locks/, schemas/, or a git revision of the
     checkout at `root` (exported to a temporary folder that is removed afterwards)."""
     with tempfile.TemporaryDirectory() as tmp:
+        folder = _folder(base, root, Path(tmp))       # its own usage errors say what is wrong
         try:
-            book = rulebook.load(_folder(base, root, Path(tmp)))
+            book = rulebook.load(folder)
         except RulesError as exc:
             raise usage_error(f"--base {base}: its tables do not load with this groundrules "
                               f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from .. import rulebook
-from ..examples import run_all
+from .. import gate
 from ..lint import lint
 from ..tables import location
 from . import eval_cmd
@@ -21,9 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cases", metavar="DIR",
                    help="case corpus for the coverage report (default: tests/cases beside the tables)")
     p.set_defaults(func=run_lint)
-    t = sub.add_parser("test", help="run the inline examples of every table (or of one table or row)",
-                       description="Run the examples written inside the tables; fail on any mismatch "
-                                   "and on any row without an example.")
+    t = sub.add_parser("test", help="run the inline examples and acceptance checks of every table "
+                                    "(or of one table or row)",
+                       description="Run the examples written inside the tables and the acceptance "
+                                   "tables' checks and requirements; fail on any mismatch and on any "
+                                   "row without an example.")
     t.add_argument("-v", "--verbose", action="store_true", help="list passing examples too")
     t.add_argument("--table", metavar="T", help="only this table's examples (a table inside another: merge.resolve)")
     t.add_argument("--row", metavar="R", help="only this row's (or pattern's, guard's) examples; needs --table")
@@ -78,11 +80,11 @@ def run_test(args: argparse.Namespace) -> int:
     book = rulebook.load(args.rules) if args.rules else rulebook.default()
     if args.row and not args.table:
         raise usage_error("--row needs --table")
-    outcomes = run_all(book)
+    outcomes = gate.run(book)
     if args.table:
         outcomes = [o for o in outcomes if o.id.split(":")[0] == args.table]
         if not outcomes:
-            known = sorted({o.id.split(":")[0] for o in run_all(book)})
+            known = sorted({o.id.split(":")[0] for o in gate.run(book)})
             raise usage_error(f"--table {args.table}: no table with examples has that id"
                            + _suggest(args.table, known))
     if args.row:

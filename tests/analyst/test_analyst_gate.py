@@ -1,0 +1,241 @@
+"""The analyst's gate (issue 12, item 1): `groundrules lint` + `groundrules test` green means done.
+
+In a copy of the repository, three edits an analyst makes without Python: a new reason code (its
+row with examples, its place in the priority, the contract's enum, a corpus case and an acceptance
+check), a new lock table (and the slot that consumes its kind), a new finding state with its
+transitions. Then lint and test pass, each edit is live through the CLI, and the whole test suite
+passes in the copy, the only other step being the reviewed snapshot update for the new corpus case.
+
+The inner suite runs with GROUNDRULES_GATE_INNER=1, which leaves this folder out (conftest.py).
+"""
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundrules import canonical
+
+ROOT = Path(__file__).resolve().parents[2]
+NEW_CODE = "many_candidates"
+NEW_CASE = "sufficient-many-candidates-guokao"
+NEW_STATE = "needs_review"
+
+
+def _copy_repo(dest: Path) -> Path:
+    """A checkout of the repository as it is (tracked and untracked files, not ignored ones),
+    committed, so that the analyst's edits are uncommitted changes as in a clone."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    git = ["git", "-c", "user.name=analyst", "-c", "user.email=analyst@groundrules.invalid", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "before the analyst's edits"]):
+        subprocess.run(git + args, cwd=dest, capture_output=True, check=True)
+    return dest
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path.name}: the anchor {old!r} is not there exactly once"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def _add_reason_code(repo: Path) -> None:
+    table = repo / "rules" / "support_reason.yaml"
+    _edit(table, "  engine_degraded:              {label: 检索引擎降级, role: diagnostic}\n",
+          "  engine_degraded:              {label: 检索引擎降级, role: diagnostic}\n"
+          f"  {NEW_CODE}:              {{label: 候选页面过多, role: diagnostic}}\n")
+    _edit(table, "  - engine_degraded\n", f"  - engine_degraded\n  - {NEW_CODE}\n")
+    with table.open("a", encoding="utf-8") as f:
+        f.write(f"""
+  - id: {NEW_CODE}
+    description: so many candidates that the evidence may be drowned among them
+    when: {{field: metrics.candidate_count, ge: 10}}
+    output:
+      detail: 检索返回了 {{metrics.candidate_count}} 个候选页面，证据可能被淹没
+    examples:
+      - given: {{metrics: {{candidate_count: 12, readable_count: 12, evidence_count: 1}}}}
+        fires: true
+        output: {{detail: 检索返回了 12 个候选页面，证据可能被淹没}}
+      - given: {{metrics: {{candidate_count: 9, readable_count: 9, evidence_count: 1}}}}
+        fires: false
+""")
+    contract = repo / "schemas" / "knowledge-gateway.v1.schema.json"
+    _edit(contract, '"engine_degraded",', f'"engine_degraded",\n        "{NEW_CODE}",')
+    case = json.loads((repo / "tests/cases/support_reason/sufficient-guokao-registration-time.json").read_text("utf-8"))
+    case["metrics"].update(candidate_count=12, readable_count=12)
+    (repo / f"tests/cases/support_reason/{NEW_CASE}.json").write_text(
+        json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    with (repo / "rules" / "support_reason_acceptance.yaml").open("a", encoding="utf-8") as f:
+        f.write(f"""
+  - id: g4-many-candidates-is-a-diagnostic-only
+    case: {NEW_CASE}
+    expect:
+      all:
+        - {{field: primary, eq: all_required_slots_supported}}
+        - {{field: reasons, any: {{all: [{{field: code, eq: {NEW_CODE}}}, {{field: detail, matches: "12 个候选页面"}}]}}}}
+""")
+
+
+def _add_lock_table(repo: Path) -> None:
+    (repo / "locks" / "postal_code.yaml").write_text("""kind: lock_patterns
+id: postal_code
+title: 邮政编码（postal code）
+description: the label 邮编 (or 邮政编码) and six digits; six digits alone are no postal code
+timeout_ms: 250
+invalid_reasons:
+  wrong_length: a postal code has six digits
+patterns:
+  - id: labelled
+    kind: postal_code
+    description: label + six digits
+    regex: '(?:邮政编码|邮编)[ \\t\\u3000]*(?:[:：][ \\t\\u3000]*)?[0-9]{6}(?![0-9])'
+    prefilter: ["邮编", "邮政编码"]
+    counts_in:
+      roles: [user, tool]
+      states: [sent]
+    normalize:
+      - step: strip_labels
+        labels: [邮政编码, 邮编]
+    validate:
+      - {check: length, min: 6, max: 6, reason: wrong_length}
+    examples:
+      - name: label and six digits
+        text: "邮编：100080，寄到这里"
+        locks:
+          - {quote: "邮编：100080", start: 0, end: 9, normalized_value: "100080", valid: true}
+      - name: the long label
+        text: "邮政编码 518000"
+        locks:
+          - {quote: "邮政编码 518000", start: 0, end: 11, normalized_value: "518000", valid: true}
+      - name: six digits alone
+        text: "订单 100080 已发货"
+        locks: []
+""", encoding="utf-8")
+    _edit(repo / "rules" / "merge.yaml",
+          "  preferred_channel: {label: 联系渠道偏好, inherit: true}\n",
+          "  preferred_channel: {label: 联系渠道偏好, inherit: true}\n"
+          "  postal_code:       {label: 邮编, inherit: true, locks: {kinds: [postal_code], required: true, "
+          "match: normalized_value}}\n")
+
+
+def _add_state(repo: Path) -> None:
+    table = repo / "rules" / "finding_states.yaml"
+    _edit(table, "      refuted: {label: 已被反证, current: false}\n",
+          "      refuted: {label: 已被反证, current: false}\n"
+          f"      {NEW_STATE}: {{label: 待复核}}\n")
+    _edit(table, "      - id: assess-provisional\n        from: [unassessed, supported, contested, refuted]\n",
+          f"      - id: assess-provisional\n        from: [unassessed, supported, contested, refuted, {NEW_STATE}]\n")
+    _edit(table, "  lifecycle:\n",
+          f"      - id: flag-for-review\n        from: [provisional, supported]\n        to: {NEW_STATE}\n\n"
+          "  lifecycle:\n")
+
+
+def _env(repo: Path) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(repo / "engine"), GROUNDRULES_GATE_INNER="1",
+               PYTHONIOENCODING="utf-8")
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def _cli(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", *args], cwd=repo, env=_env(repo),
+                          input=None if stdin is None else stdin.encode("utf-8"), capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory) -> Path:
+    if os.environ.get("GROUNDRULES_GATE_INNER"):
+        pytest.fail("the gate test must not run inside its own inner suite")
+    repo = _copy_repo(tmp_path_factory.mktemp("analyst") / "repo")
+    before = repo.parent / "snapshots-before"
+    shutil.copytree(repo / "snapshots", before)
+    _add_reason_code(repo)
+    _add_lock_table(repo)
+    _add_state(repo)
+    return repo
+
+
+def test_lint_and_test_pass_after_the_three_edits(edited):
+    lint = _cli(edited, "lint")
+    report = lint.stdout.decode()
+    assert lint.returncode == 0, report
+    assert "lint: 0 error(s)" in report
+    assert not [line for line in report.splitlines() if "[warning]" in line
+                and any(name in line for name in ("postal_code", NEW_CODE, NEW_STATE))], report
+    test = _cli(edited, "test", "-v")
+    text = test.stdout.decode()
+    assert test.returncode == 0, text
+    for new in (f"support_reason:{NEW_CODE}:1", f"support_reason:{NEW_CODE}:2", "postal_code:labelled:3",
+                "support_reason.acceptance:g4-many-candidates-is-a-diagnostic-only"):
+        assert f"ok {new}" in text, new
+
+
+def test_each_edit_is_live(edited, tmp_path):
+    explained = _cli(edited, "explain", str(edited / f"tests/cases/support_reason/{NEW_CASE}.json"))
+    data = json.loads(explained.stdout)["data"]
+    assert data["primary"] == "all_required_slots_supported"
+    assert [r["code"] for r in data["reasons"]] == [NEW_CODE, "all_required_slots_supported"]
+
+    locked = _cli(edited, "lock", "-", stdin=json.dumps({"id": "m1", "role": "user", "content": "邮编：100080"}))
+    locks = json.loads(locked.stdout)["data"]["locks"]
+    assert [(lock["kind"], lock["normalized_value"]) for lock in locks] == [("postal_code", "100080")]
+
+    db = str(tmp_path / "ledger.db")
+    common = ("--db", db, "--project", "p")
+    logged = json.loads(_cli(edited, "call", *common, "log_finding", "-", stdin=json.dumps(
+        {"claim_kind": "diagnosis", "statement": "批量为 32 时显存溢出", "retrieval_policy": "relevant",
+         "scope": {"match": {"runtime.backend": "vLLM"}}})).stdout)
+    finding_id, version = logged["data"]["finding_id"], logged["data"]["version"]
+
+    def move(state: str) -> dict:
+        nonlocal version
+        envelope = json.loads(_cli(edited, "call", *common, "set_finding_state", "-", stdin=json.dumps(
+            {"finding_id": finding_id, "expected_version": version, "epistemic_state": state,
+             "reason": f"复核：改为 {state}"})).stdout)
+        version = (envelope["data"] or {}).get("version", version)
+        return envelope
+
+    moves = [move(state) for state in ("provisional", NEW_STATE, "provisional", NEW_STATE)]
+    assert [(m["data"] or m["error"]).get("epistemic_state") for m in moves] == [
+        "provisional", NEW_STATE, "provisional", NEW_STATE], moves
+    assert move("unassessed")["error"]["code"] == "INVALID_STATE_TRANSITION"
+
+
+def test_the_whole_suite_passes_in_the_copy(edited):
+    """The analyst's only other step: the reviewed snapshot update, which adds the new case alone."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "--snapshot-update", "-p", "no:cacheprovider"],
+                         cwd=edited, env=_env(edited), capture_output=True, timeout=3600)
+    tail = run.stdout.decode(errors="replace")[-3000:]
+    assert run.returncode == 0, tail
+    changed = _changed_files(edited.parent / "snapshots-before", edited / "snapshots")
+    corpus = "support_reason/test_support_corpus/test_support_reason_corpus_snapshot.json"
+    assert changed == [corpus], changed
+    old = json.loads((edited.parent / "snapshots-before" / corpus).read_text("utf-8"))
+    new = json.loads((edited / "snapshots" / corpus).read_text("utf-8"))
+    assert set(new) - set(old) == {NEW_CASE}
+    assert {k: v for k, v in new.items() if k != NEW_CASE} == old
+    assert canonical.dumps(new[NEW_CASE]["reasons"][0]["code"]) == f'"{NEW_CODE}"'
+
+
+def _changed_files(before: Path, after: Path) -> list[str]:
+    out = []
+    for path in sorted(set(_files(before)) | set(_files(after))):
+        a, b = before / path, after / path
+        if not (a.is_file() and b.is_file() and filecmp.cmp(a, b, shallow=False)):
+            out.append(path)
+    return out
+
+
+def _files(folder: Path) -> list[str]:
+    return [str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()]

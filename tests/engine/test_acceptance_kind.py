@@ -1,0 +1,120 @@
+"""The `acceptance` kind: invariants stated in YAML, reported by `groundrules test` at their line."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundrules import RulesError, default_rulebook, gate, load_rulebook
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = default_rulebook()
+ACCEPTANCE = [t for t in sorted(BOOK.kinds) if BOOK.kinds[t] == "acceptance"]
+OUTCOMES = {o.id: o for o in gate.run(BOOK, ACCEPTANCE)}
+
+
+def test_there_are_acceptance_tables_with_requirements_and_checks():
+    assert ACCEPTANCE
+    assert any(BOOK.table(t).requires for t in ACCEPTANCE) and any(BOOK.table(t).checks for t in ACCEPTANCE)
+
+
+@pytest.mark.parametrize("outcome_id", list(OUTCOMES))
+def test_every_stated_invariant_holds(outcome_id):
+    outcome = OUTCOMES[outcome_id]
+    assert outcome.ok, f"{outcome.where}: {outcome.message}"
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    for folder in ("rules", "locks", "schemas"):
+        shutil.copytree(ROOT / folder, root / folder)
+    shutil.copytree(ROOT / "tests" / "cases" / "support_reason", root / "tests" / "cases" / "support_reason")
+    return root
+
+
+def _edit(path: Path, old: str, new: str) -> int:
+    """Replace `old` (once) and return the line it was on."""
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return text[:text.index(old)].count("\n") + 1
+
+
+def _failures(root: Path) -> list:
+    return [o for o in gate.run(load_rulebook(root, cache=False)) if not o.ok]
+
+
+def test_a_broken_priority_relation_is_reported_at_the_relation(tmp_path):
+    root = _root(tmp_path)
+    _edit(root / "rules/support_reason.yaml", "  - no_candidates\n  - no_usable_evidence\n",
+          "  - no_usable_evidence\n  - no_candidates\n")
+    failures = [o for o in _failures(root) if ".order." in o.id]
+    assert failures == []                       # no order above relates these two
+    _edit(root / "rules/support_reason.yaml", "  - conflicting_evidence\n  - no_usable_evidence\n  - no_candidates\n",
+          "  - no_usable_evidence\n  - no_candidates\n  - conflicting_evidence\n")
+    text = (root / "rules/support_reason_acceptance.yaml").read_text(encoding="utf-8").splitlines()
+    line = next(i for i, t in enumerate(text, 1) if t.strip() == "- [conflicting_evidence, no_candidates]")
+    failures = [o for o in _failures(root) if ".order." in o.id]
+    assert [(o.file, o.line) for o in failures] == [("rules/support_reason_acceptance.yaml", line)]
+    assert "'conflicting_evidence' must come before 'no_candidates'" in failures[0].message
+
+
+def test_a_missing_state_and_a_missing_table_are_reported_at_their_lines(tmp_path):
+    root = _root(tmp_path)
+    req = root / "rules/finding_ledger_acceptance.yaml"
+    line = _edit(req, "      epistemic: [unassessed, provisional, supported, contested, refuted]",
+                 "      epistemic: [unassessed, provisional, supported, contested, refuted, disputed]")
+    table_line = _edit(req, "  - table: findings_vocabulary\n", "  - table: finding_vocabulary\n")
+    said = {o.id: o for o in _failures(root)}
+    assert set(said) == {"finding_ledger.acceptance:requires.finding_states.states.epistemic.disputed",
+                         "finding_ledger.acceptance:requires.finding_vocabulary"}
+    state = said["finding_ledger.acceptance:requires.finding_states.states.epistemic.disputed"]
+    assert state.line == line and "state 'disputed' is required in machine 'epistemic'" in state.message
+    table = said["finding_ledger.acceptance:requires.finding_vocabulary"]
+    assert table.line == table_line and "findings_vocabulary" in table.message
+
+
+def test_a_failing_check_points_at_the_test_that_failed(tmp_path):
+    root = _root(tmp_path)
+    _edit(root / "rules/support_reason.yaml", "  - no_candidates\n  - no_usable_evidence\n  - recorded_unresolved\n"
+          "  - required_slots_missing\n", "  - required_slots_missing\n  - no_usable_evidence\n"
+          "  - recorded_unresolved\n  - no_candidates\n")
+    text = (root / "rules/support_reason_acceptance.yaml").read_text(encoding="utf-8").splitlines()
+    start = text.index("  - id: g2-no-candidates-primary-is-no-candidates")
+    line = next(i for i, t in enumerate(text[start:], start + 1) if "{field: primary, eq: no_candidates}" in t)
+    failures = {o.id.split(":", 1)[1]: o for o in _failures(root)}
+    failure = failures["g2-no-candidates-primary-is-no-candidates"]
+    assert failure.line == line
+    assert failure.message == ('case insufficient-no-candidates-out-of-library: primary eq "no_candidates" '
+                               'did not hold; read "required_slots_missing"')
+    assert "requires.support_reason.order.2" in failures
+
+
+def test_a_check_on_a_missing_case_names_the_close_one(tmp_path):
+    root = _root(tmp_path)
+    line = _edit(root / "rules/support_reason_acceptance.yaml", "    case: conflicting-shenlun-count\n",
+                 "    case: conflicting-shenlun-cuont\n")
+    failure = next(o for o in _failures(root) if o.id.endswith("g1-conflicting-primary-is-conflicting-evidence-naming-the-slot"))
+    assert "case tests/cases/support_reason/conflicting-shenlun-cuont.json does not exist" in failure.message
+    assert "conflicting-shenlun-count" in failure.message and failure.line == line - 1
+
+
+def test_an_unknown_tool_fails_the_load_at_its_line(tmp_path):
+    root = _root(tmp_path)
+    line = _edit(root / "rules/support_reason_acceptance.yaml", "tool: explain_support\n", "tool: explain_suport\n")
+    with pytest.raises(RulesError) as caught:
+        load_rulebook(root, cache=False)
+    problem = caught.value.problems[0]
+    assert (problem.file, problem.line, problem.code) == ("rules/support_reason_acceptance.yaml", line, "unknown-tool")
+    assert "explain_support" in problem.hint
+
+
+def test_groundrules_test_runs_one_acceptance_table(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "test", "--table", "finding_ledger.acceptance"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    expected = sum(o.id.startswith("finding_ledger.acceptance:") for o in OUTCOMES.values())
+    assert out.stdout.strip().splitlines()[-1] == f"{expected} passed, 0 failed"
