@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from groundrules import canonical
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW_CODE = "many_candidates"
@@ -213,19 +212,25 @@ def test_each_edit_is_live(edited, tmp_path):
 
 
 def test_the_whole_suite_passes_in_the_copy(edited):
-    """The analyst's only other step: the reviewed snapshot update, which adds the new case alone."""
+    """The analyst's only other step: the reviewed snapshot update, which adds the new case (and the
+    new code to the enum a malformed context's detail quotes), nothing else."""
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "--snapshot-update", "-p", "no:cacheprovider"],
                          cwd=edited, env=_env(edited), capture_output=True, timeout=3600)
     tail = run.stdout.decode(errors="replace")[-3000:]
     assert run.returncode == 0, tail
-    changed = _changed_files(edited.parent / "snapshots-before", edited / "snapshots")
+    before, after = edited.parent / "snapshots-before", edited / "snapshots"
     corpus = "support_reason/test_support_corpus/test_support_reason_corpus_snapshot.json"
-    assert changed == [corpus], changed
-    old = json.loads((edited.parent / "snapshots-before" / corpus).read_text("utf-8"))
-    new = json.loads((edited / "snapshots" / corpus).read_text("utf-8"))
+    malformed = "support_reason/test_support_corpus/test_support_reason_malformed_snapshot.json"
+    assert set(_changed_files(before, after)) <= {corpus, malformed}
+    old, new = (json.loads((folder / corpus).read_text("utf-8")) for folder in (before, after))
     assert set(new) - set(old) == {NEW_CASE}
     assert {k: v for k, v in new.items() if k != NEW_CASE} == old
-    assert canonical.dumps(new[NEW_CASE]["reasons"][0]["code"]) == f'"{NEW_CODE}"'
+    assert [r["code"] for r in new[NEW_CASE]["reasons"]] == [NEW_CODE, "all_required_slots_supported"]
+    # a malformed context's detail quotes the contract's enum of codes: it gains the new one, nothing else
+    enum = '\\"engine_degraded\\", '                      # as the snapshot file spells it, inside a string
+    widened = (before / malformed).read_text("utf-8").replace(enum, enum + f'\\"{NEW_CODE}\\", ')
+    assert widened != (before / malformed).read_text("utf-8")
+    assert (after / malformed).read_text("utf-8") == widened
 
 
 def _changed_files(before: Path, after: Path) -> list[str]:
