@@ -34,27 +34,31 @@ def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, con
 
 def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
     """Every pattern's raw candidates. A pattern runs if the raw content holds one of its prefilter
-    words, and its text (the content through its fold, computed once per message and fold)
-    passes its gate (each test once per message); quotes, values and groups are always read from
-    the raw content."""
+    words and passes its gate (one census of each character set per message, shared by the
+    patterns); its regex then reads the content through its fold, computed once per message and
+    fold, only for a message that got this far. Quotes, values and groups are always read from the
+    raw content."""
     raws: list[Raw] = []
-    texts = {"": content}
-    gates: dict = {}
+    texts: dict = {}
+    census: dict = {}
     for p in patterns:
         if role not in p.roles or state not in p.states:
             continue
-        if p.prefilter and not any(map(content.__contains__, p.prefilter)):
+        if p.prefilter:
+            for word in p.prefilter:
+                if word in content:
+                    break
+            else:
+                continue
+        if p.gate and not _passes(p.gate, content, census):
             continue
         fold = p.fold
         if fold:
             text = texts.get(fold[0])
             if text is None:
                 text = texts[fold[0]] = fold[1](content)
-            fold = fold[0]
         else:
-            text, fold = content, ""
-        if p.gate and not _passes(p.gate, fold, text, gates):
-            continue
+            text = content
         try:                          # the scan, and a `matches` check, each within the table's budget
             for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
                 raws.append(_raw(p, message_id, content, start, end, value_span, groups))
@@ -63,15 +67,35 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     return raws
 
 
-def _passes(gate: tuple, fold: str, text: str, seen: dict) -> bool:
-    """Every test of the gate holds on the text; each answer is kept for the other patterns."""
-    for key, test in gate:
-        passed = seen.get((fold, key))
-        if passed is None:
-            passed = seen[(fold, key)] = test(text) is not None
-        if not passed:
-            return False
-    return True
+def _passes(gate: tuple, content: str, census: dict) -> bool:
+    """The content holds a run of `run` characters of the gate's set and `count` of them in all.
+    The set's runs are read once per message, and only as far as the question needs (a long text
+    answers after its first few runs)."""
+    key, runs, run, count = gate
+    seen = census.get(key)
+    if seen is None:
+        seen = census[key] = _Census(runs(content))
+    return seen.holds(run, count)
+
+
+class _Census:
+    """The runs of one character set in one message, read so far: the longest, and their total."""
+
+    __slots__ = ("runs", "longest", "total")
+
+    def __init__(self, runs):
+        self.runs, self.longest, self.total = runs, 0, 0
+
+    def holds(self, run: int, count: int) -> bool:
+        while self.longest < run or self.total < count:
+            m = next(self.runs, None)
+            if m is None:
+                return False
+            size = m.end() - m.start()
+            self.total += size
+            if size > self.longest:
+                self.longest = size
+        return True
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
