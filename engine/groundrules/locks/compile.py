@@ -29,7 +29,7 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # (key, census, run, count) the message must pass (enough characters of a set), or ()
+    gate: tuple              # (key, run, count, run test, count test) the message must pass, or ()
     start_group: str | None  # a named group (in a lookbehind) where the lock starts, else the match start
     value_group: str | None  # a named group the normalized value is derived from, else the whole quote
     roles: frozenset
@@ -220,12 +220,12 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
 
 
 def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
-    """prefilter_chars {chars, run?, count?} -> (key, census, run, count): the message holds `run`
-    consecutive characters of the set, and at least `count` of them in all. It is tested on the RAW
-    content, so a message that fails it is never folded: the set is widened by every character
-    the table's fold maps into it. `census` (a class repeated, written by the engine, linear in the
-    text, so it runs without a timeout) lists the set's runs once; the key lets patterns of every
-    table that ask about the same set share that one answer."""
+    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, count test): the message
+    holds `run` consecutive characters of the set, and at least `count` of them in all. It is
+    tested on the RAW content, so a message that fails it is never folded: the set is widened by
+    every character the table's fold maps into it. Both tests are regexes the engine writes itself
+    (a class repeated; an anchored possessive walk), linear in the text, so they run without a
+    timeout; the key (the set) lets the patterns of every table share what one test learned."""
     if spec is None:
         return ()
     if "run" not in spec and "count" not in spec:
@@ -239,8 +239,11 @@ def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold
         table = fold[1].table
         chars = "".join(c for c in chars if ord(c) not in table) + "".join(
             chr(raw) for raw, folded in table.items() if (folded if isinstance(folded, str) else chr(folded)) in chars)
-    key = as_class(chars)
-    return (key, regex.compile(key + "+").finditer, spec.get("run", 0), spec.get("count", 0))
+    cls = as_class(chars)
+    run, count = spec.get("run", 0), spec.get("count", 0)
+    run_test = regex.compile(cls + "{%d}" % run).search if run else None
+    count_test = regex.compile(r"\A(?:[^%s*+%s){%d}" % (cls[1:], cls, count)).match if count else None
+    return (cls, run, count, run_test, count_test)
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:

@@ -28,7 +28,8 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> list[dict]:
     book = _book(rulebook)
     vocabulary = _vocabulary(book)
     message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
-    return scan(_patterns(book)[role, state], message_id, role, state, content)
+    patterns = _patterns(book)[role, state]
+    return scan(patterns, message_id, role, state, content) if patterns else []
 
 
 def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[dict]:
@@ -45,7 +46,9 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[di
             raise GroundrulesError("DUPLICATE_MESSAGE_ID", "two messages share one id; lock ids would collide",
                                    message_id=message_id, index=index, first_index=seen[message_id])
         seen[message_id] = index
-        out += scan(patterns[role, state], message_id, role, state, content)
+        mine = patterns[role, state]
+        if mine:
+            out += scan(mine, message_id, role, state, content)
     return out
 
 

@@ -41,7 +41,7 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     raws: list[Raw] = []
     texts: dict = {}
     census: dict = {}
-    for p in patterns:
+    for p in patterns:                # the loop every message pays for: attributes read once each
         if role not in p.roles or state not in p.states:
             continue
         if p.prefilter:
@@ -69,33 +69,49 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
 
 def _passes(gate: tuple, content: str, census: dict) -> bool:
     """The content holds a run of `run` characters of the gate's set and `count` of them in all.
-    The set's runs are read once per message, and only as far as the question needs (a long text
-    answers after its first few runs)."""
-    key, runs, run, count = gate
-    seen = census.get(key)
-    if seen is None:
-        seen = census[key] = _Census(runs(content))
-    return seen.holds(run, count)
+    What each test learns about the set is kept for the message, so that one failed test answers
+    the stricter ones of other patterns (fewer than 10 digits: fewer than 16) without a scan."""
+    key, run, count, run_test, count_test = gate
+    known = census.get(key)
+    if known is None:
+        known = census[key] = _Census()
+    if count and not known.has_count(count, content, count_test):
+        return False
+    return not run or known.has_run(run, content, run_test)
 
 
 class _Census:
-    """The runs of one character set in one message, read so far: the longest, and their total."""
+    """Bounds on one character set in one message: at least / fewer than so many characters in
+    all, a run of / no run of so many in a row."""
 
-    __slots__ = ("runs", "longest", "total")
+    __slots__ = ("at_least", "fewer_than", "run_of", "no_run_of")
 
-    def __init__(self, runs):
-        self.runs, self.longest, self.total = runs, 0, 0
+    def __init__(self):
+        self.at_least, self.fewer_than, self.run_of, self.no_run_of = 0, 1 << 62, 0, 1 << 62
 
-    def holds(self, run: int, count: int) -> bool:
-        while self.longest < run or self.total < count:
-            m = next(self.runs, None)
-            if m is None:
-                return False
-            size = m.end() - m.start()
-            self.total += size
-            if size > self.longest:
-                self.longest = size
-        return True
+    def has_count(self, n: int, content: str, test) -> bool:
+        if n <= self.at_least:
+            return True
+        if n >= self.fewer_than:
+            return False
+        if test(content) is not None:
+            self.at_least = n
+            return True
+        self.fewer_than = n
+        self.no_run_of = min(self.no_run_of, n)       # a run of n would be n characters
+        return False
+
+    def has_run(self, n: int, content: str, test) -> bool:
+        if n <= self.run_of:
+            return True
+        if n >= self.no_run_of:
+            return False
+        if test(content) is not None:
+            self.run_of = n
+            self.at_least = max(self.at_least, n)
+            return True
+        self.no_run_of = n
+        return False
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
@@ -142,7 +158,10 @@ def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, 
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
     try:
-        out = resolve(list(given) + raw_scan(patterns, message_id, role, state, content), content)
+        raws = raw_scan(patterns, message_id, role, state, content)
+        if not raws and not given:            # most messages: nothing for the rules to read
+            return raws
+        out = resolve(list(given) + raws, content)
     except PatternTimeout as exc:
         raise GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
                                "unknown, not absent", message_id=message_id, pattern=exc.pattern,
