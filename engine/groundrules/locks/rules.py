@@ -58,6 +58,8 @@ class Rules:
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
     context: bool = False     # a row reads before / after
+    drop_tests: tuple = ()    # the rows' compiled tests, in the same order (read per candidate)
+    attempt_tests: tuple = ()
 
 
 NO_RULES = Rules()
@@ -119,7 +121,8 @@ def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
     if not drop and not attempt:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
-    return Rules(drop, attempt, context_chars, bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after"}))
+    return Rules(drop, attempt, context_chars, bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after"}),
+                 tuple(r.when.test for r in drop), tuple(r.when.test for r in attempt))
 
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
@@ -187,13 +190,14 @@ class Neighbours:
 
 def kept(raw: Raw, fact: dict) -> bool:
     """No drop row holds, and an invalid candidate satisfies an attempt row (if the pattern has any)."""
-    for row in raw.rules.drop:
-        if row.when.test(fact):
+    rules = raw.rules
+    for test in rules.drop_tests:
+        if test(fact):
             return False
-    if fact["valid"] or not raw.rules.attempt:
+    if fact["valid"] or not rules.attempt_tests:
         return True
-    for row in raw.rules.attempt:
-        if row.when.test(fact):
+    for test in rules.attempt_tests:
+        if test(fact):
             return True
     return False
 
