@@ -41,17 +41,23 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     raws: list[Raw] = []
     texts: dict = {}
     census: dict = {}
-    for p in patterns:                # the loop every message pays for: attributes read once each
+    for p in patterns:                # the loop every message pays for
         if role not in p.roles or state not in p.states:
             continue
-        if p.prefilter:
-            for word in p.prefilter:
+        words = p.prefilter
+        if words:
+            for word in words:
                 if word in content:
                     break
             else:
                 continue
-        if p.gate and not _passes(p.gate, content, census):
-            continue
+        gate = p.gate
+        if gate:
+            known = census.get(gate[0])
+            if known is None:
+                known = census[gate[0]] = _Census(content)
+            if not known.passes(gate):
+                continue
         fold = p.fold
         if fold:
             text = texts.get(fold[0])
@@ -67,51 +73,38 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     return raws
 
 
-def _passes(gate: tuple, content: str, census: dict) -> bool:
-    """The content holds a run of `run` characters of the gate's set and `count` of them in all.
-    What each test learns about the set is kept for the message, so that one failed test answers
-    the stricter ones of other patterns (fewer than 10 digits: fewer than 16) without a scan."""
-    key, run, count, run_test, count_test = gate
-    known = census.get(key)
-    if known is None:
-        known = census[key] = _Census()
-    if count and not known.has_count(count, content, count_test):
-        return False
-    return not run or known.has_run(run, content, run_test)
-
-
 class _Census:
-    """Bounds on one character set in one message: at least / fewer than so many characters in
-    all, a run of / no run of so many in a row."""
+    """What the gates learned about one character set in one message: at least / fewer than so
+    many of its characters in all, a run of / no run of so many in a row. A gate (key, run, count,
+    run test, count test) holds when the message has `count` of them and `run` in a row; one
+    failed test answers the stricter ones of other patterns (fewer than 10 digits: fewer than
+    16) without a scan."""
 
-    __slots__ = ("at_least", "fewer_than", "run_of", "no_run_of")
+    __slots__ = ("content", "at_least", "fewer_than", "run_of", "no_run_of")
 
-    def __init__(self):
+    def __init__(self, content: str):
+        self.content = content
         self.at_least, self.fewer_than, self.run_of, self.no_run_of = 0, 1 << 62, 0, 1 << 62
 
-    def has_count(self, n: int, content: str, test) -> bool:
-        if n <= self.at_least:
-            return True
-        if n >= self.fewer_than:
-            return False
-        if test(content) is not None:
-            self.at_least = n
-            return True
-        self.fewer_than = n
-        self.no_run_of = min(self.no_run_of, n)       # a run of n would be n characters
-        return False
-
-    def has_run(self, n: int, content: str, test) -> bool:
-        if n <= self.run_of:
-            return True
-        if n >= self.no_run_of:
-            return False
-        if test(content) is not None:
-            self.run_of = n
-            self.at_least = max(self.at_least, n)
-            return True
-        self.no_run_of = n
-        return False
+    def passes(self, gate: tuple) -> bool:
+        _, run, count, run_test, count_test = gate
+        if count > self.at_least:
+            if count >= self.fewer_than:
+                return False
+            if count_test(self.content) is None:
+                self.fewer_than = count
+                self.no_run_of = min(self.no_run_of, count)     # a run of n would be n characters
+                return False
+            self.at_least = count
+        if run > self.run_of:
+            if run >= self.no_run_of:
+                return False
+            if run_test(self.content) is None:
+                self.no_run_of = run
+                return False
+            self.run_of = run
+            self.at_least = max(self.at_least, run)
+        return True
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
