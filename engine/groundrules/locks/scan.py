@@ -39,8 +39,7 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     fold, only for a message that got this far. Quotes, values and groups are always read from the
     raw content."""
     raws: list[Raw] = []
-    texts: dict = {}
-    census: dict = {}
+    texts = census = None             # made on first use: most messages never need them
     for p in patterns:                # the loop every message pays for
         if role not in p.roles or state not in p.states:
             continue
@@ -53,6 +52,8 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
                 continue
         gate = p.gate
         if gate:
+            if census is None:
+                census = {}
             known = census.get(gate[0])
             if known is None:
                 known = census[gate[0]] = _Census(content)
@@ -60,6 +61,8 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
                 continue
         fold = p.fold
         if fold:
+            if texts is None:
+                texts = {}
             text = texts.get(fold[0])
             if text is None:
                 text = texts[fold[0]] = fold[1](content)
