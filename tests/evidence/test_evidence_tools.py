@@ -155,3 +155,14 @@ def test_seed003_a_mapped_record_is_refused_as_its_internal_shape_is_and_nothing
         code(service.call("append_evidence", {"record": no_role}, AGENT))
     assert code(service.call("append_evidence", {"record": {"content": TEXT}}, AGENT)) == "PAYLOAD_INVALID"
     assert ok(service.call("get_evidence", {}, AGENT))["records"] == []
+
+
+def test_seed003_fold_ledger_refuses_a_now_before_what_the_ledger_observed(service):
+    """The ledger stamps observed_at when the host gives none (its clock: 2024-05-01T10:00); a fold
+    at an earlier now would rest on evidence that did not yet exist."""
+    lock_ids = [r["id"] for r in append(service)[1:]]
+    envelope = service.call("fold_ledger", {"now": "2024-05-01T09:59:59+08:00",
+                                            "interpretations": interpretation(lock_ids)}, AGENT)
+    assert code(envelope) == "OBSERVED_AFTER_NOW" and envelope["error"]["retry"] == "fix_input"
+    assert ok(service.call("fold_ledger", {"now": "2024-05-01T10:00:00+08:00",
+                                           "interpretations": interpretation(lock_ids)}, AGENT))["state"]
