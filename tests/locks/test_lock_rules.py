@@ -255,6 +255,13 @@ def test_a_broken_rule_fails_the_load_at_file_line(tmp_path, old, new, code, at)
     assert (code, line_of(text, at, nth)) in problems(tmp_path, text)
 
 
+def test_a_gate_whose_characters_the_fold_maps_away_fails_the_load(tmp_path):
+    """prefilter_chars of full-width digits under the fullwidth_digits fold: no message could pass."""
+    text = TICKETS.replace("context_chars: 6", "context_chars: 6\nfold: [fullwidth_digits]").replace(
+        "    value_group: number\n", "    value_group: number\n    prefilter_chars: {chars: \"０１２\", count: 3}\n", 1)
+    assert ("gate-never-passes", line_of(text, "prefilter_chars")) in problems(tmp_path, text)
+
+
 def test_a_rule_needs_examples_on_both_sides(tmp_path):
     """A rule whose examples never show it holding (or never show it failing) fails `groundrules test`
     at the rule's line: it is exercised neither way, so nobody knows it works."""

@@ -239,6 +239,11 @@ def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold
         table = fold[1].table
         chars = "".join(c for c in chars if ord(c) not in table) + "".join(
             chr(raw) for raw, folded in table.items() if (folded if isinstance(folded, str) else chr(folded)) in chars)
+        if not chars:
+            faults.append(Fault("gate-never-passes", "the table's fold maps every character of prefilter_chars "
+                                "to another one, so no message would pass and the pattern would never run",
+                                where + ("chars",), "name the characters the fold maps them to"))
+            return ()
     cls = as_class(chars)
     run, count = spec.get("run", 0), spec.get("count", 0)
     run_test = regex.compile(cls + "{%d}" % run).search if run else None
