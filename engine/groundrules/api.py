@@ -100,8 +100,9 @@ def _finding_tool(name: str) -> Callable:
 
 
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    record, ledger = a["record"], service.evidence
-    if record["type"] == "message":              # a message is never stored without its locks
+    ledger = service.evidence
+    record = ledger.shaped(a["record"])          # seed 003's record shape, mapped as fold() maps it
+    if record.get("type") == "message":          # a message is never stored without its locks
         return {"records": ledger.append_message(record, project=project)}
     return {"records": [ledger.append(record, project=project)]}
 

@@ -121,3 +121,48 @@ def test_fold_for_one_subject_takes_its_records_and_their_locks(service):
 def test_without_an_evidence_ledger_the_tools_say_so(rulebook):
     bare = Service(rulebook)
     assert code(bare.call("get_evidence", {}, AGENT)) == "NOT_CONFIGURED"
+
+
+SEED_RECORD = {  # §二's evidence record, literally as the seed writes it (its §三 sentence as the quote)
+    "id": "E07", "source": "user", "timestamp": "2024-05-01T10:03:00+08:00", "turn": 3, "scope": "demand_1",
+    "quote": TEXT, "locator": {"message_id": "m_31"}}
+
+
+def test_seed003_the_seeds_record_shape_is_mapped_on_append_as_fold_maps_it(service, rulebook):
+    """§二: a host appending the seed's record through append_evidence gets the mapping of
+    rules/seed_shapes.yaml that fold() applies, and the message's locks point at its message id."""
+    given = dict(SEED_RECORD, locator=dict(SEED_RECORD["locator"]))
+    stored = ok(service.call("append_evidence", {"record": given}, AGENT))["records"]
+    assert given == SEED_RECORD                                      # the caller's record is not changed
+    [shapes] = rulebook.of_kind("shape_map")
+    mapped = shapes.record(SEED_RECORD)
+    assert mapped != SEED_RECORD and {k: v for k, v in stored[0].items() if k != "recorded_at"} == mapped
+    expected = lock({"id": mapped["message_id"], "role": mapped["role"], "state": mapped["state"],
+                     "content": mapped["content"]}, rulebook)
+    assert expected and [r["lock"] for r in stored[1:]] == expected
+    events = [{"id": "e1", "type": "set", "slot": "wechat", "value": "wx_wang01", "evidence": [stored[1]["id"]]}]
+    interps = [{"id": "I1", "events": events, "dispositions": [{"lock": stored[1]["id"], "slot": "wechat"}]}]
+    from_ledger = ok(service.call("fold_ledger", {"now": NOW, "interpretations": interps}, AGENT))
+    from_seed = ok(service.call("fold_evidence", {"now": NOW, "records": [SEED_RECORD] + [
+        {"id": r["id"], "type": "lock", "lock": r["lock"]} for r in stored[1:]], "interpretations": interps}, AGENT))
+    assert from_ledger["state"] == from_seed["state"] and "demand_1" in from_seed["state"]["scopes"]
+
+
+def test_seed003_a_mapped_record_is_refused_as_its_internal_shape_is_and_nothing_is_written(service):
+    no_source = {k: v for k, v in SEED_RECORD.items() if k != "source"}
+    no_role = {"type": "message", "state": "sent", "content": TEXT, "message_id": "m_31"}
+    assert code(service.call("append_evidence", {"record": no_source}, AGENT)) == \
+        code(service.call("append_evidence", {"record": no_role}, AGENT))
+    assert code(service.call("append_evidence", {"record": {"content": TEXT}}, AGENT)) == "PAYLOAD_INVALID"
+    assert ok(service.call("get_evidence", {}, AGENT))["records"] == []
+
+
+def test_seed003_fold_ledger_refuses_a_now_before_what_the_ledger_observed(service):
+    """The ledger stamps observed_at when the host gives none (its clock: 2024-05-01T10:00); a fold
+    at an earlier now would rest on evidence that did not yet exist."""
+    lock_ids = [r["id"] for r in append(service)[1:]]
+    envelope = service.call("fold_ledger", {"now": "2024-05-01T09:59:59+08:00",
+                                            "interpretations": interpretation(lock_ids)}, AGENT)
+    assert code(envelope) == "OBSERVED_AFTER_NOW" and envelope["error"]["retry"] == "fix_input"
+    assert ok(service.call("fold_ledger", {"now": "2024-05-01T10:00:00+08:00",
+                                           "interpretations": interpretation(lock_ids)}, AGENT))["state"]

@@ -291,3 +291,16 @@ def test_seed003_an_activity_event_cites_raw_evidence_like_any_other(rulebook):
     payload = copy.deepcopy(ACTIVITY)
     payload["records"][0]["state"] = "draft"          # a draft question was never asked
     assert outcome(payload, rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"
+
+
+def test_seed003_the_state_at_now_rests_only_on_what_was_observed_by_now(rulebook):
+    """§六: 什么时候被观察到 is one of evidence's scopes. A fold gives the state at `now`; a record
+    observed later did not yet exist, so the payload is refused (OBSERVED_AFTER_NOW, fix_input)
+    rather than the record being used, or silently dropped. Observed exactly at now is in time."""
+    later = copy.deepcopy(SEED_SHAPED)
+    later["records"][1]["timestamp"] = "2024-05-01T12:00:01+08:00"       # one second after now
+    error = outcome(later, rulebook)["error"]
+    assert (error["code"], error["retry"], error["at"]) == ("OBSERVED_AFTER_NOW", "fix_input", "records[1].observed_at")
+    at_now = copy.deepcopy(SEED_SHAPED)
+    at_now["records"][1]["timestamp"] = at_now["now"]
+    assert slots(outcome(at_now, rulebook))["region"]["value"] == "B 地"

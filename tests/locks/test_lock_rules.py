@@ -131,6 +131,43 @@ def test_prefilter_chars_skips_a_message_without_enough_characters_of_the_set(tm
     assert lock({"id": "m", "role": "user", "content": text}, book(tmp_path, codes=None))   # ungated: found
 
 
+@pytest.mark.parametrize("gate, text, found", [
+    ("{chars: \"{d}\", run: 6}", "#１２３４５６", True), ("{chars: \"{d}\", run: 6}", "#１２３ ４５６", False),
+    ("{chars: \"{d}\", count: 6}", "#１２３ 456", True), ("{chars: \"{d}\", count: 6}", "#１２３ 45", False),
+    ("{chars: \"{d}\", run: 3, count: 6}", "#12３ ４５", False), ("{chars: \"{d}\", run: 3, count: 6}", "#12３ ４５6", True),
+])
+def test_prefilter_chars_counts_what_the_fold_reads_as_the_set(tmp_path, gate, text, found):
+    """The gate reads the message as the table's fold does: a full-width digit is a digit."""
+    folded = TICKETS.replace("context_chars: 6", "context_chars: 6\nfold: [fullwidth_digits]")
+    gated = folded.replace("    value_group: number\n", f"    value_group: number\n    prefilter_chars: {gate}\n")
+    b = book(tmp_path, tickets=gated, codes=None)
+    assert bool(lock({"id": "m", "role": "user", "content": text}, b)) is found
+    assert lock({"id": "m", "role": "user", "content": text}, book(tmp_path, tickets=folded, codes=None))
+
+
+def test_gates_of_several_patterns_on_one_set_agree_with_each_alone(tmp_path):
+    """What one gate learned about a message (fewer than 6 digits) answers another pattern's gate
+    on the same set; each pattern still gets exactly the locks it gets alone."""
+    two = TICKETS.replace("    value_group: number\n", "    value_group: number\n    prefilter_chars: {chars: \"{d}\", count: 4}\n", 1)
+    two = two.replace("drop:", """  - id: long
+    kind: ticket
+    regex: '(?<!{d}){d}{6}(?!{d})'
+    prefilter_chars: {chars: "{d}", run: 6, count: 6}
+    counts_in: {roles: [user], states: [sent]}
+    normalize: []
+    validate: []
+    examples:
+      - text: "123456"
+        locks: [{quote: "123456", start: 0, end: 6, normalized_value: "123456", valid: true}]
+      - text: "12345"
+        locks: []
+drop:""", 1)
+    b = book(tmp_path, tickets=two, codes=None)
+    for text, patterns in (("#123", []), ("#123 4", ["tickets.ticket"]), ("#123456", ["tickets.ticket", "tickets.long"]),
+                           ("#123 456", ["tickets.ticket"])):
+        assert [c["pattern"] for c in lock({"id": "m", "role": "user", "content": text}, b)] == patterns, text
+
+
 def test_a_drop_rule_reads_other_tables_candidates(tmp_path):
     b = book(tmp_path)
     assert quotes("C123-456", b) == [("code", "C123-456", "123456", True)]
@@ -216,6 +253,13 @@ def test_a_broken_rule_fails_the_load_at_file_line(tmp_path, old, new, code, at)
     text = TICKETS.replace(old, new, 1)
     nth = 2 if code == "duplicate-rule-id" else 1
     assert (code, line_of(text, at, nth)) in problems(tmp_path, text)
+
+
+def test_a_gate_whose_characters_the_fold_maps_away_fails_the_load(tmp_path):
+    """prefilter_chars of full-width digits under the fullwidth_digits fold: no message could pass."""
+    text = TICKETS.replace("context_chars: 6", "context_chars: 6\nfold: [fullwidth_digits]").replace(
+        "    value_group: number\n", "    value_group: number\n    prefilter_chars: {chars: \"０１２\", count: 3}\n", 1)
+    assert ("gate-never-passes", line_of(text, "prefilter_chars")) in problems(tmp_path, text)
 
 
 def test_a_rule_needs_examples_on_both_sides(tmp_path):

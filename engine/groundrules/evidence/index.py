@@ -2,7 +2,7 @@
 
 One pass over the records in ledger order: ids are unique across all three namespaces, a lock
 points into an earlier message and quotes it exactly, a derived record names earlier records, every
-timestamp is a real instant. Each record's source class (merge.yaml `sources`) and validity window
+timestamp is a real instant, and no record was observed after the fold's now. Each record's source class (merge.yaml `sources`) and validity window
 are computed here, once, so the fold never re-reads a record.
 """
 from __future__ import annotations
@@ -63,6 +63,10 @@ class LedgerIndex:
                 times[key] = parse(record[key])
                 if times[key] is None:
                     raise self.refusals.error("PAYLOAD_INVALID", problem=f"{at}.{key}: not a real date and time")
+        observed = times.get("observed_at")
+        if observed is not None and observed > self.now:
+            raise self.refusals.error("OBSERVED_AFTER_NOW", at=f"{at}.observed_at", observed_at=record["observed_at"],
+                                      now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
         kind = record["type"]
         if kind == "message":

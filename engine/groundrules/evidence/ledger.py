@@ -48,6 +48,14 @@ class EvidenceLedger:
         self.store.close()
 
     # -- appending ------------------------------------------------------------------------------
+    def shaped(self, record: Any, position: int = 0) -> Any:
+        """`record` in the internal shape: one written as seed 003 writes it (source, timestamp,
+        scope, quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
+        the same mapping fold() applies; any other record is returned as it came."""
+        for shapes in self._book.of_kind("shape_map"):
+            record = shapes.record(record, position)
+        return record
+
     def append(self, record: dict, *, project: str | None = None) -> dict:
         """Check one record and append it; returns it as stored (with id, observed_at, recorded_at)."""
         return self.append_all([record], project=project)[0]
@@ -55,6 +63,7 @@ class EvidenceLedger:
     def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
         """Append a message record and its lock records in one step. `locks` defaults to
         `groundrules.lock` over the message, so a stored message never lacks its locks."""
+        message = self.shaped(message)
         if isinstance(message, dict) and "id" not in message:
             message = dict(message, id=self._ids())           # the locks point at the id it will have
         if locks is None:
@@ -87,7 +96,7 @@ class EvidenceLedger:
     def _prepare(self, raw: Any, now: str, at: str) -> dict:
         if not isinstance(raw, dict):
             raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is an object")
-        record = dict(raw)
+        record = dict(self.shaped(raw))
         record.setdefault("id", self._ids())
         record.setdefault("observed_at", now)
         record["recorded_at"] = now

@@ -64,6 +64,11 @@ class ShapeMap:
             out["interpretations"] = [self._interp(i) for i in interps]
         return out
 
+    def record(self, item: Any, position: int = 0) -> Any:
+        """One record in the internal shape (a new object when a shape applies): what the ledger's
+        append path stores, so that a host appending the seed's record gets what fold() reads."""
+        return self._one("records", item, position)
+
     def _interp(self, interp: Any) -> Any:
         if type(interp) is not dict or type(interp.get("events")) is not list:
             return interp

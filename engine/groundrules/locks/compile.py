@@ -29,7 +29,7 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # ((key, test), ...) the message must pass: enough characters of a set
+    gate: tuple              # (key, run, count, run test, count test) the message must pass, or ()
     start_group: str | None  # a named group (in a lookbehind) where the lock starts, else the match start
     value_group: str | None  # a named group the normalized value is derived from, else the whole quote
     roles: frozenset
@@ -219,11 +219,13 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
                                     at, did_you_mean(reason, reasons)))
 
 
-def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> tuple:
-    """prefilter_chars {chars, run?, count?} -> ((key, test), ...): the message holds `run`
-    consecutive characters of the set, and at least `count` of them in all. Both are regexes the
-    engine writes itself (a class repeated; an anchored walk), linear in the text, so they run
-    without a timeout; each is keyed so that patterns asking the same question share one answer."""
+def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
+    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, count test): the message
+    holds `run` consecutive characters of the set, and at least `count` of them in all. It is
+    tested on the RAW content, so a message that fails it is never folded: the set is widened by
+    every character the table's fold maps into it. Both tests are regexes the engine writes itself
+    (a class repeated; an anchored possessive walk), linear in the text, so they run without a
+    timeout; the key (the set) lets the patterns of every table share what one test learned."""
     if spec is None:
         return ()
     if "run" not in spec and "count" not in spec:
@@ -233,15 +235,20 @@ def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault]) -> t
     chars = expand(spec["chars"], sets, where + ("chars",), faults, literal=True)
     if chars is None:
         return ()
+    if fold:                  # the raw characters that read as one of the set through the fold
+        table = fold[1].table
+        chars = "".join(c for c in chars if ord(c) not in table) + "".join(
+            chr(raw) for raw, folded in table.items() if (folded if isinstance(folded, str) else chr(folded)) in chars)
+        if not chars:
+            faults.append(Fault("gate-never-passes", "the table's fold maps every character of prefilter_chars "
+                                "to another one, so no message would pass and the pattern would never run",
+                                where + ("chars",), "name the characters the fold maps them to"))
+            return ()
     cls = as_class(chars)
-    tests = []
-    if "run" in spec:
-        source = cls + "{%d}" % spec["run"]
-        tests.append((source, regex.compile(source).search))
-    if "count" in spec:
-        source = r"\A(?:[^%s*%s){%d}" % (cls[1:], cls, spec["count"])
-        tests.append((source, regex.compile(source).match))
-    return tuple(tests)
+    run, count = spec.get("run", 0), spec.get("count", 0)
+    run_test = regex.compile(cls + "{%d}" % run).search if run else None
+    count_test = regex.compile(r"\A(?:[^%s*+%s){%d}" % (cls[1:], cls, count)).match if count else None
+    return (cls, run, count, run_test, count_test)
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:
@@ -283,7 +290,7 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
             faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
-    gate = _gate(raw.get("prefilter_chars"), sets, where + ("prefilter_chars",), faults)
+    gate = _gate(raw.get("prefilter_chars"), sets, where + ("prefilter_chars",), faults, fold)
     normalize = compile_normalizers(_expand_args(raw["normalize"], "chars", sets, where + ("normalize",),
                                                  faults, True), where + ("normalize",), faults)
     checks = compile_checks(_expand_args(raw["validate"], "regex", sets, where + ("validate",), faults, False),

@@ -26,8 +26,10 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> list[dict]:
     and a rulebook whose evidence contract lacks the message vocabulary with RULEBOOK_INCOMPLETE;
     never raises anything else."""
     book = _book(rulebook)
-    message_id, role, state, content = _checked(message, _vocabulary(book))
-    return _lock(message_id, role, state, content, _patterns(book))
+    vocabulary = _vocabulary(book)
+    message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
+    patterns = _patterns(book)[role, state]
+    return scan(patterns, message_id, role, state, content) if patterns else []
 
 
 def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[dict]:
@@ -39,17 +41,15 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[di
     seen: dict = {}
     out: list[dict] = []
     for index, message in enumerate(messages):
-        message_id, role, state, content = _checked(message, vocabulary, index)
+        message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary, index)
         if message_id in seen:
             raise GroundrulesError("DUPLICATE_MESSAGE_ID", "two messages share one id; lock ids would collide",
                                    message_id=message_id, index=index, first_index=seen[message_id])
         seen[message_id] = index
-        out += _lock(message_id, role, state, content, patterns)
+        mine = patterns[role, state]
+        if mine:
+            out += scan(mine, message_id, role, state, content)
     return out
-
-
-def _lock(message_id: str, role: str, state: str, content: str, patterns: tuple) -> list[dict]:
-    return scan(patterns, message_id, role, state, content)
 
 
 def _book(rulebook: "Rulebook | None") -> "Rulebook":
@@ -59,23 +59,58 @@ def _book(rulebook: "Rulebook | None") -> "Rulebook":
     return rulebook
 
 
-def _patterns(rulebook: "Rulebook") -> tuple:
-    # flattening costs a third of a typical lock() call, so it is done once per rulebook
-    return rulebook.memoized("locks.patterns", lambda: tuple(
-        p for table in rulebook.of_kind("lock_patterns") for p in table.patterns))
+def _patterns(rulebook: "Rulebook") -> dict:
+    """{(role, state): the patterns of every lock table that count in it}, filled on demand: a
+    message is only ever offered the patterns that may read it (flattening the tables costs a third
+    of a typical lock() call, so it is done once per rulebook)."""
+    try:
+        return rulebook.memo["locks.patterns"]
+    except KeyError:
+        every = tuple(p for table in rulebook.of_kind("lock_patterns") for p in table.patterns)
+        return rulebook.memoized("locks.patterns", lambda: _ByRole(every))
+
+
+class _ByRole(dict):
+    def __init__(self, patterns: tuple):
+        super().__init__()
+        self.patterns = patterns
+
+    def __missing__(self, key: tuple) -> tuple:
+        role, state = key
+        found = self[key] = tuple(p for p in self.patterns if role in p.roles and state in p.states)
+        return found
 
 
 def _vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
     """(roles, states) a message may have. They are the evidence contract's, not constants here, so
     lock(), the lock tables' counts_in and the ledger's message records can never disagree."""
-    def build() -> tuple[tuple, tuple]:
-        defs = (rulebook.schemas.get(CONTRACT) or {}).get("$defs", {})
-        try:
-            return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
-        except (KeyError, TypeError):
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", f"schemas/{CONTRACT} must define $defs message_role "
-                                   "and message_state (enums)", kind="schema") from None
-    return rulebook.memoized("locks.vocabulary", build)
+    try:
+        return rulebook.memo["locks.vocabulary"]
+    except KeyError:
+        return rulebook.memoized("locks.vocabulary", lambda: _read_vocabulary(rulebook))
+
+
+def _read_vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
+    defs = (rulebook.schemas.get(CONTRACT) or {}).get("$defs", {})
+    try:
+        return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
+    except (KeyError, TypeError):
+        raise GroundrulesError("RULEBOOK_INCOMPLETE", f"schemas/{CONTRACT} must define $defs message_role "
+                               "and message_state (enums)", kind="schema") from None
+
+
+def _well_formed(message: Any, vocabulary: tuple[tuple, tuple]) -> tuple[str, str, str, str] | None:
+    """The fields of a message that passes every check of `_checked`, else None (which then says
+    why): one test per field, with no error built, for the messages that are fine."""
+    if type(message) is not dict:
+        return None
+    message_id, role, content = message.get("id"), message.get("role"), message.get("content")
+    state = message.get("state", DEFAULT_STATE)
+    roles, states = vocabulary
+    if (type(message_id) is str and message_id and type(content) is str and role in roles and state in states
+            and (message_id.isascii() or encodable(message_id)) and (content.isascii() or encodable(content))):
+        return message_id, role, state, content
+    return None
 
 
 def _checked(message: Any, vocabulary: tuple[tuple, tuple], index: int | None = None) -> tuple[str, str, str, str]:

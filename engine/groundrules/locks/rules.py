@@ -51,7 +51,8 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """The rows one pattern obeys, in table order."""
+    """The rows one pattern obeys, in table order, as their compiled `when` tests (read per
+    candidate, so no property is looked up there)."""
 
     drop: tuple = ()
     attempt: tuple = ()
@@ -119,7 +120,8 @@ def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
     if not drop and not attempt:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
-    return Rules(drop, attempt, context_chars, bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after"}))
+    return Rules(tuple(r.when.test for r in drop), tuple(r.when.test for r in attempt), context_chars,
+                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after"}))
 
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
@@ -187,13 +189,14 @@ class Neighbours:
 
 def kept(raw: Raw, fact: dict) -> bool:
     """No drop row holds, and an invalid candidate satisfies an attempt row (if the pattern has any)."""
-    for row in raw.rules.drop:
-        if row.when.test(fact):
+    rules = raw.rules
+    for test in rules.drop:
+        if test(fact):
             return False
-    if fact["valid"] or not raw.rules.attempt:
+    if fact["valid"] or not rules.attempt:
         return True
-    for row in raw.rules.attempt:
-        if row.when.test(fact):
+    for test in rules.attempt:
+        if test(fact):
             return True
     return False
 

@@ -34,27 +34,40 @@ def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, con
 
 def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
     """Every pattern's raw candidates. A pattern runs if the raw content holds one of its prefilter
-    words, and its text (the content through its fold, computed once per message and fold)
-    passes its gate (each test once per message); quotes, values and groups are always read from
-    the raw content."""
+    words and passes its gate (one census of each character set per message, shared by the
+    patterns); its regex then reads the content through its fold, computed once per message and
+    fold, only for a message that got this far. Quotes, values and groups are always read from the
+    raw content."""
     raws: list[Raw] = []
-    texts = {"": content}
-    gates: dict = {}
-    for p in patterns:
+    texts = census = None             # made on first use: most messages never need them
+    for p in patterns:                # the loop every message pays for
         if role not in p.roles or state not in p.states:
             continue
-        if p.prefilter and not any(map(content.__contains__, p.prefilter)):
-            continue
+        words = p.prefilter
+        if words:
+            for word in words:
+                if word in content:
+                    break
+            else:
+                continue
+        gate = p.gate
+        if gate:
+            if census is None:
+                census = {}
+            known = census.get(gate[0])
+            if known is None:
+                known = census[gate[0]] = _Census(content)
+            if not known.passes(gate):
+                continue
         fold = p.fold
         if fold:
+            if texts is None:
+                texts = {}
             text = texts.get(fold[0])
             if text is None:
                 text = texts[fold[0]] = fold[1](content)
-            fold = fold[0]
         else:
-            text, fold = content, ""
-        if p.gate and not _passes(p.gate, fold, text, gates):
-            continue
+            text = content
         try:                          # the scan, and a `matches` check, each within the table's budget
             for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
                 raws.append(_raw(p, message_id, content, start, end, value_span, groups))
@@ -63,15 +76,38 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     return raws
 
 
-def _passes(gate: tuple, fold: str, text: str, seen: dict) -> bool:
-    """Every test of the gate holds on the text; each answer is kept for the other patterns."""
-    for key, test in gate:
-        passed = seen.get((fold, key))
-        if passed is None:
-            passed = seen[(fold, key)] = test(text) is not None
-        if not passed:
-            return False
-    return True
+class _Census:
+    """What the gates learned about one character set in one message: at least / fewer than so
+    many of its characters in all, a run of / no run of so many in a row. A gate (key, run, count,
+    run test, count test) holds when the message has `count` of them and `run` in a row; one
+    failed test answers the stricter ones of other patterns (fewer than 10 digits: fewer than
+    16) without a scan."""
+
+    __slots__ = ("content", "at_least", "fewer_than", "run_of", "no_run_of")
+
+    def __init__(self, content: str):
+        self.content = content
+        self.at_least, self.fewer_than, self.run_of, self.no_run_of = 0, 1 << 62, 0, 1 << 62
+
+    def passes(self, gate: tuple) -> bool:
+        _, run, count, run_test, count_test = gate
+        if count > self.at_least:
+            if count >= self.fewer_than:
+                return False
+            if count_test(self.content) is None:
+                self.fewer_than = count
+                self.no_run_of = min(self.no_run_of, count)     # a run of n would be n characters
+                return False
+            self.at_least = count
+        if run > self.run_of:
+            if run >= self.no_run_of:
+                return False
+            if run_test(self.content) is None:
+                self.no_run_of = run
+                return False
+            self.run_of = run
+            self.at_least = max(self.at_least, run)
+        return True
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
@@ -118,7 +154,10 @@ def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, 
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
     try:
-        out = resolve(list(given) + raw_scan(patterns, message_id, role, state, content), content)
+        raws = raw_scan(patterns, message_id, role, state, content)
+        if not raws and not given:            # most messages: nothing for the rules to read
+            return raws
+        out = resolve(list(given) + raws, content)
     except PatternTimeout as exc:
         raise GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
                                "unknown, not absent", message_id=message_id, pattern=exc.pattern,
