@@ -61,12 +61,18 @@ class Tool:
 
 @dataclass(frozen=True)
 class Listing:
-    """What a transport shows of a tool: its name, description and the two JSON Schemas."""
+    """What a transport shows of a tool: its name, description and JSON Schemas. `output_schema`
+    (what MCP lists) states the envelope's contract and carries the data's under `$defs/data`
+    without referring to it: an MCP client validates every result against the listed schema (the
+    SDK with pure-Python jsonschema, per call), and the deep walk of the data cost more client time
+    than the server spent answering. `output_contract` is the whole contract, data included, that
+    our tests hold every answer to."""
 
     name: str
     description: str
     input_schema: dict
     output_schema: dict
+    output_contract: dict
 
 
 # ----------------------------------------------------------------------------- the tools
@@ -180,12 +186,17 @@ class Service:
         def build() -> Listing:
             ref = f"{TOOL_SCHEMAS}{name}{SUFFIX}"
             document = self.book.schemas.get(ref)
-            output = bundle(self.book.schemas, "envelope.v1.schema.json#/$defs/envelope")
+            envelope = bundle(self.book.schemas, "envelope.v1.schema.json#/$defs/envelope")
             data = bundle(self.book.schemas, f"{ref}#/$defs/data")
-            output.setdefault("$defs", {}).update(data.pop("$defs", {}))
-            output["properties"]["data"] = {"anyOf": [{"type": "null"}, data]}
+            defs = {**envelope.pop("$defs", {}), **data.pop("$defs", {})}
+            contract = dict(envelope, properties=dict(envelope["properties"], data={"anyOf": [{"type": "null"}, data]}),
+                            **{"$defs": defs})
+            described = dict(envelope["properties"]["data"])
+            described["description"] += f"; its contract when ok is #/$defs/data ({ref}#/$defs/data)"
+            listed = dict(envelope, properties=dict(envelope["properties"], data=described),
+                          **{"$defs": {**defs, "data": data}})
             return Listing(name, document.get("description", ""),
-                           bundle(self.book.schemas, f"{ref}#/$defs/input"), output)
+                           bundle(self.book.schemas, f"{ref}#/$defs/input"), listed, contract)
         return self.book.memoized(("listing", name), build)
 
     # -- the checks, in order -------------------------------------------------------------------
