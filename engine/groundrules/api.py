@@ -125,7 +125,11 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.fold(a["interpretations"], a["now"], project=project, subject=a.get("subject"))
+    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"))
+
+
+def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return service.evidence.append_interpretation(a["interpretation"], project=project)
 
 
 FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
@@ -139,6 +143,7 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("get_evidence", "evidence", _get_evidence, quick=True),
     Tool("redact_evidence", "evidence", _redact_evidence),
     Tool("fold_ledger", "evidence", _fold_ledger),
+    Tool("append_interpretation", "evidence", _append_interpretation),
     Tool("explain_support", "", _explain),
     Tool("lock_message", "", _lock),
     Tool("fold_evidence", "", _fold),
