@@ -60,12 +60,18 @@ class Tool:
 
 @dataclass(frozen=True)
 class Listing:
-    """What a transport shows of a tool: its name, description and the two JSON Schemas."""
+    """What a transport shows of a tool: its name, description and JSON Schemas. `output_schema`
+    (what MCP lists) states the envelope's contract and carries the data's under `$defs/data`
+    without referring to it: an MCP client validates every result against the listed schema (the
+    SDK with pure-Python jsonschema, per call), and the deep walk of the data cost more client time
+    than the server spent answering. `output_contract` is the whole contract, data included, that
+    our tests hold every answer to."""
 
     name: str
     description: str
     input_schema: dict
     output_schema: dict
+    output_contract: dict
 
 
 # ----------------------------------------------------------------------------- the tools
@@ -119,7 +125,11 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.fold(a["interpretations"], a["now"], project=project, subject=a.get("subject"))
+    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"))
+
+
+def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return service.evidence.append_interpretation(a["interpretation"], project=project)
 
 
 FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
@@ -134,6 +144,7 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("get_evidence", "evidence", _get_evidence, quick=True),
     Tool("redact_evidence", "evidence", _redact_evidence),
     Tool("fold_ledger", "evidence", _fold_ledger),
+    Tool("append_interpretation", "evidence", _append_interpretation),
     Tool("explain_support", "", _explain),
     Tool("lock_message", "", _lock),
     Tool("fold_evidence", "", _fold),
@@ -181,12 +192,17 @@ class Service:
         def build() -> Listing:
             ref = f"{TOOL_SCHEMAS}{name}{SUFFIX}"
             document = self.book.schemas.get(ref)
-            output = bundle(self.book.schemas, "envelope.v1.schema.json#/$defs/envelope")
+            envelope = bundle(self.book.schemas, "envelope.v1.schema.json#/$defs/envelope")
             data = bundle(self.book.schemas, f"{ref}#/$defs/data")
-            output.setdefault("$defs", {}).update(data.pop("$defs", {}))
-            output["properties"]["data"] = {"anyOf": [{"type": "null"}, data]}
+            defs = {**envelope.pop("$defs", {}), **data.pop("$defs", {})}
+            contract = dict(envelope, properties=dict(envelope["properties"], data={"anyOf": [{"type": "null"}, data]}),
+                            **{"$defs": defs})
+            described = dict(envelope["properties"]["data"])
+            described["description"] += f"; its contract when ok is #/$defs/data ({ref}#/$defs/data)"
+            listed = dict(envelope, properties=dict(envelope["properties"], data=described),
+                          **{"$defs": {**defs, "data": data}})
             return Listing(name, document.get("description", ""),
-                           bundle(self.book.schemas, f"{ref}#/$defs/input"), output)
+                           bundle(self.book.schemas, f"{ref}#/$defs/input"), listed, contract)
         return self.book.memoized(("listing", name), build)
 
     # -- the checks, in order -------------------------------------------------------------------

@@ -104,6 +104,10 @@ CASES = [
     ("redact_evidence", {"record_id": "M-1", "reason": "用户要求删除"}, "reviewer", True),
     ("fold_ledger", {"now": "2030-01-02T00:00:00Z", "interpretations": DECLINE, "subject": "demand_1"}, "agent", False),
     ("fold_ledger", {"now": "yesterday", "interpretations": DECLINE}, "agent", False),
+    ("fold_ledger", {"now": "2030-01-02T00:00:00Z"}, "agent", False),
+    ("append_interpretation", {"interpretation": DECLINE[0]}, "agent", True),
+    ("append_interpretation", {"interpretation": dict(DECLINE[0], events=[dict(DECLINE[0]["events"][0],
+                                                                            evidence=["M-404"])])}, "agent", True),
     ("no_such_tool", {}, "agent", False),
 ]
 

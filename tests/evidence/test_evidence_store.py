@@ -149,6 +149,59 @@ def test_fold_after_redaction_still_checks_the_lock_value(ledger):
     assert code(lambda: ledger.fold(span, "2024-05-02T00:00:00+08:00")) == "EVIDENCE_REDACTED"
 
 
+NOW = "2024-05-02T00:00:00+08:00"
+
+
+def test_stored_interpretations_fold_as_the_same_ones_given(ledger):
+    ledger.append_all([MESSAGE, LOCK])
+    stored = ledger.append_interpretation(INTERP[0])
+    assert stored["id"] == "I1" and stored["recorded_at"].startswith("2024-05-01T10:")
+    assert ledger.interpretations() == INTERP
+    assert ledger.fold(None, NOW) == ledger.fold(INTERP, NOW)
+
+
+def test_an_interpretation_the_fold_would_refuse_is_not_stored(ledger):
+    ledger.append_all([MESSAGE, LOCK])
+    wrong_value = dict(INTERP[0], events=[dict(INTERP[0]["events"][1], value="wx_other")])
+    unknown = dict(INTERP[0], events=[dict(INTERP[0]["events"][0], evidence=["E404"])])
+    assert code(lambda: ledger.append_interpretation(wrong_value)) == "LOCK_CONFLICT"
+    assert code(lambda: ledger.append_interpretation(unknown)) == "UNKNOWN_EVIDENCE"
+    assert code(lambda: ledger.append_interpretation("I1")) == "PAYLOAD_INVALID"
+    assert ledger.interpretations() == []
+    ledger.append_interpretation(INTERP[0])
+    assert code(lambda: ledger.append_interpretation(INTERP[0])) == "DUPLICATE_ID"   # an id is never reused
+    assert ledger.interpretations() == INTERP
+
+
+def test_a_lock_may_wait_for_a_later_interpretation(ledger):
+    """Interpretations are appended as the model reads: one may leave a lock to the next, and the
+    fold of the stored ones says which locks still wait."""
+    ledger.append_all([MESSAGE, LOCK])
+    decline, wechat = INTERP[0]["events"]
+    ledger.append_interpretation({"id": "I1", "events": [decline], "dispositions": []})
+    assert code(lambda: ledger.fold(None, NOW)) == "LOCK_DROPPED"
+    ledger.append_interpretation({"id": "I2", "events": [wechat], "dispositions": INTERP[0]["dispositions"]})
+    slots = ledger.fold(None, NOW)["state"]["scopes"]["demand_1"]["slots"]
+    assert (slots["phone"]["status"], slots["wechat"]["value"]) == ("declined", "wx_wang01")
+
+
+def test_a_redaction_withdraws_the_interpretations_citing_the_record(ledger, tmp_path):
+    other = {"id": "E50", "type": "message", "role": "user", "state": "sent", "message_id": "m_50", "content": "好的"}
+    ledger.append_all([MESSAGE, LOCK, other])
+    ledger.append_interpretation(INTERP[0])
+    unrelated = {"id": "I2", "events": [{"id": "e3", "type": "decline", "slot": "phone", "evidence": ["E50"]}],
+                 "dispositions": []}
+    ledger.append_interpretation(unrelated)
+    events = ledger.redact("E41", by="dpo@example", reason="erasure request")
+    assert events[0]["withdrawn_interpretations"] == ["I1"]
+    assert ledger.redactions()[0]["withdrawn_interpretations"] == ["I1"]
+    assert ledger.interpretations() == [unrelated]
+    assert code(lambda: ledger.fold(None, NOW)) == "LOCK_DROPPED"      # the host reads the lock again
+    if isinstance(ledger.store, SqliteEvidenceStore):                  # no copy of the value stays on disk
+        files = [f for f in tmp_path.iterdir() if f.name.startswith("ledger.sqlite")]
+        assert files and not any(b"wx_wang01" in f.read_bytes() for f in files)
+
+
 def test_without_a_key_a_tombstone_holds_no_digest_and_matches_no_value(rulebook):
     ledger = MemoryLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook)
     ledger.append_all([MESSAGE, LOCK])
@@ -193,9 +246,19 @@ def test_the_database_refuses_update_delete_and_replace_in_sql(rulebook, databas
         with pytest.raises(refusal):
             db.execute(sql)
         db.rollback()
+    ledger.append_interpretation(INTERP[0])
+    for sql in ("UPDATE ledger_interpretations SET body = '{}'",
+                "UPDATE ledger_interpretations SET body = NULL",                  # no redaction event
+                "UPDATE ledger_interpretations SET body = NULL, redaction_id = 'R404'",
+                "DELETE FROM ledger_interpretations",
+                "INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES ('default', 'I1', 'x', '{}')"):
+        with pytest.raises(refusal):
+            db.execute(sql)
+        db.rollback()
     ledger.redact("E41", by="dpo", reason="erasure")
     for sql in ("UPDATE ledger_redactions SET event = '{}'", "DELETE FROM ledger_redactions",
-                "UPDATE ledger_records SET personal = '{}' WHERE id = 'E41'"):   # a redaction is never undone
+                "UPDATE ledger_records SET personal = '{}' WHERE id = 'E41'",    # a redaction is never undone
+                "UPDATE ledger_interpretations SET body = '{}'"):
         with pytest.raises(refusal):
             db.execute(sql)
         db.rollback()

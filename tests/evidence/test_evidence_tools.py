@@ -166,3 +166,19 @@ def test_seed003_fold_ledger_refuses_a_now_before_what_the_ledger_observed(servi
     assert code(envelope) == "OBSERVED_AFTER_NOW" and envelope["error"]["retry"] == "fix_input"
     assert ok(service.call("fold_ledger", {"now": "2024-05-01T10:00:00+08:00",
                                            "interpretations": interpretation(lock_ids)}, AGENT))["state"]
+
+
+def test_stored_interpretations_are_what_fold_ledger_folds_when_none_are_given(service):
+    lock_ids = [r["id"] for r in append(service)[1:]]
+    given = interpretation(lock_ids)
+    assert code(service.call("append_interpretation", {"interpretation": interpretation(lock_ids, "wx_other")[0]},
+                             AGENT)) == "LOCK_CONFLICT"
+    assert ok(service.call("append_interpretation", {"interpretation": given[0]}, AGENT)) == {
+        "id": "I1", "recorded_at": "2024-05-01T10:00:00+08:00"}
+    stored = ok(service.call("fold_ledger", {"now": NOW}, AGENT))
+    assert stored == ok(service.call("fold_ledger", {"now": NOW, "interpretations": given}, AGENT))
+    assert stored["state"]["scopes"]["demand_1"]["slots"]["wechat"]["value"] == "wx_wang01"
+    assert ok(service.call("fold_ledger", {"now": NOW}, OTHER))["events"] == []     # each project its own
+    redacted = ok(service.call("redact_evidence", {"record_id": "m_41", "reason": "erasure"}, REVIEWER))
+    assert redacted["redactions"][0]["withdrawn_interpretations"] == ["I1"]
+    assert code(service.call("fold_ledger", {"now": NOW}, AGENT)) == "LOCK_DROPPED"

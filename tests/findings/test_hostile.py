@@ -154,5 +154,7 @@ def test_fuzzed_mcp_calls_answer_a_valid_envelope(world, calls):
     for tool, result in anyio.run(go):
         envelope = result.structured_content
         assert envelope is not None and result.is_error is (not envelope["ok"])
-        jsonschema.validate(envelope, mine.service.listing(tool).output_schema)
+        listing = mine.service.listing(tool)
+        jsonschema.validate(envelope, listing.output_schema)         # what an MCP client checks
+        jsonschema.validate(envelope, listing.output_contract)       # and the data's whole contract
         assert_clean(envelope, db)

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
 from mcp import Client
 
@@ -68,6 +69,29 @@ def test_each_part_answers_what_the_library_answers(server, book):
                     verified["candidate"], book)
     assert ok.structured_content == {"ok": report["ok"], "data": report["data"], "warnings": report["warnings"],
                                      "error": report["error"], "rulebook": book.version}
+
+
+def test_listed_output_schema_holds_the_envelope_and_carries_each_data_contract(server, book):
+    """An MCP client validates every result against the listed output schema, so the listing
+    states the envelope (what every answer must be) and hands the data's contract along under
+    $defs/data; the server's answers hold to the whole contract (output_contract)."""
+    ctx = example("support_reason", "cq-shenlun-partial")
+    tools, (explained,) = call_all(server, [("explain_support", {"context": ctx})])
+    service = Service(book)
+    for listed in tools:
+        listing = service.listing(listed.name)
+        assert listed.output_schema == listing.output_schema
+        assert listed.output_schema["$defs"]["data"] == listing.output_contract["properties"]["data"]["anyOf"][1]
+    envelope = explained.structured_content
+    listing = service.listing("explain_support")
+    jsonschema.validate(envelope, listing.output_schema)
+    jsonschema.validate(envelope, listing.output_contract)
+    broken = dict(envelope, data=dict(envelope["data"], reasons="not a list"))
+    jsonschema.validate(broken, listing.output_schema)           # a client checks only the envelope
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, listing.output_contract)
+    with pytest.raises(jsonschema.ValidationError):              # ... but the envelope it does check
+        jsonschema.validate(dict(envelope, ok="yes"), listing.output_schema)
 
 
 def test_refusals_are_error_results_carrying_the_envelope(server):

@@ -2,13 +2,15 @@
 
 Two servers run as their own processes on loopback, both behind a bearer-token check: `groundrules
 serve --http` on a fresh database, and a bare MCPServer whose only tool echoes its text. In each of
-several rounds, 8 sessions (one MCP connection each, the SDK client) call the echo server, then
-the groundrules server with a realistic mix (query, get, log with evidence, state change); the order
-of the two alternates between rounds (paired, interleaved), so machine noise hits both alike.
-Printed: calls/s per round (median), p50/p99 per tool, the ratio of get_finding's p50 to echo's,
-each server's CPU time per call (what the server itself costs, apart from the client's share of the
-same cores: the SDK client validates every result against the tool's output schema), and the
-groundrules server's RSS after warm-up and at the end.
+several rounds, 8 sessions (one MCP connection each, the SDK client) make three phases of calls:
+echo on the echo server; the groundrules server with a realistic mix (query, get, log with evidence,
+state change); and get_finding alone on the groundrules server (same round trips as echo, one read
+each: the like-for-like floor comparison, since in the mix a read waits behind the writes of the
+other sessions). The phases' order reverses between rounds (paired, interleaved), so machine noise
+hits each alike. Printed: calls/s per round (median), p50/p99 per tool, get_finding's p50 over
+echo's (in the mix and alone), the CPU time per call of each server and of the client process (the
+8 sessions share one; the SDK client validates every result against the tool's listed output
+schema), and the groundrules server's RSS after warm-up and at the end.
 
     .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
     .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
@@ -114,9 +116,11 @@ class Agent:
     def __init__(self, n: int, token: str):
         self.n, self.token, self.mine, self.step = n, token, [], 0
 
-    def next_call(self, server: str) -> tuple[str, dict]:
-        if server == "echo":
+    def next_call(self, phase: str) -> tuple[str, dict]:
+        if phase == "echo":
             return "echo", {"text": "温度升高后误差翻倍"}
+        if phase == "get_finding" and self.mine:
+            return "get_finding", {"finding_id": self.mine[-1][0]}
         tool = MIX[self.step % len(MIX)]
         self.step += 1
         if not self.mine or tool == "log_finding":
@@ -142,22 +146,22 @@ class Agent:
             self.mine[-1] = (arguments["finding_id"], data["version"], data["epistemic_state"])
 
 
-async def session(url: str, agent: Agent, server: str, calls: int, latencies: dict) -> None:
+async def session(url: str, agent: Agent, name: str, calls: int, latencies: dict) -> None:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {agent.token}"}, timeout=120)
     async with Client(streamable_http_client(url, http_client=http)) as client:
         for _ in range(calls):
-            tool, arguments = agent.next_call(server)
+            tool, arguments = agent.next_call(name)
             t0 = time.perf_counter()
             result = await client.call_tool(tool, arguments)
             latencies.setdefault(tool, []).append(time.perf_counter() - t0)
-            if server == "groundrules":
+            if name != "echo":
                 agent.saw(tool, arguments, result.structured_content)
 
 
-async def phase(url: str, agents: list, server: str, calls_each: int, latencies: dict) -> float:
+async def phase(url: str, agents: list, name: str, calls_each: int, latencies: dict) -> float:
     """calls/s of SESSIONS sessions making calls_each calls at once."""
     t0 = time.perf_counter()
-    await asyncio.gather(*(session(url, a, server, calls_each, latencies) for a in agents))
+    await asyncio.gather(*(session(url, a, name, calls_each, latencies) for a in agents))
     return SESSIONS * calls_each / (time.perf_counter() - t0)
 
 
@@ -170,45 +174,51 @@ async def main_async(args) -> None:
     tokens = [f"bench-token-{i}" for i in range(SESSIONS)]
     with tempfile.TemporaryDirectory() as tmp:
         servers, gr = start_servers(Path(tmp), tokens)
+        phases = {"echo": servers["echo"], "groundrules": gr, "get_finding": gr}   # name -> server it calls
         try:
             agents = [Agent(i, t) for i, t in enumerate(tokens)]
             warm: dict = {}
-            for name, s in servers.items():                          # warm-up, not counted
+            for name, s in phases.items():                           # warm-up, not counted
                 await phase(s["url"], agents, name, 20, warm)
             rss_start = rss_mib(gr["proc"].pid)
             per_round = args.calls // args.rounds // SESSIONS
-            rates = {name: [] for name in servers}
-            latencies = {name: {} for name in servers}
-            cpu = {name: 0.0 for name in servers}
+            rates = {name: [] for name in phases}
+            latencies = {name: {} for name in phases}
+            cpu = {name: 0.0 for name in phases}
+            client_cpu = {name: 0.0 for name in phases}
             for r in range(args.rounds):
-                order = list(servers) if r % 2 == 0 else list(reversed(servers))
+                order = list(phases) if r % 2 == 0 else list(reversed(phases))
                 for name in order:
-                    before = cpu_s(servers[name]["proc"].pid)
-                    rates[name].append(await phase(servers[name]["url"], agents, name, per_round, latencies[name]))
-                    cpu[name] += cpu_s(servers[name]["proc"].pid) - before
-                print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f} calls/s" for n in servers),
+                    before, client_before = cpu_s(phases[name]["proc"].pid), time.process_time()
+                    rates[name].append(await phase(phases[name]["url"], agents, name, per_round, latencies[name]))
+                    cpu[name] += cpu_s(phases[name]["proc"].pid) - before
+                    client_cpu[name] += time.process_time() - client_before
+                print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f} calls/s" for n in phases),
                       flush=True)
             rss_end = rss_mib(gr["proc"].pid)
         finally:
             for s in servers.values():
                 s["proc"].send_signal(signal.SIGTERM)
                 s["proc"].wait(30)
-    total = {n: sum(len(v) for v in latencies[n].values()) for n in servers}
-    print(f"\n{SESSIONS} sessions, {args.rounds} paired rounds; calls: " + ", ".join(f"{n} {total[n]}" for n in servers))
-    for name in servers:
+    total = {n: sum(len(v) for v in latencies[n].values()) for n in phases}
+    print(f"\n{SESSIONS} sessions, {args.rounds} paired rounds, load average {os.getloadavg()[0]:.1f}; calls: "
+          + ", ".join(f"{n} {total[n]}" for n in phases))
+    for name in phases:
         everything = [x for v in latencies[name].values() for x in v]
         print(f"{name:12s} calls/s median {statistics.median(rates[name]):7.0f}   all calls p50 {pct(everything, .5):6.1f} ms"
-              f"  p99 {pct(everything, .99):6.1f} ms   server CPU {cpu[name] / total[name] * 1000:.2f} ms/call")
+              f"  p99 {pct(everything, .99):6.1f} ms   CPU/call: server {cpu[name] / total[name] * 1000:.2f} ms,"
+              f" client {client_cpu[name] / total[name] * 1000:.2f} ms")
         for tool, values in sorted(latencies[name].items()):
             print(f"  {tool:20s} n={len(values):6d}  p50 {pct(values, .5):6.1f} ms  p99 {pct(values, .99):6.1f} ms")
-    ratio = pct(latencies["groundrules"]["get_finding"], .5) / pct(latencies["echo"]["echo"], .5)
-    print(f"\nget_finding p50 / echo p50 = {ratio:.2f}   (target ≤ 1.5)")
-    print(f"server CPU per call, groundrules / echo = "
-          f"{(cpu['groundrules'] / total['groundrules']) / (cpu['echo'] / total['echo']):.2f}")
-    print(f"groundrules calls/s / echo calls/s (median of rounds) = "
-          f"{statistics.median(rates['groundrules']) / statistics.median(rates['echo']):.2f}")
+    floor = pct(latencies["echo"]["echo"], .5)
+    print(f"\nget_finding p50 / echo p50: in the mix {pct(latencies['groundrules']['get_finding'], .5) / floor:.2f},"
+          f" alone {pct(latencies['get_finding']['get_finding'], .5) / floor:.2f}   (target ≤ 1.5)")
+    for name in ("groundrules", "get_finding"):
+        print(f"{name} / echo: server CPU per call {(cpu[name] / total[name]) / (cpu['echo'] / total['echo']):.2f},"
+              f" client CPU per call {(client_cpu[name] / total[name]) / (client_cpu['echo'] / total['echo']):.2f},"
+              f" calls/s (median of rounds) {statistics.median(rates[name]) / statistics.median(rates['echo']):.2f}")
     print(f"groundrules server RSS: {rss_start:.1f} MiB after warm-up, {rss_end:.1f} MiB at the end "
-          f"(+{rss_end - rss_start:.1f} MiB over {total['groundrules']} calls; target ≤ 10 MiB)")
+          f"(+{rss_end - rss_start:.1f} MiB over {total['groundrules'] + total['get_finding']} calls; target ≤ 10 MiB)")
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
-"""`groundrules evidence append|get|redact|fold`: the stored evidence ledger, for people and scripts.
+"""`groundrules evidence append|get|redact|interpret|fold`: the stored evidence ledger, for people
+and scripts.
 
 Each command is one tool call with its flags as arguments (append_evidence, get_evidence,
-redact_evidence, fold_ledger), as the operator on the command line; `groundrules call` reaches
+redact_evidence, append_interpretation, fold_ledger), as the operator on the command line; `groundrules call` reaches
 the same tools with a JSON file.
 """
 from __future__ import annotations
@@ -31,13 +32,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--reason", required=True, help="why (recorded)")
     r.set_defaults(func=_run, tool="redact_evidence",
                    build=lambda args: {"record_id": args.record_id, "reason": args.reason})
+    i = esub.add_parser("interpret", help="store an interpretation (events and lock dispositions), checked as the fold checks it")
+    add_caller_args(i, ledger=True)
+    i.add_argument("file", metavar="FILE|-", help="the interpretation as a JSON object, or - for stdin")
+    i.set_defaults(func=_run, tool="append_interpretation",
+                   build=lambda args: {"interpretation": read_json(args.file, input_cap(args))})
     f = esub.add_parser("fold", help="fold the stored ledger with interpretations at a given time")
     add_caller_args(f, ledger=True)
     f.add_argument("--now", required=True, help="the fold's clock (ISO 8601 with an offset)")
-    f.add_argument("--interpretations", required=True, metavar="FILE|-", help="a JSON list of interpretations")
+    f.add_argument("--interpretations", metavar="FILE|-",
+                   help="a JSON list of interpretations (default: the stored ones)")
     f.add_argument("--subject", help="fold only the records about this subject")
     f.set_defaults(func=_run, tool="fold_ledger", build=lambda args: _given(
-        now=args.now, interpretations=read_json(args.interpretations, input_cap(args)), subject=args.subject))
+        now=args.now, subject=args.subject,
+        interpretations=read_json(args.interpretations, input_cap(args)) if args.interpretations else None))
 
 
 def _given(**arguments) -> dict:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
 from . import records as rec
 from .contract import record_problem
+from ..errors import GroundrulesError
 from .fold import fold, tables
 
 
@@ -196,10 +197,47 @@ class EvidenceLedger:
         with self.store.read(project or self.project) as tx:
             return [json.loads(row["event"]) for row in tx.redaction_rows()]
 
-    def fold(self, interpretations: list, now: str, *, project: str | None = None, subject: str | None = None) -> dict:
-        """The fold of this ledger's records with `interpretations` at `now`; with `subject`, of the
-        records about it and the locks inside its messages."""
-        records = self.records(project=project)
+    # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
+    def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
+        """Check an interpretation as the fold does, against the stored records and the
+        interpretations stored before it, and append it; returns its id and when it was recorded.
+        Only a lock not yet disposed of is let through: a later interpretation may dispose of it,
+        while whatever else the fold refuses would make every later fold of the stored ones fail."""
+        def attempt(tx: Any) -> dict:
+            now = self._clock()
+            records = [self._from_row(tx, row) for row in tx.rows()]
+            given = self._stored(tx) + [interpretation]
+            try:
+                fold({"now": now, "records": records, "interpretations": given}, self._book,
+                     redaction_key=self._key)
+            except GroundrulesError as exc:
+                if exc.code != "LOCK_DROPPED":
+                    raise
+            tx.add_interpretation({"id": interpretation["id"], "recorded_at": now, "body": _dumps(interpretation)})
+            return {"id": interpretation["id"], "recorded_at": now}
+        if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
+            raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
+        return self.store.run_write(project or self.project, attempt)
+
+    def interpretations(self, *, project: str | None = None) -> list[dict]:
+        """The stored interpretations in append order, but those a redaction withdrew."""
+        with self.store.read(project or self.project) as tx:
+            return self._stored(tx)
+
+    def _stored(self, tx: Any) -> list[dict]:
+        try:
+            return [json.loads(row["body"]) for row in tx.interpretation_rows() if row["body"] is not None]
+        except ValueError:
+            raise self._refusals.error("LEDGER_CORRUPT", record="(interpretations)") from None
+
+    def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
+             subject: str | None = None) -> dict:
+        """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
+        with `subject`, of the records about it and the locks inside its messages."""
+        with self.store.read(project or self.project) as tx:
+            records = [self._from_row(tx, row) for row in tx.rows()]
+            if interpretations is None:
+                interpretations = self._stored(tx)
         if subject is not None:
             about = {r["id"] for r in records if r.get("subject") == subject}
             messages = {rec.message_id(r) for r in records if r["id"] in about and r["type"] == "message"}
@@ -228,11 +266,36 @@ class EvidenceLedger:
                     if (lock_row["type"] == "lock" and lock_row["redaction_id"] is None
                             and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == row["message_id"]):
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
+            withdrawn = self._citing(tx, events)
+            if withdrawn:                     # their values and quotes copy what is being removed
+                events[0]["withdrawn_interpretations"] = withdrawn
             tx.clear([dict(e, json=_dumps(e)) for e in events])
+            tx.withdraw(withdrawn, events[0]["id"])
             return events
         events = self.store.run_write(project or self.project, attempt)
         self.store.forget()
         return events
+
+    def _citing(self, tx: Any, events: list[dict]) -> list[str]:
+        """The stored interpretations that cite a record being redacted (by record, message or lock
+        id, or a span of its text), in any event or disposition."""
+        names: set = set()
+        for event in events:
+            row = tx.row(event["record"])
+            names.update(n for n in (row["id"], row["message_id"], row["lock_id"]) if n)
+        cited = []
+        for row in tx.interpretation_rows():
+            if row["body"] is None:
+                continue
+            body = json.loads(row["body"])
+            refs = {d.get("lock") for d in body.get("dispositions", []) if isinstance(d, dict)}
+            for event in body.get("events", []):
+                for cite in event.get("evidence", []) if isinstance(event, dict) else []:
+                    refs.add(cite.get("message_id") if isinstance(cite, dict) else cite)
+                refs.update(event.get("evidence_ids", []) if isinstance(event, dict) else [])
+            if refs & names:
+                cited.append(row["id"])
+        return cited
 
     def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:
         event = {"id": self._ids(), "record": row["id"], "by": by, "reason": reason, "at": at,

@@ -23,7 +23,7 @@ class MemoryEvidenceStore:
     @contextmanager
     def write(self, project: str) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
-            data = self._projects.setdefault(project, {"records": [], "redactions": []})
+            data = self._projects.setdefault(project, {"records": [], "redactions": [], "interpretations": []})
             draft = copy.deepcopy(data)
             yield MemoryEvidenceTx(draft)
             self._projects[project] = draft
@@ -31,7 +31,7 @@ class MemoryEvidenceStore:
     @contextmanager
     def read(self, project: str) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
-            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": []}))
+            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": []}))
 
     def forget(self) -> None:
         """Nothing outlives a cleared field in memory."""
@@ -58,6 +58,17 @@ class MemoryEvidenceTx:
 
     def redaction_rows(self) -> list[dict]:
         return [dict(r) for r in self.data["redactions"]]
+
+    def add_interpretation(self, row: dict) -> None:
+        self.data["interpretations"].append(dict(row, redaction_id=None))
+
+    def interpretation_rows(self) -> list[dict]:
+        return [dict(r) for r in self.data["interpretations"]]
+
+    def withdraw(self, ids: list[str], redaction_id: str) -> None:
+        for row in self.data["interpretations"]:
+            if row["id"] in ids:
+                row["body"], row["redaction_id"] = None, redaction_id
 
     def clear(self, events: list[dict]) -> None:
         for event in events:

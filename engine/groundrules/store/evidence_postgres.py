@@ -1,5 +1,5 @@
-"""The evidence ledger's PostgreSQL store: append-only records per project and their redaction
-events, as evidence_sqlite keeps them, for ledgers shared by several hosts.
+"""The evidence ledger's PostgreSQL store: append-only records and interpretations per project and
+their redaction events, as evidence_sqlite keeps them, for ledgers shared by several hosts.
 
 The rules are enforced by triggers, whoever connects: DELETE and TRUNCATE are refused, a record id
 is unique per project, and the only UPDATE allowed clears `personal` of an unredacted row while
@@ -72,6 +72,34 @@ EXECUTE FUNCTION ledger_refuse('redaction events are append-only');
 CREATE TRIGGER ledger_redactions_no_truncate BEFORE TRUNCATE ON ledger_redactions FOR EACH STATEMENT
 EXECUTE FUNCTION ledger_refuse('redaction events are append-only');
 """),
+    (2, "interpretations per project (the event layer), withdrawn only by a redaction", f"""
+CREATE TABLE ledger_interpretations (
+  seq          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  project      {C} NOT NULL,
+  id           {C} NOT NULL,
+  recorded_at  {C} NOT NULL,
+  body         {C},
+  redaction_id {C},
+  UNIQUE (project, id)
+);
+CREATE FUNCTION ledger_only_withdrawal() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.seq IS NOT DISTINCT FROM OLD.seq AND NEW.project IS NOT DISTINCT FROM OLD.project
+     AND NEW.id IS NOT DISTINCT FROM OLD.id AND NEW.recorded_at IS NOT DISTINCT FROM OLD.recorded_at
+     AND OLD.redaction_id IS NULL AND OLD.body IS NOT NULL AND NEW.body IS NULL AND NEW.redaction_id IS NOT NULL
+     AND EXISTS (SELECT 1 FROM ledger_redactions r WHERE r.project = OLD.project AND r.id = NEW.redaction_id) THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = 'restrict_violation',
+    MESSAGE = 'interpretations are append-only: only a redaction may withdraw one';
+END $$;
+CREATE TRIGGER ledger_interpretations_no_delete BEFORE DELETE ON ledger_interpretations FOR EACH ROW
+EXECUTE FUNCTION ledger_refuse('interpretations are append-only: never deleted');
+CREATE TRIGGER ledger_interpretations_no_truncate BEFORE TRUNCATE ON ledger_interpretations FOR EACH STATEMENT
+EXECUTE FUNCTION ledger_refuse('interpretations are append-only: never deleted');
+CREATE TRIGGER ledger_interpretations_only_withdrawal BEFORE UPDATE ON ledger_interpretations FOR EACH ROW
+EXECUTE FUNCTION ledger_only_withdrawal();
+"""),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -107,6 +135,7 @@ class PostgresEvidenceStore(PostgresStore):
         table's pages (VACUUM runs outside any transaction; the pool's connections autocommit)."""
         with failures(), self.pool.connection() as conn:
             conn.execute("VACUUM ledger_records")
+            conn.execute("VACUUM ledger_interpretations")
 
 
 class PgEvidenceTx(PostgresTx):
@@ -140,6 +169,20 @@ class PgEvidenceTx(PostgresTx):
     def redaction_rows(self) -> list[dict]:
         return self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = %s ORDER BY seq",
                                  (self.project,)).fetchall()
+
+    def add_interpretation(self, row: dict) -> None:
+        self.conn.execute("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (%s, %s, %s, %s)",
+                          (self.project, row["id"], row["recorded_at"], row["body"]))
+
+    def interpretation_rows(self) -> list[dict]:
+        return self.conn.execute("SELECT id, recorded_at, body, redaction_id FROM ledger_interpretations "
+                                 "WHERE project = %s ORDER BY seq", (self.project,)).fetchall()
+
+    def withdraw(self, ids: list[str], redaction_id: str) -> None:
+        """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
+        for i in ids:
+            self.conn.execute("UPDATE ledger_interpretations SET body = NULL, redaction_id = %s "
+                              "WHERE project = %s AND id = %s", (redaction_id, self.project, i))
 
     def clear(self, events: list[dict]) -> None:
         """Record each redaction event and clear its record's personal fields."""

@@ -1,8 +1,10 @@
-"""The evidence ledger's SQLite store: append-only records per project, and their redaction events.
+"""The evidence ledger's SQLite store: append-only records and interpretations per project, and
+their redaction events.
 
 The rules are enforced by triggers, not by the caller: DELETE is refused, an INSERT that would
 reuse a record id is refused, and the only UPDATE allowed clears `personal` of an unredacted row
-while pointing at a redaction event for that very row. It shares a file with the finding ledger
+while pointing at a redaction event for that very row; an interpretation is only ever withdrawn
+(its body cleared) by a redaction event. It shares a file with the finding ledger
 when given the same path (its tables are prefixed `ledger_`, its migrations tracked apart).
 Every driver error leaves as a StorageFailure naming only the kind of failure. Cleared fields
 leave no copy in the file: `secure_delete` zeroes freed space, and `forget` checkpoints the WAL
@@ -69,6 +71,28 @@ BEGIN SELECT RAISE(ABORT, 'redaction events are append-only'); END;
 CREATE TRIGGER ledger_redactions_no_replace BEFORE INSERT ON ledger_redactions
 WHEN EXISTS (SELECT 1 FROM ledger_redactions WHERE (project = NEW.project AND id = NEW.id) OR seq = NEW.seq)
 BEGIN SELECT RAISE(ABORT, 'redaction events are append-only'); END;
+"""),
+    (2, "interpretations per project (the event layer), withdrawn only by a redaction", """
+CREATE TABLE ledger_interpretations (
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  project      TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  recorded_at  TEXT NOT NULL,
+  body         TEXT,
+  redaction_id TEXT,
+  UNIQUE (project, id)
+);
+CREATE TRIGGER ledger_interpretations_no_delete BEFORE DELETE ON ledger_interpretations
+BEGIN SELECT RAISE(ABORT, 'interpretations are append-only: never deleted'); END;
+CREATE TRIGGER ledger_interpretations_no_replace BEFORE INSERT ON ledger_interpretations
+WHEN EXISTS (SELECT 1 FROM ledger_interpretations WHERE (project = NEW.project AND id = NEW.id) OR seq = NEW.seq)
+BEGIN SELECT RAISE(ABORT, 'interpretations are append-only: an id is never reused'); END;
+CREATE TRIGGER ledger_interpretations_only_withdrawal BEFORE UPDATE ON ledger_interpretations
+WHEN NOT (NEW.seq IS OLD.seq AND NEW.project IS OLD.project AND NEW.id IS OLD.id
+          AND NEW.recorded_at IS OLD.recorded_at AND OLD.redaction_id IS NULL AND OLD.body IS NOT NULL
+          AND NEW.body IS NULL AND NEW.redaction_id IS NOT NULL
+          AND EXISTS (SELECT 1 FROM ledger_redactions r WHERE r.project = OLD.project AND r.id = NEW.redaction_id))
+BEGIN SELECT RAISE(ABORT, 'interpretations are append-only: only a redaction may withdraw one'); END;
 """),
 )
 
@@ -166,6 +190,20 @@ class EvidenceTx:
                               (self.project, event["id"], event["record"], event["json"]))
             self.conn.execute("UPDATE ledger_records SET personal = NULL, redaction_id = ? WHERE project = ? AND id = ?",
                               (event["id"], self.project, event["record"]))
+
+    def add_interpretation(self, row: dict) -> None:
+        self.conn.execute("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (?, ?, ?, ?)",
+                          (self.project, row["id"], row["recorded_at"], row["body"]))
+
+    def interpretation_rows(self) -> list[dict]:
+        return [dict(r) for r in self.conn.execute(
+            "SELECT id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = ? ORDER BY seq",
+            (self.project,))]
+
+    def withdraw(self, ids: list[str], redaction_id: str) -> None:
+        """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
+        self.conn.executemany("UPDATE ledger_interpretations SET body = NULL, redaction_id = ? WHERE project = ? AND id = ?",
+                              [(redaction_id, self.project, i) for i in ids])
 
     @staticmethod
     def _row(r: sqlite3.Row) -> dict:
