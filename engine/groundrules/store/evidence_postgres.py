@@ -94,7 +94,7 @@ class PostgresEvidenceStore(PostgresStore):
 
     @contextmanager
     def write(self, project: str) -> Iterator["PgEvidenceTx"]:
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True) as conn:
+        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True) as conn:
             yield PgEvidenceTx(conn, project)
 
     @contextmanager

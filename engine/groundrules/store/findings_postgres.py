@@ -196,7 +196,7 @@ class PostgresFindingStore(PostgresStore):
     @contextmanager
     def write(self) -> Iterator["PgFindingTx"]:
         """One write transaction without retries (run_write is the retrying form)."""
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True) as conn:
+        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True) as conn:
             tx = PgFindingTx(conn)
             try:
                 yield tx

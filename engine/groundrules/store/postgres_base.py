@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Iterator, TypeVar
 
 import psycopg
@@ -68,17 +68,31 @@ class PostgresStore:
                 if on_connect is not None:
                     on_connect(conn)
             self.pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, timeout=timeout,
-                                       kwargs={"row_factory": dict_row, "autocommit": True},
+                                       kwargs={"row_factory": dict_row, "autocommit": True,
+                                               # no server-side prepared statements: a pipeline aborted by a
+                                               # serialization failure can leave psycopg believing one exists
+                                               # that the server skipped (InvalidSqlStatementName on the next
+                                               # call); the statements are small, planning them is cheap
+                                               "prepare_threshold": None},
                                        configure=configure, open=True, name="groundrules")
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
-    def _transaction(self, begin: str, commit: bool) -> Iterator[psycopg.Connection]:
+    def _transaction(self, begin: str, commit: bool, pipeline: bool = False) -> Iterator[psycopg.Connection]:
+        """One transaction on a pooled connection. With `pipeline`, statements are sent without
+        waiting for their answers until one is fetched; BEGIN leaves with the first statement,
+        COMMIT with the last ones, and leaving the pipeline waits for every answer (an error in
+        any statement is raised there, and the transaction rolls back)."""
         with failures(), self.pool.connection() as conn:
-            conn.execute(begin)
             try:
-                yield conn
-                conn.execute("COMMIT" if commit else "ROLLBACK")
+                with conn.pipeline() if pipeline else nullcontext() as queue:
+                    conn.execute(begin)
+                    try:
+                        yield conn
+                    except BaseException:
+                        _drain(queue)
+                        raise
+                    conn.execute("COMMIT" if commit else "ROLLBACK")
             except BaseException:
                 try:
                     conn.execute("ROLLBACK")
@@ -92,7 +106,7 @@ class PostgresStore:
         only touches the database through `tx`, and the rolled-back attempt left nothing."""
         for attempt in range(self.retries + 1):
             try:
-                with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True) as conn:
+                with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True) as conn:
                     tx = make_tx(conn)
                     try:
                         return body(tx)
@@ -131,6 +145,16 @@ class PostgresStore:
                     conn.execute(sql)
                     conn.execute(f"INSERT INTO {table} (version, name) VALUES (%s, %s)", (version, name))
         return latest
+
+
+def _drain(queue: psycopg.Pipeline | None) -> None:
+    """Collect the answers still in the pipeline when the call failed: the failure is the call's
+    own, and a statement it left unanswered may not replace it (the transaction rolls back)."""
+    if queue is not None:
+        try:
+            queue.sync()
+        except psycopg.Error:
+            pass
 
 
 class PostgresTx:
