@@ -150,11 +150,15 @@ class PostgresStore:
 def _drain(queue: psycopg.Pipeline | None) -> None:
     """Collect the answers still in the pipeline when the call failed: the failure is the call's
     own, and a statement it left unanswered may not replace it (the transaction rolls back)."""
-    if queue is not None:
+    if queue is None:
+        return
+    for _ in range(3):      # an error raised while answers are still in flight leaves them for the next sync
         try:
             queue.sync()
+            return
         except psycopg.Error:
-            pass
+            if queue._conn.broken:
+                return
 
 
 class PostgresTx:
