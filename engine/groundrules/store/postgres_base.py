@@ -86,13 +86,13 @@ class PostgresStore:
         with failures(), self.pool.connection() as conn:
             try:
                 with conn.pipeline() if pipeline else nullcontext() as queue:
-                    conn.execute(begin)
                     try:
+                        conn.execute(begin)
                         yield conn
+                        conn.execute("COMMIT" if commit else "ROLLBACK")
                     except BaseException:
                         _drain(queue)
                         raise
-                    conn.execute("COMMIT" if commit else "ROLLBACK")
             except BaseException:
                 try:
                     conn.execute("ROLLBACK")
@@ -148,11 +148,12 @@ class PostgresStore:
 
 
 def _drain(queue: psycopg.Pipeline | None) -> None:
-    """Collect the answers still in the pipeline when the call failed: the failure is the call's
-    own, and a statement it left unanswered may not replace it (the transaction rolls back)."""
+    """Collect the answers still in the pipeline when the call failed (any statement's execute may
+    raise the error of one sent before it): the failure is the call's own, and a statement it left
+    unanswered may not replace it (the transaction rolls back)."""
     if queue is None:
         return
-    for _ in range(3):      # an error raised while answers are still in flight leaves them for the next sync
+    for _ in range(10):     # an error raised while answers are still in flight leaves them for the next sync
         try:
             queue.sync()
             return
