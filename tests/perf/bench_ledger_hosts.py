@@ -128,7 +128,8 @@ def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: 
     def retried(backend: str, writers: int) -> str:
         if backend != "postgres":
             return ""
-        share = {kind: statistics.median(aborted[(backend, writers, kind)]) / per_writer * 100 for kind in ("tool", "raw")}
+        share = {kind: statistics.median(aborted[(backend, writers, kind)]) / per_writer * 100
+                 for kind in ("tool", "raw")}
         return f"   rolled back per 100 commits: tool {share['tool']:.1f}, raw {share['raw']:.1f}"
     print(f"committed log_finding/s, {per_writer} findings per configuration, {rounds} interleaved rounds "
           "(median; tool/raw = share of the raw-INSERT floor):")

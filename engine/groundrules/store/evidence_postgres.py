@@ -72,6 +72,7 @@ EXECUTE FUNCTION ledger_refuse('redaction events are append-only');
 CREATE TRIGGER ledger_redactions_no_truncate BEFORE TRUNCATE ON ledger_redactions FOR EACH STATEMENT
 EXECUTE FUNCTION ledger_refuse('redaction events are append-only');
 """),
+    (2, "write gate", "CREATE TABLE ledger_write_gate ()  -- never holds a row: its lock orders retried writes"),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -86,6 +87,7 @@ class PostgresEvidenceStore(PostgresStore):
     MIGRATIONS = MIGRATIONS
     MIGRATIONS_TABLE = "ledger_migrations"
     LOCK_KEY = 0x6772_0002          # 'gr', evidence ledger
+    GATE = "ledger_write_gate"
 
     def run_write(self, project: str, body: Callable[["PgEvidenceTx"], T]) -> T:
         """`body(tx)` in one write transaction of `project`, returning after COMMIT; serialization
@@ -94,7 +96,8 @@ class PostgresEvidenceStore(PostgresStore):
 
     @contextmanager
     def write(self, project: str) -> Iterator["PgEvidenceTx"]:
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True) as conn:
+        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True,
+                               gate="ACCESS SHARE") as conn:
             yield PgEvidenceTx(conn, project)
 
     @contextmanager

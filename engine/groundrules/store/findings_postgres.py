@@ -160,6 +160,7 @@ FOR EACH STATEMENT EXECUTE FUNCTION groundrules_refuse('{table} is never truncat
 CREATE TRIGGER {table}_never_truncated BEFORE TRUNCATE ON {table}
 FOR EACH STATEMENT EXECUTE FUNCTION groundrules_refuse('{table} is never truncated');
 """ for table in ("findings", "finding_events"))),
+    (2, "write gate", "CREATE TABLE write_gate ()  -- never holds a row: its lock orders retried writes"),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -187,6 +188,7 @@ class PostgresFindingStore(PostgresStore):
     MIGRATIONS = MIGRATIONS
     MIGRATIONS_TABLE = "schema_migrations"
     LOCK_KEY = 0x6772_0001          # 'gr', finding ledger
+    GATE = "write_gate"
 
     def run_write(self, body: Callable[["PgFindingTx"], T]) -> T:
         """`body(tx)` in one write transaction, returning after COMMIT; serialization failures are
@@ -196,7 +198,8 @@ class PostgresFindingStore(PostgresStore):
     @contextmanager
     def write(self) -> Iterator["PgFindingTx"]:
         """One write transaction without retries (run_write is the retrying form)."""
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True) as conn:
+        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True,
+                               gate="ACCESS SHARE") as conn:
             tx = PgFindingTx(conn)
             try:
                 yield tx

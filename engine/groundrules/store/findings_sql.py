@@ -22,8 +22,7 @@ SELECT_FINDING = "f.seq, f.scope_json, " + ", ".join(f"f.{c}" for c in FINDING_C
 INSERT_FINDING = ("INSERT INTO findings (id, project, claim_kind, statement, details, epistemic_state, "
                   "lifecycle_state, scope_json, retrieval_policy, version, created_at, updated_at, last_validated_at")
 LINK_ORDER = "ORDER BY fe.created_at, e.seq, fe.relation"
-EVIDENCE_BY_SOURCE = ("SELECT seq, id, source_kind, revision, content_hash, excerpt FROM evidence "
-                      "WHERE project = ? AND source_ref = ? AND locator = ? ORDER BY seq")
+EVIDENCE_SOURCE_COLUMNS = "seq, id, source_kind, revision, content_hash, excerpt"
 
 
 def canonical_json(value: Any) -> str:
@@ -106,8 +105,27 @@ class FindingOps:
         """Evidence with this source_ref and locator, oldest first."""
         key = (project, source_ref, locator)
         if key not in self._sources:
-            self._sources[key] = self._all(EVIDENCE_BY_SOURCE, key)
+            self._sources[key] = self._all(f"SELECT {EVIDENCE_SOURCE_COLUMNS} FROM evidence WHERE project = ? "
+                                           "AND source_ref = ? AND locator = ? ORDER BY seq", key)
         return [dict(row) for row in self._sources[key]]
+
+    def evidence_by_sources(self, project: str, sources: list[tuple[str, str]]) -> None:
+        """Ask for the evidence of several (source_ref, locator) pairs in one query; the answers
+        are kept for evidence_by_source."""
+        todo = [key for key in dict.fromkeys((project, ref, locator) for ref, locator in sources)
+                if key not in self._sources]
+        if len(todo) < 2:
+            for key in todo:
+                self.evidence_by_source(*key)
+            return
+        pairs = ", ".join("(?, ?)" for _ in todo)
+        rows = self._all(f"SELECT {EVIDENCE_SOURCE_COLUMNS}, source_ref, locator FROM evidence WHERE project = ? "
+                         f"AND (source_ref, locator) IN (VALUES {pairs}) ORDER BY seq",
+                         (project, *(value for key in todo for value in key[1:])))
+        for key in todo:
+            self._sources[key] = []
+        for row in rows:
+            self._sources[(project, row.pop("source_ref"), row.pop("locator"))].append(row)
 
     def add_evidence(self, record: dict) -> int:
         seq = self._insert(
