@@ -100,7 +100,7 @@ class PostgresStore:
                         yield conn
                         conn.execute("COMMIT" if commit else "ROLLBACK")
                     except BaseException:
-                        _drain(queue)
+                        _drain(conn, queue)
                         raise
             except BaseException:
                 try:
@@ -156,7 +156,7 @@ class PostgresStore:
         return latest
 
 
-def _drain(queue: psycopg.Pipeline | None) -> None:
+def _drain(conn: psycopg.Connection, queue: psycopg.Pipeline | None) -> None:
     """Collect the answers still in the pipeline when the call failed (any statement's execute may
     raise the error of one sent before it): the failure is the call's own, and a statement it left
     unanswered may not replace it (the transaction rolls back)."""
@@ -167,7 +167,7 @@ def _drain(queue: psycopg.Pipeline | None) -> None:
             queue.sync()
             return
         except psycopg.Error:
-            if queue._conn.broken:
+            if conn.broken:
                 return
 
 
