@@ -138,7 +138,7 @@ def test_a_host_killed_mid_stream_loses_no_acknowledged_write_and_leaves_nothing
     writer.proc.send_signal(signal.SIGKILL)
     writer.proc.wait(timeout=10)
     for _ in range(10):                             # the other host goes on writing after the kill
-        assert other.proc.stdout.readline().strip()
+        assert other.proc.stdout.readline().strip(), other.proc.stderr.read()
     other.stop()
     with psycopg.connect(pg_db) as conn:
         ids = {r[0] for r in conn.execute("SELECT id FROM findings WHERE statement LIKE 'killed%%'")}

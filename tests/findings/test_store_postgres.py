@@ -14,7 +14,7 @@ import pytest
 from findings_support import EXPERIMENT, counts, finding, ok, open_client, refused, sql
 from groundrules.errors import StorageFailure
 from groundrules.findings import SequentialIds, StepClock
-from groundrules.store.findings_postgres import LATEST, PostgresFindingStore, tsquery_text, tsvector_text
+from groundrules.store.findings_postgres import LATEST, MIGRATIONS, PostgresFindingStore, tsquery_text, tsvector_text
 
 FID = "F-000001"
 
@@ -91,7 +91,7 @@ def test_postgres_racing_threads_lose_no_update(pg_db, book, one_finding):
 
 def test_postgres_migrations_are_versioned_and_rerun_as_no_ops(pg_db):
     first, second = PostgresFindingStore(pg_db), PostgresFindingStore(pg_db)
-    assert sql(first, "SELECT version FROM schema_migrations ORDER BY version") == [(LATEST,)]
+    assert sql(first, "SELECT version FROM schema_migrations ORDER BY version") == [(v,) for v, _, _ in MIGRATIONS]
     with psycopg.connect(pg_db, autocommit=True) as conn:
         assert second.migrate(conn) == LATEST
     first.close()

@@ -79,7 +79,20 @@ def _raw(db: str, project: str, tag: str):
     return run, store
 
 
-def committed_per_second(kind: str, db: str, writers: int, per_writer: int, round_: int) -> float:
+def aborted_transactions(db: str) -> int:
+    """PostgreSQL's count of rolled-back transactions in `db` (serialization failures retried by
+    run_write are among them); 0 for SQLite."""
+    if not db.startswith("postgresql://"):
+        return 0
+    import psycopg
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        return conn.execute("SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+                            ).fetchone()[0]
+
+
+def committed_per_second(kind: str, db: str, writers: int, per_writer: int, round_: int) -> tuple[float, int]:
+    """(committed findings per second, transactions rolled back meanwhile)."""
     ctx = mp.get_context("spawn")
     ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     project = f"w{round_}-{kind}-{writers}-{uuid.uuid4().hex[:6]}"
@@ -89,6 +102,7 @@ def committed_per_second(kind: str, db: str, writers: int, per_writer: int, roun
         p.start()
     for _ in procs:
         ready.get(timeout=120)
+    aborted = aborted_transactions(db)
     start = time.monotonic()
     go.set()
     ends = [out.get(timeout=600) for _ in procs]
@@ -96,17 +110,27 @@ def committed_per_second(kind: str, db: str, writers: int, per_writer: int, roun
         p.join(timeout=60)
         if p.exitcode != 0:
             raise SystemExit(f"a {kind} writer failed")
-    return writers * per_writer / (max(ends) - start)
+    time.sleep(1.0)         # the backends of the writers' connections report their statistics as they exit
+    return writers * per_writer / (max(ends) - start), aborted_transactions(db) - aborted
 
 
 def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: int) -> None:
     configs = [(backend, db, writers, kind) for backend, db in (("postgres", pg), ("sqlite", sqlite_path))
                for writers in (1, 4) for kind in ("tool", "raw")]
     rates: dict = {c[:1] + c[2:]: [] for c in configs}
+    aborted: dict = {c[:1] + c[2:]: [] for c in configs}
     for r in range(rounds):
         order = configs if r % 2 == 0 else configs[::-1]          # interleaved, alternating direction
         for backend, db, writers, kind in order:
-            rates[(backend, writers, kind)].append(committed_per_second(kind, db, writers, per_writer // writers, r))
+            rate, rolled_back = committed_per_second(kind, db, writers, per_writer // writers, r)
+            rates[(backend, writers, kind)].append(rate)
+            aborted[(backend, writers, kind)].append(rolled_back)
+    def retried(backend: str, writers: int) -> str:
+        if backend != "postgres":
+            return ""
+        share = {kind: statistics.median(aborted[(backend, writers, kind)]) / per_writer * 100
+                 for kind in ("tool", "raw")}
+        return f"   rolled back per 100 commits: tool {share['tool']:.1f}, raw {share['raw']:.1f}"
     print(f"committed log_finding/s, {per_writer} findings per configuration, {rounds} interleaved rounds "
           "(median; tool/raw = share of the raw-INSERT floor):")
     for backend in ("postgres", "sqlite"):
@@ -115,7 +139,7 @@ def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: 
             raw = statistics.median(rates[(backend, writers, "raw")])
             print(f"  {backend:8} {writers} writer{'s' if writers > 1 else ' '}: tool {tool:7.0f}/s   raw INSERT "
                   f"{raw:7.0f}/s   tool/raw {tool / raw:.2f}   (tool rounds: "
-                  + ", ".join(f"{v:.0f}" for v in rates[(backend, writers, "tool")]) + ")")
+                  + ", ".join(f"{v:.0f}" for v in rates[(backend, writers, "tool")]) + ")" + retried(backend, writers))
 
 
 def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:

@@ -145,6 +145,16 @@ class Call:
         return flat
 
     # -- evidence --------------------------------------------------------------------------
+    def resolve_evidence_items(self, items: list, field: str, default_relation: str | None = None,
+                               required_relation: str | None = None) -> list[dict]:
+        """resolve_evidence for each item (`field[i]`), the sources they name asked for at once."""
+        self.tx.evidence_by_sources(self.project, [
+            (item["source_ref"], item.get("locator", "")) for item in items
+            if isinstance(item, dict) and "evidence_id" not in item
+            and isinstance(item.get("source_ref"), str) and isinstance(item.get("locator", ""), str)])
+        return [self.resolve_evidence(item, f"{field}[{i}]", default_relation, required_relation)
+                for i, item in enumerate(items)]
+
     def resolve_evidence(self, item: dict, field: str, default_relation: str | None = None,
                          required_relation: str | None = None) -> dict:
         """Validate one evidence item and find (not yet write) the evidence it names."""

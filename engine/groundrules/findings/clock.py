@@ -6,6 +6,7 @@ StepClock and SequentialIds, which make every id and timestamp a function of the
 from __future__ import annotations
 
 import secrets
+import threading
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
@@ -26,15 +27,18 @@ class SystemClock:
 
 
 class StepClock:
-    """Starts at `start` and advances `step_s` seconds on every reading."""
+    """Starts at `start` and advances `step_s` seconds on every reading (one reading at a time:
+    calls on several threads never read the same instant)."""
 
     def __init__(self, start: str = "2025-01-01T00:00:00Z", step_s: float = 1.0):
         self._t = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
         self._step = timedelta(seconds=step_s)
+        self._lock = threading.Lock()
 
     def __call__(self) -> str:
-        now = self._t
-        self._t += self._step
+        with self._lock:
+            now = self._t
+            self._t += self._step
         return now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -46,13 +50,16 @@ class RandomIds:
 
 
 class SequentialIds:
-    """`F-000001`, `E-000001`, …: one counter per prefix, starting after `start`."""
+    """`F-000001`, `E-000001`, …: one counter per prefix, starting after `start` (one id at a time,
+    whatever the threads)."""
 
     def __init__(self, start: int = 0):
         self._start = start
         self._counters: dict[str, int] = {}
+        self._lock = threading.Lock()
 
     def new(self, prefix: str) -> str:
-        n = self._counters.get(prefix, self._start) + 1
-        self._counters[prefix] = n
+        with self._lock:
+            n = self._counters.get(prefix, self._start) + 1
+            self._counters[prefix] = n
         return f"{prefix}-{n:06d}"

@@ -9,7 +9,6 @@ nothing. The ledger holds no SQL: it talks to a store (SQLite by default; see gr
 """
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -30,8 +29,10 @@ READS = frozenset(tools.READS)
 class FindingLedger:
     """The finding ledger over one store, serving any number of projects.
 
-    `clock` and `ids` are injected (SystemClock / RandomIds by default). Calls are serialised
-    within the process; across processes the store's locking and the version checks do it.
+    `clock` and `ids` are injected (SystemClock / RandomIds by default). Calls may come from
+    several threads at once: the store serialises what it must (SQLite: one connection, one
+    transaction at a time; PostgreSQL: a pool, one connection per call), and across threads,
+    processes and hosts the version checks and the store's isolation keep calls apart.
     """
 
     def __init__(self, store: Any, *, rulebook: Rulebook | None = None,
@@ -44,7 +45,6 @@ class FindingLedger:
         self.clock = clock or SystemClock()
         self.ids = ids or RandomIds()
         self.rules_root = None if rules_root is None else Path(rules_root)
-        self._lock = threading.Lock()
         _check_names(self.book)
 
     @property
@@ -54,8 +54,7 @@ class FindingLedger:
     def run(self, tool: str, arguments: dict, *, project: str, principal: str) -> tuple[dict, list]:
         """One checked call; (data, warnings) or a GroundrulesError (STORAGE_ERROR for the store)."""
         try:
-            with self._lock:
-                return self._run(tool, arguments, project, principal)
+            return self._run(tool, arguments, project, principal)
         except StorageFailure as exc:
             vocab = self.book.table(VOCABULARY_TABLE)
             raise GroundrulesError("STORAGE_ERROR", vocab.message("storage_error", kind=exc.kind)) from None

@@ -149,7 +149,7 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
 
 def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
     body = call.check_body(a)
-    resolved = [call.resolve_evidence(item, f"evidence[{i}]") for i, item in enumerate(body.get("evidence", []))]
+    resolved = call.resolve_evidence_items(body.get("evidence", []), "evidence")
     _seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None)
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     facts = _write_facts(call, finding, attached, manual_exception=body.get("manual_exception"))
@@ -212,8 +212,7 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     reason = call.reason(a)
     call.expect_version(row, a["expected_version"])
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
-    resolved = [call.resolve_evidence(item, f"evidence[{i}]", counter, counter)
-                for i, item in enumerate(a.get("evidence", []))]
+    resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence", counter, counter)
     attached = [call.attach(row["seq"], r) for r in resolved]
     call.check_move("epistemic", row["epistemic_state"], refuted,
                     _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
@@ -234,7 +233,7 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     superseded = call.names["supersede_state"]
     call.check_move("lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
     body = call.check_body(a["new"], "new.")
-    resolved = [call.resolve_evidence(item, f"new.evidence[{i}]") for i, item in enumerate(body.get("evidence", []))]
+    resolved = call.resolve_evidence_items(body.get("evidence", []), "new.evidence")
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
                                             event_payload={"supersedes": old["id"]})
     add_relation(call, seq, call.names["supersede_relation"], old["seq"], reason)
@@ -292,7 +291,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     change = call.book.table(CHANGE_TABLE)
     fired = change.evaluate(_change_facts(row, old_scope, statement, claim_kind, scope)).fired[0]
     material = change.codes.get(fired.code, {}).get("role") == "material"
-    resolved = [call.resolve_evidence(item, f"evidence[{i}]") for i, item in enumerate(a.get("evidence", []))]
+    resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence")
     if material:
         return _revalidate_as_new(call, row, a, resolved, target, statement, claim_kind, scope, fired, reason)
     attached = [call.attach(row["seq"], r) for r in resolved]

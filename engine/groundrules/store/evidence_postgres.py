@@ -100,6 +100,7 @@ EXECUTE FUNCTION ledger_refuse('interpretations are append-only: never deleted')
 CREATE TRIGGER ledger_interpretations_only_withdrawal BEFORE UPDATE ON ledger_interpretations FOR EACH ROW
 EXECUTE FUNCTION ledger_only_withdrawal();
 """),
+    (3, "write gate", "CREATE TABLE ledger_write_gate ()  -- never holds a row: its lock orders retried writes"),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -114,6 +115,7 @@ class PostgresEvidenceStore(PostgresStore):
     MIGRATIONS = MIGRATIONS
     MIGRATIONS_TABLE = "ledger_migrations"
     LOCK_KEY = 0x6772_0002          # 'gr', evidence ledger
+    GATE = "ledger_write_gate"
 
     def run_write(self, project: str, body: Callable[["PgEvidenceTx"], T]) -> T:
         """`body(tx)` in one write transaction of `project`, returning after COMMIT; serialization
@@ -122,7 +124,8 @@ class PostgresEvidenceStore(PostgresStore):
 
     @contextmanager
     def write(self, project: str) -> Iterator["PgEvidenceTx"]:
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True) as conn:
+        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True,
+                               gate="ACCESS SHARE") as conn:
             yield PgEvidenceTx(conn, project)
 
     @contextmanager

@@ -7,8 +7,16 @@ all "read, then write on what was read"; under SERIALIZABLE PostgreSQL guarantee
 some serial order, so they hold across any number of hosts without the domain taking a single
 lock, exactly as SQLite's one writer gives them on one host. The price is that PostgreSQL may
 abort a transaction it cannot order (SQLSTATE 40001) or a deadlock victim (40P01): `run_write`
-retries those, bounded, with jittered backoff, and a caller never sees them unless the bound is
-exhausted. Reads run REPEATABLE READ READ ONLY: one snapshot per call, never aborted.
+retries those, bounded, and a caller never sees them unless the bound is exhausted. Reads run
+REPEATABLE READ READ ONLY: one snapshot per call, never aborted.
+
+Retries go through a gate, so that two busy hosts cannot starve each other: every write first
+locks the store's gate table, a first attempt in ACCESS SHARE mode (writers run side by side), a
+retry in ACCESS EXCLUSIVE mode (it waits for the writes in flight and runs alone). LOCK TABLE takes
+no snapshot, so the retry's snapshot follows every write it waited for, and a transaction no other
+write overlaps cannot be aborted to keep a serial order. (Concurrent inserts conflict more than
+their rows suggest: a foreign key check reads the parent's index page, where the other writers'
+new rows land too.)
 
 Every driver or pool error leaves as a StorageFailure whose kind is psycopg's class name for the
 SQLSTATE (SerializationFailure, OperationalError, ...): never the connection string, a host, a
@@ -16,9 +24,7 @@ password or the server's message.
 """
 from __future__ import annotations
 
-import random
-import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Iterator, TypeVar
 
 import psycopg
@@ -50,12 +56,12 @@ class PostgresStore:
     MIGRATIONS: tuple[tuple[int, str, str], ...] = ()
     MIGRATIONS_TABLE = ""
     LOCK_KEY = 0
+    GATE = ""                           # the table whose lock lets a retried write run alone
 
     def __init__(self, conninfo: str, *, pool_size: int = 4, retries: int = 10, timeout: float = 10.0,
                  on_connect: Callable[[psycopg.Connection], None] | None = None):
         self.retries = retries
         self._conninfo = conninfo
-        self._rng = random.Random()
         with failures():
             with psycopg.connect(conninfo, autocommit=True, connect_timeout=int(timeout)) as conn:
                 self.migrate(conn)
@@ -68,17 +74,34 @@ class PostgresStore:
                 if on_connect is not None:
                     on_connect(conn)
             self.pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, timeout=timeout,
-                                       kwargs={"row_factory": dict_row, "autocommit": True},
+                                       kwargs={"row_factory": dict_row, "autocommit": True,
+                                               # no server-side prepared statements: a pipeline aborted by a
+                                               # serialization failure can leave psycopg believing one exists
+                                               # that the server skipped (InvalidSqlStatementName on the next
+                                               # call); the statements are small, planning them is cheap
+                                               "prepare_threshold": None},
                                        configure=configure, open=True, name="groundrules")
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
-    def _transaction(self, begin: str, commit: bool) -> Iterator[psycopg.Connection]:
+    def _transaction(self, begin: str, commit: bool, pipeline: bool = False,
+                     gate: str | None = None) -> Iterator[psycopg.Connection]:
+        """One transaction on a pooled connection. With `pipeline`, statements are sent without
+        waiting for their answers until one is fetched; BEGIN leaves with the first statement,
+        COMMIT with the last ones, and leaving the pipeline waits for every answer (an error in
+        any statement is raised there, and the transaction rolls back)."""
         with failures(), self.pool.connection() as conn:
-            conn.execute(begin)
             try:
-                yield conn
-                conn.execute("COMMIT" if commit else "ROLLBACK")
+                with conn.pipeline() if pipeline else nullcontext() as queue:
+                    try:
+                        conn.execute(begin)
+                        if gate is not None:
+                            conn.execute(f"LOCK TABLE {self.GATE} IN {gate} MODE")
+                        yield conn
+                        conn.execute("COMMIT" if commit else "ROLLBACK")
+                    except BaseException:
+                        _drain(conn, queue)
+                        raise
             except BaseException:
                 try:
                     conn.execute("ROLLBACK")
@@ -92,7 +115,8 @@ class PostgresStore:
         only touches the database through `tx`, and the rolled-back attempt left nothing."""
         for attempt in range(self.retries + 1):
             try:
-                with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True) as conn:
+                with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True,
+                                       gate="ACCESS EXCLUSIVE" if attempt else "ACCESS SHARE") as conn:
                     tx = make_tx(conn)
                     try:
                         return body(tx)
@@ -101,7 +125,6 @@ class PostgresStore:
             except StorageFailure as exc:
                 if exc.kind not in RETRYABLE or attempt == self.retries:
                     raise
-            time.sleep(self._rng.uniform(0, min(0.001 * 2 ** attempt, 0.05)))
         raise AssertionError("unreachable")
 
     @contextmanager
@@ -131,6 +154,21 @@ class PostgresStore:
                     conn.execute(sql)
                     conn.execute(f"INSERT INTO {table} (version, name) VALUES (%s, %s)", (version, name))
         return latest
+
+
+def _drain(conn: psycopg.Connection, queue: psycopg.Pipeline | None) -> None:
+    """Collect the answers still in the pipeline when the call failed (any statement's execute may
+    raise the error of one sent before it): the failure is the call's own, and a statement it left
+    unanswered may not replace it (the transaction rolls back)."""
+    if queue is None:
+        return
+    for _ in range(10):     # an error raised while answers are still in flight leaves them for the next sync
+        try:
+            queue.sync()
+            return
+        except psycopg.Error:
+            if conn.broken:
+                return
 
 
 class PostgresTx:
