@@ -184,6 +184,26 @@ def test_the_evidence_ledger_over_http_per_project_with_the_reviewer_as_redactor
     assert again["content"]["redacted"] is True and "13812345678" not in str(again)
 
 
+def test_stored_interpretations_over_http_are_what_fold_ledger_folds_per_project(url):
+    record = {"type": "message", "role": "user", "state": "sent", "content": "我的手机是 13812345678"}
+    stored = ok(call(url, AGENT_B, "append_evidence", {"record": record}))["records"]
+    locks = [r["id"] for r in stored if r["type"] == "lock"]
+    assert len(locks) == 1
+    given = {"id": "I-http", "events": [{"id": "e-http", "type": "set", "slot": "phone", "value": "13812345678",
+                                         "evidence": locks}],
+             "dispositions": [{"lock": locks[0], "slot": "phone"}]}
+    refused(call(url, AGENT_A, "append_interpretation", {"project": "beta", "interpretation": given}),
+            "PROJECT_SCOPE_MISMATCH")
+    ok(call(url, AGENT_B, "append_interpretation", {"interpretation": given}))
+    now = "2100-01-01T00:00:00+08:00"
+    folded = ok(call(url, AGENT_B, "fold_ledger", {"now": now}))
+    assert folded == ok(call(url, AGENT_B, "fold_ledger", {"now": now, "interpretations": [given]}))
+    assert [e["id"] for e in folded["events"]] == ["e-http"]
+    assert ok(call(url, REVIEWER, "fold_ledger", {"project": "beta", "now": now})) == folded
+    alpha = call(url, REVIEWER, "fold_ledger", {"project": "alpha", "now": now})     # none of beta's
+    assert "e-http" not in str(alpha)
+
+
 # ------------------------------------------------------------------------------ 0 ways for an agent
 
 # valid arguments for each tool whose options the role table reserves, carrying that option
