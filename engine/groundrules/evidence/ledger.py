@@ -201,8 +201,9 @@ class EvidenceLedger:
     def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
         """Check an interpretation as the fold does, against the stored records and the
         interpretations stored before it, and append it; returns its id and when it was recorded.
-        Only a lock not yet disposed of is let through: a later interpretation may dispose of it,
-        while whatever else the fold refuses would make every later fold of the stored ones fail."""
+        Only a refusal the refusal table marks `later_interpretation_may_cure` (a lock not yet
+        disposed of) is let through; whatever else the fold refuses would make every later fold of
+        the stored ones fail."""
         def attempt(tx: Any) -> dict:
             now = self._clock()
             records = [self._from_row(tx, row) for row in tx.rows()]
@@ -211,7 +212,7 @@ class EvidenceLedger:
                 fold({"now": now, "records": records, "interpretations": given}, self._book,
                      redaction_key=self._key)
             except GroundrulesError as exc:
-                if exc.code != "LOCK_DROPPED":
+                if exc.code not in self._refusals.curable:
                     raise
             tx.add_interpretation({"id": interpretation["id"], "recorded_at": now, "body": _dumps(interpretation)})
             return {"id": interpretation["id"], "recorded_at": now}

@@ -20,6 +20,7 @@ class RefusalCatalogue:
     id: str
     file: str
     codes: dict            # code -> (retry, Template)
+    curable: frozenset     # codes a later stored interpretation may cure (later_interpretation_may_cure)
 
     def error(self, code: str, **details: Any) -> GroundrulesError:
         """The GroundrulesError for `code`, its message rendered from the table with `details`."""
@@ -39,4 +40,5 @@ def compile_refusals(data: dict, ctx) -> RefusalCatalogue | None:
             codes[code] = (spec["retry"], template)
     if any(f.severity == "error" for f in ctx.faults):
         return None
-    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes)
+    curable = frozenset(c for c, spec in data["codes"].items() if spec.get("later_interpretation_may_cure"))
+    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes, curable)
