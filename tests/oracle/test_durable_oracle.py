@@ -38,8 +38,13 @@ def _import_error() -> str | None:
 
 @pytest.fixture(scope="module")
 def durable_backend():
-    """DurableBackend, or a failed test when durable-rules cannot be imported (a skip only on the
-    Pythons it cannot import on at all)."""
+    """A maker of DurableBackends, or a failed test when durable-rules cannot be imported (a skip
+    only on the Pythons it cannot import on at all).
+
+    Each (table, contract) is compiled into durable-rules once per module and kept: its C core
+    once refused to create a ruleset ("error code: 102") late in a whole-suite run, after many
+    hosts had come and gone in the process (not reproduced in 40 runs of this file alone), so
+    the oracle creates as few as it can and never drops one while the module runs."""
     if NO_DURABLE_HERE:
         pytest.skip(NO_DURABLE_HERE)
     problem = _import_error()
@@ -47,7 +52,14 @@ def durable_backend():
         pytest.fail(f"durable-rules must be importable for the oracle tests ({problem}); "
                     "install the test extra: pip install -e '.[test]'")
     from groundrules.oracle.durable import DurableBackend
-    return DurableBackend
+    made: dict = {}
+
+    def backend(table, contract=None):
+        key = (id(table), id(contract))
+        if key not in made:
+            made[key] = (DurableBackend(table, contract), table, contract)     # the refs keep the ids unique
+        return made[key][0]
+    return backend
 
 
 def test_durable_rules_imports():
