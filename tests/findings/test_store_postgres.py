@@ -19,10 +19,12 @@ from groundrules.store.findings_postgres import LATEST, MIGRATIONS, PostgresFind
 FID = "F-000001"
 
 
-def test_postgres_writes_are_serializable_and_reads_one_snapshot(pg_db):
+def test_postgres_writes_are_serializable_appends_repeatable_read_and_reads_one_snapshot(pg_db):
     store = PostgresFindingStore(pg_db)
     assert store.run_write(lambda tx: tx.conn.execute("SHOW transaction_isolation").fetchone()) == {
         "transaction_isolation": "serializable"}
+    assert store.run_write(lambda tx: tx.conn.execute("SHOW transaction_isolation").fetchone(),
+                           appends_only=True) == {"transaction_isolation": "repeatable read"}
     with store.read() as tx:
         assert tx.conn.execute("SHOW transaction_isolation").fetchone()["transaction_isolation"] == "repeatable read"
         assert tx.conn.execute("SHOW transaction_read_only").fetchone()["transaction_read_only"] == "on"
@@ -87,6 +89,53 @@ def test_postgres_racing_threads_lose_no_update(pg_db, book, one_finding):
     assert len(view["evidence"]) == 8 + len(finding().get("evidence", []))
     for client in clients:
         client.close()
+
+
+def _evidence(n: int, **overrides) -> dict:
+    return dict({"id": f"E-{n}", "project": "p1", "source_kind": "log", "source_ref": "log:1", "locator": "",
+                 "revision": "", "content_hash": "sha256:x", "excerpt": "x", "created_at": "t"}, **overrides)
+
+
+def test_postgres_an_append_a_unique_key_refuses_is_rerun_and_sees_the_other_write(pg_db):
+    """Two appends of the first record of one source: the second waits on the unique index until
+    the first commits, is refused (23505), and its re-run finds the first one's record."""
+    store, attempts, answer = PostgresFindingStore(pg_db), [], {}
+
+    def second(tx):
+        attempts.append(1)
+        if tx.evidence_by_source("p1", "log:1", ""):
+            return "reused"
+        tx.add_evidence(_evidence(2))
+        return "added"
+    with store.write() as first:
+        assert first.evidence_by_source("p1", "log:1", "") == []
+        first.add_evidence(_evidence(1))
+        thread = threading.Thread(target=lambda: answer.update(second=store.run_write(second, appends_only=True)))
+        thread.start()
+        with psycopg.connect(pg_db, autocommit=True) as admin:      # until the second waits on the index
+            while not admin.execute("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                                    "query LIKE 'INSERT INTO evidence%%'").fetchall():
+                assert thread.is_alive(), answer
+    thread.join(timeout=30)
+    assert (answer["second"], len(attempts)) == ("reused", 2)
+    assert sql(store, "SELECT id, first_of_source FROM evidence") == [("E-1", True)]
+    store.close()
+
+
+def test_postgres_evidence_is_unique_per_source_and_content_and_first_per_source(pg_db):
+    store = PostgresFindingStore(pg_db)
+    with store.write() as tx:
+        tx.add_evidence(_evidence(1))
+        tx.add_evidence(_evidence(2, content_hash="sha256:y"))      # another content: a second record
+    assert sql(store, "SELECT id, first_of_source FROM evidence ORDER BY seq") == [("E-1", True), ("E-2", False)]
+    for duplicate in (_evidence(3), _evidence(4, content_hash="sha256:z", source_kind="experiment_run")):
+        with pytest.raises(StorageFailure) as info, store.write() as tx:
+            tx._send("INSERT INTO evidence (id, project, source_kind, source_ref, locator, revision, content_hash, "
+                     "excerpt, created_at, first_of_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
+                     tuple(duplicate[k] for k in ("id", "project", "source_kind", "source_ref", "locator", "revision",
+                                                  "content_hash", "excerpt", "created_at")))
+        assert info.value.kind == "UniqueViolation"
+    store.close()
 
 
 def test_postgres_migrations_are_versioned_and_rerun_as_no_ops(pg_db):

@@ -2,8 +2,10 @@
 
 Each writer is its own process (as hosts are) with its own ledger; all start together on an event,
 and the rate is every committed log_finding over the wall time from the start to the last commit.
-The floor is raw INSERTs of the same rows (finding, tags, search terms, two evidence records and
-links, the created event; one transaction per finding) by as many processes on the same database.
+Each writer cites sources of its own (`run:7@w3`), as hosts logging their own runs do, so the tool
+writes exactly the rows the floor writes. The floor is raw INSERTs of the same rows (finding, tags,
+search terms, two evidence records and links, the created event; one transaction per finding) by as
+many processes on the same database.
 Rounds interleave every configuration (backend x writers x tool/raw); medians and ratios are
 printed. Then query_findings medians at 10k and 100k findings on PostgreSQL.
 """
@@ -27,6 +29,9 @@ def _writer(kind: str, db: str, project: str, n: int, seed: int, ready, go, out)
     from groundrules import load_rulebook
     rng = random.Random(seed)
     calls = [args_for(i, rng) for i in range(n)]
+    for a in calls:
+        for e in a["evidence"]:
+            e["source_ref"] += f"@w{seed}"
     tag = uuid.uuid4().hex[:8]
     if kind == "tool":
         ledger = Ledger(db, project=project, rulebook=load_rulebook(ROOT, TABLES))
@@ -53,7 +58,11 @@ def _raw(db: str, project: str, tag: str):
 
     def run(a: dict, i: int) -> None:
         def body(tx):
-            q = (lambda sql, p: tx.conn.execute(sql.replace("?", "%s"), p)) if pg else tx.conn.execute
+            if pg:      # answers read where needed; the rest travels with the next statement read
+                q = lambda sql, p: tx.conn.execute(sql.replace("?", "%s"), p)  # noqa: E731
+                send = lambda sql, p: tx.conn.send(sql.replace("?", "%s"), p)  # noqa: E731
+            else:
+                q = send = tx.conn.execute
             fid = f"F-{tag}-{i}"
             row = q("INSERT INTO findings (id, project, claim_kind, statement, details, epistemic_state, "
                     "lifecycle_state, scope_json, retrieval_policy, version, created_at, updated_at"
@@ -63,19 +72,19 @@ def _raw(db: str, project: str, tag: str):
                     + ((tsvector_text(a["statement"]),) if pg else ()))
             seq = row.fetchone()["seq"] if pg else row.lastrowid
             for t in a["tags"]:
-                q("INSERT INTO finding_tags VALUES (?, ?)", (seq, t))
+                send("INSERT INTO finding_tags VALUES (?, ?)", (seq, t))
             if not pg:
-                q("INSERT INTO findings_search (rowid, grams) VALUES (?, ?)", (seq, grams(a["statement"])))
+                send("INSERT INTO findings_search (rowid, grams) VALUES (?, ?)", (seq, grams(a["statement"])))
             for j, e in enumerate(a["evidence"]):
                 ev = q("INSERT INTO evidence (id, project, source_kind, source_ref, content_hash, excerpt, created_at) "
                        "VALUES (?, ?, ?, ?, ?, ?, 't')" + (" RETURNING seq" if pg else ""),
                        (f"E-{tag}-{i}-{j}", project, e["source_kind"], e["source_ref"], content_hash(e["excerpt"]),
                         e["excerpt"]))
                 ev = ev.fetchone()["seq"] if pg else ev.lastrowid
-                q("INSERT INTO finding_evidence VALUES (?, ?, ?, ?, '', 't')", (seq, ev, e["relation"], e["method"]))
-            q("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at) "
-              "VALUES (?, ?, 'created', 'log_finding', 1, 't')", (f"EV-{tag}-{i}", seq))
-        store.run_write(body)
+                send("INSERT INTO finding_evidence VALUES (?, ?, ?, ?, '', 't')", (seq, ev, e["relation"], e["method"]))
+            send("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at) "
+                 "VALUES (?, ?, 'created', 'log_finding', 1, 't')", (f"EV-{tag}-{i}", seq))
+        store.run_write(body, appends_only=True)
     return run, store
 
 

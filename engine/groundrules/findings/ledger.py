@@ -73,7 +73,7 @@ class FindingLedger:
             # and only the one that committed does its effects outside the database
             calls.append(self._call(tx, tool, project, principal))
             return self._write(calls[-1], arguments, handler)
-        answer = self.store.run_write(attempt)
+        answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS)
         calls[-1].committed()
         return answer
 

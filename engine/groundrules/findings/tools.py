@@ -395,6 +395,10 @@ def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
 
 
 READS = {"query_findings": query_findings, "get_finding": get_finding}
+# Writes that only add rows, reading nothing but rows that never change (evidence by id) and rows
+# a unique key guards (evidence by source and content, idempotency keys): a store may run them
+# without serializing them against other writes (PostgreSQL: REPEATABLE READ).
+APPENDS = frozenset({"log_finding"})
 WRITES = {"log_finding": log_finding, "add_evidence": add_evidence, "set_finding_state": set_finding_state,
           "refute_finding": refute_finding, "supersede_finding": supersede_finding,
           "revalidate_finding": revalidate_finding, "link_finding": link_finding, "propose_rule": propose_rule}

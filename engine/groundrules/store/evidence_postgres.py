@@ -124,9 +124,8 @@ class PostgresEvidenceStore(PostgresStore):
 
     @contextmanager
     def write(self, project: str) -> Iterator["PgEvidenceTx"]:
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True,
-                               gate="ACCESS SHARE") as conn:
-            yield PgEvidenceTx(conn, project)
+        with self._write(lambda statements: PgEvidenceTx(statements, project)) as tx:
+            yield tx
 
     @contextmanager
     def read(self, project: str) -> Iterator["PgEvidenceTx"]:
@@ -150,7 +149,7 @@ class PgEvidenceTx(PostgresTx):
 
     def insert(self, rows: list[dict]) -> None:
         for r in rows:
-            self.conn.execute(
+            self.conn.send(
                 "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, "
                 "digests) VALUES (%(project)s, %(id)s, %(type)s, %(message_id)s, %(lock_id)s, %(recorded_at)s, "
                 "%(body)s, %(personal)s, %(digests)s)", dict(r, project=self.project))
@@ -174,7 +173,7 @@ class PgEvidenceTx(PostgresTx):
                                  (self.project,)).fetchall()
 
     def add_interpretation(self, row: dict) -> None:
-        self.conn.execute("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (%s, %s, %s, %s)",
+        self.conn.send("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (%s, %s, %s, %s)",
                           (self.project, row["id"], row["recorded_at"], row["body"]))
 
     def interpretation_rows(self) -> list[dict]:
@@ -184,13 +183,13 @@ class PgEvidenceTx(PostgresTx):
     def withdraw(self, ids: list[str], redaction_id: str) -> None:
         """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
         for i in ids:
-            self.conn.execute("UPDATE ledger_interpretations SET body = NULL, redaction_id = %s "
+            self.conn.send("UPDATE ledger_interpretations SET body = NULL, redaction_id = %s "
                               "WHERE project = %s AND id = %s", (redaction_id, self.project, i))
 
     def clear(self, events: list[dict]) -> None:
         """Record each redaction event and clear its record's personal fields."""
         for event in events:
-            self.conn.execute("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (%s, %s, %s, %s)",
+            self.conn.send("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (%s, %s, %s, %s)",
                               (self.project, event["id"], event["record"], event["json"]))
-            self.conn.execute("UPDATE ledger_records SET personal = NULL, redaction_id = %s "
+            self.conn.send("UPDATE ledger_records SET personal = NULL, redaction_id = %s "
                               "WHERE project = %s AND id = %s", (event["id"], self.project, event["record"]))

@@ -161,6 +161,20 @@ CREATE TRIGGER {table}_never_truncated BEFORE TRUNCATE ON {table}
 FOR EACH STATEMENT EXECUTE FUNCTION groundrules_refuse('{table} is never truncated');
 """ for table in ("findings", "finding_events"))),
     (2, "write gate", "CREATE TABLE write_gate ()  -- never holds a row: its lock orders retried writes"),
+    (3, "foreign keys checked at commit", """
+DO $$ DECLARE fk record; BEGIN
+  FOR fk IN SELECT conrelid::regclass AS tab, conname FROM pg_constraint
+            WHERE contype = 'f' AND connamespace = current_schema()::regnamespace ORDER BY conname LOOP
+    EXECUTE format('ALTER TABLE %s ALTER CONSTRAINT %I DEFERRABLE INITIALLY DEFERRED', fk.tab, fk.conname);
+  END LOOP;
+END $$"""),
+    (4, "one evidence record per source and content, one first record per source", """
+ALTER TABLE evidence ADD COLUMN first_of_source BOOLEAN NOT NULL DEFAULT false;
+CREATE UNIQUE INDEX evidence_one_per_content ON evidence(project, source_ref, locator, source_kind, revision,
+                                                         content_hash);
+DROP INDEX evidence_by_source;
+CREATE UNIQUE INDEX evidence_first_of_source ON evidence(project, source_ref, locator) WHERE first_of_source;
+"""),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -190,21 +204,17 @@ class PostgresFindingStore(PostgresStore):
     LOCK_KEY = 0x6772_0001          # 'gr', finding ledger
     GATE = "write_gate"
 
-    def run_write(self, body: Callable[["PgFindingTx"], T]) -> T:
+    def run_write(self, body: Callable[["PgFindingTx"], T], *, appends_only: bool = False) -> T:
         """`body(tx)` in one write transaction, returning after COMMIT; serialization failures are
-        retried (bounded) by re-running `body`."""
-        return self._run_write(PgFindingTx, body)
+        retried (bounded) by re-running `body`. `appends_only`: the write adds rows and reads only
+        what never changes or what a unique index guards (postgres_base: REPEATABLE READ)."""
+        return self._run_write(PgFindingTx, body, "REPEATABLE READ" if appends_only else "SERIALIZABLE")
 
     @contextmanager
     def write(self) -> Iterator["PgFindingTx"]:
         """One write transaction without retries (run_write is the retrying form)."""
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE", commit=True, pipeline=True,
-                               gate="ACCESS SHARE") as conn:
-            tx = PgFindingTx(conn)
-            try:
-                yield tx
-            finally:
-                tx.close_cursors()
+        with self._write(PgFindingTx) as tx:
+            yield tx
 
     @contextmanager
     def read(self) -> Iterator["PgFindingTx"]:
@@ -215,8 +225,8 @@ class PostgresFindingStore(PostgresStore):
 
 class PgFindingTx(PostgresTx, FindingOps):
     """The persistence operations of one transaction (findings_sql) on one pooled connection. In a
-    write, statements whose answer nobody reads wait in the pipeline for the next one that is read
-    (or for COMMIT): one round trip carries them all."""
+    write, statements whose answer nobody reads wait for the next one that is read (or for
+    COMMIT): one message carries them all (postgres_base.Statements)."""
 
     ALL_ROWS = None
     TEXT_C = ' COLLATE "C"'
@@ -233,11 +243,10 @@ class PgFindingTx(PostgresTx, FindingOps):
         return self.conn.execute(pyformat(sql), params).fetchall()
 
     def _changed(self, sql: str, params: tuple) -> bool:
-        # an answer read with fetch, not rowcount: fetching is what makes a pipeline deliver it
         return self.conn.execute(pyformat(sql + " RETURNING 1"), params).fetchone() is not None
 
     def _send(self, sql: str, params: tuple) -> None:
-        self.conn.execute(pyformat(sql), params)
+        self.conn.send(pyformat(sql), params)
 
     def _insert(self, sql: str, params: tuple) -> int:
         return self.conn.execute(pyformat(sql + " RETURNING seq"), params).fetchone()["seq"]

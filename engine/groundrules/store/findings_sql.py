@@ -128,17 +128,18 @@ class FindingOps:
             self._sources[(project, row.pop("source_ref"), row.pop("locator"))].append(row)
 
     def add_evidence(self, record: dict) -> int:
+        """Insert an evidence record; the first of its (source_ref, locator) says so, and a unique
+        index lets only one record be first (a concurrent second one is refused and retried)."""
+        known = self.evidence_by_source(record["project"], record["source_ref"], record["locator"])
         seq = self._insert(
             "INSERT INTO evidence (id, project, source_kind, source_ref, locator, revision, content_hash, "
-            "excerpt, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "excerpt, created_at, first_of_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record["id"], record["project"], record["source_kind"], record["source_ref"], record["locator"],
-             record["revision"], record["content_hash"], record["excerpt"], record["created_at"]))
+             record["revision"], record["content_hash"], record["excerpt"], record["created_at"], not known))
         self._new_evidence.add(seq)
-        known = self._sources.get((record["project"], record["source_ref"], record["locator"]))
-        if known is not None:
-            known.append({"seq": seq, "id": record["id"], "source_kind": record["source_kind"],
-                          "revision": record["revision"], "content_hash": record["content_hash"],
-                          "excerpt": record["excerpt"]})
+        self._sources[(record["project"], record["source_ref"], record["locator"])].append({
+            "seq": seq, "id": record["id"], "source_kind": record["source_kind"], "revision": record["revision"],
+            "content_hash": record["content_hash"], "excerpt": record["excerpt"]})
         return seq
 
     def link_evidence(self, finding_seq: int, evidence_seq: int, relation: str, method: str, rationale: str,

@@ -154,6 +154,15 @@ CREATE TABLE idempotency_keys (
 -- Contentless FTS5 over bigram-expanded text (see search.py); rowid = findings.seq.
 CREATE VIRTUAL TABLE findings_search USING fts5(grams, content='', tokenize='unicode61 remove_diacritics 2');
 """),
+    (3, "one evidence record per source and content, one first record per source", """
+-- SQLite has one writer at a time, so these never refuse the domain's own writes; they hold the
+-- same invariants as on PostgreSQL, where concurrent appends rely on them.
+ALTER TABLE evidence ADD COLUMN first_of_source INTEGER NOT NULL DEFAULT 0;
+CREATE UNIQUE INDEX evidence_one_per_content ON evidence(project, source_ref, locator, source_kind, revision,
+                                                         content_hash);
+DROP INDEX evidence_by_source;
+CREATE UNIQUE INDEX evidence_first_of_source ON evidence(project, source_ref, locator) WHERE first_of_source;
+"""),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -197,9 +206,10 @@ class SqliteFindingStore:
             if on_connect is not None:
                 on_connect(self.conn)
 
-    def run_write(self, body: Callable[["FindingTx"], T]) -> T:
+    def run_write(self, body: Callable[["FindingTx"], T], *, appends_only: bool = False) -> T:
         """`body(tx)` in one write transaction, returning after COMMIT (the write lock is taken up
-        front, so nothing here is ever retried)."""
+        front, so nothing here is ever retried, and every write is serializable: `appends_only`
+        changes nothing)."""
         with self.write() as tx:
             return body(tx)
 
