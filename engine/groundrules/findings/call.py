@@ -214,6 +214,25 @@ class Call:
                                                    resolved["method"], resolved["rationale"], self.now)
         return resolved
 
+    def _new_records(self, evidence: list[dict]) -> list[dict]:
+        """The evidence records a new finding's items resolved as new must write (attach's rule,
+        decided for all items before any is written, so that a store can write them with the
+        finding): each once, an item identical to an earlier new one reusing its record."""
+        records: list[dict] = []
+        first: dict[tuple, dict] = {}
+        for resolved in evidence:
+            if "record" not in resolved:
+                continue
+            record = resolved.pop("record")
+            key = tuple(record[k] for k in ("source_kind", "source_ref", "locator", "revision", "content_hash"))
+            if key in first:
+                resolved.update(evidence_id=first[key]["id"], reuse="reused")
+                continue
+            first[key] = dict(record, id=self.ids.new("E"), project=self.project, created_at=self.now)
+            records.append(first[key])
+            resolved["evidence_id"] = first[key]["id"]
+        return records
+
     # -- findings ------------------------------------------------------------------------
     def check_body(self, body: dict, prefix: str = "") -> dict:
         """Validate a new finding's words against the vocabulary; returns it with defaults filled."""
@@ -249,12 +268,19 @@ class Call:
                 "basis": links, "links": links, "manual_exception": body.get("manual_exception"),
                 "reason": ""})
         finding_id = self.ids.new("F")
-        seq = self.tx.add_finding({
+        records = self._new_records(evidence)
+        seq, seqs = self.tx.add_finding_with_evidence({
             "id": finding_id, "project": self.project, "claim_kind": body["claim_kind"],
             "statement": body["statement"], "details": body["details"], "epistemic_state": body["epistemic_state"],
             "lifecycle_state": lifecycle.initial, "scope": body["scope"], "retrieval_policy": body["retrieval_policy"],
-            "created_at": self.now, "last_validated_at": validated_at}, body["tags"])
-        attached = [self.attach(seq, e) for e in evidence]
+            "created_at": self.now, "last_validated_at": validated_at}, body["tags"], records)
+        written = {record["id"]: s for record, s in zip(records, seqs)}
+        for resolved in evidence:
+            if "evidence_seq" not in resolved:
+                resolved["evidence_seq"] = written[resolved["evidence_id"]]
+            resolved["linked"] = self.tx.link_evidence(seq, resolved["evidence_seq"], resolved["relation"],
+                                                       resolved["method"], resolved["rationale"], self.now)
+        attached = evidence
         payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
         if body.get("manual_exception"):
             payload["manual_exception"] = body["manual_exception"]

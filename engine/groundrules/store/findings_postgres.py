@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from .cjk_search import grams, phrases
-from .findings_sql import INSERT_FINDING, SELECT_FINDING, FindingOps, finding_row, finding_values
+from .findings_sql import INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, FindingOps, finding_row, finding_values
 from .postgres_base import PostgresStore, PostgresTx
 
 T = TypeVar("T")
@@ -259,6 +259,28 @@ class PgFindingTx(PostgresTx, FindingOps):
         if tags:        # one statement
             self._send("INSERT INTO finding_tags (finding_seq, tag) SELECT ?, unnest(?::text[])", (seq, list(tags)))
         return self._created_finding(seq)
+
+    def add_finding_with_evidence(self, record: dict, tags: list[str], evidence: list[dict]) -> tuple[int, list[int]]:
+        """The finding and its new evidence records in one message (one round trip instead of one
+        per record): the finding's INSERT, then one INSERT of every record, each answering seqs."""
+        if not evidence:
+            return self.add_finding(record, tags), []
+        values = [self._evidence_values(r) for r in evidence]   # in order: each sees the ones before it
+        rows = [self._added_evidence(r) for r in evidence]
+        finding, written = self.conn.answers([
+            (pyformat(f"{INSERT_FINDING}, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::tsvector) "
+                      "RETURNING seq"),
+             finding_values(record) + (tsvector_text(record["statement"] + "\n" + record["details"]),)),
+            (pyformat(f"{INSERT_EVIDENCE} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(values))
+                      + " RETURNING id, seq"), tuple(v for row in values for v in row))])
+        seq_of = {r["id"]: r["seq"] for r in written}
+        for row in rows:
+            row["seq"] = seq_of[row["id"]]
+            self._new_evidence.add(row["seq"])
+        seq = finding[0]["seq"]
+        if tags:
+            self._send("INSERT INTO finding_tags (finding_seq, tag) SELECT ?, unnest(?::text[])", (seq, list(tags)))
+        return self._created_finding(seq), [row["seq"] for row in rows]
 
     def tags(self, seq: int) -> list[str]:
         if seq in self._tags:

@@ -23,6 +23,9 @@ INSERT_FINDING = ("INSERT INTO findings (id, project, claim_kind, statement, det
                   "lifecycle_state, scope_json, retrieval_policy, version, created_at, updated_at, last_validated_at")
 LINK_ORDER = "ORDER BY fe.created_at, e.seq, fe.relation"
 EVIDENCE_SOURCE_COLUMNS = "seq, id, source_kind, revision, content_hash, excerpt"
+EVIDENCE_COLUMNS = ("id", "project", "source_kind", "source_ref", "locator", "revision", "content_hash", "excerpt",
+                    "created_at", "first_of_source")
+INSERT_EVIDENCE = f"INSERT INTO evidence ({', '.join(EVIDENCE_COLUMNS)})"
 
 
 def canonical_json(value: Any) -> str:
@@ -130,17 +133,27 @@ class FindingOps:
     def add_evidence(self, record: dict) -> int:
         """Insert an evidence record; the first of its (source_ref, locator) says so, and a unique
         index lets only one record be first (a concurrent second one is refused and retried)."""
-        known = self.evidence_by_source(record["project"], record["source_ref"], record["locator"])
-        seq = self._insert(
-            "INSERT INTO evidence (id, project, source_kind, source_ref, locator, revision, content_hash, "
-            "excerpt, created_at, first_of_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (record["id"], record["project"], record["source_kind"], record["source_ref"], record["locator"],
-             record["revision"], record["content_hash"], record["excerpt"], record["created_at"], not known))
+        values = self._evidence_values(record)
+        seq = self._insert(f"{INSERT_EVIDENCE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+        self._added_evidence(record)["seq"] = seq
         self._new_evidence.add(seq)
-        self._sources[(record["project"], record["source_ref"], record["locator"])].append({
-            "seq": seq, "id": record["id"], "source_kind": record["source_kind"], "revision": record["revision"],
-            "content_hash": record["content_hash"], "excerpt": record["excerpt"]})
         return seq
+
+    def add_finding_with_evidence(self, record: dict, tags: list[str], evidence: list[dict]) -> tuple[int, list[int]]:
+        """add_finding, then add_evidence for each record in order: (the finding's seq, the
+        records' seqs). A backend may send them together."""
+        return self.add_finding(record, tags), [self.add_evidence(r) for r in evidence]
+
+    def _evidence_values(self, record: dict) -> tuple:
+        first = not self.evidence_by_source(record["project"], record["source_ref"], record["locator"])
+        return tuple(record[k] for k in EVIDENCE_COLUMNS[:-1]) + (first,)
+
+    def _added_evidence(self, record: dict) -> dict:
+        """Remember a record this transaction writes (its seq is filled in once known)."""
+        row = {"seq": None, "id": record["id"], "source_kind": record["source_kind"], "revision": record["revision"],
+               "content_hash": record["content_hash"], "excerpt": record["excerpt"]}
+        self._sources[(record["project"], record["source_ref"], record["locator"])].append(row)
+        return row
 
     def link_evidence(self, finding_seq: int, evidence_seq: int, relation: str, method: str, rationale: str,
                       at: str) -> bool:

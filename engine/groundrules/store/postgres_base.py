@@ -215,14 +215,28 @@ class Statements:
         self.send(sql, params)
         return self.flush()
 
+    def answers(self, statements: list[tuple[str, Sequence | Mapping | None]]) -> list[list[dict]]:
+        """Send what waits and these statements in one message; the rows each of them answers."""
+        for sql, params in statements:
+            self.send(sql, params)
+        cursor, results = self._send_pending(), []
+        while True:
+            results.append(cursor.fetchall() if cursor.description is not None else [])
+            if not cursor.nextset():
+                return results[-len(statements):]
+
     def flush(self) -> psycopg.ClientCursor:
-        text, self._pending = "; ".join(self._pending), []
-        self.sent = True
-        cursor = self._cursor
-        cursor.execute(text)
+        """Send what waits; the cursor holds the last statement's answer."""
+        cursor = self._send_pending()
         while cursor.nextset():
             pass
         return cursor
+
+    def _send_pending(self) -> psycopg.ClientCursor:
+        text, self._pending = "; ".join(self._pending), []
+        self.sent = True
+        self._cursor.execute(text)
+        return self._cursor
 
     def cursor(self, name: str, row_factory: Any) -> psycopg.ServerCursor:
         """A server-side cursor in this transaction (what waits is sent first)."""
