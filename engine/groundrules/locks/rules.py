@@ -167,13 +167,17 @@ class Neighbours:
     """The raw candidates of one message by start, to find those around a given one."""
 
     def __init__(self, raws: list[Raw]):
-        self.raws = sorted(raws, key=lambda r: (r.start, r.end))
-        self.starts = [r.start for r in self.raws]
-        self.longest = max((r.end - r.start for r in raws), default=0)
+        self.raws = raws
+        if len(raws) > 1:                   # a lone candidate (most messages) has no neighbours
+            self.raws = sorted(raws, key=_span)
+            self.starts = [r.start for r in self.raws]
+            self.longest = max(r.end - r.start for r in raws)
 
     def around(self, raw: Raw) -> tuple[list, list]:
         inside, overlaps = [], []
         raws = self.raws
+        if len(raws) < 2:
+            return inside, overlaps
         for i in range(bisect_left(self.starts, raw.start - self.longest), len(raws)):
             other = raws[i]
             if other.start >= raw.end:
@@ -185,6 +189,10 @@ class Neighbours:
             if other.start <= raw.start and raw.end <= other.end and (other.start, other.end) != (raw.start, raw.end):
                 inside.append(item)
         return inside, overlaps
+
+
+def _span(raw: Raw) -> tuple[int, int]:
+    return raw.start, raw.end
 
 
 def kept(raw: Raw, fact: dict) -> bool:

@@ -56,8 +56,8 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
                 census = {}
             known = census.get(gate[0])
             if known is None:
-                known = census[gate[0]] = _Census(content)
-            if not known.passes(gate):
+                known = census[gate[0]] = [0, NEVER, 0, NEVER]
+            if not _passes(known, gate, content):
                 continue
         fold = p.fold
         if fold:
@@ -76,38 +76,35 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     return raws
 
 
-class _Census:
-    """What the gates learned about one character set in one message: at least / fewer than so
-    many of its characters in all, a run of / no run of so many in a row. A gate (key, run, count,
-    run test, count test) holds when the message has `count` of them and `run` in a row; one
-    failed test answers the stricter ones of other patterns (fewer than 10 digits: fewer than
-    16) without a scan."""
+NEVER = 1 << 62     # "fewer than" / "no run of" before any test said so
 
-    __slots__ = ("content", "at_least", "fewer_than", "run_of", "no_run_of")
 
-    def __init__(self, content: str):
-        self.content = content
-        self.at_least, self.fewer_than, self.run_of, self.no_run_of = 0, 1 << 62, 0, 1 << 62
-
-    def passes(self, gate: tuple) -> bool:
-        _, run, count, run_test, count_test = gate
-        if count > self.at_least:
-            if count >= self.fewer_than:
-                return False
-            if count_test(self.content) is None:
-                self.fewer_than = count
-                self.no_run_of = min(self.no_run_of, count)     # a run of n would be n characters
-                return False
-            self.at_least = count
-        if run > self.run_of:
-            if run >= self.no_run_of:
-                return False
-            if run_test(self.content) is None:
-                self.no_run_of = run
-                return False
-            self.run_of = run
-            self.at_least = max(self.at_least, run)
-        return True
+def _passes(known: list, gate: tuple, content: str) -> bool:
+    """Whether the message passes a gate (key, run, count, run test, count test): `count` of its
+    characters in all and `run` in a row. `known` is what the gates learned about this set in this
+    message so far, [at least, fewer than, a run of, no run of] so many: one failed test answers
+    the stricter ones of other patterns (fewer than 10 digits: fewer than 16) without a scan. (A
+    list and a function, not an object with a method: it is made for most messages.)"""
+    _, run, count, run_test, count_test = gate
+    if count > known[0]:
+        if count >= known[1]:
+            return False
+        if count_test(content) is None:
+            known[1] = count
+            if count < known[3]:
+                known[3] = count                 # a run of n would be n characters
+            return False
+        known[0] = count
+    if run > known[2]:
+        if run >= known[3]:
+            return False
+        if run_test(content) is None:
+            known[3] = run
+            return False
+        known[2] = run
+        if run > known[0]:
+            known[0] = run
+    return True
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
@@ -130,11 +127,10 @@ def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool) -> list
     """Every (start, end, value span or None, named groups) of the pattern, collected before any
     candidate is built: the regex clock runs from the first match to the last, and our
     per-candidate work must not spend the scan's budget. Groups are read by number from
-    `Match.regs`: a lookup by name costs ten times more."""
-    index = p.regex.groupindex
-    lead = index[p.start_group] if p.start_group is not None else 0
-    value = index[p.value_group] if p.value_group is not None else 0
-    named = tuple(index.items()) if keep_groups else ()
+    `Match.regs` (LockPattern.groups)."""
+    lead, value, named = p.groups
+    if not keep_groups:
+        named = ()
     spans = []
     for m in p.regex.finditer(text, timeout=p.timeout):
         regs = m.regs
