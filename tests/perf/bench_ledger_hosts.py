@@ -5,7 +5,9 @@ and the rate is every committed log_finding over the wall time from the start to
 Each writer cites sources of its own (`run:7@w3`), as hosts logging their own runs do, so the tool
 writes exactly the rows the floor writes. The floor is raw INSERTs of the same rows (finding, tags,
 search terms, two evidence records and links, the created event; one transaction per finding) by as
-many processes on the same database.
+many processes on the same database. One more configuration, 4 writers citing one list of sources in
+step (`shared`: each finding's new evidence raced by three other hosts), measures the contended
+case, where the unique keys refuse and the calls re-run to reuse the winner's record.
 Rounds interleave every configuration (backend x writers x tool/raw); medians and ratios are
 printed. Then query_findings medians at 10k and 100k findings on PostgreSQL.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _writer(kind: str, db: str, project: str, n: int, seed: int, ready, go, out) -> None:
+def _writer(kind: str, db: str, project: str, n: int, seed: int, shared: bool, ready, go, out) -> None:
     sys.path.insert(0, str(ROOT / "engine"))
     from bench_ledger import TABLES, Ledger, args_for
     from groundrules import load_rulebook
@@ -31,7 +33,7 @@ def _writer(kind: str, db: str, project: str, n: int, seed: int, ready, go, out)
     calls = [args_for(i, rng) for i in range(n)]
     for a in calls:
         for e in a["evidence"]:
-            e["source_ref"] += f"@w{seed}"
+            e["source_ref"] += "" if shared else f"@w{seed}"
     tag = uuid.uuid4().hex[:8]
     if kind == "tool":
         ledger = Ledger(db, project=project, rulebook=load_rulebook(ROOT, TABLES))
@@ -100,12 +102,14 @@ def aborted_transactions(db: str) -> int:
                             ).fetchone()[0]
 
 
-def committed_per_second(kind: str, db: str, writers: int, per_writer: int, round_: int) -> tuple[float, int]:
+def committed_per_second(kind: str, db: str, writers: int, per_writer: int, round_: int,
+                         shared: bool = False) -> tuple[float, int]:
     """(committed findings per second, transactions rolled back meanwhile)."""
     ctx = mp.get_context("spawn")
     ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     project = f"w{round_}-{kind}-{writers}-{uuid.uuid4().hex[:6]}"
-    procs = [ctx.Process(target=_writer, args=(kind, db, project, per_writer, 100 * round_ + n, ready, go, out))
+    procs = [ctx.Process(target=_writer, args=(kind, db, project, per_writer, 100 * round_ + n, shared,
+                                                        ready, go, out))
              for n in range(writers)]
     for p in procs:
         p.start()
@@ -125,21 +129,22 @@ def committed_per_second(kind: str, db: str, writers: int, per_writer: int, roun
 
 def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: int) -> None:
     configs = [(backend, db, writers, kind) for backend, db in (("postgres", pg), ("sqlite", sqlite_path))
-               for writers in (1, 4) for kind in ("tool", "raw")]
+               for writers, kinds in ((1, ("tool", "raw")), (4, ("tool", "raw", "shared"))) for kind in kinds]
     rates: dict = {c[:1] + c[2:]: [] for c in configs}
     aborted: dict = {c[:1] + c[2:]: [] for c in configs}
     for r in range(rounds):
         order = configs if r % 2 == 0 else configs[::-1]          # interleaved, alternating direction
         for backend, db, writers, kind in order:
-            rate, rolled_back = committed_per_second(kind, db, writers, per_writer // writers, r)
+            rate, rolled_back = committed_per_second("tool" if kind == "shared" else kind, db, writers,
+                                                     per_writer // writers, r, shared=kind == "shared")
             rates[(backend, writers, kind)].append(rate)
             aborted[(backend, writers, kind)].append(rolled_back)
     def retried(backend: str, writers: int) -> str:
         if backend != "postgres":
             return ""
         share = {kind: statistics.median(aborted[(backend, writers, kind)]) / per_writer * 100
-                 for kind in ("tool", "raw")}
-        return f"   rolled back per 100 commits: tool {share['tool']:.1f}, raw {share['raw']:.1f}"
+                 for kind in ("tool", "raw", "shared") if (backend, writers, kind) in aborted}
+        return "   rolled back per 100 commits: " + ", ".join(f"{k} {v:.1f}" for k, v in share.items())
     print(f"committed log_finding/s, {per_writer} findings per configuration, {rounds} interleaved rounds "
           "(median; tool/raw = share of the raw-INSERT floor):")
     for backend in ("postgres", "sqlite"):
@@ -149,6 +154,9 @@ def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: 
             print(f"  {backend:8} {writers} writer{'s' if writers > 1 else ' '}: tool {tool:7.0f}/s   raw INSERT "
                   f"{raw:7.0f}/s   tool/raw {tool / raw:.2f}   (tool rounds: "
                   + ", ".join(f"{v:.0f}" for v in rates[(backend, writers, "tool")]) + ")" + retried(backend, writers))
+            if (backend, writers, "shared") in rates:
+                print(f"  {backend:8} {writers} writers citing the same sources: tool "
+                      f"{statistics.median(rates[(backend, writers, 'shared')]):7.0f}/s")
 
 
 def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:

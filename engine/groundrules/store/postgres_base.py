@@ -26,8 +26,8 @@ locks the store's gate table, in ACCESS SHARE mode (writers run side by side) fo
 RUN_ALONE_AFTER attempts, then in ACCESS EXCLUSIVE mode (it waits for the writes in flight and runs
 alone). LOCK TABLE takes no snapshot, so that retry's snapshot follows every write it waited for,
 and a transaction no other write overlaps cannot be aborted to keep a serial order. A first retry
-beside the others, before one alone, stops every host less often (measured with four writers:
-785 -> 869 committed log_finding/s).
+beside the others, before one alone, stops every host less often (measured with four SERIALIZABLE
+writers: 785 -> 869 committed log_finding/s).
 
 Foreign keys are checked at COMMIT (DEFERRABLE INITIALLY DEFERRED; the same constraints, the same
 refusal, later). Checked per statement, the check of a child row reads the parent's index page
@@ -197,9 +197,10 @@ class Statements:
     answers allow: a statement whose answer nobody reads waits (`send`) and travels with the next
     one that is read (`execute`) or with COMMIT, all in one simple-query message. Values are bound
     client-side by psycopg's ClientCursor, with its quoting; nothing of ours formats a value into
-    SQL. Measured on log_finding's eleven statements: five messages, and half the server's CPU of
-    the same statements sent one by one in a pipeline (parse and bind per statement dominate).
-    An error in any statement of a message is raised by the `execute` or `flush` that sent it."""
+    SQL. `answers` reads several statements' answers from one message (a new finding and its new
+    evidence records). Measured on log_finding's statements against the same statements in
+    psycopg's pipeline mode: client CPU 0.41 -> 0.28 ms, server CPU 0.76 -> 0.67 ms per call.
+    An error in any statement of a message is raised by the call that sent it."""
 
     def __init__(self, conn: psycopg.Connection):
         self._conn = conn
