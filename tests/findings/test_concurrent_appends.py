@@ -58,6 +58,15 @@ def test_hosts_retrying_one_idempotency_key_at_once_get_one_finding_and_one_answ
     assert sql(clients[0].store, "SELECT COUNT(*) FROM idempotency_keys") == [(1,)]
 
 
+def test_one_call_citing_a_new_source_twice_with_two_contents_writes_two_records_one_first(ledger):
+    envelope = ledger.call("log_finding", finding(evidence=[dict(EXPERIMENT, excerpt="第一版"),
+                                                            dict(EXPERIMENT, excerpt="第二版"), EXPERIMENT,
+                                                            dict(EXPERIMENT, excerpt="第一版")]))
+    data = ok(envelope)
+    assert data["evidence_count"] == 3                                    # the repeated item reuses the first
+    assert sql(ledger.store, "SELECT first_of_source FROM evidence ORDER BY seq") == [(True,), (False,), (False,)]
+
+
 def test_the_ledger_asks_the_store_to_append_only_for_the_appending_tools(book, db):
     class Recording:
         def __init__(self, store):

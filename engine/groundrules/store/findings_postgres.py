@@ -265,8 +265,10 @@ class PgFindingTx(PostgresTx, FindingOps):
         per record): the finding's INSERT, then one INSERT of every record, each answering seqs."""
         if not evidence:
             return self.add_finding(record, tags), []
-        values = [self._evidence_values(r) for r in evidence]   # in order: each sees the ones before it
-        rows = [self._added_evidence(r) for r in evidence]
+        values, rows = [], []
+        for r in evidence:          # in order: a record's first_of_source sees the ones before it
+            values.append(self._evidence_values(r))
+            rows.append(self._added_evidence(r))
         finding, written = self.conn.answers([
             (pyformat(f"{INSERT_FINDING}, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::tsvector) "
                       "RETURNING seq"),

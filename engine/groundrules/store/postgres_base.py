@@ -239,18 +239,13 @@ class Statements:
         self._cursor.execute(text)
         return self._cursor
 
-    def cursor(self, name: str, row_factory: Any) -> psycopg.ServerCursor:
-        """A server-side cursor in this transaction (what waits is sent first)."""
-        if self._pending:
-            self.flush()
-        return self._conn.cursor(name=name, row_factory=row_factory)
-
 
 class PostgresTx:
-    """The base of a transaction's operations: one connection, and the server-side cursors opened
-    for lazy results, closed before the transaction ends."""
+    """The base of a transaction's operations: `conn`, a write's Statements or a read's connection
+    (both `execute`), and the server-side cursors a read opens for lazy results, closed before the
+    transaction ends."""
 
-    def __init__(self, conn: psycopg.Connection):
+    def __init__(self, conn: "psycopg.Connection | Statements"):
         self.conn = conn
         self._cursors: list[psycopg.ServerCursor] = []
 
