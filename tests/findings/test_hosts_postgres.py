@@ -1,7 +1,8 @@
 """Several hosts, one PostgreSQL database (issue 10, deliverable 5): each host is its own Python
 process serving the tool registry over a line protocol (one JSON request in, one envelope out) on
 the library, as a server process would. Racing state changes (one wins), an idempotent retry landing
-on the other host, a host SIGKILLed mid-stream, a connection dropped mid-call.
+on the other host, hosts appending findings on the same sources at once (none lost, no record
+twice), a host SIGKILLed mid-stream, a connection dropped mid-call.
 
 PostgreSQL only by nature: SQLite cannot be shared across hosts. Subprocesses are killed by id."""
 from __future__ import annotations
@@ -52,9 +53,24 @@ WRITER = PRELUDE + textwrap.dedent("""
 """)
 
 
+SHARED_WRITER = PRELUDE + textwrap.dedent("""
+    print("ready", flush=True)
+    sys.stdin.readline()                        # all hosts start together
+    for n in range(int(sys.argv[3])):           # every host cites the same sources, in the same order
+        env = service.call("log_finding", {
+            "claim_kind": "observation", "statement": f"{sys.argv[2]} 看到第 {n} 次运行的漂移", "evidence": [
+                {"source_kind": "experiment_run", "source_ref": f"run:{n}", "excerpt": f"漂移 {n}",
+                 "relation": "supports", "method": "experiment"},
+                {"source_kind": "log", "source_ref": f"log:{n}", "excerpt": f"日志 {n}", "relation": "context",
+                 "method": "log_inspection"}]}, caller)
+        assert env["ok"], env
+        print(env["data"]["finding_id"], " ".join(env["data"]["evidence_ids"]), flush=True)
+""")
+
+
 class Host:
-    def __init__(self, script: str, db: str, name: str):
-        self.proc = subprocess.Popen([sys.executable, "-c", script, db, name], stdin=subprocess.PIPE,
+    def __init__(self, script: str, db: str, name: str, *args: str):
+        self.proc = subprocess.Popen([sys.executable, "-c", script, db, name, *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
 
     def ready(self) -> "Host":
@@ -83,8 +99,8 @@ class Host:
 def hosts(pg_db):
     started: list[Host] = []
 
-    def start(script: str = HOST, db: str = pg_db, name: str = "host") -> Host:
-        host = Host(script, db, f"{name}{len(started)}")
+    def start(script: str = HOST, db: str = pg_db, name: str = "host", *args: str) -> Host:
+        host = Host(script, db, f"{name}{len(started)}", *args)
         started.append(host)
         return host.ready() if script == HOST else host
     yield start
@@ -126,6 +142,26 @@ def test_an_idempotent_retry_on_the_other_host_returns_the_first_result(hosts, p
     assert answers[0]["ok"] and answers[0]["data"] == answers[1]["data"], answers
     assert scalar(pg_db, "SELECT COUNT(*) FROM findings") == 2
     assert scalar(pg_db, "SELECT COUNT(*) FROM idempotency_keys") == 2
+
+
+def test_hosts_citing_the_same_sources_at_once_lose_no_finding_and_duplicate_no_record(hosts, pg_db):
+    """Appends run side by side (REPEATABLE READ): the unique keys make the hosts share each source's
+    one record instead of writing it twice, and every finding is kept."""
+    count = 40
+    writers = [hosts(SHARED_WRITER, pg_db, "shared", str(count)) for _ in range(3)]
+    for w in writers:
+        w.ready()
+    for w in writers:
+        w.proc.stdin.write("go\n")
+        w.proc.stdin.flush()
+    lines = [[w.proc.stdout.readline().split() for _ in range(count)] for w in writers]
+    assert all(all(len(line) == 3 for line in host) for host in lines), [w.proc.stderr.read() for w in writers]
+    for n in range(count):                      # every host got the same two records for run n
+        assert len({tuple(host[n][1:]) for host in lines}) == 1
+    assert scalar(pg_db, "SELECT COUNT(*) FROM findings") == 3 * count
+    assert scalar(pg_db, "SELECT COUNT(*) FROM evidence") == 2 * count
+    assert scalar(pg_db, "SELECT COUNT(*) FROM finding_evidence") == 6 * count
+    assert scalar(pg_db, "SELECT COUNT(*) FROM evidence WHERE first_of_source") == 2 * count
 
 
 def test_a_host_killed_mid_stream_loses_no_acknowledged_write_and_leaves_nothing_half_written(hosts, pg_db):
