@@ -208,8 +208,15 @@ class Call:
                 del resolved["record"]
                 resolved.update(evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")
         if "record" in resolved:
-            record = dict(resolved.pop("record"), id=self.ids.new("E"), project=self.project, created_at=self.now)
+            record = self._stamped(resolved.pop("record"))
             resolved.update(evidence_seq=self.tx.add_evidence(record), evidence_id=record["id"])
+        return self._link(finding_seq, resolved)
+
+    def _stamped(self, record: dict) -> dict:
+        """A new evidence record as it is written: its id, project and time."""
+        return dict(record, id=self.ids.new("E"), project=self.project, created_at=self.now)
+
+    def _link(self, finding_seq: int, resolved: dict) -> dict:
         resolved["linked"] = self.tx.link_evidence(finding_seq, resolved["evidence_seq"], resolved["relation"],
                                                    resolved["method"], resolved["rationale"], self.now)
         return resolved
@@ -228,7 +235,7 @@ class Call:
             if key in first:
                 resolved.update(evidence_id=first[key]["id"], reuse="reused")
                 continue
-            first[key] = dict(record, id=self.ids.new("E"), project=self.project, created_at=self.now)
+            first[key] = self._stamped(record)
             records.append(first[key])
             resolved["evidence_id"] = first[key]["id"]
         return records
@@ -276,11 +283,8 @@ class Call:
             "created_at": self.now, "last_validated_at": validated_at}, body["tags"], records)
         written = {record["id"]: s for record, s in zip(records, seqs)}
         for resolved in evidence:
-            if "evidence_seq" not in resolved:
-                resolved["evidence_seq"] = written[resolved["evidence_id"]]
-            resolved["linked"] = self.tx.link_evidence(seq, resolved["evidence_seq"], resolved["relation"],
-                                                       resolved["method"], resolved["rationale"], self.now)
-        attached = evidence
+            resolved.setdefault("evidence_seq", written.get(resolved["evidence_id"]))
+        attached = [self._link(seq, resolved) for resolved in evidence]
         payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
         if body.get("manual_exception"):
             payload["manual_exception"] = body["manual_exception"]

@@ -254,8 +254,9 @@ class PgFindingTx(PostgresTx, FindingOps):
     # -- findings ---------------------------------------------------------------------------------
     def add_finding(self, record: dict, tags: list[str]) -> int:
         """Insert a finding (version 1), its tags and its search terms; returns its seq."""
-        seq = self._insert(f"{INSERT_FINDING}, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::tsvector)",
-                           finding_values(record) + (tsvector_text(record["statement"] + "\n" + record["details"]),))
+        return self._with_tags_added(self._insert(*_finding_insert(record)), tags)
+
+    def _with_tags_added(self, seq: int, tags: list[str]) -> int:
         if tags:        # one statement
             self._send("INSERT INTO finding_tags (finding_seq, tag) SELECT ?, unnest(?::text[])", (seq, list(tags)))
         return self._created_finding(seq)
@@ -269,20 +270,16 @@ class PgFindingTx(PostgresTx, FindingOps):
         for r in evidence:          # in order: a record's first_of_source sees the ones before it
             values.append(self._evidence_values(r))
             rows.append(self._added_evidence(r))
+        insert, params = _finding_insert(record)
         finding, written = self.conn.answers([
-            (pyformat(f"{INSERT_FINDING}, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::tsvector) "
-                      "RETURNING seq"),
-             finding_values(record) + (tsvector_text(record["statement"] + "\n" + record["details"]),)),
+            (pyformat(insert + " RETURNING seq"), params),
             (pyformat(f"{INSERT_EVIDENCE} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(values))
                       + " RETURNING id, seq"), tuple(v for row in values for v in row))])
         seq_of = {r["id"]: r["seq"] for r in written}
         for row in rows:
             row["seq"] = seq_of[row["id"]]
             self._new_evidence.add(row["seq"])
-        seq = finding[0]["seq"]
-        if tags:
-            self._send("INSERT INTO finding_tags (finding_seq, tag) SELECT ?, unnest(?::text[])", (seq, list(tags)))
-        return self._created_finding(seq), [row["seq"] for row in rows]
+        return self._with_tags_added(finding[0]["seq"], tags), [row["seq"] for row in rows]
 
     def tags(self, seq: int) -> list[str]:
         if seq in self._tags:
@@ -323,6 +320,12 @@ class PgFindingTx(PostgresTx, FindingOps):
                                      "ORDER BY finding_seq, tag", (seqs,)):
             self._tags[row["finding_seq"]].append(row["tag"])
         return page
+
+
+def _finding_insert(record: dict) -> tuple[str, tuple]:
+    """The INSERT of a new finding with its search terms, and its values."""
+    return (f"{INSERT_FINDING}, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::tsvector)",
+            finding_values(record) + (tsvector_text(record["statement"] + "\n" + record["details"]),))
 
 
 def pyformat(sql: str) -> str:

@@ -115,10 +115,7 @@ class PostgresStore:
                 statements.flush()
             except BaseException:
                 if statements.sent:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except psycopg.Error:
-                        pass    # the connection is gone; the pool discards it, the server rolled back
+                    _rollback(conn)
                 raise
 
     @contextmanager
@@ -128,10 +125,7 @@ class PostgresStore:
             try:
                 yield conn
             finally:
-                try:
-                    conn.execute("ROLLBACK")
-                except psycopg.Error:
-                    pass        # the connection is gone; the pool discards it
+                _rollback(conn)
 
     def _run_write(self, make_tx: Callable[["Statements"], Any], body: Callable[[Any], T],
                    isolation: str = "SERIALIZABLE") -> T:
@@ -190,6 +184,13 @@ class PostgresStore:
                     conn.execute(sql)
                     conn.execute(f"INSERT INTO {table} (version, name) VALUES (%s, %s)", (version, name))
         return latest
+
+
+def _rollback(conn: psycopg.Connection) -> None:
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        pass    # the connection is gone; the pool discards it, and the server rolled back
 
 
 class Statements:
