@@ -156,3 +156,13 @@ def _problems(tmp_path, edit) -> list[tuple[str, str]]:
 def test_word_table_mistakes_fail_the_load(tmp_path, edit, expected):
     found = _problems(tmp_path, edit)
     assert any(code == expected[0] and key.startswith(expected[1]) for code, key in found), found
+
+
+def test_a_negation_deep_in_a_long_input_is_found_at_its_place(vbook):
+    """Only the text around a cue is read; offsets are the input's all the same."""
+    text = "好的，" * 500 + "不要修改代码。" + "谢谢。" * 500 + "别删了。"
+    report = run(vbook, text, [("query", "日志")])
+    assert codes(report["error"]["issues"]) == ["PROHIBITION_DROPPED", "PROHIBITION_DROPPED"]
+    messages = [i["message"] for i in report["error"]["issues"]]
+    start, last = text.index("不要修改代码"), text.index("别删了")
+    assert f"characters {start}-{start + 6}" in messages[0] and f"characters {last}-{last + 3}" in messages[1]

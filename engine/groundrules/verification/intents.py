@@ -32,7 +32,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
     negations = phrases.negated(text)
-    mentions = phrases.negations.mentions(text, negations)
+    mentions = phrases.negations.mentions(text, negations) if negations else []
     out += _dropped(negations, mentions, intent, phrases)
     matches = phrases.scan(text, negations)
     statements = _statements(intent)

@@ -12,7 +12,7 @@ then the longer, then the one with the longer cue is kept.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from ..examples import ExampleResult
@@ -76,13 +76,31 @@ class Negations:
     actions: ActionWords
     cues: tuple                # Cue, in table order
     words: Lexicon             # tags: act, block (blockers and every cue word), bound, coord, void, narrow, cue<i>
+    cue_words: Lexicon         # every cue word, alone: where to look at all
+    clause_reach: int          # a cue's clause is read at most this far on either side
     no_longer: tuple
     a_not_a: bool
     phrase_reach: int
     kinds: dict                # kind -> {required_unless, intent_allowed_if}
 
     def scan(self, text: str) -> list[Negation]:
-        """Every negation in `text`, by position."""
+        """Every negation in `text`, by position. Only the text around a cue is read (most inputs
+        hold none), window by window: nothing a negation depends on lies further than
+        `clause_reach` from its cue, and no negation spans two windows."""
+        spans = sorted((max(0, s - self.clause_reach), min(len(text), e + self.clause_reach))
+                       for s, e, _ in self.cue_words.find(text))
+        windows: list = []
+        for a, b in spans:
+            if windows and a <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], b)
+            else:
+                windows.append([a, b])
+        out = []
+        for a, b in windows:
+            out += [n if a == 0 else _shifted(n, a) for n in self._scan(text[a:b])]
+        return out
+
+    def _scan(self, text: str) -> list[Negation]:
         t, hits = self._read(text)
         found = []
         for row, cue in enumerate(self.cues):
@@ -208,6 +226,11 @@ class Negations:
                                       lambda text: [n.text for n in self.scan(text)])
 
 
+def _shifted(n: Negation, by: int) -> Negation:
+    return replace(n, start=n.start + by, end=n.end + by, phrase_start=n.phrase_start + by,
+                   phrase_end=n.phrase_end + by)
+
+
 def _skip_blanks(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t":
         at += 1
@@ -242,6 +265,6 @@ def compile_negations(data: dict, actions: ActionWords, ctx) -> Negations:
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
              "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"]}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
-    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True),
-                     tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
+    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True), lexicon(cue_words),
+                     data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
                      {k: dict(v) for k, v in data["kinds"].items()})

@@ -4,6 +4,7 @@ never patterns. Linear in the text: a first-character index for CJK words, a tok
 Latin ones (a generated regex of hundreds of guarded alternatives was a hundred times slower)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -30,20 +31,24 @@ class Lexicon:
     latin: dict                # first token -> ((tokens, word, tags), ...), longest first
     excepts: dict              # CJK word -> ((offset, longer word), ...): 改 is not the 改 of 改天
     parts: bool                # Latin words also as parts of identifiers (fix_login, fixLogin)
+    starts: re.Pattern         # any first character of a CJK word: only there does the scan look
+                               # (stdlib re: a character class cannot backtrack, and `regex` walks a
+                               # class of 264 characters several times slower)
 
     def scan(self, text: str) -> dict[str, list[tuple[int, int, str]]]:
         """tag -> (start, end, word as listed) for every position where a word of the tag starts
         (the longest there), by position; overlapping hits are kept (see `first_fit`)."""
         hits: dict = {}
         if self.cjk:
-            cjk = self.cjk
-            for i, ch in enumerate(text):
-                two, one = cjk.get(text[i:i + 2]), cjk.get(ch)
+            cjk, excepts = self.cjk, self.excepts
+            for m in self.starts.finditer(text):
+                i = m.start()
+                two, one = cjk.get(text[i:i + 2]), cjk.get(m.group(0))
                 if two is None and one is None:
                     continue
                 claimed: set = set()
                 for word, tags in (two or ()) + (one or ()):
-                    if text.startswith(word, i) and not self._excepted(text, i, word):
+                    if text.startswith(word, i) and not (word in excepts and self._excepted(text, i, word)):
                         for tag in tags:
                             if tag not in claimed:
                                 hits.setdefault(tag, []).append((i, i + len(word), word))
@@ -129,5 +134,7 @@ def lexicon(lists: dict[str, Iterable[str]] | Iterable[str], excepts: Iterable[s
                 while at != -1 and longer != word:
                     guards.setdefault(word, []).append((at, longer))
                     at = longer.find(word, at + 1)
+    firsts = "".join(sorted({k[0] for k in cjk}))
     return Lexicon({k: tuple(v) for k, v in cjk.items()}, latin,
-                   {k: tuple(v) for k, v in guards.items()}, parts)
+                   {k: tuple(v) for k, v in guards.items()}, parts,
+                   re.compile(f"[{re.escape(firsts)}]" if firsts else "(?!)"))
