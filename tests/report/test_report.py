@@ -152,3 +152,46 @@ def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
         run = subprocess.run(CLI + ["report", *args], capture_output=True, text=True, cwd=ROOT)
         assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
     assert not (tmp_path / "o" / "index.html").exists()
+
+
+STALE_ROW = """  - id: stale_evidence
+    description: evidence older than its slot allows
+    when: {field: metrics.evidence_count, gt: 99}
+    output: {detail: 证据已过期}
+    examples:
+      - {given: {metrics: {evidence_count: 100}}, fires: true, output: {detail: 证据已过期}}
+      - {given: {metrics: {evidence_count: 1}}, fires: false}
+
+  - id: conflict_candidate
+"""
+
+
+def test_inserting_a_code_into_priority_marks_only_its_row(tmp_path, rulebook):
+    """The analyst's edit: a reason code placed between two diagnostic codes. The codes after it
+    drop a rank, but no two codes swap, so no row but the new one decides anything differently."""
+    root = edited(tmp_path, "rules/support_reason.yaml",
+                  ("  scope_gap:                    {label:",
+                   "  stale_evidence: {label: 证据已过期, role: diagnostic}\n  scope_gap:                    {label:"),
+                  ("  - scope_gap\n  - conflict_candidate\n", "  - scope_gap\n  - stale_evidence\n  - conflict_candidate\n"),
+                  ("  - id: conflict_candidate\n", STALE_ROW),
+                  ("  - id: scope_gap\n    when: {field: incomparable, empty: false}",      # a note, no change
+                   "  - id: scope_gap\n    description: evidence that cannot be compared\n"
+                   "    when: {field: incomparable, empty: false}"))
+    edited(root, "schemas/knowledge-gateway.v1.schema.json", ('        "scope_gap",\n', '        "scope_gap",\n        "stale_evidence",\n'))
+    after = load_rulebook(root)
+    table, old = after.table("support_reason"), rulebook.table("support_reason")
+    shifted = {r.id for r in table.rows if r.code in old.priority
+               and table.priority.index(r.code) != old.priority.index(r.code)}
+    assert len(shifted) >= 4                                      # ranks moved without any order changing
+    rows = {r["id"]: r for r in Page(report.render(after, CASES, rulebook)).sections["support_reason"]["rows"]}
+    assert {i for i, r in rows.items() if "changed" in r["class"]} == {"stale_evidence"}
+    assert "new row" in rows["stale_evidence"]["cells"]["rid"]
+    assert "description edited" in rows["scope_gap"]["cells"]["rid"] and "changed" not in rows["scope_gap"]["class"]
+
+
+def test_swapping_two_codes_says_which_way_each_moved(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml",
+                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
+    rows = {r["id"]: r for r in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["support_reason"]["rows"]}
+    assert "priority: now below conflict_candidate" in rows["scope_gap"]["cells"]["rid"]
+    assert "priority: now above scope_gap" in rows["conflict_candidate"]["cells"]["rid"]
