@@ -110,9 +110,10 @@ NAMES: tuple = ("text", *FORMATS)
 
 
 def render(name: str, problems: Iterable[Problem], failed: bool, root: Path | None = None) -> str:
-    """The problems in format `name` (one of FORMATS). Files are named relative to the tables'
-    folder `root`; when it lies below the current directory they are named from there instead, as
-    a CI checkout or an editor's workspace names them."""
+    """The problems in format `name` (one of FORMATS). Files lint found under the tables' folder
+    `root` are named relative to it; when it lies below the current directory they are named from
+    there instead, as a CI checkout or an editor's workspace names them. Without `root` (files
+    given by the user) they keep the names they were given."""
     prefix = _prefix(root)
     return FORMATS[name]([_moved(p, prefix) for p in problems], failed)
 
@@ -120,7 +121,10 @@ def render(name: str, problems: Iterable[Problem], failed: bool, root: Path | No
 def _prefix(root: Path | None) -> str:
     if root is None:
         return ""
-    rel = os.path.relpath(Path(root).resolve(), Path.cwd().resolve())
+    try:
+        rel = os.path.relpath(Path(root).resolve(), Path.cwd().resolve())
+    except ValueError:                 # another drive: the tables are not below here
+        return ""
     return "" if rel == "." or rel.split(os.sep)[0] == ".." else Path(rel).as_posix() + "/"
 
 

@@ -195,6 +195,9 @@ def test_files_are_named_from_the_current_directory_when_the_tables_are_below_it
     _, out = run("--rules", broken.name, "lint", "--format", "github")
     files = {props["file"] for _, props, _ in parse_commands(out)}
     assert files == {f"{broken.name}/{p.file}" for p in problems}
+    given = [f"{broken.name}/{f}" for f in EDITED]             # files named by the user keep their names
+    _, out = run("--rules", broken.name, "lint", *given, "--format", "github")
+    assert {props["file"] for _, props, _ in parse_commands(out)} == set(given)
 
 
 def test_a_file_given_by_its_absolute_path_is_a_file_uri_in_sarif(broken, sarif_validator):

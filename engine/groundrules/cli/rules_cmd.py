@@ -49,7 +49,7 @@ def run_lint(args: argparse.Namespace) -> int:
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     report = lint(root, files, cases if cases.is_dir() else None)
     if args.format != "text":
-        emit_text(lint_formats.render(args.format, report.problems, report.failed, root))
+        emit_text(lint_formats.render(args.format, report.problems, report.failed, None if files else root))
         return 1 if report.failed else 0
     lines = [str(p) if p.severity == "error" else f"{p} [warning]" for p in report.problems]
     for table, source, prefix, coverage in report.coverage:
