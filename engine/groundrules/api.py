@@ -10,6 +10,7 @@ the same arguments give the same envelope through each.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
 
+_faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
 CURRENT_PROJECT = "current"
 ARGUMENT_WORDS = {"minItems": "at least {} item(s)", "maxItems": "at most {} item(s)",
@@ -167,6 +169,13 @@ class Service:
         table = limits.of(self.book)
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
+    def with_rulebook(self, rulebook: Rulebook) -> "Service":
+        """The same ledgers (their stores shared) deciding by `rulebook`: what a live rule reload swaps
+        in; calls already running keep the service they started on. Refuses a rulebook the ledgers
+        cannot run on, as opening them would."""
+        return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
+                       evidence=self.evidence and self.evidence.with_rulebook(rulebook))
+
     def call(self, tool: str, arguments: Any, caller: Caller) -> dict:
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises."""
         try:
@@ -175,6 +184,7 @@ class Service:
         except GroundrulesError as exc:
             return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=self.book.version)
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
+            _faults.error("%s failed inside", echo(tool), exc_info=True)
             return canonical.envelope(ok=False, error=as_error(exc), rulebook=self.book.version)
         if not isinstance(answer, Answer):
             answer = Answer(True, answer)

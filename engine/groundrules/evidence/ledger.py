@@ -45,6 +45,16 @@ class EvidenceLedger:
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
 
+    def ping(self) -> None:
+        """Open and end one read transaction (a readiness check); raises when the store cannot."""
+        with self.store.read(self.project):
+            pass
+
+    def with_rulebook(self, rulebook: Rulebook) -> "EvidenceLedger":
+        """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
+        return EvidenceLedger(self.store, ids=self._ids, clock=self._clock, rulebook=rulebook, project=self.project,
+                              redaction_key=self._key)
+
     def close(self) -> None:
         self.store.close()
 

@@ -112,6 +112,15 @@ class FindingLedger:
             call.tx.remember(call.project, key, call.tool, payload, {"data": data, "warnings": warnings}, call.now)
         return data, warnings
 
+    def ping(self) -> None:
+        """Open and end one read transaction (a readiness check); raises when the store cannot."""
+        with self.store.read():
+            pass
+
+    def with_rulebook(self, rulebook: Rulebook) -> "FindingLedger":
+        """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
+        return FindingLedger(self.store, rulebook=rulebook, clock=self.clock, ids=self.ids, rules_root=self.rules_root)
+
     def close(self) -> None:
         self.store.close()
 
