@@ -166,3 +166,43 @@ def test_the_lint_command_prints_each_silent_mistake_at_its_line(root):
     out = run.stdout.decode("utf-8")
     assert run.returncode == 1 and "Traceback" not in out + run.stderr.decode("utf-8")
     assert re.search(rf"^rules/finding_states\.yaml:{line}:\d+: unknown-operation: ", out, re.MULTILINE), out
+
+
+def _line(root: Path, file: str, needle: str, after: str = "") -> int:
+    text = (root / file).read_text(encoding="utf-8")
+    return text[:text.index(needle, text.index(after) if after else 0)].count("\n") + 1
+
+
+def test_a_row_within_an_earlier_rows_in_list_is_shadowed(root):
+    # `first_value` now also takes declined slots: `volunteered_after_decline` (eq: declined) is dead
+    edit(root, "rules/merge.yaml", "      when: {field: current.status, eq: empty}\n",
+         "      when: {field: current.status, in: [empty, declined]}\n")
+    line = _line(root, "rules/merge.yaml", "      when: {field: current.status, eq: declined}")
+    [problem] = [p for p in lint(root).problems if p.code == "shadowed-row"]
+    assert (problem.file, problem.line) == ("rules/merge.yaml", line)
+    assert "current.status eq \"declined\" lies within current.status in [\"empty\", \"declined\"]" in problem.message
+
+
+@pytest.mark.parametrize("earlier, later, dead", [
+    ("{field: current.rank, gt: 0}", "{field: current.rank, ge: 1}", True),
+    ("{field: current.rank, ge: 2}", "{field: current.rank, gt: 2}", True),
+    ("{field: current.rank, gt: 2}", "{field: current.rank, ge: 2}", False),
+    ("{field: current.rank, exists: true}", "{field: current.rank, eq: 3}", True),
+    ("{field: event.slot, ne: phone}", "{field: event.slot, in: [email, qq]}", True),
+    ("{field: event.slot, ne: phone}", "{field: event.slot, in: [email, phone]}", False),
+    ("{field: event.slot, not_in: [phone, qq]}", "{field: event.slot, eq: email}", True),
+    ("{field: event.slot, in: [phone, qq]}", "{field: event.slot, ne: email}", False),
+])
+def test_shadowing_reads_ranges_and_membership(root, earlier, later, dead):
+    edit(root, "rules/merge.yaml", "      when: {field: current.status, eq: empty}\n", f"      when: {earlier}\n")
+    edit(root, "rules/merge.yaml", "      when: {field: current.status, eq: declined}\n", f"      when: {later}\n")
+    line = _line(root, "rules/merge.yaml", f"      when: {later}")
+    assert found(root, "shadowed-row") == ([("rules/merge.yaml", line, "error")] if dead else [])
+
+
+def test_a_backtracking_regex_behind_a_literal_or_class_prefix(root):
+    line = edit(root, "rules/support_reason.yaml", "    when: {field: metrics.candidate_count, eq: 0}",
+                "    when: {field: query, matches: '转(\\d|\\d\\d)+$'}")
+    assert found(root, "regex-backtracking") == [("rules/support_reason.yaml", line, "error")]
+    edit(root, "rules/support_reason.yaml", "'转(\\d|\\d\\d)+$'", "'[A-Z](\\d|\\d\\d)+$'")
+    assert found(root, "regex-backtracking") == [("rules/support_reason.yaml", line, "error")]
