@@ -21,15 +21,18 @@ _MAX_DEPTH = 12
 
 
 class Shape(NamedTuple):
-    """The JSON types a field may have and the values it may take (None: not constrained)."""
+    """The JSON types a field may have and the values it may take (None: not constrained);
+    `names`: the vocabulary its values are names from (the schema's `x-names`, e.g. `slots`: see
+    references.py), checked by lint."""
 
     types: frozenset | None
     enum: tuple | None
+    names: str | None = None
 
     def union(self, other: "Shape") -> "Shape":
         types = None if self.types is None or other.types is None else self.types | other.types
         enum = None if self.enum is None or other.enum is None else self.enum + other.enum
-        return Shape(types, enum)
+        return Shape(types, enum, self.names if self.names == other.names else None)
 
 
 OPEN = Shape(None, None)
@@ -87,6 +90,14 @@ def contract_of(data: dict, ctx) -> Contract | None:
                   did_you_mean(name, ctx.schemas.by_name))
         return None
     return ctx.schemas.memoized(("contract", "fields", name), lambda: _contract(name, schema))
+
+
+def contract_named(schemas: Any, name: str) -> Contract | None:
+    """The contract `name` under schemas/ (None when there is none), built once per Schemas."""
+    schema = schemas.get(name) if name else None
+    if schema is None:
+        return None
+    return schemas.memoized(("contract", "fields", name), lambda: _contract(name, schema))
 
 
 def _contract(name: str, schema: dict) -> Contract:
@@ -154,6 +165,12 @@ def _shape(node: Any, root: dict, depth: int) -> Shape:
     combinators give (allOf: the first constrained part; anyOf/oneOf: the union of the branches)."""
     if depth > _MAX_DEPTH or not isinstance(node, dict):
         return OPEN
+    names = node.get("x-names")
+    shape = _own_shape(node, root, depth)
+    return shape._replace(names=names) if isinstance(names, str) else shape
+
+
+def _own_shape(node: dict, root: dict, depth: int) -> Shape:
     enum = tuple(node["enum"]) if isinstance(node.get("enum"), list) else None
     if "const" in node:
         enum = (node["const"],)
@@ -223,7 +240,7 @@ def check_literals(cond: Condition | None, shapes: dict[str, Shape] | None, faul
     for lt/le/gt/ge, never be ordered with): such a test is always false, and its row dead."""
     if cond is None or shapes is None:
         return
-    for path, node in _tests(cond, prefix):
+    for path, node in field_tests(cond, prefix):
         shape = shapes.get(normalise(path))
         if shape is None or shape == OPEN or node.ref:
             continue
@@ -255,14 +272,14 @@ def _check_value(path: str, value: Any, shape: Shape, where: tuple, faults: list
                             "unquote numbers)"))
 
 
-def _tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]:
+def field_tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]:
     """(field path, test node) for every test of `cond`, inner tests with their list prefix."""
     if cond.kind != "test":
         for child in cond.children:
-            yield from _tests(child, prefix)
+            yield from field_tests(child, prefix)
         return
     own = prefix + cond.field if cond.field != "." else prefix.rstrip(".") or "."
     yield own, cond
     inner = cond.inner()
     if inner is not None:
-        yield from _tests(inner, own + "[].")
+        yield from field_tests(inner, own + "[].")

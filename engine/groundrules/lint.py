@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problem, RulesError
-from .lintchecks import CHECKS
+from .lintchecks import CHECKS, WHOLE_BOOK_CHECKS
 from .rulebook import Rulebook, load
 from .resources import data_root
 from .tables import load_schemas, location, schema_problems
@@ -44,7 +44,7 @@ def lint(root: Path | str | None = None, files: list[Path] | None = None,
             line, col, key = location(source, f.path)
             report.problems.append(Problem(source.file, line, col, f.code, f.message, key, f.hint,
                                            f.severity))
-    for check in CHECKS:
+    for check in CHECKS + (WHOLE_BOOK_CHECKS if files is None else ()):
         report.problems += check(book)
     report.problems = _once(report.problems)
     if cases is not None:

@@ -16,7 +16,7 @@ import regex
 from .conditions import Condition
 from .implication import conjuncts, implied
 from .errors import Problem, did_you_mean
-from . import gate
+from . import gate, references
 from .regexprobe import BUDGET_S, probe
 from .access import tool_names
 from .tables import location
@@ -214,7 +214,44 @@ def yaml11_booleans(book: "Rulebook") -> Iterator[Problem]:
                            f"boolean, or quote it ('{text}') for the word")
 
 
+def dangling_references(book: "Rulebook") -> Iterator[Problem]:
+    """A name one table uses for what another defines (a slot's lock kind, a drop rule's kind, a
+    guard's state, a resolve row's slot) that nothing defines any more: references.py."""
+    for table_id, source in _sources(book):
+        kind = book.kinds.get(table_id, "")
+        schema = book.schemas.kind_schema(kind)
+        if schema is not None:
+            yield from _dangling(book, source, references.in_data(source.data, schema, book.schemas,
+                                                                  f"kinds/{kind}.schema.json"))
+    for table, source, prefix in book.decision_tables():
+        shapes = references.contract_shapes(book.schemas, table.input)
+        if not shapes:
+            continue
+        places = [(prefix + at, v, n) for row in table.rows for at, v, n in references.in_condition(row.when, shapes)]
+        places += [(prefix + at, v, n) for b in table.bindings.values() if b.where_cond is not None
+                   for at, v, n in references.in_condition(b.where_cond, shapes, b.source["from"] + "[].")]
+        yield from _dangling(book, source, places)
+    for table_id, source in _sources(book, "transition_table"):
+        shapes = references.contract_shapes(book.schemas, source.data.get("input", ""))
+        guards = book.tables[table_id].guards.values()
+        yield from _dangling(book, source, [p for g in guards for p in references.in_condition(g.when, shapes)])
+    for table_id, source in _sources(book, "lock_patterns"):
+        lookup = references.LOCK_FACT_NAMES.get
+        yield from _dangling(book, source, [p for row in book.tables[table_id].rows
+                                            for p in references.in_condition(row.when, lookup)])
+
+
+def _dangling(book: "Rulebook", source: Source, places) -> Iterator[Problem]:
+    for path, value, names in places:
+        found = references.known(book, names)
+        if found is not None and value not in found[1]:
+            text, hint = references.message(value, *found)
+            yield _problem(source, path, "dangling-reference", text, hint)
+
+
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
     number_like_strings, yaml11_booleans, regex_backtracking,
 )
+# checks that need every table: a name another table defines is missing from a partial load
+WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references,)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from groundrules import load_rulebook
 from groundrules.lint import lint
@@ -206,3 +207,61 @@ def test_a_backtracking_regex_behind_a_literal_or_class_prefix(root):
     assert found(root, "regex-backtracking") == [("rules/support_reason.yaml", line, "error")]
     edit(root, "rules/support_reason.yaml", "'转(\\d|\\d\\d)+$'", "'[A-Z](\\d|\\d\\d)+$'")
     assert found(root, "regex-backtracking") == [("rules/support_reason.yaml", line, "error")]
+
+
+def _kinds(root: Path) -> dict:
+    """lock table file -> the kinds of its patterns, read from the tables."""
+    out = {}
+    for path in sorted((root / "locks").glob("*.yaml")):
+        out[f"locks/{path.name}"] = {p["kind"] for p in yaml.safe_load(path.read_text(encoding="utf-8"))["patterns"]}
+    return out
+
+
+def _lines_naming(root: Path, file: str, pattern: str) -> list[int]:
+    text = (root / file).read_text(encoding="utf-8")
+    return [n for n, line in enumerate(text.splitlines(), 1) if re.search(pattern, line)]
+
+
+def test_a_renamed_lock_kind_leaves_dangling_references_at_their_lines(root):
+    """Rename a kind that other lock tables' rules read and a slot lists: the slot is updated,
+    the rules and their examples are not."""
+    kinds = _kinds(root)
+    readers = {f: _lines_naming(root, f, r"field: kind, (eq|in)") for f in kinds}
+    old = next(k for f, ks in kinds.items() for k in ks
+               if any(k in (root / g).read_text(encoding="utf-8") for g in readers if readers[g] and g != f))
+    owner = next(f for f, ks in kinds.items() if old in ks)
+    edit(root, owner, f"    kind: {old}\n", f"    kind: {old}_renamed\n",
+         (root / owner).read_text(encoding="utf-8").count(f"    kind: {old}\n"))
+    edit(root, "rules/merge.yaml", f"kinds: [{old}]", f"kinds: [{old}_renamed]")
+    problems = [p for p in lint(root).problems if p.code == "dangling-reference"]
+    expected = {(f, n) for f in kinds if f != owner
+                for n in _lines_naming(root, f, rf"\b{old}\b") if not (root / f).read_text(
+                    encoding="utf-8").splitlines()[n - 1].lstrip().startswith("#")}
+    assert expected and {(p.file, p.line) for p in problems} == expected
+    assert all(f"'{old}' names a lock kind" in p.message for p in problems)
+    assert all(f"{old}_renamed" in p.hint for p in problems)
+
+
+def test_a_slot_listing_a_kind_nothing_produces(root):
+    line = edit(root, "rules/merge.yaml", "locks: {kinds: [phone]", "locks: {kinds: [phone, landline]")
+    [problem] = [p for p in lint(root).problems if p.code == "dangling-reference"]
+    assert (problem.file, problem.line, problem.key) == ("rules/merge.yaml", line, "slots.phone.locks.kinds[1]")
+
+
+def test_a_renamed_state_leaves_the_vocabulary_and_the_warnings_table_dangling(root):
+    book = load_rulebook(ROOT)
+    machine, old = "epistemic", book.table("findings_vocabulary").acts_on["refute_state"]
+    assert old in book.table("finding_states").machines[machine].states
+    for f in ("rules/finding_states.yaml", "rules/finding_ledger_acceptance.yaml"):
+        text = (root / f).read_text(encoding="utf-8")
+        (root / f).write_text(re.sub(rf"\b{old}\b", "disproved", text), encoding="utf-8")
+    got = {(p.file, p.line) for p in lint(root).problems if p.code == "dangling-reference"}
+    for f in ("rules/findings_vocabulary.yaml", "rules/findings_warnings.yaml"):
+        lines = [n for n in _lines_naming(root, f, rf"(:|eq:|ne:|to:|in:.*)\s*{old}\b")
+                 if "given:" not in (root / f).read_text(encoding="utf-8").splitlines()[n - 1]]
+        assert lines and {(f, n) for n in lines} <= got, (f, lines, got)
+
+
+def test_references_are_checked_only_on_a_whole_rulebook(root):
+    edit(root, "rules/merge.yaml", "locks: {kinds: [phone]", "locks: {kinds: [phone, landline]")
+    assert [p for p in lint(root, [root / "rules" / "merge.yaml"]).problems if p.code == "dangling-reference"] == []
