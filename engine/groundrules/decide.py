@@ -15,7 +15,7 @@ from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .dates import now_of
 from .errors import Fault, GroundrulesError, did_you_mean
-from .examples import ExampleResult
+from .examples import ExampleResult, failed_test
 from .fieldtypes import check_fields, check_literals, contract_of
 from .templates import Template, compile_template, emit
 
@@ -135,9 +135,13 @@ class DecisionTable(NamedTuple):
                     yield ExampleResult(test_id, False, f"{exc.code}: {exc.message}", where)
                     continue
                 if got is not ex["fires"]:
-                    failure = explain_failure(row.when, ex["given"], now)
-                    why = f"; first failing test: {failure}" if failure else ""
-                    yield ExampleResult(test_id, False, f"expected fires={ex['fires']}, got {got}{why}", where)
+                    if got:
+                        yield ExampleResult(test_id, False, f"example {n} expects fires: false, but the row "
+                                            "held", where)
+                    else:                    # a test failed: most likely its literal, so point at it
+                        words, test = failed_test(explain_failure(row.when, ex["given"], now))
+                        yield ExampleResult(test_id, False, f"example {n} expects fires: true, but {words}",
+                                            test or where, example=where)
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:

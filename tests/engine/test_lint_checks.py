@@ -265,3 +265,42 @@ def test_a_renamed_state_leaves_the_vocabulary_and_the_warnings_table_dangling(r
 def test_references_are_checked_only_on_a_whole_rulebook(root):
     edit(root, "rules/merge.yaml", "locks: {kinds: [phone]", "locks: {kinds: [phone, landline]")
     assert [p for p in lint(root, [root / "rules" / "merge.yaml"]).problems if p.code == "dangling-reference"] == []
+
+
+def test_a_mistyped_guard_literal_is_reported_at_its_line_in_words(root):
+    """(d') A typo in a guard's literal makes its positive example fail: the failure is at the
+    literal's line, names the test and the value read, and dumps no Python dict."""
+    book = load_rulebook(ROOT)
+    guard_id, guard = next((g_id, g) for g_id, g in sorted(book.table("finding_states").guards.items())
+                           if any(t.op == "in" for t in _tests(g.when)))
+    test = next(t for t in _tests(guard.when) if t.op == "in")
+    literal = test.arg[0]
+    line = edit(root, "rules/finding_states.yaml", f"in: [{literal},", f"in: [{literal[:2]}x{literal[2:]},")
+    problems = [p for p in lint(root).problems if p.code == "failing-example" and guard_id in p.message]
+    assert problems and {p.line for p in problems} == {line}
+    assert all("{'" not in p.message and f'read "{literal}"' in p.message for p in problems), problems
+
+
+def _tests(cond):
+    if cond.kind == "test":
+        yield cond
+        inner = cond.inner()
+        if inner is not None:
+            yield from _tests(inner)
+    for child in cond.children:
+        yield from _tests(child)
+
+
+@pytest.mark.parametrize("old, new, code", [
+    ("    when: {field: metrics.candidate_count, eq: 0}", "    when: {field：metrics.candidate_count, eq: 0}",
+     "full-width-punctuation"),
+    ("    when: {field: metrics.candidate_count, eq: 0}", "    when:\n      field： metrics.candidate_count\n      eq: 0",
+     "yaml-syntax"),
+    ("hit_policy: output_order", "hit_policy： output_order", "yaml-syntax"),
+])
+def test_full_width_punctuation_is_named_at_its_line(root, old, new, code):
+    line = edit(root, "rules/support_reason.yaml", old, new)
+    at = line + new[:new.index("：")].count("\n")
+    [problem] = lint(root).problems
+    assert (problem.code, problem.file, problem.line) == (code, "rules/support_reason.yaml", at)
+    assert "U+FF1A FULLWIDTH COLON" in problem.message and "'eq' is not a combinator" not in problem.message

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from ..conditions import Condition, compile_condition, explain_failure
 from ..errors import Fault, did_you_mean
-from ..examples import ExampleResult
+from ..examples import ExampleResult, failed_test
 from ..fieldtypes import Contract, contract_of
 from ..templates import Template, compile_template
 
@@ -124,12 +124,16 @@ class TransitionTable:
                                     guard.where)
             for n, ex in enumerate(guard.examples, 1):
                 got = guard.when.test(ex["given"])
-                why = ""
-                if got is not ex["passes"] and not got:
-                    why = f"; first failing test: {explain_failure(guard.when, ex['given'])}"
-                yield ExampleResult(f"{self.id}:{guard_id}:{n}", got is ex["passes"],
-                                    "" if got is ex["passes"] else f"expected passes={ex['passes']}, "
-                                    f"got {got}{why}", guard.where + ("examples", n - 1))
+                at = guard.where + ("examples", n - 1)
+                if got is ex["passes"]:
+                    yield ExampleResult(f"{self.id}:{guard_id}:{n}", True, "", at)
+                elif not got:                # a test failed: most likely its literal, so point at it
+                    words, test = failed_test(explain_failure(guard.when, ex["given"]))
+                    yield ExampleResult(f"{self.id}:{guard_id}:{n}", False, f"example {n}{_named(ex)} expects "
+                                        f"passes: true, but {words}", test or at, example=at)
+                else:
+                    yield ExampleResult(f"{self.id}:{guard_id}:{n}", False, f"example {n}{_named(ex)} expects "
+                                        "passes: false, but the guard held", at)
         for n, ex in enumerate(self.examples, 1):
             refusal = self.check(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"))
             got = "ok" if refusal is None else refusal.code
@@ -161,6 +165,10 @@ class TransitionTable:
             out.append(Fault("unused-guard", f"guard '{guard_id}' is used by no transition",
                              ("guards", guard_id), "name it under a transition's 'guards'", "warning"))
         return out
+
+
+def _named(example: dict) -> str:
+    return f" ({example['name']})" if example.get("name") else ""
 
 
 def _reachable(m: Machine) -> set:
