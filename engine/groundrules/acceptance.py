@@ -20,6 +20,7 @@ from .canonical import detached
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .errors import did_you_mean
 from .examples import ExampleResult
+from .fieldtypes import check_fields, check_literals, tool_data_contract
 
 Run = Callable[[str, dict], dict]       # (tool, arguments) -> the registry's envelope
 
@@ -189,6 +190,7 @@ def compile_acceptance(data: dict, ctx) -> Acceptance | None:
         tools = sorted(n[len("tools/"):-len(".schema.json")] for n in ctx.schemas.by_name if n.startswith("tools/"))
         ctx.fault("unknown-tool", f"no tool '{tool}' in the registry", ("tool",),
                   did_you_mean(tool, tools) or "a tool is a file schemas/tools/<tool>.schema.json")
+    answers = tool_data_contract(ctx.schemas, tool) if tool else None
     checks, seen = [], set()
     groups = {int(n[1:]): text for n, text in data.get("groups", {}).items()}
     for n, raw in enumerate(data.get("checks", ())):
@@ -199,6 +201,10 @@ def compile_acceptance(data: dict, ctx) -> Acceptance | None:
         seen.add(raw["id"])
         group = _group(raw["id"], groups, ctx, where + ("id",))
         expect = compile_condition(raw["expect"], where + ("expect",), ctx.faults)
+        if expect is not None and answers is not None:      # a check on a field the answer lacks passes vacuously
+            check_fields(expect.fields(), answers, ctx.faults,
+                         of=f"{tool}'s answer (a check on it would hold or fail on nothing)")
+            check_literals(expect, answers.shapes, ctx.faults)
         change = tuple((path_parts(k), v) for k, v in raw.get("change", {}).items())
         cases = tuple(raw["cases"]) if "cases" in raw else (raw["case"],)
         if expect is not None:

@@ -11,6 +11,7 @@ from typing import Any, Iterator, NamedTuple
 
 from .conditions import Condition
 from .contracts import normalise
+from . import punctuation
 from .errors import Fault, did_you_mean
 from .operators import same
 
@@ -100,22 +101,44 @@ def contract_named(schemas: Any, name: str) -> Contract | None:
     return schemas.memoized(("contract", "fields", name), lambda: _contract(name, schema))
 
 
-def _contract(name: str, schema: dict) -> Contract:
+def _contract(name: str, schema: dict, node: dict | None = None, pointer: str = "#") -> Contract:
     shapes: dict[str, Shape] = {}
     declared: dict[str, str] = {}
-    _walk(schema, schema, "", "#", 0, shapes, declared)
+    _walk(schema if node is None else node, schema, "", pointer, 0, shapes, declared)
     return Contract(name, shapes, declared)
 
 
+def tool_data_contract(schemas: Any, tool: str) -> Contract | None:
+    """The contract of what a registry tool answers (`$defs.data` of schemas/tools/<tool>.schema.json,
+    following a `$ref` into another schema file), or None when the tool declares none."""
+    def build() -> Contract | None:
+        own = schemas.get(f"tools/{tool}.schema.json")
+        data = (own or {}).get("$defs", {}).get("data")
+        if not isinstance(data, dict):
+            return None
+        ref = data.get("$ref")
+        if not isinstance(ref, str) or ref.startswith("#"):
+            return _contract(f"tools/{tool}.schema.json", own, data, "#/$defs/data")
+        file, _, pointer = ref.partition("#")
+        name = file.removeprefix("../") if file.startswith("../") else f"tools/{file}"
+        root = schemas.get(name)
+        node: Any = root
+        for part in [p for p in pointer.split("/") if p]:
+            node = node.get(part) if isinstance(node, dict) else None
+        return _contract(name, root, node, "#" + pointer) if isinstance(node, dict) else None
+    return schemas.memoized(("contract", "tool-data", tool), build)
+
+
 def check_fields(fields: list[tuple[str, tuple]], contract: Contract | None, faults: list[Fault],
-                 also: tuple = ()) -> None:
-    """A fault for every (field, key path) the contract does not define."""
+                 also: tuple = (), of: str = "the input contract") -> None:
+    """A fault for every (field, key path) the contract does not define (`of`: what it is, in words)."""
     if contract is None:
         return
     for path, where in fields:
         if not contract.knows(path):
-            faults.append(Fault("unknown-field", f"'{path}' is not a field of the input contract", where,
-                                contract.unknown_field_hint(path, also)))
+            wide = punctuation.note(path)
+            faults.append(Fault("unknown-field", f"'{path}' is not a field of {of}" + (f": {wide}" if wide else ""),
+                                where, contract.unknown_field_hint(path, also)))
 
 
 def field_shapes(schema: dict) -> dict[str, Shape]:
@@ -283,3 +306,45 @@ def field_tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]
     inner = cond.inner()
     if inner is not None:
         yield from field_tests(inner, own + "[].")
+
+
+def check_given(given: Any, contract: Contract | None, where: tuple, faults: list[Fault],
+                prefix: str = "") -> None:
+    """A fault for every key of an example's `given` that the contract does not define, and every
+    value the field can never hold: a row tested on a mistyped key passes whatever it says (the
+    test reads a missing field, which is false), so the example would test nothing."""
+    if contract is None:
+        return
+    if isinstance(given, dict):
+        for key, item in given.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            at = where + (key,)
+            if _open(contract, path):
+                continue
+            if not contract.knows(path):
+                wide = punctuation.note(key)
+                hint = contract.unknown_field_hint(path)
+                faults.append(Fault("full-width-punctuation" if wide else "unknown-field",
+                                    f"the example gives '{path}', which is not a field of the input contract, so "
+                                    "it tests nothing" + (f": {wide}" if wide else ""), at,
+                                    f"write: {punctuation.fixed(str(key))}" if wide else hint))
+                continue
+            check_given(item, contract, at, faults, path)
+    elif isinstance(given, list) and prefix:
+        for i, item in enumerate(given):
+            check_given(item, contract, where + (i,), faults, prefix + "[]")
+    elif prefix:
+        shape = contract.shapes.get(normalise(prefix))
+        if shape is not None and shape != OPEN and not isinstance(given, (dict, list)):
+            _check_value(prefix, given, shape, where, faults)
+
+
+def _open(contract: Contract, path: str) -> bool:
+    """`path` lies inside an object the contract leaves open (declared with no properties)."""
+    parts = normalise(path).replace("[]", ".[]").split(".")
+    for n in range(1, len(parts)):
+        head = ".".join(parts[:n]).replace(".[]", "[]")
+        shape = contract.shapes.get(head)
+        if shape is not None and head not in contract.declared and (shape.types is None or "object" in shape.types):
+            return not any(p.startswith(head + ".") for p in contract.shapes)
+    return False

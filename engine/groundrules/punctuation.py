@@ -14,8 +14,9 @@ import unicodedata
 # full-width character -> the ASCII one YAML's syntax needs in its place
 ASCII = {"：": ":", "，": ",", "｛": "{", "｝": "}", "［": "[", "］": "]", "－": "-", "　": " ",
          "＂": '"', "＇": "'", "＃": "#"}
-# a line whose key (an identifier, maybe after a list dash) is followed by a full-width colon
-_KEY_LINE = re.compile(r"^\s*(?:-\s+)?[A-Za-z_][A-Za-z0-9_.]*\s*：")
+# a key (an identifier at the start of a line, after a list dash, or after `{` or `,` in a flow
+# mapping) followed by a full-width colon
+_KEY_LINE = re.compile(r"(?:^\s*(?:-\s+)?|[{,]\s*)[A-Za-z_][A-Za-z0-9_.]*\s*：")
 
 
 def found(text: object) -> str | None:
@@ -39,9 +40,15 @@ def note(text: object) -> str | None:
             f"'{ASCII[ch]}'" + (" followed by a space" if ch == "：" else ""))
 
 
+def key_at(line: str) -> int:
+    """The 0-based column of the full-width colon after a key on `line` (key_line must hold)."""
+    m = _KEY_LINE.search(line)
+    return line.index("：", m.start())
+
+
 def key_line(line: str) -> bool:
     """A YAML line whose key is followed by a full-width colon instead of ': '."""
-    return bool(_KEY_LINE.match(line))
+    return bool(_KEY_LINE.search(line))
 
 
 def fixed(text: str) -> str:

@@ -169,7 +169,7 @@ def _full_width_key(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int
             continue
         for n in (mark.line, mark.line - 1):
             if 0 <= n < len(lines) and punctuation.key_line(lines[n]):
-                col = lines[n].index("：")
+                col = punctuation.key_at(lines[n])
                 return (f"'{lines[n].strip()[:60]}' is not 'key: value': {punctuation.note(lines[n])}",
                         n + 1, col + 1)
     return None

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 from ..conditions import Condition, compile_condition, explain_failure
 from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult, failed_test
-from ..fieldtypes import Contract, contract_of
+from ..fieldtypes import Contract, check_given, contract_of
 from ..templates import Template, compile_template
 
 REQUIRED_MESSAGES = ("not_allowed", "not_via")
@@ -212,6 +212,7 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
             machines[name] = machine
     for n, ex in enumerate(data.get("examples", ())):
         where = ("examples", n)
+        check_given(ex["given"], contract, where + ("given",), faults)
         m = machines.get(ex["machine"])
         if m is None:
             ctx.fault("unknown-machine", f"example names machine '{ex['machine']}'", where + ("machine",),
@@ -243,6 +244,8 @@ def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ct
         ctx.fault("code-not-in-contract", f"guard code '{raw['code']}' is not a known refusal code",
                   where + ("code",), did_you_mean(raw["code"], enum))
     message = compile_template(raw["message"], where + ("message",), ctx.faults)
+    for n, ex in enumerate(raw.get("examples", ())):
+        check_given(ex["given"], contract, where + ("examples", n, "given"), ctx.faults)
     if len(ctx.faults) != before:
         return None
     return Guard(guard_id, cond, raw["code"], message, tuple(raw.get("examples", ())), where)
