@@ -230,11 +230,14 @@ def dangling_references(book: "Rulebook") -> Iterator[Problem]:
         places = [(prefix + at, v, n) for row in table.rows for at, v, n in references.in_condition(row.when, shapes)]
         places += [(prefix + at, v, n) for b in table.bindings.values() if b.where_cond is not None
                    for at, v, n in references.in_condition(b.where_cond, shapes, b.source["from"] + "[].")]
+        data = source.data.get(prefix[0]) if prefix else source.data
+        places += list(references.examples_given(data, shapes, prefix))
         yield from _dangling(book, source, places)
     for table_id, source in _sources(book, "transition_table"):
         shapes = references.contract_shapes(book.schemas, source.data.get("input", ""))
         guards = book.tables[table_id].guards.values()
-        yield from _dangling(book, source, [p for g in guards for p in references.in_condition(g.when, shapes)])
+        yield from _dangling(book, source, [p for g in guards for p in references.in_condition(g.when, shapes)]
+                             + list(references.examples_given(source.data, shapes)))
     for table_id, source in _sources(book, "lock_patterns"):
         lookup = references.LOCK_FACT_NAMES.get
         yield from _dangling(book, source, [p for row in book.tables[table_id].rows

@@ -150,6 +150,31 @@ def in_condition(cond: Any, shapes: dict | Callable[[str], str | None], prefix: 
                     yield node.where + (node.op, i), item, names
 
 
+def in_given(given: Any, shapes: dict, where: tuple, prefix: str = "") -> Iterator[tuple]:
+    """(key path, value, vocabulary) for every string an example's `given` puts in a field whose
+    values are names."""
+    if isinstance(given, dict):
+        for key, item in given.items():
+            yield from in_given(item, shapes, where + (key,), f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(given, list) and prefix:
+        for i, item in enumerate(given):
+            yield from in_given(item, shapes, where + (i,), prefix + "[]")
+    elif isinstance(given, str) and prefix:
+        names = getattr(shapes.get(normalise(prefix)), "names", None)
+        if names:
+            yield where, given, names
+
+
+def examples_given(data: dict, shapes: dict, where: tuple = ()) -> Iterator[tuple]:
+    """in_given over a table's examples and its rows' or guards' examples."""
+    items = [(where + ("rows", i), row) for i, row in enumerate(data.get("rows", ()))]
+    items += [(where + ("guards", g), guard) for g, guard in data.get("guards", {}).items()]
+    for at, item in [(where, data)] + items:
+        for n, ex in enumerate(item.get("examples", ())):
+            if isinstance(ex, dict) and "given" in ex:
+                yield from in_given(ex["given"], shapes, at + ("examples", n, "given"))
+
+
 def contract_shapes(schemas: "Schemas", name: str) -> dict:
     """Field path -> Shape of the input contract `name` (empty when there is none)."""
     contract = contract_named(schemas, name)
