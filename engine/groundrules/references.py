@@ -54,6 +54,11 @@ def _codes(book: "Rulebook", table_id: str) -> frozenset | None:
     return frozenset(found[table_id].codes) if table_id in found else None
 
 
+def _roles(book: "Rulebook", _: str) -> frozenset | None:
+    tables = book.of_kind("role_table")
+    return frozenset(r for t in tables for r in t.roles) if tables else None
+
+
 def _tools(book: "Rulebook", _: str) -> frozenset | None:
     from .access import tool_names
     return frozenset(tool_names(book.schemas)) or None
@@ -66,6 +71,7 @@ VOCABULARIES: dict[str, tuple[str, Callable[["Rulebook", str], frozenset | None]
     "slots": ("slot of the merge policy", _slots),
     "states": ("state of a transition table's machine{arg}", _states),
     "codes": ("code of decision table {arg}", _codes),
+    "roles": ("caller role of the role table (rules/roles.yaml)", _roles),
     "tools": ("tool of the registry (schemas/tools/<tool>.schema.json)", _tools),
 }
 

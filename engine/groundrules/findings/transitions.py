@@ -38,6 +38,7 @@ class Transition:
     via: tuple            # empty: any operation may make the move
     guards: tuple         # guard ids, checked in order
     where: tuple
+    roles: tuple = ()     # empty: any caller role may make the move
 
 
 @dataclass(frozen=True)
@@ -86,27 +87,33 @@ class TransitionTable:
     guards: dict
     messages: dict
     examples: tuple
+    role_refusal_code: str = ""
 
     def machine(self, name: str) -> Machine:
         return self.machines[name]
 
     def check(self, machine: str, source: str, target: str, facts: dict,
-              via: str | None = None) -> Blocked | None:
-        """None when the move is allowed; else the refusal (first failing guard wins)."""
+              via: str | None = None, role: str | None = None) -> Blocked | None:
+        """None when the move is allowed; else the refusal (first failing guard wins). `role` is the
+        caller's, as Service.call authenticated it; guards read it as the fact `role`."""
         m = self.machines[machine]
-        params = {"machine": machine, "from": source, "to": target, "via": via or ""}
+        params = {"machine": machine, "from": source, "to": target, "via": via or "", "role": role or ""}
         move = m.find(source, target)
         if move is None:
             return Blocked(self.refusal_code, "", self.messages["not_allowed"].render(params))
         if move.via and via not in move.via:
             return Blocked(self.refusal_code, "",
                            self.messages["not_via"].render(dict(params, allowed=list(move.via))))
+        if move.roles and role not in move.roles:
+            return Blocked(self.role_refusal_code or self.refusal_code, "",
+                           self.messages["not_role"].render(dict(params, roles=list(move.roles))))
         return self._guarded(m.requires + move.guards, dict(facts, **params))
 
-    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None) -> Blocked | None:
+    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None,
+                   role: str | None = None) -> Blocked | None:
         """A write that keeps the record in `state` (e.g. a revalidation confirming it) still needs the
         machine's `requires` guards: a superseded record's belief is history, re-confirmed or not."""
-        params = {"machine": machine, "from": state, "to": state, "via": via or ""}
+        params = {"machine": machine, "from": state, "to": state, "via": via or "", "role": role or ""}
         return self._guarded(self.machines[machine].requires, dict(facts, **params))
 
     def _guarded(self, guard_ids: tuple, value: dict) -> Blocked | None:
@@ -135,7 +142,7 @@ class TransitionTable:
                     yield ExampleResult(f"{self.id}:{guard_id}:{n}", False, f"example {n}{_named(ex)} expects "
                                         "passes: false, but the guard held", at)
         for n, ex in enumerate(self.examples, 1):
-            refusal = self.check(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"))
+            refusal = self.check(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"), ex.get("role"))
             got = "ok" if refusal is None else refusal.code
             yield ExampleResult(f"{self.id}:examples:{n}", got == ex["result"],
                                 "" if got == ex["result"] else f"expected {ex['result']}, got {got}",
@@ -192,10 +199,16 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
         ctx.fault("code-not-in-contract", f"refusal code '{data['refusal_code']}' is not in "
                   f"{data['codes_enum']}", ("refusal_code",), did_you_mean(data["refusal_code"], enum))
     messages = {}
-    for name in REQUIRED_MESSAGES:
+    roles_named = any("roles" in t for m in data["machines"].values() for t in m.get("transitions", ()))
+    for name in REQUIRED_MESSAGES + (("not_role",) if roles_named else ()):
         if name not in data.get("messages", {}):
             ctx.fault("missing-message", f"messages.{name} is required", ("messages",),
                       f"add messages: {{{name}: <one sentence>}}")
+    role_code = data.get("role_refusal_code", "")
+    if role_code and enum is not None and role_code not in enum + _surface_codes(ctx):
+        ctx.fault("code-not-in-contract", f"role refusal code '{role_code}' is neither in {data['codes_enum']} "
+                  "nor a code of the registry (envelope.v1 surface_error_code)", ("role_refusal_code",),
+                  did_you_mean(role_code, enum + _surface_codes(ctx)))
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
         if tmpl is not None:
@@ -222,13 +235,13 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
             if ex[key] not in m.states:
                 ctx.fault("unknown-state", f"example names state '{ex[key]}', not a state of "
                           f"'{ex['machine']}'", where + (key,), did_you_mean(ex[key], m.states))
-        if ex["result"] != "ok" and enum is not None and ex["result"] not in enum:
+        if ex["result"] not in ("ok", role_code) and enum is not None and ex["result"] not in enum:
             ctx.fault("code-not-in-contract", f"example expects '{ex['result']}', not 'ok' nor a known code",
                       where + ("result",), did_you_mean(ex["result"], list(enum) + ["ok"]))
     if any(f.severity == "error" for f in faults[before:]):
         return None
     return TransitionTable("transition_table", data["id"], ctx.source.file, data["refusal_code"],
-                           machines, guards, messages, tuple(data.get("examples", ())))
+                           machines, guards, messages, tuple(data.get("examples", ())), role_code)
 
 
 def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx) -> Guard | None:
@@ -288,7 +301,7 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
                 ctx.fault("self-transition", f"transition '{t['id']}' moves '{state}' to itself", at,
                           "a move must change the state")
         transitions.append(Transition(t["id"], tuple(t["from"]), t["to"], tuple(t.get("via", ())),
-                                      tuple(t.get("guards", ())), at))
+                                      tuple(t.get("guards", ())), at, tuple(t.get("roles", ()))))
     pairs: dict = {}
     for t in transitions:
         for state in t.sources:
@@ -300,6 +313,12 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
         return None
     return Machine(name, raw["initial"], tuple(raw.get("terminal", ())), states,
                    tuple(raw.get("requires", ())), tuple(transitions), where)
+
+
+def _surface_codes(ctx) -> tuple:
+    """The tool registry's own refusal codes (PERMISSION_DENIED, ...), from the envelope contract."""
+    defs = (ctx.schemas.get("envelope.v1.schema.json") or {}).get("$defs", {})
+    return tuple(alt.get("const") for alt in defs.get("surface_error_code", {}).get("oneOf", ()))
 
 
 def _codes_enum(data: dict, ctx) -> tuple | None:
