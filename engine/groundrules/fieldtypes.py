@@ -309,7 +309,7 @@ def field_tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]
 
 
 def check_given(given: Any, contract: Contract | None, where: tuple, faults: list[Fault],
-                prefix: str = "") -> None:
+                prefix: str = "", what: str = "the example") -> None:
     """A fault for every key of an example's `given` that the contract does not define, and every
     value the field can never hold: a row tested on a mistyped key passes whatever it says (the
     test reads a missing field, which is false), so the example would test nothing."""
@@ -324,15 +324,16 @@ def check_given(given: Any, contract: Contract | None, where: tuple, faults: lis
             if not contract.knows(path):
                 wide = punctuation.note(key)
                 hint = contract.unknown_field_hint(path)
+                vain = ", so it tests nothing" if what == "the example" else ""
                 faults.append(Fault("full-width-punctuation" if wide else "unknown-field",
-                                    f"the example gives '{path}', which is not a field of the input contract, so "
-                                    "it tests nothing" + (f": {wide}" if wide else ""), at,
+                                    f"{what} gives '{path}', which is not a field of the input contract "
+                                    f"(schemas/{contract.name}){vain}" + (f": {wide}" if wide else ""), at,
                                     f"write: {punctuation.fixed(str(key))}" if wide else hint))
                 continue
-            check_given(item, contract, at, faults, path)
+            check_given(item, contract, at, faults, path, what)
     elif isinstance(given, list) and prefix:
         for i, item in enumerate(given):
-            check_given(item, contract, where + (i,), faults, prefix + "[]")
+            check_given(item, contract, where + (i,), faults, prefix + "[]", what)
     elif prefix:
         shape = contract.shapes.get(normalise(prefix))
         if shape is not None and shape != OPEN and not isinstance(given, (dict, list)):

@@ -116,6 +116,35 @@ class TransitionTable:
         params = {"machine": machine, "from": state, "to": state, "via": via or "", "role": role or ""}
         return self._guarded(self.machines[machine].requires, dict(facts, **params))
 
+    def trace(self, machine: str, source: str, target: str, facts: dict, via: str | None = None,
+              role: str | None = None) -> dict:
+        """Why `check` answers what it answers, step by step: the move (or the transitions that leave
+        `source`), the operation, the caller's role, then every guard with the test that failed and
+        the value it read; `result` is `check`'s code ('ok'), `decided_by` the step that refused."""
+        m = self.machines[machine]
+        params = {"machine": machine, "from": source, "to": target, "via": via or "", "role": role or ""}
+        move = m.find(source, target)
+        steps: list[dict] = [{"step": "move", "ok": move is not None,
+                              "transition": move.id if move else None, "where": move.where if move else m.where,
+                              "leaving": [t.id for t in m.transitions if source in t.sources]}]
+        if move is not None:
+            steps.append({"step": "via", "ok": not move.via or via in move.via, "allowed": list(move.via),
+                          "read": via or "", "where": move.where})
+            steps.append({"step": "role", "ok": not move.roles or role in move.roles, "allowed": list(move.roles),
+                          "read": role or "", "where": move.where})
+            value = dict(facts, **params)
+            for guard_id in m.requires + move.guards:
+                guard = self.guards[guard_id]
+                ok = guard.when.test(value)
+                steps.append({"step": "guard", "guard": guard_id, "ok": ok, "code": guard.code,
+                              "required_by": "machine" if guard_id in m.requires else "transition",
+                              "where": guard.where, "failed": None if ok else explain_failure(guard.when, value)})
+        blocked = self.check(machine, source, target, facts, via, role)
+        decided = next((i for i, st in enumerate(steps) if not st["ok"]), None)
+        return {"machine": machine, "from": source, "to": target, "via": via or "", "role": role or "",
+                "steps": steps, "result": "ok" if blocked is None else blocked.code,
+                "decided_by": decided, "message": blocked.message if blocked else ""}
+
     def _guarded(self, guard_ids: tuple, value: dict) -> Blocked | None:
         for guard_id in guard_ids:
             guard = self.guards[guard_id]
@@ -142,10 +171,10 @@ class TransitionTable:
                     yield ExampleResult(f"{self.id}:{guard_id}:{n}", False, f"example {n}{_named(ex)} expects "
                                         "passes: false, but the guard held", at)
         for n, ex in enumerate(self.examples, 1):
-            refusal = self.check(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"), ex.get("role"))
-            got = "ok" if refusal is None else refusal.code
+            traced = self.trace(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"), ex.get("role"))
+            got = traced["result"]
             yield ExampleResult(f"{self.id}:examples:{n}", got == ex["result"],
-                                "" if got == ex["result"] else f"expected {ex['result']}, got {got}",
+                                "" if got == ex["result"] else f"expected {ex['result']}, got {got}{_why(traced)}",
                                 ("examples", n - 1))
 
     def lint_faults(self) -> list[Fault]:
@@ -172,6 +201,18 @@ class TransitionTable:
             out.append(Fault("unused-guard", f"guard '{guard_id}' is used by no transition",
                              ("guards", guard_id), "name it under a transition's 'guards'", "warning"))
         return out
+
+
+def _why(traced: dict) -> str:
+    """`: guard 'g' refused: <its failing test>`, or the step that refused the move."""
+    if traced["decided_by"] is None:
+        return ""
+    step = traced["steps"][traced["decided_by"]]
+    if step["step"] == "guard":
+        return f": guard '{step['guard']}' refused: {failed_test(step['failed'])[0]}"
+    if step["step"] == "move":
+        return f": no transition moves {traced['from']} to {traced['to']} (leaving it: {', '.join(step['leaving']) or 'none'})"
+    return f": {step['step']} {step['read'] or '(none)'} is not one of {', '.join(step['allowed'])}"
 
 
 def _named(example: dict) -> str:
