@@ -38,11 +38,13 @@ class Fired(NamedTuple):
 
 
 class Coverage(NamedTuple):
-    """A table over a case corpus: rows as (row, values it holds on), tests as (row, test, held, failed)."""
+    """A table over a case corpus: rows as (row, values it holds on), tests as (row, test, held, failed);
+    `corpus`: the folder under tests/cases/ whose cases these are ('' for the table's own)."""
 
     cases: int
     rows: tuple
     tests: tuple
+    corpus: str = ""
 
 
 def tests_of(cond: Condition) -> list[Condition]:
