@@ -275,9 +275,12 @@ def test_a_mistyped_guard_literal_is_reported_at_its_line_in_words(root):
     test = next(t for t in _tests(guard.when) if t.op == "in")
     literal = test.arg[0]
     line = edit(root, "rules/finding_states.yaml", f"in: [{literal},", f"in: [{literal[:2]}x{literal[2:]},")
-    problems = [p for p in lint(root).problems if p.code == "failing-example" and guard_id in p.message]
-    assert problems and {p.line for p in problems} == {line}
-    assert all("{'" not in p.message and f'read "{literal}"' in p.message for p in problems), problems
+    failing = [p for p in lint(root).problems if p.code == "failing-example"]
+    own = [p for p in failing if p.message.startswith(f"finding_states:{guard_id}:")]
+    assert own and {p.line for p in own} == {line}                 # the guard's examples: at the literal
+    assert all("{'" not in p.message and f'read "{literal}"' in p.message for p in own), own
+    moves = [p for p in failing if p not in own]                   # whole-move examples: at the example,
+    assert all(f"guard '{guard_id}' refused" in p.message for p in moves), moves   # naming the guard
 
 
 def _tests(cond):
