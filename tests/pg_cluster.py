@@ -99,8 +99,8 @@ def start_cluster():
         cluster = Cluster(folder)
         with cluster.admin() as conn:
             conn.execute("CREATE DATABASE gr_template")
-        from groundrules.store import open_evidence_store, open_finding_store
-        for opener in (open_finding_store, open_evidence_store):
+        from groundrules.store import open_decision_store, open_evidence_store, open_finding_store
+        for opener in (open_finding_store, open_evidence_store, open_decision_store):
             opener(cluster.uri("gr_template")).close()           # both ledgers' migrations, once
         yield cluster
     finally:
@@ -116,7 +116,7 @@ def pg_cluster():
 
 @pytest.fixture
 def pg_db(pg_cluster) -> str:
-    """A fresh database with both ledgers' tables: its postgresql:// URI."""
+    """A fresh database with both ledgers' tables and the decision log's: its postgresql:// URI."""
     name = pg_cluster.fresh_database()
     yield pg_cluster.uri(name)
     pg_cluster.drop(name)

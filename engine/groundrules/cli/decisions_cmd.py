@@ -130,7 +130,7 @@ def run_replay(args: argparse.Namespace) -> int:
         target = args.candidate or getattr(args, "rules", None)
         candidate = stack.enter_context(base_rulebook(target, root)) if args.candidate else rulebook_from(args)
         logged = [stack.enter_context(base_rulebook(b, root)) for b in args.logged]
-        log = DecisionLog(_db(args), key=key, rulebook=candidate, purge_every_s=float("inf"))
+        log = DecisionLog(_db(args), key=key, rulebook=candidate, purge_every_s=None)
         stack.callback(log.close)
         if args.promote is not None:
             written = promote.promote(log, args.promote, Path(args.to), candidate, {b.version: b for b in logged})

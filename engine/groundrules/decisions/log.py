@@ -53,11 +53,12 @@ class DecisionLog:
 
     `key`: a crypto.DecisionKey; `rulebook`: the one whose decision_masking table applies; `ids`
     (`.new("D")`) and `clock` (ISO 8601 text, or epoch ns) are injected for reproducible logs, the
-    defaults random ids and the wall clock; `timer` measures durations (ns)."""
+    defaults random ids and the wall clock; `timer` measures durations (ns); retention is enforced
+    on start and every `purge_every_s` (None: only when `purge` is called)."""
 
     def __init__(self, store: Any, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
                  clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
-                 batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float = 3600.0):
+                 batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
         book = rulebook or rulebooks.default()
         table = masking.of(book)
         if table is None:
@@ -106,7 +107,7 @@ class DecisionLog:
         retry: list = []
         backoff = 0.1
         while True:
-            self._wake.wait(timeout=min(self._purge_every, 60.0))
+            self._wake.wait(timeout=60.0)
             if not self._closing:
                 time.sleep(self._batch_s)            # let a batch gather
             self._wake.clear()
@@ -136,7 +137,8 @@ class DecisionLog:
             else:
                 self._pending.extendleft(reversed(markers))
             now = time.monotonic()
-            if not self._closing and (last_purge is None or now - last_purge >= self._purge_every):
+            if not self._closing and self._purge_every is not None and (
+                    last_purge is None or now - last_purge >= self._purge_every):
                 last_purge = now
                 try:
                     self.purge()
