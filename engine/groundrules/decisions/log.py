@@ -116,9 +116,12 @@ class DecisionLog:
                 item = self._pending.popleft()
                 (markers if isinstance(item, threading.Event) else batch).append(item)
             retry = []
+            latest = None
             if batch:
                 try:
-                    self.store.append([self._row(item) for item in batch])
+                    rows = [self._row(item) for item in batch]
+                    self.store.append(rows)
+                    latest = rows[-1]["at"]
                     backoff = 0.1
                 except StorageFailure as exc:
                     self.failures += 1
@@ -140,8 +143,8 @@ class DecisionLog:
             if not self._closing and self._purge_every is not None and (
                     last_purge is None or now - last_purge >= self._purge_every):
                 last_purge = now
-                try:
-                    self.purge()
+                try:                                    # "now" is the newest decision's time when there is one:
+                    self.purge(latest)                  # an injected clock is read once per decision only
                 except StorageFailure as exc:
                     log.error("decision log: retention not enforced this time (%s)", exc.kind)
             if self._closing and not self._pending and not retry:
