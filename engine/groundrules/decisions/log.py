@@ -213,6 +213,18 @@ class DecisionLog:
             return None
         return json.loads(self._plaintext(row))
 
+    def texts(self, row: dict) -> tuple[str, str] | None:
+        """(arguments, answer) as the JSON texts the Service made, when the payload holds them as
+        written (nothing masked away); else None. Inside either text a nested key is followed by
+        ', ' and ': ', so the payload's own ',"answer":' is found once, where it was put."""
+        if row["sealed"] is None or row["dropped"] != "[]":
+            return None
+        payload = self._plaintext(row)
+        at = payload.find(',"answer":')
+        if not payload.startswith('{"arguments":') or at < 0:
+            return None
+        return payload[13:at], payload[at + 10:-1]
+
     def _plaintext(self, row: dict) -> str:
         return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"])).decode("utf-8")
 
