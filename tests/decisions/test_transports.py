@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 from groundrules import Caller, EvidenceLedger, FindingLedger, Service
@@ -102,6 +103,7 @@ def by_http(folder: Path, rulebook) -> list[dict]:
     return out
 
 
+@pytest.mark.extended          # a real `groundrules serve` process
 def test_every_transport_records_the_same_decision(rulebook, tmp_path, capsys):
     folders = {}
     for name in ("library", "cli", "stdio", "http"):
