@@ -47,6 +47,11 @@ def _evidence() -> ModuleType:
     return evidence_cmd
 
 
+def _decisions() -> ModuleType:
+    from . import decisions_cmd
+    return decisions_cmd
+
+
 # command -> the part registering it, in the order `groundrules --help` lists them
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
@@ -56,6 +61,7 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "report": _report,
     "serve": _findings, "findings": _findings,
     "evidence": _evidence,
+    "decisions": _decisions, "replay": _decisions,
 }
 
 
