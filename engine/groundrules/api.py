@@ -106,11 +106,8 @@ def _finding_tool(name: str) -> Callable:
 
 
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    ledger = service.evidence
-    record = ledger.shaped(a["record"])          # seed 003's record shape, mapped as fold() maps it
-    if record.get("type") == "message":          # a message is never stored without its locks
-        return {"records": ledger.append_message(record, project=project)}
-    return {"records": [ledger.append(record, project=project)]}
+    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them
+    return {"records": service.evidence.append_all([a["record"]], project=project)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:

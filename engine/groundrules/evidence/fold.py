@@ -18,7 +18,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
 from .catalogue import EventCatalogue
 from .contract import first_problem
 from .core import Folder
-from .index import LedgerIndex
+from .index import LedgerIndex, Locker
 from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
 from .refusals import RefusalCatalogue
@@ -43,7 +43,9 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
     catalogue, policy, refusals = tables(book)
     try:
         return _fold(payload, book, catalogue, policy, refusals, redaction_key)
-    except GroundrulesError:
+    except GroundrulesError as exc:
+        if exc.code == "LOCK_TIMEOUT" and exc.code in refusals.codes:     # the scanner's, worded by the table
+            raise refusals.error("LOCK_TIMEOUT", **exc.details) from None
         raise
     except RecursionError:
         raise refusals.error("PAYLOAD_INVALID", problem="nested too deeply") from None
@@ -61,7 +63,7 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     now = parse(payload["now"])
     if now is None:
         raise refusals.error("PAYLOAD_INVALID", problem="now: not a real date and time")
-    index = LedgerIndex(payload["records"], policy, refusals, now)
+    index = LedgerIndex(payload["records"], policy, refusals, now, Locker(catalogue, book, redaction_key))
     checked = Checker(index, catalogue, policy, redaction_key).check(payload["interpretations"])
     folder = Folder(index, policy)
     folder.field_pass(checked.events, folder.scope_pass(checked.events))

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..canonical import encodable
 from ..errors import GroundrulesError
-from .scan import scan
+from .jsonstrings import escaped_strings
+from .scan import lock_id, scan
 
 if TYPE_CHECKING:
     from ..rulebook import Rulebook
@@ -30,6 +31,30 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> list[dict]:
     message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
     patterns = _patterns(book)[role, state]
     return scan(patterns, message_id, role, state, content) if patterns else []
+
+
+def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook | None" = None, *,
+              json_strings: bool = False) -> list[dict]:
+    """The locks of any raw text read as written by `role` in `state` (a message's content, a tool
+    receipt's body, an injected field's value), with locators into `text` under `source_id`.
+    With `json_strings`, the string values of a JSON text are scanned decoded too (an escaped
+    `\\u5fae\\u4fe1` is 微信); what they yield points into the raw text, quotes it raw, and keeps
+    the value read from the decoded one. Sorted by (start, end, pattern); LOCK_TIMEOUT as lock()."""
+    patterns = _patterns(_book(rulebook))[role, state]
+    if not patterns:
+        return []
+    found = scan(patterns, source_id, role, state, text)
+    if json_strings:
+        seen = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]) for c in found}
+        for value, starts, ends in escaped_strings(text):
+            for c in scan(patterns, source_id, role, state, value):
+                start, end = starts[c["locator"]["start"]], ends[c["locator"]["end"] - 1]
+                if (start, end, c["pattern"]) not in seen:
+                    seen.add((start, end, c["pattern"]))
+                    found.append(dict(c, id=lock_id(source_id, c["pattern"], start, end), quote=text[start:end],
+                                      locator={"message_id": source_id, "start": start, "end": end}))
+        found.sort(key=lambda c: (c["locator"]["start"], c["locator"]["end"], c["pattern"]))
+    return found
 
 
 def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[dict]:
