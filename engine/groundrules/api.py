@@ -122,7 +122,8 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"))
+    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
+                                 scope_context=a.get("scope_context"))
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:

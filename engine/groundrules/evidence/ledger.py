@@ -306,9 +306,10 @@ class EvidenceLedger:
             raise self._refusals.error("LEDGER_CORRUPT", record="(interpretations)") from None
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
-             subject: str | None = None) -> dict:
+             subject: str | None = None, scope_context: dict | None = None) -> dict:
         """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
-        with `subject`, of the records about it and the locks inside them."""
+        with `subject`, of the records about it and the locks inside them; with `scope_context`, for
+        that context (fold() sets aside the evidence that does not fit it)."""
         with self.store.read(project or self.project) as tx:
             records = [self._from_row(tx, row) for row in tx.rows()]
             if interpretations is None:
@@ -317,8 +318,10 @@ class EvidenceLedger:
             about = {r["id"] for r in records if r.get("subject") == subject}
             inside = {locking.source_id(r, self._catalogue) for r in records if r["id"] in about}
             records = [r for r in records if r["id"] in about or (r["type"] == "lock" and rec.message_id(r) in inside)]
-        return fold({"now": now, "records": records, "interpretations": interpretations},
-                    self._book, redaction_key=self._key)
+        payload = {"now": now, "records": records, "interpretations": interpretations}
+        if scope_context is not None:
+            payload["scope_context"] = scope_context
+        return fold(payload, self._book, redaction_key=self._key)
 
     # -- the one audited change -----------------------------------------------------------------
     def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
