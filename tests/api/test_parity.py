@@ -99,6 +99,8 @@ CASES = [
     ("get_finding", {"finding_id": "F-000001", "project": "p2"}, "agent", False),
     ("log_finding", dict(FINDING, evidence=[EXPERIMENT]), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported"), "agent", True),
+    ("log_finding", dict(FINDING, epistemic_state="supported", evidence=[dict(   # seed 001: a thought is no experiment
+        EXPERIMENT, source_kind="model_thought", source_ref="thought:1", excerpt="我觉得就是这个原因")]), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "r"}), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "复盘确认"}), "reviewer", True),
     ("add_evidence", {"finding_id": "F-000001", "evidence": COUNTER}, "agent", True),
