@@ -202,9 +202,10 @@ class LedgerIndex:
                 self._classify(added)
                 ordered[lock["id"]] = added
         self.entries = ordered
-        for sid in self.locks_in:
-            self.locks_in[sid] = [rid for rid, e in ordered.items() if e.record["type"] == "lock"
-                                  and e.record["lock"]["locator"]["message_id"] == sid]
+        self.locks_in = {sid: [] for sid in self.locks_in}
+        for rid, e in ordered.items():                    # in ledger order, the added ones included
+            if e.record["type"] == "lock":
+                self.locks_in[e.record["lock"]["locator"]["message_id"]].append(rid)
 
     # -- reading --------------------------------------------------------------------------------
     def validity(self, record_id: str) -> str:
