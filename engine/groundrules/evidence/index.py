@@ -145,33 +145,19 @@ class LedgerIndex:
                                       start=loc["start"], end=loc["end"])
 
     def _add_lock(self, record: dict, entry: Entry, at: str) -> dict:
-        """The lock record as accepted: checked against its source and, when the index locks, one
-        of the engine's locks there, completed from it."""
+        """The lock record as accepted: one of the engine's locks of an earlier source, completed
+        from it (locking.accept). Without a locker (merge.yaml's examples) it is taken as written."""
         lock = record["lock"]
-        loc = lock["locator"]
-        sid = loc["message_id"]
+        sid = lock["locator"]["message_id"]
         source = self.sources.get(sid)
         if source is None:
             raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
-        if "quote" in lock and rec.span_problem(source.text, loc["start"], loc["end"], lock["quote"]) == "mismatch":
-            raise self.refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", message_id=sid,
-                                      start=loc["start"], end=loc["end"])
         if "id" in lock:                  # ids first, as for every record: a name is never used twice
             self._name(lock["id"], "lock", record["id"], at)
         if self.locker is not None:
-            accepted, engine_id, differs = locking.claim(lock, source.found, self.locker.key)
-            if differs:
-                raise self.refusals.error("LOCK_MISMATCH", at=f"{at}.lock", lock=lock.get("id", record["id"]),
-                                          message_id=sid, start=loc["start"], end=loc["end"], differs=differs)
-            if engine_id is not None:
-                if engine_id in source.claimed:
-                    raise self.refusals.error("LOCK_DUPLICATE", at=f"{at}.lock", lock=lock.get("id", record["id"]),
-                                              record=source.claimed[engine_id])
-                source.claimed[engine_id] = record["id"]
-            if accepted != lock:
-                record = dict(record, lock=accepted)
-                lock = accepted
-        self._name(lock["id"], "lock", record["id"], at)
+            record = locking.accept(record, source.text, source.found, source.claimed, self.locker.key,
+                                    self.refusals, at)
+            self._name(record["lock"]["id"], "lock", record["id"], at)
         self.locks_in[sid].append(record["id"])
         self._inherit(entry, record, sid)
         return record

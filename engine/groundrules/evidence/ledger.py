@@ -83,7 +83,7 @@ class EvidenceLedger:
         def attempt(tx: Any) -> list[dict]:
             now = self._clock()
             prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
-            sources: dict = {}                # source id -> [record, engine locks, claimed ids]
+            sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
             ordered: list = []                # (record, at)
             for n, record in enumerate(prepared):
                 at = f"records[{n}]"
@@ -124,21 +124,8 @@ class EvidenceLedger:
             found = locking.engine_locks(source, self._catalogue, self._book)
             sources[sid] = (source, found, self._stored_claims(tx, sid, found))
         source, found, claimed = sources[sid]
-        loc = lock["locator"]
-        if "quote" in lock and rec.span_problem(locking.text_of(source, self._catalogue), loc["start"], loc["end"],
-                                                lock["quote"]) == "mismatch":
-            raise self._refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", message_id=sid,
-                                       start=loc["start"], end=loc["end"])
-        accepted, engine_id, differs = locking.claim(lock, found, self._key)
-        if differs:
-            raise self._refusals.error("LOCK_MISMATCH", at=f"{at}.lock", lock=lock.get("id", record["id"]),
-                                       message_id=sid, start=loc["start"], end=loc["end"], differs=differs)
-        if engine_id is not None:
-            if engine_id in claimed:
-                raise self._refusals.error("LOCK_DUPLICATE", at=f"{at}.lock", lock=lock.get("id", record["id"]),
-                                           record=claimed[engine_id])
-            claimed[engine_id] = record["id"]
-        return dict(record, lock=accepted)
+        return locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
+                              self._refusals, at)
 
     def _stored_claims(self, tx: Any, sid: str, found: list | None) -> dict:
         """{engine lock id: record id} of the locks already stored for a stored source (a lock

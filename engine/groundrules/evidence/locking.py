@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..locks.sources import lock_text
 from . import records as rec
 
 if TYPE_CHECKING:
@@ -43,8 +44,29 @@ def engine_locks(record: dict, catalogue: "EventCatalogue", book: Any) -> list[d
     role, state, text = locked.reading(record)
     if rec.is_tombstone(text):
         return None
-    from ..locks.messages import lock_text
     return lock_text(source_id(record, catalogue), role, state, text, book, json_strings=locked.json_strings)
+
+
+def accept(record: dict, text: Any, found: list[dict] | None, claimed: dict, key: bytes | None, refusals: Any,
+           at: str) -> dict:
+    """A lock record as the fold reads it and the ledger stores it, or the refusal: its quote must
+    be its source's text at its locator (QUOTE_MISMATCH), it must name one of the engine's locks
+    there (LOCK_MISMATCH, naming the fields that differ), and one no other record of the source
+    names (`claimed`: engine lock id -> record id, updated; LOCK_DUPLICATE)."""
+    lock = record["lock"]
+    loc = lock["locator"]
+    where = {"message_id": loc["message_id"], "start": loc["start"], "end": loc["end"]}
+    if "quote" in lock and rec.span_problem(text, loc["start"], loc["end"], lock["quote"]) == "mismatch":
+        raise refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", **where)
+    accepted, engine_id, differs = claim(lock, found, key)
+    name = lock.get("id", record["id"])
+    if differs:
+        raise refusals.error("LOCK_MISMATCH", at=f"{at}.lock", lock=name, **where, differs=differs)
+    if engine_id is not None:
+        if engine_id in claimed:
+            raise refusals.error("LOCK_DUPLICATE", at=f"{at}.lock", lock=name, record=claimed[engine_id])
+        claimed[engine_id] = record["id"]
+    return record if accepted == lock else dict(record, lock=accepted)
 
 
 def claim(given: dict, found: list[dict] | None, key: bytes | None) -> tuple[dict | None, str | None, list[str]]:
