@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
                       help="a Host header clients may send (repeatable; 'name:*' for any port); default: the "
                            "loopback names, required when HOST is not a loopback address")
+    from ..transports.settings import add_options
+    add_options(http)
     s.set_defaults(func=run_serve)
 
     f = sub.add_parser("findings", help="read the finding ledger and decide rule proposals",
@@ -61,6 +63,11 @@ def run_serve(args: argparse.Namespace) -> int:
     host, port = _host_port(args.http) if args.http is not None else (None, None)
     if args.http is not None and not args.tokens:
         raise usage_error("--http needs --tokens FILE: every HTTP caller is a token's principal")
+    from ..transports.settings import from_options
+    try:
+        settings = from_options(args)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
     service = service_from(args)
     try:
         if args.http is None:
@@ -68,7 +75,8 @@ def run_serve(args: argparse.Namespace) -> int:
             serve_stdio(service, caller_from(args))
         else:
             from ..transports.mcp_http import serve_http
-            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host)
+            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
+                       settings=settings)
     finally:
         close(service)
     return 0
