@@ -108,11 +108,8 @@ def _finding_tool(name: str) -> Callable:
 
 
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    ledger = service.evidence
-    record = ledger.shaped(a["record"])          # seed 003's record shape, mapped as fold() maps it
-    if record.get("type") == "message":          # a message is never stored without its locks
-        return {"records": ledger.append_message(record, project=project)}
-    return {"records": [ledger.append(record, project=project)]}
+    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them
+    return {"records": service.evidence.append_all([a["record"]], project=project)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -127,7 +124,8 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"))
+    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
+                                 scope_context=a.get("scope_context"))
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
