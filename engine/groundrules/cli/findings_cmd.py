@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "one server at /mcp for many agents, each calling as its bearer token's principal "
                                    "(--tokens). Tools, as each role may call them: " + ", ".join(TOOLS) + ".")
     add_caller_args(s, ledger=True)
+    s.add_argument("--tools", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
+                   help="serve only these tools: findings, evidence, stateless (the parts with no ledger), a role "
+                        "(what it may call) or tool names, comma-separated (default: every tool)")
     http = s.add_argument_group("shared server (MCP Streamable HTTP)")
     http.add_argument("--http", metavar="HOST:PORT", help="serve over HTTP at http://HOST:PORT/mcp instead of stdio; "
                       "--project, --operator and --role are then ignored: each token names its caller")
@@ -63,12 +66,14 @@ def run_serve(args: argparse.Namespace) -> int:
         raise usage_error("--http needs --tokens FILE: every HTTP caller is a token's principal")
     service = service_from(args)
     try:
+        from ..transports.mcp_tools import select_tools
+        tools = None if args.tools is None else select_tools(service, args.tools)
         if args.http is None:
             from ..transports.mcp_tools import serve_stdio
-            serve_stdio(service, caller_from(args))
+            serve_stdio(service, caller_from(args), tools=tools)
         else:
             from ..transports.mcp_http import serve_http
-            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host)
+            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host, tools=tools)
     finally:
         close(service)
     return 0

@@ -79,21 +79,22 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
 
 
 def http_app(service: Service, verifier: GrantsVerifier, *, host: str, port: int,
-             allowed_hosts: Iterable[str] = ()) -> Starlette:
-    """The ASGI app: the registry's tools at /mcp behind the token check and the Host check."""
+             allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None) -> Starlette:
+    """The ASGI app: the registry's tools (of `tools`, when given) at /mcp behind the token check
+    and the Host check."""
     auth = AuthSettings(issuer_url=f"http://{_url_host(host)}:{port}/", resource_server_url=None,
                         required_scopes=[])
-    server = ToolServer(service, token_caller, token_verifier=verifier, auth=auth)
+    server = ToolServer(service, token_caller, tools=tools, token_verifier=verifier, auth=auth)
     return server.streamable_http_app(streamable_http_path=PATH, json_response=True, host=host,
                                       transport_security=security(host, port, allowed_hosts))
 
 
 def serve_http(service: Service, tokens_file: str | Path, *, host: str, port: int,
-               allowed_hosts: Iterable[str] = ()) -> None:
+               allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None) -> None:
     """Serve until SIGINT/SIGTERM; SIGHUP re-reads the tokens file."""
     import uvicorn
     verifier = GrantsVerifier(tokens_file, service.roles.roles)
-    app = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts)
+    app = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, tools=tools)
     signal.signal(signal.SIGHUP, lambda *_: verifier.reload())
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
 

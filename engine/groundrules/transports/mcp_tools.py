@@ -5,39 +5,65 @@ its role may call; a call hands the raw arguments to `Service.call` (no SDK-side
 every refusal is our envelope with its stable code), and the envelope comes back as the result's
 structured content, `isError` when `ok` is false. Which caller is asking is the transport's
 business: a fixed operator over stdio, a bearer token's principal over HTTP.
+
+The server declares only what it serves (tools: no prompts, resources or subscriptions), names
+the package version in `serverInfo`, lists each tool's annotations from its schema file, and
+answers a tool it does not serve (unknown, or left out by `tools=`) with the protocol error the
+spec lists for it (-32602), carrying the registry's envelope as the error's data.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from importlib.metadata import version
+from typing import Any, Callable, Iterable
 
 import anyio
 from mcp.server import MCPServer
-from mcp.types import CallToolResult, TextContent, Tool as MCPTool
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTool, ToolAnnotations
 
 from .. import canonical, limits
 from ..api import TOOLS, Caller, Service
+from ..errors import GroundrulesError, did_you_mean, echo
 from .stdio_guard import WireLimits, guarded_stdio
 
 SERVER_NAME = "groundrules"
+# What MCPServer registers whether or not anything is there to serve; capabilities follow the
+# registered handlers, so these go (a request for one then answers -32601, method not found).
+UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read")
 
 
 class ToolServer(MCPServer):
-    """An MCPServer whose tools are the registry's, for the caller `caller()` names."""
+    """An MCPServer whose tools are the registry's (or the subset `tools` names), for the caller
+    `caller()` names."""
 
-    def __init__(self, service: Service, caller: Callable[[], Caller], **settings: Any):
-        super().__init__(SERVER_NAME, log_level="WARNING", **settings)
+    def __init__(self, service: Service, caller: Callable[[], Caller], *, tools: Iterable[str] | None = None,
+                 **settings: Any):
+        super().__init__(SERVER_NAME, version=version("groundrules"), log_level="WARNING", subscriptions=False,
+                         **settings)
+        for method in UNSERVED:
+            self._lowlevel_server._request_handlers.pop(method, None)
         self._service = service
         self._caller = caller
+        self._served = frozenset(TOOLS if tools is None else tools)
 
     async def list_tools(self) -> list[MCPTool]:
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
-                        output_schema=t.output_schema)
-                for t in self._service.listings(self._caller())]
+                        output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
+                for t in self._service.listings(self._caller()) if t.name in self._served]
+
+    def _unknown(self, name: Any, caller: Caller) -> MCPError:
+        """The protocol error for a tool this server does not serve, carrying the registry's refusal."""
+        visible = [t.name for t in self._service.listings(caller) if t.name in self._served]
+        refusal = self._service.unknown_tool(name, visible)
+        envelope = canonical.envelope(ok=False, error=refusal.as_dict(), rulebook=self._service.book.version)
+        return MCPError(INVALID_PARAMS, refusal.message, data=envelope)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         caller = self._caller()
-        tool = TOOLS.get(name) if isinstance(name, str) else None
-        if tool is not None and tool.quick:          # a ledger read: cheaper than a worker thread's hand-off
+        tool = TOOLS.get(name) if isinstance(name, str) and name in self._served else None
+        if tool is None:
+            raise self._unknown(name, caller)
+        if tool.quick:          # a ledger read: cheaper than a worker thread's hand-off
             envelope = self._service.call(name, arguments, caller)
         else:                                        # writes (disk) and long computations leave the event loop
             envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
@@ -49,19 +75,40 @@ def result_of(envelope: dict) -> CallToolResult:
                           content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
 
 
-def serve_stdio(service: Service, caller: Caller) -> None:
-    """Serve every tool the caller's role may call over stdin/stdout until the client hangs up;
-    every line is answered, garbage with a JSON-RPC error (stdio_guard)."""
-    server = ToolServer(service, lambda: caller)
+def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
+    """The tools a server is to serve, from names an operator gives (`--tools`): a ledger's group
+    (findings, evidence), `stateless` (the parts that need no ledger), a role of rules/roles.yaml
+    (what it may call) or a tool's own name."""
+    groups = {group: {n for n, t in TOOLS.items() if t.ledger == ledger}
+              for group, ledger in (("findings", "findings"), ("evidence", "evidence"), ("stateless", ""))}
+    for role in service.roles.roles:
+        groups.setdefault(role, {n for n in TOOLS if service.roles.may_call(role, n)})
+    chosen: set[str] = set()
+    for name in names:
+        if name in groups:
+            chosen |= groups[name]
+        elif name in TOOLS:
+            chosen.add(name)
+        else:
+            hint = did_you_mean(name, [*groups, *TOOLS]) or "groups and roles: " + ", ".join(groups)
+            raise GroundrulesError("USAGE", f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
+    return frozenset(chosen)
+
+
+def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None = None) -> None:
+    """Serve every tool the caller's role may call (of `tools`, when given) over stdin/stdout until
+    the client hangs up; every line is answered, garbage with a JSON-RPC error (stdio_guard)."""
+    server = ToolServer(service, lambda: caller, tools=tools)
+    served = frozenset(TOOLS if tools is None else tools)
     limits = wire_limits(service)
 
     def non_object_arguments(request: dict) -> dict | None:
-        """A tools/call whose arguments are not an object: the registry's envelope, not the SDK's
-        bare -32602, so every transport refuses it alike."""
+        """A tools/call of a served tool whose arguments are not an object: the registry's envelope,
+        not the SDK's bare -32602, so every transport refuses it alike."""
         params = request.get("params")
         if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
-                or not isinstance(params.get("name"), str) or "arguments" not in params \
-                or isinstance(params["arguments"], dict):
+                or not isinstance(params.get("name"), str) or params["name"] not in served \
+                or "arguments" not in params or isinstance(params["arguments"], dict):
             return None
         return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
             by_alias=True, exclude_none=True)
