@@ -18,6 +18,7 @@ from .errors import Problem, did_you_mean
 from . import gate
 from .regexprobe import BUDGET_S, probe
 from .access import tool_names
+from .claim_map import unknown_roles
 from .tables import location
 from .yamlsrc import Source
 
@@ -201,5 +202,5 @@ def yaml11_booleans(book: "Rulebook") -> Iterator[Problem]:
 
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
-    number_like_strings, yaml11_booleans, regex_backtracking,
+    number_like_strings, yaml11_booleans, regex_backtracking, unknown_roles,
 )
