@@ -5,14 +5,16 @@ middleware (a request without a token the tokens file lists gets HTTP 401 before
 and its Host/Origin check (kept on: loopback hosts by default, or the hosts the operator names).
 The caller of a tool is read from the verified token inside the call, so the registry checks the
 token's role and projects exactly as it checks the command line's over stdio. SIGHUP re-reads the
-tokens file; a bad file keeps the grants in force and logs why.
+tokens file; a bad file keeps the grants in force and logs why. With an OAuthVerifier instead, the
+server is an OAuth 2.1 resource server (oauth.py, oauth_http.py): JWT access tokens from the
+organisation's authorization server, mapped to callers by the claim map table.
 """
 from __future__ import annotations
 
 import logging
 import signal
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -23,6 +25,8 @@ from starlette.applications import Starlette
 from ..api import Caller, Service
 from ..errors import GroundrulesError
 from .mcp_tools import ToolServer
+from .oauth import OAuthVerifier
+from .oauth_http import BearerGate
 from .tokens import Grants, load_grants
 
 PATH = "/mcp"
@@ -78,10 +82,15 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
 
-def http_app(service: Service, verifier: GrantsVerifier, *, host: str, port: int,
-             allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None) -> Starlette:
+def http_app(service: Service, verifier: GrantsVerifier | OAuthVerifier, *, host: str, port: int,
+             allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None) -> Any:
     """The ASGI app: the registry's tools (of `tools`, when given) at /mcp behind the token check
-    and the Host check."""
+    (the tokens file's, or an OAuth resource server's) and the Host check."""
+    if isinstance(verifier, OAuthVerifier):        # the gate checks tokens and serves the metadata
+        server = ToolServer(service, token_caller, tools=tools)
+        app = server.streamable_http_app(streamable_http_path=PATH, json_response=True, host=host,
+                                         transport_security=security(host, port, allowed_hosts))
+        return BearerGate(app, verifier, path=PATH)
     auth = AuthSettings(issuer_url=f"http://{_url_host(host)}:{port}/", resource_server_url=None,
                         required_scopes=[])
     server = ToolServer(service, token_caller, tools=tools, token_verifier=verifier, auth=auth)
@@ -89,11 +98,12 @@ def http_app(service: Service, verifier: GrantsVerifier, *, host: str, port: int
                                       transport_security=security(host, port, allowed_hosts))
 
 
-def serve_http(service: Service, tokens_file: str | Path, *, host: str, port: int,
-               allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None) -> None:
-    """Serve until SIGINT/SIGTERM; SIGHUP re-reads the tokens file."""
+def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, port: int,
+               allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None,
+               oauth: OAuthVerifier | None = None) -> None:
+    """Serve until SIGINT/SIGTERM; SIGHUP re-reads the tokens file (with `oauth`: the key sets)."""
     import uvicorn
-    verifier = GrantsVerifier(tokens_file, service.roles.roles)
+    verifier = oauth if oauth is not None else GrantsVerifier(tokens_file, service.roles.roles)
     app = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, tools=tools)
     signal.signal(signal.SIGHUP, lambda *_: verifier.reload())
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

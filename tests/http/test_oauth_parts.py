@@ -1,0 +1,141 @@
+"""The OAuth resource server's parts that need no authorization server: a local JWKS file, the
+key-set rate limit under concurrent unknown key ids, the bearer header, the URLs it will talk to,
+and what `serve` refuses to start with."""
+from __future__ import annotations
+
+import json
+import time
+
+import anyio
+import pytest
+from joserfc import jwt
+from joserfc.jwk import KeySet, RSAKey
+
+from groundrules.cli.main import main
+from groundrules.errors import GroundrulesError
+from groundrules.transports.jwks import checked_url, metadata_urls
+from groundrules.transports.oauth import Checked, Denied, OAuthVerifier
+from groundrules.transports.oauth_http import bearer
+
+ISSUER = "https://idp.example"
+RESOURCE = "https://mcp.example/mcp"
+
+
+def key(kid: str) -> RSAKey:
+    return RSAKey.generate_key(2048, parameters={"kid": kid, "alg": "RS256", "use": "sig"})
+
+
+def write_jwks(path, *keys: RSAKey) -> None:
+    path.write_text(json.dumps(KeySet(list(keys)).as_dict()), encoding="utf-8")
+
+
+def signed(signer: RSAKey, **claims) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "aud": RESOURCE, "sub": "u-1", "scope": "groundrules", "iat": now, "exp": now + 300,
+            "groundrules_projects": ["alpha"], **claims}
+    return jwt.encode({"alg": "RS256", "kid": signer.kid, "typ": "at+jwt"}, body, signer)
+
+
+@pytest.fixture
+def k1():
+    return key("k1")
+
+
+@pytest.fixture
+def local(rulebook, tmp_path, k1):
+    path = tmp_path / "jwks.json"
+    write_jwks(path, k1)
+    return path, OAuthVerifier.configured(rulebook, resource=RESOURCE, issuers=[ISSUER], jwks=str(path))
+
+
+def check(verifier, token):
+    return anyio.run(verifier.check, token)
+
+
+def test_a_local_key_file_verifies_tokens_and_sighup_reads_it_again(local, k1):
+    path, verifier = local
+    first = check(verifier, signed(k1))
+    assert isinstance(first, Checked) and first.scopes == ("groundrules",)
+    k2 = key("k2")
+    assert check(verifier, signed(k2)) == Denied("unknown_key", 401)
+    write_jwks(path, k2, k1)
+    assert check(verifier, signed(k2)) == Denied("unknown_key", 401)     # read a moment ago: not read again
+    assert verifier.reload()
+    found = check(verifier, signed(k2))
+    assert isinstance(found, Checked) and found.caller.principal == "u-1" and found.caller.projects == ("alpha",)
+
+
+def test_many_tokens_with_unknown_key_ids_at_once_read_the_key_set_once(local, k1):
+    _, verifier = local
+    assert isinstance(check(verifier, signed(k1)), Checked)
+    source = verifier.issuers[ISSUER]
+    source.attempted_at -= source.refetch_min_s          # the last read is long enough ago for one more
+    before, outcomes = source.fetches, []
+    forged = [signed(key(f"forged-{i}")) for i in range(2)]
+
+    async def many():
+        async with anyio.create_task_group() as group:
+            for i in range(20):
+                group.start_soon(_one, verifier, forged[i % 2], outcomes)
+    anyio.run(many)
+    assert outcomes == [Denied("unknown_key", 401)] * 20
+    assert source.fetches == before + 1
+
+
+async def _one(verifier, token, outcomes):
+    outcomes.append(await verifier.check(token))
+
+
+def test_project_names_the_registry_cannot_use_are_dropped(local, k1):
+    _, verifier = local
+    found = check(verifier, signed(k1, groundrules_projects=["current", "x" * 201, "beta"]))
+    assert found.caller.projects == ("beta",)
+
+
+@pytest.mark.parametrize("headers, token", [
+    ([(b"authorization", b"Bearer abc.def.ghi")], "abc.def.ghi"),
+    ([(b"authorization", b"bearer   abc")], "abc"),
+    ([(b"authorization", b"Basic dXNlcjpwYXNz")], None),
+    ([(b"authorization", b"Bearer ")], None),
+    ([(b"authorization", b"Bearer a b")], None),
+    ([(b"authorization", b"Bearer a"), (b"authorization", b"Bearer b")], None),
+    ([], None),
+])
+def test_the_bearer_token_is_read_from_exactly_one_authorization_header(headers, token):
+    assert bearer({"headers": headers}) == token
+
+
+def test_an_authorization_server_is_reached_over_https_or_on_loopback():
+    for url in ("https://idp.example", "http://127.0.0.1:8080", "http://localhost/realms/x"):
+        assert checked_url(url, "--issuer") == url
+    for url in ("http://idp.example", "ftp://idp.example", "https://", "idp.example"):
+        with pytest.raises(GroundrulesError):
+            checked_url(url, "--issuer")
+
+
+def test_metadata_is_looked_for_where_the_mcp_spec_says():
+    assert metadata_urls("https://a.example") == ["https://a.example/.well-known/oauth-authorization-server",
+                                                  "https://a.example/.well-known/openid-configuration"]
+    assert metadata_urls("https://a.example/tenant1") == [
+        "https://a.example/.well-known/oauth-authorization-server/tenant1",
+        "https://a.example/.well-known/openid-configuration/tenant1",
+        "https://a.example/tenant1/.well-known/openid-configuration"]
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--auth", "oauth"], "--auth oauth needs --issuer URL"),
+    (["--auth", "oauth", "--issuer", "http://idp.example"], "an authorization server is reached over https"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--issuer", "https://b.example", "--jwks", "k.json"],
+     "--jwks names the keys of one issuer"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--jwks", "no-such-file.json"], "no such file"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--tokens", "t.yaml"], "--auth oauth takes no --tokens"),
+    (["--issuer", "https://a.example"], "--http needs --tokens FILE"),
+])
+def test_serve_refuses_an_oauth_setup_it_cannot_run(tmp_path, capsys, options, message):
+    code = main(["serve", "--http", "127.0.0.1:1", "--db", str(tmp_path / "l.db"), *options])
+    assert code == 1 and message in capsys.readouterr().err
+
+
+def test_oauth_options_go_with_http(tmp_path, capsys):
+    assert main(["serve", "--db", str(tmp_path / "l.db"), "--issuer", "https://a.example"]) == 1
+    assert "go with --http HOST:PORT" in capsys.readouterr().err
