@@ -11,6 +11,7 @@ every slow pattern.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 import regex
@@ -42,9 +43,12 @@ class Slow:
         return f"{head}{self.pump!r} repeated {self.repeat} times{tail}"
 
 
+@lru_cache(maxsize=4096)
 def probe(pattern: str, budget_s: float = BUDGET_S) -> Slow | None:
     """The first adversarial text on which `pattern` outlives `budget_s` (confirmed once with a
-    larger budget), or None. A pattern that does not compile is not this check's business."""
+    larger budget), or None. A pattern that does not compile is not this check's business.
+    Remembered per pattern: probing costs tens of milliseconds, and a host or a test that lints
+    many edits of one rulebook probes the same patterns again."""
     try:
         compiled = regex.compile(pattern)
     except (regex.error, RecursionError, OverflowError):

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import RulesError, default_rulebook, gate, load_rulebook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +112,8 @@ def test_an_unknown_tool_fails_the_load_at_its_line(tmp_path):
 
 
 def test_groundrules_test_runs_one_acceptance_table(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "test", "--table", "finding_ledger.acceptance"],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert out.returncode == 0, out.stdout + out.stderr
+    out = run_cli("test", "--table", "finding_ledger.acceptance", cwd=tmp_path)
+    text = out.stdout.decode("utf-8")
+    assert out.returncode == 0, text + out.stderr.decode("utf-8")
     expected = sum(o.id.startswith("finding_ledger.acceptance:") for o in OUTCOMES.values())
-    assert out.stdout.strip().splitlines()[-1] == f"{expected} passed, 0 failed"
+    assert text.strip().splitlines()[-1] == f"{expected} passed, 0 failed"

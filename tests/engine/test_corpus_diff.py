@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_inproc import run_cli
 from groundrules import canonical, explain, load_rulebook
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
@@ -223,22 +222,22 @@ def test_a_fold_refusal_change_is_shown(tmp_path, rulebook):
 
 def test_the_command_text_and_json_carry_the_same_diff(tmp_path, rulebook):
     root = edited(tmp_path, "rules/support_reason.yaml", ("label: 检索引擎降级", "label: 检索引擎部分失败"))
-    base = [sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "diff", "--base", str(ROOT)]
-    as_json = subprocess.run(base + ["--json"], capture_output=True, text=True)
+    base = ["--rules", str(root), "diff", "--base", str(ROOT)]
+    as_json = run_cli(*base, "--json")
     assert as_json.returncode == 0, as_json.stderr
     data = json.loads(as_json.stdout)["data"]
     expected = diff_of(rulebook, root)
     assert data == json.loads(canonical.dumps(expected))
-    as_text = subprocess.run(base, capture_output=True, text=True)
-    assert as_text.returncode == 0 and as_text.stdout.splitlines() == lines(expected)
+    as_text = run_cli(*base)
+    assert as_text.returncode == 0 and as_text.stdout.decode("utf-8").splitlines() == lines(expected)
 
 
 def test_the_command_against_a_git_revision_and_a_bad_base():
-    head = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", "--base", "HEAD"],
-                          capture_output=True, text=True, cwd=ROOT)
+    head = run_cli("diff", "--base", "HEAD", cwd=ROOT)
     assert head.returncode == 0, head.stderr
-    assert head.stdout.splitlines()[-1].endswith(")") and "case(s) changed" in head.stdout
+    text = head.stdout.decode("utf-8")
+    assert text.splitlines()[-1].endswith(")") and "case(s) changed" in text
     for bad in ("no-such-rev", "--output=x"):
-        run = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", f"--base={bad}"],
-                             capture_output=True, text=True, cwd=ROOT)
-        assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+        run = run_cli("diff", f"--base={bad}", cwd=ROOT)
+        err = run.stderr.decode("utf-8")
+        assert run.returncode == 1 and "Traceback" not in err and len(err.splitlines()) == 1

@@ -6,12 +6,12 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from cli_inproc import run_cli
 from groundrules import load_rulebook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,8 +19,7 @@ CONTEXT = ROOT / "tests" / "cases" / "support_reason" / "insufficient-many-reaso
 
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "groundrules.cli.main", *args], input=stdin,
-                          capture_output=True, timeout=300)
+    done = run_cli(*args, stdin=stdin)
     assert b"Traceback" not in done.stdout + done.stderr
     return done
 

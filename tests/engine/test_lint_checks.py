@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import load_rulebook
 from groundrules.lint import lint
 from groundrules.lintchecks import operation_names
@@ -161,8 +160,7 @@ def test_yaml_syntax_errors_in_plain_words_at_the_line_at_fault(text, line, colu
 def test_the_lint_command_prints_each_silent_mistake_at_its_line(root):
     line = edit(root, "rules/finding_states.yaml", "via: [supersede_finding, revalidate_finding]",
                 "via: [supersede_finding, revalidate_findng]")
-    run = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "lint"],
-                         capture_output=True, timeout=300)
+    run = run_cli("--rules", root, "lint")
     out = run.stdout.decode("utf-8")
     assert run.returncode == 1 and "Traceback" not in out + run.stderr.decode("utf-8")
     assert re.search(rf"^rules/finding_states\.yaml:{line}:\d+: unknown-operation: ", out, re.MULTILINE), out

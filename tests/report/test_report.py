@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import load_rulebook, report
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
@@ -101,6 +102,7 @@ def test_the_page_needs_no_network_and_no_other_file(rulebook):
     assert not re.search(r"<link\b|<img\b|@import|url\((?!#)|https?://", html)
 
 
+@pytest.mark.extended
 def test_same_tables_give_the_same_bytes_across_processes(tmp_path):
     outs = []
     for seed in ("1", "2"):
@@ -149,6 +151,7 @@ def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
     afile = tmp_path / "x"
     afile.write_text("", encoding="utf-8")
     for args in (["--out", str(afile)], ["--out", str(tmp_path / "o"), "--base", "no-such-rev"]):
-        run = subprocess.run(CLI + ["report", *args], capture_output=True, text=True, cwd=ROOT)
-        assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+        run = run_cli("report", *args, cwd=ROOT)
+        err = run.stderr.decode("utf-8")
+        assert run.returncode == 1 and "Traceback" not in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o" / "index.html").exists()
