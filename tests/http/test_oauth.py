@@ -5,6 +5,7 @@ issuing JWT access tokens by the client_credentials grant; the groundrules serve
 loopback too, its verifier reading a clock the tests move. Every refusal must be the answer the
 MCP authorization spec asks for (status, WWW-Authenticate, JSON body, the claim map's
 description), and nothing of a refused request may reach a tool: the ledger is read behind it.
+Extended: it runs Node processes (two issuers, one restarted to rotate its key).
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ from groundrules.transports.mcp_http import http_app
 from groundrules.transports.oauth import OAuthVerifier
 from node_tools import require
 from oauth_support import HOST, Clock, Issuer, serving, signing_key
+
+pytestmark = pytest.mark.extended
 
 CLIENTS = [{"client_id": "agent-alpha", "client_secret": "s-alpha", "projects": ["alpha"]},
            {"client_id": "agent-beta", "client_secret": "s-beta", "projects": ["beta"]},
