@@ -6,6 +6,8 @@ kind does; a role the role table does not declare is caught by `groundrules lint
 """
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -116,3 +118,15 @@ def test_lint_names_a_role_the_role_table_does_not_declare(tmp_path):
                                                              "did you mean 'reviewer'?")]
     report = lint(root)
     assert report.failed and "unknown-role" in {p.code for p in report.problems}
+
+
+def test_the_worked_example_of_the_docs_maps_as_the_docs_say(tmp_path):
+    """docs/oauth.md's Keycloak example: its table keys, applied to a copy of the bundled table, map
+    its token to the caller the page names."""
+    page = (ROOT / "docs" / "oauth.md").read_text(encoding="utf-8").split("## Worked example", 1)[1]
+    token_text = re.search(r"```json\n(.*?)```", page, re.S).group(1)
+    keys = yaml.safe_load(re.search(r"```yaml\n(.*?)```", page, re.S).group(1))
+    book = load_rulebook(_root(tmp_path, lambda data: data.update(keys)))
+    found = book.of_kind("claim_map")[0].identity(json.loads(token_text))
+    assert found == Identity("alice@acme", "reviewer", ("alpha", "beta"))
+    assert "calls as `alice@acme`, role `reviewer`, projects `alpha, beta`" in " ".join(page.split())

@@ -12,6 +12,7 @@ destruction or a non-idempotent repeat must be shown by some case, so no hint is
 """
 from __future__ import annotations
 
+import re
 import socket
 import sqlite3
 import sys
@@ -155,3 +156,11 @@ def test_no_tool_reaches_an_open_world(observed, hints):
     """The fixture refused every socket connection and saw none; so no tool may claim an open world."""
     assert {o.tool for o in observed} >= set(TOOLS)
     assert not any(declared["openWorldHint"] for declared in hints.values())
+
+
+def test_the_docs_table_is_the_schema_files(hints):
+    """docs/mcp-protocol.md lists every tool's hints as its schema file declares them."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "mcp-protocol.md").read_text(encoding="utf-8")
+    rows = {m[0]: [v == "yes" for v in m[1:]]
+            for m in re.findall(r"^\| `(\w+)` \| (yes|no) \| (yes|no) \| (yes|no) \| (yes|no) \|$", page, re.M)}
+    assert rows == {name: [declared[h] for h in HINTS] for name, declared in hints.items()}
