@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -162,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         print("conformance:", line)
     if args.keep or problems:
         print(f"conformance: results, suite and server logs in {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
     print(f"conformance: {passed} passed, {len(problems)} failed, {skipped} skipped")
     return 1 if problems else 0
 

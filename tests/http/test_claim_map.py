@@ -91,7 +91,8 @@ def _set(path: str, value):
 
 
 @pytest.mark.parametrize("edit, code, key", [
-    (_set("roles.0.when", {"field": "groups", "any": {"field": ".", "eq": "x"}}), "unknown-fact", "roles[0].when.field"),
+    (_set("roles.0.when", {"field": "groups", "any": {"field": ".", "eq": "x"}}), "unknown-fact",
+     "roles[0].when.field"),
     (_set("projects", [{"claim": "groups", "pattern": "^gr-(.+$"}]), "bad-regex", "projects[0].pattern"),
     (_set("projects", [{"claim": "groups", "pattern": "^gr-(.+)$"}]), "no-project-group", "projects[0].pattern"),
     (_set("scopes.required", ["groundrules", "admin"]), "unsupported-required-scope", "scopes.required"),

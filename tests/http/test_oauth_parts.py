@@ -130,6 +130,8 @@ def test_metadata_is_looked_for_where_the_mcp_spec_says():
     (["--auth", "oauth", "--issuer", "https://a.example", "--jwks", "no-such-file.json"], "no such file"),
     (["--auth", "oauth", "--issuer", "https://a.example", "--tokens", "t.yaml"], "--auth oauth takes no --tokens"),
     (["--issuer", "https://a.example"], "--http needs --tokens FILE"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--resource", "mcp.example/mcp"],
+     "this server's absolute http(s) URL"),
 ])
 def test_serve_refuses_an_oauth_setup_it_cannot_run(tmp_path, capsys, options, message):
     code = main(["serve", "--http", "127.0.0.1:1", "--db", str(tmp_path / "l.db"), *options])

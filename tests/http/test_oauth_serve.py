@@ -63,12 +63,13 @@ def served(tmp_path):
                              "--jwks", str(jwks), "--tools", "findings"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://{HOST}:{port}/mcp"
+    metadata = f"http://{HOST}:{port}/.well-known/oauth-protected-resource"
     deadline = time.monotonic() + START_S
     try:
         while True:
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             try:
-                if httpx2.get(f"http://{HOST}:{port}/.well-known/oauth-protected-resource", timeout=5).status_code == 200:
+                if httpx2.get(metadata, timeout=5).status_code == 200:
                     break
             except httpx2.TransportError:
                 pass

@@ -63,7 +63,7 @@ class ToolServer(MCPServer):
         tool = TOOLS.get(name) if isinstance(name, str) and name in self._served else None
         if tool is None:
             raise self._unknown(name, caller)
-        if tool.quick:          # a ledger read: cheaper than a worker thread's hand-off
+        if tool.quick:                               # a ledger read: cheaper than a worker thread's hand-off
             envelope = self._service.call(name, arguments, caller)
         else:                                        # writes (disk) and long computations leave the event loop
             envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
@@ -92,6 +92,8 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
         else:
             hint = did_you_mean(name, [*groups, *TOOLS]) or "groups and roles: " + ", ".join(groups)
             raise GroundrulesError("USAGE", f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
+    if not chosen:
+        raise GroundrulesError("USAGE", "--tools names no tool")
     return frozenset(chosen)
 
 

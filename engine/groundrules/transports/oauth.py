@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit
 
 import httpx2
 from joserfc import jws
@@ -73,6 +74,10 @@ class OAuthVerifier:
         if problems:
             raise GroundrulesError("RULEBOOK_INCOMPLETE", str(problems[0]))
         claim_map = maps[0]
+        parts = urlsplit(resource)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise GroundrulesError("USAGE", f"--resource {resource}: this server's absolute http(s) URL, without "
+                                   "query or fragment (RFC 8707), e.g. https://mcp.example.com/mcp")
         issuers = [checked_url(i, "--issuer") for i in dict.fromkeys(issuers)]
         if not issuers:
             raise GroundrulesError("USAGE", "--auth oauth needs --issuer URL: the authorization server whose "
