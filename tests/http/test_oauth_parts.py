@@ -4,19 +4,28 @@ and what `serve` refuses to start with."""
 from __future__ import annotations
 
 import json
+import shutil
+import re
 import time
+from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
+import yaml
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
 
+from groundrules import Service, load_rulebook
 from groundrules.cli.main import main
 from groundrules.errors import GroundrulesError
 from groundrules.transports.jwks import checked_url, metadata_urls
+from groundrules.transports.mcp_http import http_app
 from groundrules.transports.oauth import Checked, Denied, OAuthVerifier
 from groundrules.transports.oauth_http import bearer
+from oauth_support import HOST, serving
 
+ROOT = Path(__file__).resolve().parents[2]
 ISSUER = "https://idp.example"
 RESOURCE = "https://mcp.example/mcp"
 
@@ -141,3 +150,39 @@ def test_serve_refuses_an_oauth_setup_it_cannot_run(tmp_path, capsys, options, m
 def test_oauth_options_go_with_http(tmp_path, capsys):
     assert main(["serve", "--db", str(tmp_path / "l.db"), "--issuer", "https://a.example"]) == 1
     assert "go with --http HOST:PORT" in capsys.readouterr().err
+
+
+def test_a_token_no_role_row_takes_is_403_naming_every_supported_scope(rulebook, tmp_path, k1):
+    """Over HTTP, with a claim map whose only row asks for a group the token lacks; and the routes
+    beside /mcp: the metadata answers GET and OPTIONS only, other paths go on to the app (404)."""
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "schemas", root / "schemas")
+    (root / "rules").mkdir()
+    shutil.copy(ROOT / "rules" / "roles.yaml", root / "rules" / "roles.yaml")
+    table = yaml.safe_load((ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))
+    table["roles"] = [{"role": "agent", "when": {"field": "claims.groups", "any": {"field": ".", "eq": "gr-agents"}}}]
+    (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True), encoding="utf-8")
+    book = load_rulebook(root)
+    claim_map = book.of_kind("claim_map")[0]
+    jwks = tmp_path / "jwks.json"
+    write_jwks(jwks, k1)
+
+    def app(port: int):
+        verifier = OAuthVerifier.configured(book, resource=f"http://{HOST}:{port}/mcp", issuers=[ISSUER],
+                                            jwks=str(jwks))
+        return http_app(Service(book), verifier, host=HOST, port=port)
+
+    with serving(app) as base:
+        resource = f"{base}/mcp"
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        refused = httpx2.post(resource, json=body, timeout=30,
+                              headers={**headers, "Authorization": f"Bearer {signed(k1, aud=resource)}"})
+        other_path = httpx2.get(f"{base}/elsewhere", timeout=30)
+        posted = httpx2.post(f"{base}/.well-known/oauth-protected-resource", timeout=30)
+    assert refused.status_code == 403
+    challenge = dict(re.findall(r'(\w+)="([^"]*)"', refused.headers["www-authenticate"]))
+    assert challenge["error"] == "insufficient_scope"
+    assert challenge["error_description"] == claim_map.messages["no_role"]
+    assert challenge["scope"] == " ".join(claim_map.supported_scopes)
+    assert other_path.status_code == 404 and posted.status_code == 405
