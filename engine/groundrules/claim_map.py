@@ -75,6 +75,7 @@ class ClaimMap:
     algorithms: tuple
     leeway_s: int
     required_claims: tuple
+    cache_entries: int        # accepted tokens remembered (0: none)
     keys: dict                # max_age_s, refetch_min_s, fetch_timeout_s, max_bytes
     principal: Template
     roles: tuple              # ((role, Condition, key path), ...)
@@ -165,7 +166,7 @@ def compile_claim_map(data: dict, ctx) -> ClaimMap | None:
     return ClaimMap("claim_map", data["id"], ctx.source.file, tuple(data["scopes"]["claims"]),
                     tuple(data["scopes"]["required"]), tuple(data["scopes"]["supported"]),
                     tuple(tokens["algorithms"]), tokens["leeway_s"], tuple(tokens["required_claims"]),
-                    dict(data["keys"]), principal, tuple(roles), tuple(projects), dict(data["messages"]))
+                    tokens["cache_entries"], dict(data["keys"]), principal, tuple(roles), tuple(projects), dict(data["messages"]))
 
 
 def unknown_roles(book) -> Iterator[Problem]:

@@ -23,7 +23,7 @@ from groundrules.transports.jwks import checked_url, metadata_urls
 from groundrules.transports.mcp_http import http_app
 from groundrules.transports.oauth import Checked, Denied, OAuthVerifier
 from groundrules.transports.oauth_http import bearer
-from oauth_support import HOST, serving
+from oauth_support import HOST, Clock, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 ISSUER = "https://idp.example"
@@ -186,3 +186,17 @@ def test_a_token_no_role_row_takes_is_403_naming_every_supported_scope(rulebook,
     assert challenge["error_description"] == claim_map.messages["no_role"]
     assert challenge["scope"] == " ".join(claim_map.supported_scopes)
     assert other_path.status_code == 404 and posted.status_code == 405
+
+
+def test_an_accepted_token_seen_again_still_expires(rulebook, tmp_path, k1):
+    path = tmp_path / "jwks.json"
+    write_jwks(path, k1)
+    clock = Clock()
+    verifier = OAuthVerifier.configured(rulebook, resource=RESOURCE, issuers=[ISSUER], jwks=str(path), clock=clock)
+    token = signed(k1)
+    first = check(verifier, token)
+    assert isinstance(first, Checked) and check(verifier, token) == first
+    clock.offset = first.claims["exp"] + verifier.map.leeway_s + 1 - time.time()
+    assert check(verifier, token) == Denied("expired", 401)
+    clock.offset = 0
+    assert check(verifier, token) == first                      # checked in full again, and accepted

@@ -11,6 +11,7 @@ refuses. The clock is injected, so expiry is tested without waiting. Every refus
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ class OAuthVerifier:
     def __init__(self, claim_map: ClaimMap, *, resource: str, issuers: dict[str, KeySource],
                  clock: Callable[[], float] = time.time):
         self.map, self.resource, self.issuers, self.clock = claim_map, resource, issuers, clock
+        self._accepted: dict[bytes, Checked] = {}      # sha256 of a token -> its check, oldest first
 
     @classmethod
     def configured(cls, book, *, resource: str, issuers: Iterable[str], jwks: str | None = None,
@@ -106,12 +108,30 @@ class OAuthVerifier:
         return cls(claim_map, resource=resource, issuers=sources, clock=clock)
 
     def reload(self) -> bool:
-        """SIGHUP: forget the cached key sets, so that the next token reads them afresh."""
+        """SIGHUP: forget the cached key sets and accepted tokens, so that the next token is read afresh."""
         for source in self.issuers.values():
             source.forget()
+        self._accepted.clear()
         return True
 
     async def check(self, token: str) -> Checked | Denied:
+        """A host sends the same token with every request of its lifetime, so an accepted token is
+        remembered (by digest, at most `tokens.cache_entries`) and, seen again, only its time claims
+        are checked again; anything refused is checked in full every time."""
+        digest = hashlib.sha256(token.encode("utf-8", "replace")).digest()
+        seen = self._accepted.get(digest)
+        if seen is not None:
+            if self._claims_refusal(seen.claims) is None:
+                return seen
+            del self._accepted[digest]
+        found = await self._check(token)
+        if isinstance(found, Checked) and self.map.cache_entries:
+            if len(self._accepted) >= self.map.cache_entries:
+                del self._accepted[next(iter(self._accepted))]
+            self._accepted[digest] = found
+        return found
+
+    async def _check(self, token: str) -> Checked | Denied:
         try:
             obj = jws.extract_compact(token.encode("ascii"))
             header = obj.headers()
