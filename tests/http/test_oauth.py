@@ -5,6 +5,7 @@ issuing JWT access tokens by the client_credentials grant; the groundrules serve
 loopback too, its verifier reading a clock the tests move. Every refusal must be the answer the
 MCP authorization spec asks for (status, WWW-Authenticate, JSON body, the claim map's
 description), and nothing of a refused request may reach a tool: the ledger is read behind it.
+Both official SDK clients connect with their own OAuth support (client_credentials, headless).
 Extended: it runs Node processes (two issuers, one restarted to rotate its key).
 """
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 import base64
 import json
 import re
+import subprocess
 import time
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import Any
 
 import anyio
@@ -31,7 +34,7 @@ from groundrules import Caller, EvidenceLedger, FindingLedger, Service
 from groundrules.findings import RandomIds, SystemClock
 from groundrules.transports.mcp_http import http_app
 from groundrules.transports.oauth import OAuthVerifier
-from node_tools import require
+from node_tools import NODE_DIR, require
 from oauth_support import HOST, Clock, Issuer, serving, signing_key
 
 pytestmark = pytest.mark.extended
@@ -365,6 +368,20 @@ def test_the_sdk_client_discovers_the_issuer_and_gets_its_own_token(oauth, issue
     assert "log_finding" in names and "approve_rule" not in names
     assert answer["ok"] is True
     assert claims_of(storage.tokens.access_token)["aud"] == oauth.url
+
+
+def test_the_typescript_sdk_client_gets_its_own_token_headless(oauth, issuer, node):
+    """The official TypeScript SDK's client with its client_credentials provider
+    (tests/node/ts_oauth_client.mjs), from the 401 to the call."""
+    require(20, "@modelcontextprotocol/sdk")
+    out = subprocess.run([node, str(NODE_DIR / "ts_oauth_client.mjs"), oauth.url, "agent-beta", "s-beta",
+                          "groundrules", issuer.url], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout)
+    roles = oauth.service.roles
+    assert sorted(seen["tools"]) == sorted(t for t in roles.grants if roles.may_call("agent", t))
+    assert seen["answer"]["ok"] is True and seen["audience"] == oauth.url
+    assert seen["server"] == {"name": "groundrules", "version": version("groundrules")}
 
 
 # ------------------------------------------------------------------------------ the issuer out of reach

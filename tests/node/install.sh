@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 NODE22=22.23.5
-[ -d node_modules/oidc-provider ] && [ -d node_modules/@modelcontextprotocol/conformance ] \
+[ -d node_modules/oidc-provider ] && [ -d node_modules/@modelcontextprotocol/conformance ] && [ -d node_modules/@modelcontextprotocol/sdk ] \
   || npm ci --no-audit --no-fund --loglevel=error
 major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 22 ]; then
