@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
                       help="a Host header clients may send (repeatable; 'name:*' for any port); default: the "
                            "loopback names, required when HOST is not a loopback address")
+    from ..transports.settings import add_options
+    add_options(http)
     oauth = s.add_argument_group("OAuth 2.1 resource server (--http --auth oauth; docs/oauth.md)")
     oauth.add_argument("--auth", choices=("tokens", "oauth"), default="tokens",
                        help="who may call: the bearer tokens of --tokens (default), or access tokens an OAuth "
@@ -79,6 +81,11 @@ def run_serve(args: argparse.Namespace) -> int:
                           "or --auth oauth with --issuer URL")
     if args.auth == "oauth" and args.tokens:
         raise usage_error("--auth oauth takes no --tokens: callers are named by their access tokens' claims")
+    from ..transports.settings import from_options
+    try:
+        settings = from_options(args)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
     service = service_from(args)
     try:
         from ..transports.mcp_tools import select_tools
@@ -93,8 +100,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 from ..transports.oauth import OAuthVerifier
                 oauth = OAuthVerifier.configured(service.book, issuers=args.issuer, jwks=args.jwks,
                                                  resource=args.resource or _url(host, port))
-            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host, tools=tools,
-                       oauth=oauth)
+            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
+                       settings=settings, tools=tools, oauth=oauth)
     finally:
         close(service)
     return 0

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from .. import rulebook
-from .. import gate
+from .. import gate, lint_formats
 from ..lint import lint
 from ..tables import location
 from . import eval_cmd
@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="table files or folders (default: all)")
     p.add_argument("--cases", metavar="DIR",
                    help="case corpus for the coverage report (default: tests/cases beside the tables)")
+    p.add_argument("--format", choices=lint_formats.NAMES, default="text",
+                   help="text (default: problems, then coverage); json (an envelope with the problem list); "
+                        "sarif (a SARIF 2.1.0 log for code review and CI); github (GitHub Actions annotations)")
     p.set_defaults(func=run_lint)
     t = sub.add_parser("test", help="run the inline examples and acceptance checks of every table "
                                     "(or of one table or row)",
@@ -45,6 +48,9 @@ def run_lint(args: argparse.Namespace) -> int:
             raise usage_error(f"{p}: no such file or folder")
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     report = lint(root, files, cases if cases.is_dir() else None)
+    if args.format != "text":
+        emit_text(lint_formats.render(args.format, report.problems, report.failed, None if files else root))
+        return 1 if report.failed else 0
     lines = [str(p) if p.severity == "error" else f"{p} [warning]" for p in report.problems]
     for table, source, prefix, coverage in report.coverage:
         lines += coverage_lines(table, source, prefix, coverage)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from .. import abandon
 from . import sqlite_base
 from .sqlite_base import failures
 
@@ -128,6 +129,7 @@ class SqliteEvidenceStore:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield EvidenceTx(self.conn, project)
+                abandon.before_commit()
                 self.conn.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:

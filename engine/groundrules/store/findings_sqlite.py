@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from .. import abandon
 from ..errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
@@ -221,6 +222,7 @@ class SqliteFindingStore:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield FindingTx(self.conn)
+                abandon.before_commit()
                 self.conn.execute("COMMIT")
             except BaseException:
                 # a failed COMMIT (e.g. a deferred constraint, a full disk) leaves the transaction open

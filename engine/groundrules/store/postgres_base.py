@@ -48,6 +48,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from .. import abandon
 from ..errors import StorageFailure
 
 T = TypeVar("T")
@@ -111,6 +112,7 @@ class PostgresStore:
                 statements.send(f"BEGIN ISOLATION LEVEL {isolation}")
                 statements.send(f"LOCK TABLE {self.GATE} IN {gate} MODE")
                 yield statements
+                abandon.before_commit()
                 statements.send("COMMIT")
                 statements.flush()
             except BaseException:

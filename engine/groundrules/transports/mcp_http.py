@@ -13,20 +13,31 @@ from __future__ import annotations
 
 import logging
 import signal
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken, TokenVerifier
-from mcp.server.auth.settings import AuthSettings
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from ..api import Caller, Service
 from ..errors import GroundrulesError
-from .mcp_tools import ToolServer
+from .dispatch import Dispatcher
+from .http_guard import Guard
+from .http_serve import run
+from .http_sessions import FairSessionManager
+from .mcp_tools import ToolServer, wire_limits
 from .oauth import OAuthVerifier
 from .oauth_http import BearerGate
+from .settings import ServerSettings
 from .tokens import Grants, load_grants
 
 PATH = "/mcp"
@@ -82,32 +93,58 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
 
+@dataclass
+class Served:
+    """The ASGI app of the shared server and the parts a stop drains: its guard (takes nothing new),
+    its sessions (closed last), its dispatcher (calls in flight)."""
+
+    app: Any                  # the Starlette app, or the OAuth gate before it
+    guard: Guard
+    sessions: FairSessionManager
+    dispatcher: Dispatcher
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+    @property
+    def busy(self) -> bool:
+        """A call is running or a POST is being answered."""
+        return self.guard.posts > 0 or self.dispatcher.running > 0
+
+
 def http_app(service: Service, verifier: GrantsVerifier | OAuthVerifier, *, host: str, port: int,
-             allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None) -> Any:
+             allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None,
+             tools: Iterable[str] | None = None) -> Served:
     """The ASGI app: the registry's tools (of `tools`, when given) at /mcp behind the token check
-    (the tokens file's, or an OAuth resource server's) and the Host check."""
-    if isinstance(verifier, OAuthVerifier):        # the gate checks tokens and serves the metadata
-        server = ToolServer(service, token_caller, tools=tools)
-        app = server.streamable_http_app(streamable_http_path=PATH, json_response=True, host=host,
-                                         transport_security=security(host, port, allowed_hosts))
-        return BearerGate(app, verifier, path=PATH)
-    auth = AuthSettings(issuer_url=f"http://{_url_host(host)}:{port}/", resource_server_url=None,
-                        required_scopes=[])
-    server = ToolServer(service, token_caller, tools=tools, token_verifier=verifier, auth=auth)
-    return server.streamable_http_app(streamable_http_path=PATH, json_response=True, host=host,
-                                      transport_security=security(host, port, allowed_hosts))
+    (the tokens file's, or an OAuth resource server's), the guard and the Host check."""
+    settings = settings or ServerSettings()
+    dispatcher = Dispatcher(service, settings)
+    server = ToolServer(service, token_caller, tools=tools, dispatcher=dispatcher)
+    sessions = FairSessionManager(server._lowlevel_server, per_principal=settings.sessions_per_principal,
+                                  json_response=True, security_settings=security(host, port, allowed_hosts),
+                                  session_idle_timeout=settings.session_idle_s, max_sessions=settings.max_sessions,
+                                  max_request_body_size=wire_limits(service).message_bytes)
+    guard = Guard(StreamableHTTPASGIApp(sessions), service=service, limits=wire_limits(service), settings=settings,
+                  sessions=sessions, caller=token_caller)
+    if isinstance(verifier, OAuthVerifier):        # its gate checks tokens and serves the metadata (oauth_http.py)
+        app = BearerGate(Starlette(routes=[Route(PATH, endpoint=guard)], lifespan=lambda _app: sessions.run()),
+                         verifier, path=PATH)
+        return Served(app, guard, sessions, dispatcher)
+    app = Starlette(routes=[Route(PATH, endpoint=RequireAuthMiddleware(guard, [], None))],
+                    middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+                                Middleware(AuthContextMiddleware)],
+                    lifespan=lambda _app: sessions.run())
+    return Served(app, guard, sessions, dispatcher)
 
 
 def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, port: int,
-               allowed_hosts: Iterable[str] = (), tools: Iterable[str] | None = None,
-               oauth: OAuthVerifier | None = None) -> None:
-    """Serve until SIGINT/SIGTERM; SIGHUP re-reads the tokens file (with `oauth`: the key sets)."""
-    import uvicorn
+               allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None,
+               tools: Iterable[str] | None = None, oauth: OAuthVerifier | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (a drain: see http_serve); SIGHUP re-reads the tokens file (with
+    `oauth`: the key sets)."""
+    settings = settings or ServerSettings()
     verifier = oauth if oauth is not None else GrantsVerifier(tokens_file, service.roles.roles)
-    app = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, tools=tools)
+    served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
+                      tools=tools)
     signal.signal(signal.SIGHUP, lambda *_: verifier.reload())
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+    run(served, host=host, port=port, settings=settings)

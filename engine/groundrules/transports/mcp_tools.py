@@ -24,6 +24,8 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTo
 from .. import canonical, limits
 from ..api import TOOLS, Caller, Service
 from ..errors import GroundrulesError, did_you_mean, echo
+from .dispatch import Dispatcher
+from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
 
 SERVER_NAME = "groundrules"
@@ -34,15 +36,16 @@ UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/template
 
 class ToolServer(MCPServer):
     """An MCPServer whose tools are the registry's (or the subset `tools` names), for the caller
-    `caller()` names."""
+    `caller()` names; calls run through the dispatcher (worker threads in lanes, a turn per principal)."""
 
     def __init__(self, service: Service, caller: Callable[[], Caller], *, tools: Iterable[str] | None = None,
-                 **settings: Any):
+                 dispatcher: Dispatcher | None = None, **settings: Any):
         super().__init__(SERVER_NAME, version=version("groundrules"), log_level="WARNING", subscriptions=False,
                          **settings)
         for method in UNSERVED:
             self._lowlevel_server._request_handlers.pop(method, None)
         self._service = service
+        self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
         self._served = frozenset(TOOLS if tools is None else tools)
 
@@ -60,14 +63,9 @@ class ToolServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         caller = self._caller()
-        tool = TOOLS.get(name) if isinstance(name, str) and name in self._served else None
-        if tool is None:
+        if not (isinstance(name, str) and name in self._served and name in TOOLS):
             raise self._unknown(name, caller)
-        if tool.quick:                               # a ledger read: cheaper than a worker thread's hand-off
-            envelope = self._service.call(name, arguments, caller)
-        else:                                        # writes (disk) and long computations leave the event loop
-            envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
-        return result_of(envelope)
+        return result_of(await self._dispatcher.call(name, arguments, caller))
 
 
 def result_of(envelope: dict) -> CallToolResult:
@@ -104,25 +102,31 @@ def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None
     served = frozenset(TOOLS if tools is None else tools)
     limits = wire_limits(service)
 
-    def non_object_arguments(request: dict) -> dict | None:
-        """A tools/call of a served tool whose arguments are not an object: the registry's envelope,
-        not the SDK's bare -32602, so every transport refuses it alike."""
-        params = request.get("params")
-        if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
-                or not isinstance(params.get("name"), str) or params["name"] not in served \
-                or "arguments" not in params or isinstance(params["arguments"], dict):
-            return None
-        return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
-            by_alias=True, exclude_none=True)
-
     async def run() -> None:
-        async with guarded_stdio(limits, answer=non_object_arguments) as (read_stream, write_stream):
+        async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller,
+                                                                                      served)) \
+                as (read_stream, write_stream):
             lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
     anyio.run(run)
 
 
+def non_object_arguments(service: Service, request: dict, caller: Caller,
+                         served: frozenset = frozenset(TOOLS)) -> dict | None:
+    """The result of a tools/call of a served tool whose arguments are not an object (null
+    included): the registry's envelope, not the SDK's bare -32602 (nor, for null, a call as if
+    given {}), so every transport refuses it alike. None for any other message (a tool not served
+    is the SDK's -32602, as an unknown tool is)."""
+    params = request.get("params")
+    if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
+            or not isinstance(params.get("name"), str) or params["name"] not in served \
+            or "arguments" not in params or isinstance(params["arguments"], dict):
+        return None
+    return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
+        by_alias=True, exclude_none=True)
+
+
 def wire_limits(service: Service) -> WireLimits:
-    """The stdio limits of the `limits` table (rules/limits.yaml), or the defaults without one."""
+    """The wire limits (stdio and HTTP) of the `limits` table (rules/limits.yaml), or the defaults without one."""
     table = limits.of(service.book)
-    return WireLimits(**table.stdio) if table is not None else WireLimits()
+    return WireLimits(**table.wire) if table is not None else WireLimits()
