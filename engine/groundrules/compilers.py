@@ -97,6 +97,11 @@ def acceptance(data: dict, ctx: CompileContext) -> Any:
     return compile_acceptance(data, ctx)
 
 
+def decision_masking(data: dict, ctx: CompileContext) -> Any:
+    from .decisions.masking import compile_masking
+    return compile_masking(data, ctx)
+
+
 COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "decision_table": decision_table,
     "transition_table": transition_table,
@@ -115,4 +120,5 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "shape_map": shape_map,
     "acceptance": acceptance,
     "claim_map": claim_map,
+    "decision_masking": decision_masking,
 }

@@ -155,14 +155,8 @@ def test_oauth_options_go_with_http(tmp_path, capsys):
 def test_a_token_no_role_row_takes_is_403_naming_every_supported_scope(rulebook, tmp_path, k1):
     """Over HTTP, with a claim map whose only row asks for a group the token lacks; and the routes
     beside /mcp: the metadata answers GET and OPTIONS only, other paths go on to the app (404)."""
-    root = tmp_path / "root"
-    shutil.copytree(ROOT / "schemas", root / "schemas")
-    (root / "rules").mkdir()
-    shutil.copy(ROOT / "rules" / "roles.yaml", root / "rules" / "roles.yaml")
-    table = yaml.safe_load((ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))
-    table["roles"] = [{"role": "agent", "when": {"field": "claims.groups", "any": {"field": ".", "eq": "gr-agents"}}}]
-    (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True), encoding="utf-8")
-    book = load_rulebook(root)
+    book = load_rulebook(_edited_root(tmp_path / "root", roles=[
+        {"role": "agent", "when": {"field": "claims.groups", "any": {"field": ".", "eq": "gr-agents"}}}]))
     claim_map = book.of_kind("claim_map")[0]
     jwks = tmp_path / "jwks.json"
     write_jwks(jwks, k1)
@@ -200,3 +194,24 @@ def test_an_accepted_token_seen_again_still_expires(rulebook, tmp_path, k1):
     assert check(verifier, token) == Denied("expired", 401)
     clock.offset = 0
     assert check(verifier, token) == first                      # checked in full again, and accepted
+
+
+def test_a_rule_reload_takes_the_new_claim_map_unless_it_names_an_undeclared_role(rulebook, local, k1, tmp_path):
+    _, verifier = local
+    assert check(verifier, signed(k1)).caller.principal == "u-1"
+    edited = _edited_root(tmp_path / "a", principal="user:{sub}")
+    assert verifier.use(load_rulebook(edited))
+    assert check(verifier, signed(k1)).caller.principal == "user:u-1"
+    broken = _edited_root(tmp_path / "b", roles=[{"role": "admin", "when": {"field": "scopes", "empty": False}}])
+    assert not verifier.use(load_rulebook(broken))
+    assert check(verifier, signed(k1)).caller.principal == "user:u-1"
+
+
+def _edited_root(root, **keys):
+    shutil.copytree(ROOT / "schemas", root / "schemas")
+    (root / "rules").mkdir()
+    shutil.copy(ROOT / "rules" / "roles.yaml", root / "rules" / "roles.yaml")
+    table = yaml.safe_load((ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))
+    table.update(keys)
+    (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True), encoding="utf-8")
+    return root

@@ -21,6 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tools", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
                    help="serve only these tools: findings, evidence, stateless (the parts with no ledger), a role "
                         "(what it may call) or tool names, comma-separated (default: every tool)")
+    s.add_argument("--config", metavar="FILE", help="a YAML file of settings: any option of this command (and "
+                   "--rules) by its name with underscores, e.g. 'grace: 10'; each may also be set as an "
+                   "environment variable (GROUNDRULES_GRACE=10). The command line wins over the environment, "
+                   "the environment over the file")
     http = s.add_argument_group("shared server (MCP Streamable HTTP)")
     http.add_argument("--http", metavar="HOST:PORT", help="serve over HTTP at http://HOST:PORT/mcp instead of stdio; "
                       "--project, --operator and --role are then ignored: each token names its caller")
@@ -101,7 +105,7 @@ def run_serve(args: argparse.Namespace) -> int:
                 oauth = OAuthVerifier.configured(service.book, issuers=args.issuer, jwks=args.jwks,
                                                  resource=args.resource or _url(host, port))
             serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
-                       settings=settings, tools=tools, oauth=oauth)
+                       settings=settings, rules_root=args.rules, tools=tools, oauth=oauth)
     finally:
         close(service)
     return 0

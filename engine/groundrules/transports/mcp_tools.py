@@ -44,7 +44,6 @@ class ToolServer(MCPServer):
                          **settings)
         for method in UNSERVED:
             self._lowlevel_server._request_handlers.pop(method, None)
-        self._service = service
         self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
         self._served = frozenset(TOOLS if tools is None else tools)
@@ -52,13 +51,14 @@ class ToolServer(MCPServer):
     async def list_tools(self) -> list[MCPTool]:
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
-                for t in self._service.listings(self._caller()) if t.name in self._served]
+                for t in self._dispatcher.service.listings(self._caller()) if t.name in self._served]
 
     def _unknown(self, name: Any, caller: Caller) -> MCPError:
         """The protocol error for a tool this server does not serve, carrying the registry's refusal."""
-        visible = [t.name for t in self._service.listings(caller) if t.name in self._served]
-        refusal = self._service.unknown_tool(name, visible)
-        envelope = canonical.envelope(ok=False, error=refusal.as_dict(), rulebook=self._service.book.version)
+        service = self._dispatcher.service
+        visible = [t.name for t in service.listings(caller) if t.name in self._served]
+        refusal = service.unknown_tool(name, visible)
+        envelope = canonical.envelope(ok=False, error=refusal.as_dict(), rulebook=service.book.version)
         return MCPError(INVALID_PARAMS, refusal.message, data=envelope)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from .jwks import FileKeys, KeySource, KeysUnavailable, RemoteKeys, checked_url
 from .tokens import PROJECT_MAX
 
 CLAIM_MAP_KIND = "claim_map"
+log = logging.getLogger("groundrules.oauth")
 # joserfc's claim -> our refusal reason, for claims whose value is wrong
 WRONG_CLAIM = {"aud": "wrong_audience", "iss": "unknown_issuer", "nbf": "not_yet_valid", "iat": "not_yet_valid",
                "exp": "expired"}
@@ -106,6 +108,19 @@ class OAuthVerifier:
                 uri = checked_url(jwks, "--jwks") if jwks is not None else None
                 sources[issuer] = RemoteKeys(issuer, uri, http=http, max_bytes=keys["max_bytes"], **timing)
         return cls(claim_map, resource=resource, issuers=sources, clock=clock)
+
+    def use(self, book) -> bool:
+        """Take the claim map of `book` (a rule reload), when it has exactly one whose roles its
+        role table declares; else keep the one in force and log why."""
+        maps = book.of_kind(CLAIM_MAP_KIND)
+        problems = list(unknown_roles(book))
+        if len(maps) != 1 or problems:
+            log.error("claim map not reloaded, the one in force stays: %s",
+                      str(problems[0]) if problems else f"{len(maps)} tables of kind {CLAIM_MAP_KIND}")
+            return False
+        self.map = maps[0]
+        self._accepted.clear()
+        return True
 
     def reload(self) -> bool:
         """SIGHUP: forget the cached key sets and accepted tokens, so that the next token is read afresh."""

@@ -44,7 +44,6 @@ class BearerGate:
         self.plain = app
         own = urlsplit(verifier.resource).path.rstrip("/")
         self.metadata_paths = {WELL_KNOWN, WELL_KNOWN + own, WELL_KNOWN + path}
-        self.metadata_body = json.dumps(verifier.metadata(), ensure_ascii=False).encode("utf-8")
         self.metadata_url = metadata_url(verifier.resource)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
@@ -92,10 +91,10 @@ class BearerGate:
                 (b"access-control-allow-headers", b"mcp-protocol-version")]
         if scope["method"] == "OPTIONS":
             await respond(send, 204, cors, b"")
-        elif scope["method"] in ("GET", "HEAD"):
-            body = self.metadata_body if scope["method"] == "GET" else b""
-            await respond(send, 200, [(b"content-type", b"application/json"), *cors], body,
-                          length=len(self.metadata_body))
+        elif scope["method"] in ("GET", "HEAD"):                # read each time: a rule reload may change it
+            document = json.dumps(self.verifier.metadata(), ensure_ascii=False).encode("utf-8")
+            await respond(send, 200, [(b"content-type", b"application/json"), *cors],
+                          document if scope["method"] == "GET" else b"", length=len(document))
         else:
             await respond(send, 405, [(b"allow", b"GET, OPTIONS"), *cors], b"")
 
