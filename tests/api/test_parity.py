@@ -1,7 +1,8 @@
 """One answer per tool, whatever the transport: every tool of the registry is driven with the same
 good and bad arguments through the library (`Service.call`), the CLI (`groundrules call`, and the
 part's own command where it has one) and MCP over real stdio (`groundrules serve`), and the three
-envelopes must be equal, byte for byte once serialised.
+envelopes must be equal, byte for byte once serialised (over MCP an unknown tool is the protocol
+error -32602, whose data is that envelope).
 
 Every transport starts from the same prepared ledger with the same injected clock and ids, so that
 ids and timestamps agree too. The CLI runs each case on its own copy, one process call each; the
@@ -18,6 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from groundrules import Caller, EvidenceLedger, FindingLedger, Service, canonical, default_rulebook
 from groundrules.api import TOOLS
@@ -249,6 +251,12 @@ def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
                 out = []
                 for index in indices:
                     tool, arguments, _, _ = CASES[index]
+                    if tool not in TOOLS:          # MCP lists an unknown tool as a protocol error, -32602,
+                        with pytest.raises(MCPError) as caught:      # carrying the registry's envelope
+                            await client.call_tool(tool, arguments)
+                        assert caught.value.error.code == -32602
+                        out.append(caught.value.error.data)
+                        continue
                     result = await client.call_tool(tool, arguments)
                     assert result.is_error is (not result.structured_content["ok"])
                     assert json.loads(result.content[0].text) == result.structured_content
