@@ -15,7 +15,7 @@ import regex
 
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
-from .charsets import as_class, expand
+from .charsets import as_class, expand, namespace
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
@@ -167,7 +167,7 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     reasons = dict(data["invalid_reasons"])
-    sets = dict(data.get("sets", {}))
+    names = namespace(data, faults)
     timeout = data["timeout_ms"] / 1000
     fold = _fold(data.get("fold", ()), faults)
     patterns = []
@@ -178,10 +178,11 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
             faults.append(Fault("duplicate-pattern-id", f"pattern id '{raw['id']}' is used twice",
                                 where + ("id",)))
         seen.add(raw["id"])
-        pattern = _compile_pattern(data["id"], raw, where, reasons, sets, timeout, fold, faults)
+        pattern = _compile_pattern(data["id"], raw, where, reasons, names, data.get("maps", {}), timeout, fold,
+                                   faults)
         if pattern is not None:
             patterns.append(pattern)
-    rows = compile_rows(data, [p["id"] for p in data["patterns"]], sets, faults)
+    rows = compile_rows(data, [p["id"] for p in data["patterns"]], names, faults)
     for section in ("drop", "attempt"):
         for index, row in enumerate(data.get(section, ())):
             _check_example_reasons(row.get("examples", ()), (section, index), reasons, faults)
@@ -193,14 +194,14 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
                      tuple(patterns), rows["drop"] + rows["attempt"])
 
 
-def _expand_args(steps: list, key: str, sets: dict, where: tuple, faults: list[Fault], literal: bool) -> list:
-    """Steps with `{set}` expanded in every `key` argument (also inside any_of branches)."""
+def _expand_args(steps: list, key: str, names: dict, where: tuple, faults: list[Fault], literal: bool) -> list:
+    """Steps with `{name}` expanded in every `key` argument (also inside any_of branches)."""
     def walk(node, at):
         if isinstance(node, dict):
             out = {}
             for k, v in node.items():
                 if k == key and isinstance(v, str):
-                    expanded = expand(v, sets, at + (k,), faults, literal)
+                    expanded = expand(v, names, at + (k,), faults, literal)
                     out[k] = v if expanded is None else expanded
                 else:
                     out[k] = walk(v, at + (k,))
@@ -209,6 +210,21 @@ def _expand_args(steps: list, key: str, sets: dict, where: tuple, faults: list[F
             return [walk(item, at + (i,)) for i, item in enumerate(node)]
         return node
     return walk(steps, where)
+
+
+def _named_maps(steps: list, maps: dict, where: tuple, faults: list[Fault]) -> list:
+    """Steps with a `map: <name>` argument given the table's map of that name."""
+    out = []
+    for i, node in enumerate(steps):
+        name = node.get("map") if isinstance(node, dict) else None
+        if isinstance(name, str):
+            if name not in maps:
+                faults.append(Fault("unknown-map", f"'{name}' is no map of this table", where + (i, "map"),
+                                    did_you_mean(name, maps) or "define it under maps: {" + name + ": {...}}"))
+            else:
+                node = dict(node, map=maps[name])
+        out.append(node)
+    return out
 
 
 def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[Fault]) -> None:
@@ -221,7 +237,7 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
                                     at, did_you_mean(reason, reasons)))
 
 
-def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
+def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
     """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, count test): the message
     holds `run` consecutive characters of the set, and at least `count` of them in all. It is
     tested on the RAW content, so a message that fails it is never folded: the set is widened by
@@ -235,7 +251,7 @@ def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold
         faults.append(Fault("missing-step-argument", "prefilter_chars needs 'run' and/or 'count'", where,
                             "add run: N (N characters in a row) or count: N (N in the whole message)"))
         return ()
-    chars = expand(spec["chars"], sets, where + ("chars",), faults, literal=True)
+    chars = expand(spec["chars"], names, where + ("chars",), faults, literal=True)
     if chars is None:
         return ()
     if fold:                  # the raw characters that read as one of the set through the fold
@@ -277,10 +293,10 @@ def _fold(names: list, faults: list[Fault]) -> tuple:
     return ("+".join(names), Fold(chars, table))
 
 
-def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets: dict, timeout: float,
-                     fold: tuple, faults: list[Fault]) -> LockPattern | None:
+def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, names: dict, maps: dict,
+                     timeout: float, fold: tuple, faults: list[Fault]) -> LockPattern | None:
     before = len(faults)
-    source = expand(raw["regex"], sets, where + ("regex",), faults)
+    source = expand(raw["regex"], names, where + ("regex",), faults)
     compiled = None
     if source is not None:
         try:
@@ -296,10 +312,11 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
             faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
-    gate = _gate(raw.get("prefilter_chars"), sets, where + ("prefilter_chars",), faults, fold)
-    normalize = compile_normalizers(_expand_args(raw["normalize"], "chars", sets, where + ("normalize",),
-                                                 faults, True), where + ("normalize",), faults)
-    checks = compile_checks(_expand_args(raw["validate"], "regex", sets, where + ("validate",), faults, False),
+    gate = _gate(raw.get("prefilter_chars"), names, where + ("prefilter_chars",), faults, fold)
+    steps = _expand_args(raw["normalize"], "chars", names, where + ("normalize",), faults, True)
+    normalize = compile_normalizers(_named_maps(steps, maps, where + ("normalize",), faults),
+                                    where + ("normalize",), faults)
+    checks = compile_checks(_expand_args(raw["validate"], "regex", names, where + ("validate",), faults, False),
                             where + ("validate",), faults, reasons, timeout)
     _check_example_reasons(raw.get("examples", ()), where, reasons, faults)
     if len(faults) != before:

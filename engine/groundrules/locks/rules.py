@@ -64,7 +64,7 @@ class Rules:
 NO_RULES = Rules()
 
 
-def compile_rows(data: dict, pattern_ids: list, sets: dict, faults: list[Fault]) -> dict:
+def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]) -> dict:
     """Both sections -> {section: (Row, ...)}; faults located at the row's keys."""
     out: dict = {}
     seen: set = set()
@@ -75,14 +75,14 @@ def compile_rows(data: dict, pattern_ids: list, sets: dict, faults: list[Fault])
             if raw["id"] in seen:
                 faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",)))
             seen.add(raw["id"])
-            row = _compile_row(data["id"], section, raw, where, pattern_ids, sets, faults)
+            row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults)
             if row is not None:
                 rows.append(row)
         out[section] = tuple(rows)
     return out
 
 
-def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, sets: dict,
+def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, names: dict,
                  faults: list[Fault]) -> Row | None:
     before = len(faults)
     applies = raw.get("patterns", pattern_ids)
@@ -90,7 +90,7 @@ def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_id
         if pid not in pattern_ids:
             faults.append(Fault("unknown-pattern", f"'{pid}' is no pattern of this table",
                                 where + ("patterns", i), did_you_mean(pid, pattern_ids)))
-    node = expand_tree(raw["when"], sets, where + ("when",), faults)
+    node = expand_tree(raw["when"], names, where + ("when",), faults)
     cond = compile_condition(node, where + ("when",), faults)
     if cond is not None:
         _check_fields(cond, faults)
