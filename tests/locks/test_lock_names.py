@@ -114,3 +114,16 @@ def test_a_map_counts_as_its_characters_in_a_gate(tmp_path):
     book = load_rulebook(ROOT, files=[write(tmp_path, text)])
     assert read("二零一三", book) == [("二零一三", "2013", True)]
     assert read("1203", book) == []
+
+
+def test_a_word_list_in_a_prefilter_stands_for_its_words(tmp_path):
+    """prefilter: ["{label}"] is every word of the list: a message holding none of them is skipped
+    (so the invalid reading the label rule would keep is never looked for), one holding any is read."""
+    text = ROOMS.replace("    counts_in:", '    prefilter: ["{label}", "楼"]\n    counts_in:', 1)
+    book = load_rulebook(ROOT, files=[write(tmp_path, text)])
+    [pattern] = book.tables["rooms"].patterns
+    assert pattern.prefilter == ("房间号", "房间", "room", "楼")
+    assert read("住 二零一三 号", book) == []                      # no word of the prefilter
+    assert read("房间 二零一三", book) == [("二零一三", "2013", True)]
+    broken = ROOMS.replace("    counts_in:", '    prefilter: ["{labels}"]\n    counts_in:', 1)
+    assert ("unknown-set", line_of(broken, "prefilter:")) in problems(tmp_path, broken)

@@ -6,11 +6,12 @@ the normaliser that deletes them and in its context rules; its phone labels in s
 Chinese numerals in a regex and in the step that maps them to digits. Naming each once keeps them
 from drifting apart. One namespace holds the three kinds (`sets`, `words`, `maps`):
 - `{name}` of a set in a regex stands for one character of the set (it becomes a character class,
-  so it is written where a class could stand, never inside `[...]`); in a `delete_chars` argument
-  or a gate's `chars`, for the set's characters themselves;
+  so it is written where a class could stand, never inside `[...]`); in a `delete_chars` argument,
+  a check's `in` or a gate's `chars`, for the set's characters themselves;
 - `{name}` of a map stands for one of the characters it maps, exactly like a set of its keys;
 - `{name}` of a word list in a regex stands for one of its words, literally (a non-capturing
-  alternation in the table's order); it is no set of characters, so it cannot be deleted or counted.
+  alternation in the table's order); it is no set of characters, so it cannot be deleted or counted;
+- a prefilter item that is just `{name}` stands for each of its words (or characters).
 `\\p{..}`, `\\x{..}`, `\\N{..}` and escaped braces are left alone.
 """
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Named:
     section: str                 # sets | words | maps
     chars: str | None            # the characters it stands for (None for a word list)
     pattern: str                 # the regex text it expands to
+    words: tuple = ()            # a word list's words
 
 
 def as_class(chars: str) -> str:
@@ -60,7 +62,7 @@ def namespace(data: dict, faults: list[Fault]) -> dict[str, Named]:
                 continue
             if section == "words":
                 alternation = "|".join(regex.escape(w, special_only=True, literal_spaces=True) for w in value)
-                out[name] = Named(section, None, f"(?:{alternation})")
+                out[name] = Named(section, None, f"(?:{alternation})", tuple(value))
             else:
                 chars = value if section == "sets" else "".join(value)
                 out[name] = Named(section, chars, as_class(chars))

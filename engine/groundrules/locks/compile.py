@@ -15,7 +15,7 @@ import regex
 
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
-from .charsets import as_class, expand, namespace
+from .charsets import REFERENCE, as_class, expand, namespace
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
@@ -237,6 +237,24 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
                                     at, did_you_mean(reason, reasons)))
 
 
+def _prefilter(items: list, names: dict, where: tuple, faults: list[Fault]) -> tuple:
+    """The prefilter's words: an item that is just `{name}` stands for every word of a word list
+    (or every character of a set or map), so a pattern kept only beside a label is skipped for a
+    message holding none of the labels its rules read; any other item is literal."""
+    out: list[str] = []
+    for i, item in enumerate(items):
+        named = REFERENCE.fullmatch(item)
+        if named is None:
+            out.append(item)
+        elif named.group(1) not in names:
+            faults.append(Fault("unknown-set", f"'{item}' names no set, word list or map of this table",
+                                where + (i,), did_you_mean(named.group(1), names)))
+        else:
+            entry = names[named.group(1)]
+            out += entry.words if entry.chars is None else list(entry.chars)
+    return tuple(dict.fromkeys(out))
+
+
 def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
     """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, count test): the message
     holds `run` consecutive characters of the set, and at least `count` of them in all. It is
@@ -312,16 +330,18 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, name
             faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
+    prefilter = _prefilter(raw.get("prefilter", ()), names, where + ("prefilter",), faults)
     gate = _gate(raw.get("prefilter_chars"), names, where + ("prefilter_chars",), faults, fold)
     steps = _expand_args(raw["normalize"], "chars", names, where + ("normalize",), faults, True)
     normalize = compile_normalizers(_named_maps(steps, maps, where + ("normalize",), faults),
                                     where + ("normalize",), faults)
-    checks = compile_checks(_expand_args(raw["validate"], "regex", names, where + ("validate",), faults, False),
+    validate = _expand_args(raw["validate"], "in", names, where + ("validate",), faults, True)
+    checks = compile_checks(_expand_args(validate, "regex", names, where + ("validate",), faults, False),
                             where + ("validate",), faults, reasons, timeout)
     _check_example_reasons(raw.get("examples", ()), where, reasons, faults)
     if len(faults) != before:
         return None
-    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())), gate,
+    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, prefilter, gate,
                        _group_numbers(compiled, raw.get("start_group"), raw.get("value_group")),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
                        normalize, checks, timeout, fold, tuple(raw.get("examples", ())), where)
