@@ -30,7 +30,7 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # (key, run, count, run test, count test) the message must pass, or ()
+    gate: tuple              # (key, run, count, run test, counter) the message must pass, or ()
     groups: tuple            # (number of start_group, of value_group, ((name, number), ...)); 0: none.
                              # The lock starts where start_group (in a lookbehind) starts, else at the
                              # match; the normalized value is value_group's text, else the whole quote
@@ -255,14 +255,20 @@ def _prefilter(items: list, names: dict, where: tuple, faults: list[Fault]) -> t
     return tuple(dict.fromkeys(out))
 
 
+GATE_CAP = 100     # the schema's largest prefilter_chars count: a census counts this far, no further
+
+
 def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
-    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, count test): the message
+    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, counter): the message
     holds `run` consecutive characters of the set, and at least `count` of them in all. It is
     tested on the RAW content, so a message that fails it is never folded: the set is widened by
-    every character the table's fold maps into it. Both tests are anchored possessive walks the
-    engine writes itself, linear in the text, so they run without a timeout, and in the standard
-    library's `re`, which walks a class about twice as fast as `regex` on a chat message; the key
-    (the set) lets the patterns of every table share what one test learned."""
+    every character the table's fold maps into it. The counter takes the census of the set in one
+    anchored possessive walk, exact up to GATE_CAP (nested optional groups: the last one matched
+    is the count; it stops at the cap, so a long text costs no more than a message), which answers
+    every gate on the set; the run test walks only when the count passes. Both are linear walks the
+    engine writes itself, so they run without a timeout, and in the standard library's `re`, which
+    walks a class about twice as fast as `regex` on a chat message; the key (the set) lets the
+    patterns of every table share the census."""
     if spec is None:
         return ()
     if "run" not in spec and "count" not in spec:
@@ -287,8 +293,16 @@ def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fol
     # a run of `run`: skip the shorter runs whole (possessive, so a failing pass costs one walk)
     shorter = f"(?:{cls}{{1,{run - 1}}}+{other}++)*+" if run > 1 else ""
     run_test = re.compile(rf"\A{other}*+{shorter}{cls}{{{run}}}").match if run else None
-    count_test = re.compile(rf"\A(?:{other}*+{cls}){{{count}}}").match if count else None
-    return (cls, run, count, run_test, count_test)
+    return (cls, run, count, run_test, _counter(cls, other))
+
+
+def _counter(cls: str, other: str):
+    """text -> how many characters of the class it holds, up to GATE_CAP, in one walk."""
+    source = ""
+    for _ in range(GATE_CAP):
+        source = f"(?:{other}*+({cls}){source})?"
+    match = re.compile(r"\A" + source).match
+    return lambda text: match(text).lastindex or 0
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:
