@@ -127,3 +127,29 @@ def test_a_word_list_in_a_prefilter_stands_for_its_words(tmp_path):
     assert read("房间 二零一三", book) == [("二零一三", "2013", True)]
     broken = ROOMS.replace("    counts_in:", '    prefilter: ["{labels}"]\n    counts_in:', 1)
     assert ("unknown-set", line_of(broken, "prefilter:")) in problems(tmp_path, broken)
+
+
+def test_prev_and_next_are_the_characters_around_a_candidate_and_in_lists_expand_names(tmp_path):
+    """A rule reads `prev` / `next` (one character each side, empty at an end); an `in` list item
+    `{name}` is a set's characters or a word list's words."""
+    text = ROOMS.replace("attempt:", """sets_placeholder
+drop:
+  - id: glued
+    when:
+      any:
+        - {field: prev, in: ["{letters}", "#"]}
+        - {field: next, in: ["{letters}"]}
+        - {field: after, in: ["{label}"]}
+    examples:
+      - text: "A二零一三"
+        locks: []
+      - text: "二零一三"
+        locks: [{quote: "二零一三", start: 0, end: 4, normalized_value: "2013", valid: true}]
+attempt:""", 1).replace("sets_placeholder\n", "").replace('  sep: " -"\n', '  sep: " -"\n  letters: "AB"\n', 1)
+    book = load_rulebook(ROOT, files=[write(tmp_path, text)])
+    outcomes = run_all(book)
+    assert outcomes and all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
+    assert [read(t, book) for t in ("A二零一三", "#二零一三", "C二零一三", "二零一三B", "二零一三room", "二零一三号")] == \
+        [[], [], [("二零一三", "2013", True)], [], [], [("二零一三", "2013", True)]]
+    broken = text.replace('["{letters}", "#"]', '["{leters}", "#"]')
+    assert ("unknown-set", line_of(broken, "{leters}")) in problems(tmp_path, broken)

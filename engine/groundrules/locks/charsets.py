@@ -11,7 +11,8 @@ from drifting apart. One namespace holds the three kinds (`sets`, `words`, `maps
 - `{name}` of a map stands for one of the characters it maps, exactly like a set of its keys;
 - `{name}` of a word list in a regex stands for one of its words, literally (a non-capturing
   alternation in the table's order); it is no set of characters, so it cannot be deleted or counted;
-- a prefilter item that is just `{name}` stands for each of its words (or characters).
+- a prefilter item, or an item of a rule's `in` / `not_in` list, that is just `{name}` stands for
+  each of its words (or characters).
 `\\p{..}`, `\\x{..}`, `\\N{..}` and escaped braces are left alone.
 """
 from __future__ import annotations
@@ -91,16 +92,35 @@ def expand(text: str, names: dict[str, Named], where: tuple, faults: list[Fault]
 
 
 def expand_tree(node, names: dict[str, Named], where: tuple, faults: list[Fault]):
-    """A condition with every `matches:` argument expanded (other values untouched)."""
+    """A condition with every `matches:` argument expanded, and in an `in` / `not_in` list every
+    item that is just `{name}` replaced by the characters of a set or map (the words of a word
+    list); other values untouched."""
     if isinstance(node, dict):
         out = {}
         for key, value in node.items():
             if key == "matches" and isinstance(value, str):
                 expanded = expand(value, names, where + (key,), faults)
                 out[key] = value if expanded is None else expanded
+            elif key in ("in", "not_in") and isinstance(value, list):
+                out[key] = _members(value, names, where + (key,), faults)
             else:
                 out[key] = expand_tree(value, names, where + (key,), faults)
         return out
     if isinstance(node, list):
         return [expand_tree(item, names, where + (i,), faults) for i, item in enumerate(node)]
     return node
+
+
+def _members(items: list, names: dict[str, Named], where: tuple, faults: list[Fault]) -> list:
+    out = []
+    for i, item in enumerate(items):
+        named = REFERENCE.fullmatch(item) if isinstance(item, str) else None
+        if named is None:
+            out.append(item)
+        elif named.group(1) not in names:
+            faults.append(Fault("unknown-set", f"'{item}' names no set, word list or map of this table",
+                                where + (i,), did_you_mean(named.group(1), names)))
+        else:
+            entry = names[named.group(1)]
+            out += list(entry.words if entry.chars is None else entry.chars)
+    return out
