@@ -43,6 +43,7 @@ class LockPattern:
     examples: tuple
     where: tuple             # key path of the pattern inside its table
     rules: Rules = NO_RULES  # the table's context rows that apply to this pattern
+    counts: frozenset = frozenset()   # "<role> <state>" for every role and state it counts in
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,8 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
     if any(f.severity == "error" for f in faults[before:]):
         return None
     context_chars = data.get("context_chars", DEFAULT_CONTEXT_CHARS)
-    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars)) for p in patterns]
+    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars),
+                        counts=frozenset(f"{r} {st}" for r in p.roles for st in p.states)) for p in patterns]
     return LockTable("lock_patterns", data["id"], ctx.source.file, data["timeout_ms"], reasons,
                      tuple(patterns), rows["drop"] + rows["attempt"])
 

@@ -42,13 +42,14 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     raws: list[Raw] = []
     texts = None                      # made on first use: most messages never need them
     census: dict = {}
+    counts = role + " " + state       # one lookup per pattern (its hash is computed once)
     for p in patterns:                # the loop every message pays for
-        if role not in p.roles or state not in p.states:
+        if counts not in p.counts:
             continue
         gate = p.gate
         if gate:
             known = census.get(gate[0])
-            if known is not None and not _passes(known, gate, content):
+            if known is not None and (-1 < known[0] < gate[2] or not _passes(known, gate, content)):
                 continue
         words = p.prefilter
         if words:
@@ -58,7 +59,7 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
             else:
                 continue
         if gate and known is None:
-            known = census[gate[0]] = [gate[4](content), 0, NEVER]
+            known = census[gate[0]] = [gate[4](content) if gate[2] else -1, 0, NEVER]
             if not _passes(known, gate, content):
                 continue
         fold = p.fold
@@ -84,13 +85,19 @@ NEVER = 1 << 62     # "no run of" before any test said so
 def _passes(known: list, gate: tuple, content: str) -> bool:
     """Whether the message passes a gate (key, run, count, run test, counter): `count` of its
     characters in all and `run` in a row. `known` is the census of the gate's set in this message,
-    [how many (the counter's one walk, exact up to its cap, which no gate's count exceeds), a run
-    of, no run of] so many: every count test is answered by that walk, and one failed run test
-    answers the longer runs of other patterns without a scan. (A list and a function, not an object
+    [how many (the counter's one walk, exact up to its cap, which no gate's count exceeds; -1 until
+    a gate with a count asks), a run of, no run of] so many: every count test is answered by that
+    walk, a run-only gate costs its run test alone, and one failed run test answers the longer runs
+    of other patterns without a scan. (A list and a function, not an object
     with a method: it is made for most messages.)"""
-    _, run, count, run_test, _ = gate
+    _, run, count, run_test, counter = gate
     have = known[0]
-    if have < count or have < run:
+    if count:
+        if have < 0:                     # a run-only gate took the census: count now
+            have = known[0] = counter(content)
+        if have < count:
+            return False
+    if -1 < have < run:
         return False
     if run > known[1]:
         if run >= known[2]:
