@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from groundrules import canonical, load_rulebook
@@ -14,6 +15,18 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
 # The analyst gate runs this whole suite in an edited copy of the repository; there it stays out.
 collect_ignore = ["analyst"] if os.environ.get("GROUNDRULES_GATE_INNER") else []
+
+# Property tests state their full example counts through `budget.examples(n)`: the default run
+# takes a tenth of each, `--hypothesis-profile=full` (CI's extended run) all of them.
+settings.register_profile("fast", max_examples=10)
+settings.register_profile("full")
+settings.load_profile("fast")
+
+
+def pytest_collection_modifyitems(items) -> None:
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
 
 
 class CanonicalJSONSnapshot(SingleFileSnapshotExtension):

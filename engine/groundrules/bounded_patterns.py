@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from .errors import GroundrulesError, echo
+from .uniqueness import unique
 
 if TYPE_CHECKING:
     import regex
@@ -72,10 +73,14 @@ def searcher(pattern: str):
 
 def bounded_validator(cls):
     """`cls` (a jsonschema validator class) whose pattern, patternProperties and additionalProperties
-    search with the budget instead of stdlib `re` (jsonschema's own calls `re.search` unbounded)."""
+    search with the budget instead of stdlib `re` (jsonschema's own calls `re.search` unbounded),
+    and whose uniqueItems takes one pass (jsonschema's compares every pair of unhashable items);
+    `items` explains only the first item that fails."""
     from jsonschema import ValidationError, validators
 
     def pattern(validator, patrn, instance, schema):
+        if validator.is_type(instance, "string") and len(instance) > schema.get("maxLength", len(instance)):
+            return                          # too long: maxLength refuses it before any search runs
         if validator.is_type(instance, "string") and search(patrn, instance) is None:
             yield ValidationError(f"{echo(instance)!r} does not match {echo(patrn)!r}")
 
@@ -99,8 +104,30 @@ def bounded_validator(cls):
             yield ValidationError("Additional properties are not allowed "
                                   f"({', '.join(echo(e) for e in extras[:3])} unexpected)")
 
+    def unique_items(validator, wanted, instance, schema):
+        if validator.is_type(instance, "array") and len(instance) > schema.get("maxItems", len(instance)):
+            return
+        if wanted and validator.is_type(instance, "array") and not unique(instance):
+            yield ValidationError("the items are not unique")
+
+    every_item = cls.VALIDATORS["items"]
+
+    def first_bad_item(validator, items, instance, schema):
+        """The errors of the first item that has any: a refusal names one place, and a caller's
+        10,000 wrong items cost one item's explanation, not 10,000."""
+        if validator.is_type(instance, "array") and len(instance) > schema.get("maxItems", len(instance)):
+            return                          # too many: maxItems refuses them before any is read
+        bad = None
+        for error in every_item(validator, items, instance, schema):
+            at = error.relative_path[0] if error.relative_path else None
+            if bad is not None and at != bad:
+                return
+            bad = at
+            yield error
+
     return validators.extend(cls, {"pattern": pattern, "patternProperties": pattern_properties,
-                                   "additionalProperties": additional_properties})
+                                   "additionalProperties": additional_properties, "uniqueItems": unique_items,
+                                   "items": first_bad_item})
 
 
 @lru_cache(maxsize=16)

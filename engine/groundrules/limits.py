@@ -1,6 +1,6 @@
 """The `limits` kind (rules/limits.yaml): the caps an operator may tune, compiled once.
 
-Read by the stdio transport (message size, nesting, digits, ids), the commands that read a file or
+Read by the stdio and HTTP transports (message size, nesting, digits, ids), the commands that read a file or
 stdin (input bytes), and the checks that run a caller-supplied pattern (time budget).
 """
 from __future__ import annotations
@@ -15,13 +15,13 @@ class Limits:
     kind: str
     id: str
     file: str
-    stdio: dict
+    wire: dict
     input_bytes: int
     pattern_budget_ms: int
 
 
 def compile_limits(data: dict, ctx) -> Limits:
-    return Limits("limits", data["id"], ctx.source.file, dict(data["stdio"]), data["inputs"]["input_bytes"],
+    return Limits("limits", data["id"], ctx.source.file, dict(data["wire"]), data["inputs"]["input_bytes"],
                   data["patterns"]["budget_ms"])
 
 

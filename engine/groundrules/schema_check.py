@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import bounded_patterns
+from .uniqueness import unique
 from .canonical import json_problem
 from .condgen import Gen
 from .tables import _to_faults
@@ -51,21 +52,6 @@ def same(a: Any, b: Any) -> bool:
     if a.__class__ is bool or b.__class__ is bool:
         return a.__class__ is b.__class__ and a == b
     return a == b
-
-
-def deep_same(a: Any, b: Any) -> bool:
-    """`same`, through arrays and objects (jsonschema's equality for uniqueItems)."""
-    if a.__class__ is list and b.__class__ is list:
-        return len(a) == len(b) and all(deep_same(x, y) for x, y in zip(a, b))
-    if a.__class__ is dict and b.__class__ is dict:
-        return a.keys() == b.keys() and all(deep_same(a[k], b[k]) for k in a)
-    if a.__class__ in (list, dict) or b.__class__ in (list, dict):
-        return False
-    return same(a, b)
-
-
-def unique(items: list) -> bool:
-    return not any(deep_same(items[i], items[j]) for i in range(len(items)) for j in range(i + 1, len(items)))
 
 
 def compile_check(schema: dict, bounded: bool = False) -> Check | None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
-from . import bounded_patterns, capped
+from . import bounded_patterns, capped, punctuation
 from .errors import Fault, Problem, RulesError, did_you_mean, echo
 from .yamlsrc import Source, YamlProblem, dotted
 
@@ -200,17 +201,29 @@ def _not_json(name: str) -> Any:
 def schema_problems(schemas: Schemas) -> list[Problem]:
     """Schemas that break their JSON Schema metaschema (`"type": "strng"`). Checked by lint, not on
     every load: it costs more than compiling all the tables."""
-    import jsonschema
-    from jsonschema.exceptions import best_match
     out = []
     for name, schema in sorted(schemas.by_name.items()):
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        error = best_match(cls(cls.META_SCHEMA).iter_errors(schema))
-        if error is not None:
-            where = dotted(tuple(error.absolute_path)) or "(root)"
+        found = _metaschema_fault(json.dumps(schema, ensure_ascii=False))
+        if found is not None:
+            where, rule = found
             out.append(Problem(f"schemas/{name}", 1, 1, "bad-schema",
-                               f"not a valid JSON Schema at {where} ('{error.validator}' rule)", where))
+                               f"not a valid JSON Schema at {where} ('{rule}' rule)", where))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _metaschema_fault(text: str) -> tuple[str, str] | None:
+    """(where, which rule) a schema's text breaks in its metaschema, or None. Remembered per text:
+    the check is a pure function of it, and lint over an edited copy of the tables meets the same
+    schemas again."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
+    schema = json.loads(text)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    error = best_match(cls(cls.META_SCHEMA).iter_errors(schema))
+    if error is None:
+        return None
+    return dotted(tuple(error.absolute_path)) or "(root)", str(error.validator)
 
 
 def table_files(root: Path, dirs: tuple[str, ...]) -> list[Path]:
@@ -284,7 +297,10 @@ def _to_faults(error: "jsonschema.ValidationError") -> Iterator[Fault]:
         allowed = tuple(error.schema.get("properties", {}))
         patterns = tuple(error.schema.get("patternProperties", {}))
         for key in instance:
-            if key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
+            if key not in allowed and not any(_pattern_ok(p, key) for p in patterns) and punctuation.found(key):
+                yield Fault("full-width-punctuation", *punctuation.fault_words(key)[:1], path + (key,),
+                            punctuation.fault_words(key)[1])
+            elif key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
                 yield Fault("unknown-key", f"unknown key '{echo(key)}'", path + (key,),
                             did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
         return

@@ -34,6 +34,12 @@ def example(part: str, name: str):
     return json.loads((EXAMPLES / part / f"{name}.json").read_text(encoding="utf-8"))
 
 
+def verify_case(group: str, name: str) -> dict:
+    """A case of the verify corpus as tool arguments (without what it expects)."""
+    doc = json.loads((ROOT / "tests" / "cases" / "verify" / group / f"{name}.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in doc.items() if k != "expect"}
+
+
 EXPERIMENT = {"source_kind": "experiment_run", "source_ref": "run:4472", "excerpt": "shift -1/0/+1 的均值指标近似",
               "relation": "supports", "method": "experiment"}
 COUNTER = {"source_kind": "log", "source_ref": "log:gpu", "excerpt": "温度升高后误差翻倍", "relation": "contradicts",
@@ -68,6 +74,8 @@ CASES = [
     ("verify_extraction", example("verify", "end_time_only"), "agent", False),
     ("verify_extraction", example("verify", "start_time_missing"), "agent", False),
     ("verify_extraction", {"request": {}, "candidate": {}}, "agent", False),
+    ("verify_extraction", verify_case("prohibitions", "dropped"), "agent", False),
+    ("verify_extraction", verify_case("withdrawals", "zh_suanle_bie_xiu_le_fix_refused"), "agent", False),
     ("query_findings", {"keyword": "漂移"}, "agent", False),
     ("query_findings", {"limit": "many"}, "agent", False),
     ("get_finding", {"finding_id": "F-000001"}, "agent", False),
@@ -114,6 +122,8 @@ CASES = [
     ("append_interpretation", {"interpretation": DECLINE[0]}, "agent", True),
     ("append_interpretation", {"interpretation": dict(DECLINE[0], events=[dict(DECLINE[0]["events"][0],
                                                                             evidence=["M-404"])])}, "agent", True),
+    ("read_decisions", {"limit": 5}, "agent", False),
+    ("read_decisions", {"limit": 5}, "reviewer", False),
     ("no_such_tool", {}, "agent", False),
 ]
 
@@ -233,6 +243,10 @@ def test_the_cases_are_what_they_claim(prepared):
     library = [alone(prepared, i) for i in range(len(CASES))]
     outcomes = [(case[0], library[i]["ok"], (library[i]["error"] or {}).get("code")) for i, case in enumerate(CASES)]
     assert ("log_finding", False, "PERMISSION_DENIED") in outcomes
+    refused = [library[i]["error"] for i, case in enumerate(CASES) if case[1] in (
+        verify_case("prohibitions", "dropped"), verify_case("withdrawals", "zh_suanle_bie_xiu_le_fix_refused"))]
+    assert [[issue["code"] for issue in error["issues"]] for error in refused] == [
+        ["PROHIBITION_DROPPED"], ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"]]
     assert ("approve_rule", False, "UNKNOWN_TOOL") not in outcomes
     assert sum(ok for _, ok, _ in outcomes) >= 12 and sum(not ok for _, ok, _ in outcomes) >= 12
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from groundrules.conditions import MISSING, OPERATORS, compile_condition, path_parts
 
@@ -91,7 +92,7 @@ def _extend(inner):
 CONDITIONS = st.recursive(LEAVES, _extend, max_leaves=6)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(cond=CONDITIONS, values=st.lists(VALUES, min_size=1, max_size=4))
 def test_generated_code_agrees_with_the_reference(cond, values):
     faults = []
@@ -101,7 +102,7 @@ def test_generated_code_agrees_with_the_reference(cond, values):
         assert compiled.test(value) is _reference(cond, value), (cond, value)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(field=FIELDS, arg=SCALARS, value=VALUES)
 def test_literals_and_field_names_cannot_escape_the_source(field, arg, value):
     """Quotes, newlines and backslashes in a name or literal stay data: the test still compiles

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from groundrules import canonical, explain, load_rulebook
+from cli_inproc import run_cli
+from groundrules import canonical, corpus, corpus_runs, explain, load_rulebook, lock_messages
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from groundrules.corpus_diff.text import lines
@@ -223,22 +222,82 @@ def test_a_fold_refusal_change_is_shown(tmp_path, rulebook):
 
 def test_the_command_text_and_json_carry_the_same_diff(tmp_path, rulebook):
     root = edited(tmp_path, "rules/support_reason.yaml", ("label: 检索引擎降级", "label: 检索引擎部分失败"))
-    base = [sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "diff", "--base", str(ROOT)]
-    as_json = subprocess.run(base + ["--json"], capture_output=True, text=True)
+    base = ["--rules", str(root), "diff", "--base", str(ROOT)]
+    as_json = run_cli(*base, "--json")
     assert as_json.returncode == 0, as_json.stderr
     data = json.loads(as_json.stdout)["data"]
     expected = diff_of(rulebook, root)
     assert data == json.loads(canonical.dumps(expected))
-    as_text = subprocess.run(base, capture_output=True, text=True)
-    assert as_text.returncode == 0 and as_text.stdout.splitlines() == lines(expected)
+    as_text = run_cli(*base)
+    assert as_text.returncode == 0 and as_text.stdout.decode("utf-8").splitlines() == lines(expected)
 
 
 def test_the_command_against_a_git_revision_and_a_bad_base():
-    head = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", "--base", "HEAD"],
-                          capture_output=True, text=True, cwd=ROOT)
+    head = run_cli("diff", "--base", "HEAD", cwd=ROOT)
     assert head.returncode == 0, head.stderr
-    assert head.stdout.splitlines()[-1].endswith(")") and "case(s) changed" in head.stdout
+    text = head.stdout.decode("utf-8")
+    assert text.splitlines()[-1].endswith(")") and "case(s) changed" in text
     for bad in ("no-such-rev", "--output=x"):
-        run = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "diff", f"--base={bad}"],
-                             capture_output=True, text=True, cwd=ROOT)
-        assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+        run = run_cli("diff", f"--base={bad}", cwd=ROOT)
+        err = run.stderr.decode("utf-8")
+        assert run.returncode == 1 and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_the_diff_runs_the_chat_corpus_and_names_each_message_a_lock_edit_changes(tmp_path, rulebook):
+    """Allow at most two separators between the mobile's digits: the chat corpus's spaced-dash
+    numbers lose their lock, message by message."""
+    text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
+    old = next(m for m in ("(?:{sep}{0,3}[0-9]){10}",) if m in text)
+    root = edited(tmp_path, "locks/cn_mobile.yaml", (old, old.replace("{0,3}", "{0,2}")))
+    diff = diff_of(rulebook, root)
+    chats = corpus.chat_cases(CASES)
+    assert diff["chat"]["cases"] == len(chats) and diff["chat"]["corpus"]
+    after = load_rulebook(root)
+    messages = {m["id"]: m for _, ms in chats for m in ms}
+    changed = {m["message"] for c in diff["chat"]["changes"] for m in c["messages"]}
+    expected = {mid for mid, m in messages.items() if lock_messages([m], rulebook) != lock_messages([m], after)}
+    assert changed == expected and expected
+    out = lines(diff)
+    assert any(line.startswith("chat (tests/cases/lock_chat*): ") for line in out)
+    assert f"{len(diff['chat']['changes'])} chat conversation(s)" in out[-1]
+
+
+def test_the_diff_runs_the_findings_corpus_over_an_edited_transition_table(tmp_path, rulebook):
+    """Drop one method from the independent-support guard: each call sequence whose call relied on it
+    now shows that call refused by the guard, at the call, with the move it checked."""
+    table = rulebook.table("finding_states")
+    guard = table.guards["independent-support"]
+    methods = next(t.arg for t in _tests(guard.when) if t.op == "in")
+    runs = corpus_runs.findings_runs(rulebook, CASES)
+    used = [m[4]["basis"] for run in runs.values() for step in run["steps"] for m in step["moves"]
+            if m[-1] is None and "independent-support" in getattr(table.machines[m[1]].find(m[2], m[3]), "guards", ())]
+    method = next(b["method"] for basis in used for b in basis if b.get("relation") == "supports" and b["method"] in methods)
+    listed = "[" + ", ".join(methods) + "]"
+    root = edited(tmp_path, "rules/finding_states.yaml", (listed, "[" + ", ".join(m for m in methods if m != method) + "]"))
+    diff = diff_of(rulebook, root)
+    part = diff["transitions"]
+    assert part["corpus"] == "findings" and part["cases"] == len(runs)
+    calls = [call for c in part["changes"] for call in c["calls"]]
+    assert any(call["after"] and call["after"]["guard"] == "independent-support" for call in calls)
+    out = "\n".join(lines(diff))
+    assert "transitions (tests/cases/findings): " in out and "(guard independent-support)" in out
+
+
+def test_the_edited_list_names_a_schema_file_too(tmp_path, rulebook):
+    path = "schemas/finding-ledger.transition-facts.v1.schema.json"
+    text = (ROOT / path).read_text(encoding="utf-8")
+    root = edited(tmp_path, path, ('"title": "', '"title": "(edited) '))
+    assert text.count('"title": "') == 1
+    diff = diff_of(rulebook, root)
+    assert {"table": None, "file": path, "change": "edited"} in diff["edited"]
+    assert f"edited: {path} (schema, edited)" in lines(diff)
+
+
+def _tests(cond):
+    if cond.kind == "test":
+        yield cond
+        inner = cond.inner()
+        if inner is not None:
+            yield from _tests(inner)
+    for child in cond.children:
+        yield from _tests(child)

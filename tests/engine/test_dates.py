@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import GroundrulesError, load_rulebook
 from groundrules.examples import run_all
 
@@ -83,8 +82,8 @@ def test_eval_takes_now(table_file, tmp_path):
     (root / "schemas").symlink_to(ROOT / "schemas")
     (root / "rules" / "evidence_age.yaml").write_bytes(table_file.read_bytes())
     value = json.dumps({"evidence": [{"id": "e1", "observed_at": "2023-04-01"}]}).encode()
-    run = [sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "eval", "evidence_age", "-", "--trace"]
-    done = subprocess.run(run + ["--now", NOW], input=value, capture_output=True, timeout=120)
+    run = ["--rules", str(root), "eval", "evidence_age", "-", "--trace"]
+    done = run_cli(*run, "--now", NOW, stdin=value)
     assert done.returncode == 0 and "fired stale -> stale" in done.stdout.decode("utf-8")
-    done = subprocess.run(run, input=value, capture_output=True, timeout=120)
+    done = run_cli(*run, stdin=value)
     assert done.returncode == 1 and b"NOW_REQUIRED" in done.stdout and b"Traceback" not in done.stderr

@@ -12,15 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import explain
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json"
 
 
-def run(*args, stdin: bytes | None = None, cwd: Path | None = None, env: dict | None = None):
-    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", *args], input=stdin,
-                          capture_output=True, cwd=cwd or ROOT, env=env)
+def run(*args, stdin: bytes | None = None, cwd: Path | None = None):
+    return run_cli(*args, stdin=stdin, cwd=cwd or ROOT)
+
+
+def run_process(*args, env: dict | None = None):
+    """The real entry point, for what only a process shows (hash seeds, a cold cache)."""
+    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", *args], capture_output=True, cwd=ROOT,
+                          env=env)
 
 
 def test_explain_prints_the_envelope_of_the_library_result(tmp_path):
@@ -74,10 +80,11 @@ def test_valid_json_that_is_not_a_context_explains_as_unknown(payload):
     assert json.loads(out.stdout)["data"]["primary"] == "unknown"
 
 
+@pytest.mark.extended
 def test_identical_bytes_across_hash_seeds():
     outputs = set()
     for seed in ("0", "7", "4242"):
-        out = run("explain", str(EXAMPLE), env=dict(os.environ, PYTHONHASHSEED=seed))
+        out = run_process("explain", str(EXAMPLE), env=dict(os.environ, PYTHONHASHSEED=seed))
         outputs.add(out.stdout)
     assert len(outputs) == 1
 
@@ -134,6 +141,7 @@ def test_demo_runs_every_bundled_example_through_its_tool():
     assert data["support_reason"]["cq-shenlun-partial"]["data"]["primary"] == "partial_slot_coverage"
 
 
+@pytest.mark.extended
 def test_the_same_bytes_with_the_verdict_cache_cold_warm_or_off(tmp_path):
     """A cached table must read exactly like the YAML it came from (key order included: issue lists,
     rows and outputs are read in their order)."""
@@ -164,6 +172,7 @@ def test_no_command_prints_help_and_exits_2():
     assert out.returncode == 2 and b"usage: groundrules" in out.stdout
 
 
+@pytest.mark.extended
 def test_the_wheel_carries_the_tables_and_works_from_anywhere(tmp_path):
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                             "-q", "-w", str(tmp_path / "dist"), str(ROOT)], capture_output=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from groundrules import RulesError, load_rulebook
 
@@ -40,7 +41,7 @@ def _load(tmp_path: Path, text: str) -> None:
         list(table.check_examples())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spot=st.sampled_from(SPOTS), value=values)
 def test_mutated_tables_load_or_report(tmp_path, spot, value):
     data = copy.deepcopy(BASE)
@@ -51,7 +52,7 @@ def test_mutated_tables_load_or_report(tmp_path, spot, value):
     _load(tmp_path, yaml.safe_dump(data, allow_unicode=True))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=200))
 def test_arbitrary_text_loads_or_reports(tmp_path, text):
     _load(tmp_path, text)

@@ -106,6 +106,7 @@ def test_the_library_does_not_import_the_mcp_server_stack():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_command_imports_only_its_own_part(tmp_path, command):
     """Start-up: a process pays for what it uses. On a warm cache `explain` and `lock` import their

@@ -4,16 +4,15 @@ never a MemoryError or a traceback."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import capped, rulebook
 
 
 def run(*argv: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", *argv], capture_output=True,
-                          input=stdin, timeout=300)
+    return run_cli(*argv, stdin=stdin)
 
 
 @pytest.mark.parametrize("argv", [("explain", "/dev/zero"), ("lock", "/dev/urandom"), ("fold", "/dev/zero"),

@@ -171,6 +171,7 @@ def test_the_secret_is_private(cache, root):
     assert (cache / "secret").stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.extended
 def test_whole_commands_print_the_same_bytes_cold_warm_and_without_a_cache(tmp_path):
     context = ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json"
     message = ROOT / "schemas" / "examples" / "locks" / "decline_phone_give_wechat.json"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from groundrules.schema_check import bundle, compile_check
 from groundrules.tables import load_schemas
@@ -54,7 +55,7 @@ def test_the_contract_is_inside_the_fast_subset():
     assert compile_check(_schema()) is not None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(path=st.sampled_from(PATHS), value=json_values, drop=st.booleans())
 def test_agrees_with_jsonschema_on_mutated_contexts(path, value, drop):
     ctx = copy.deepcopy(VALID)
@@ -71,7 +72,7 @@ def test_agrees_with_jsonschema_on_mutated_contexts(path, value, drop):
     assert CHECK(ctx) is _jsonschema_valid(ctx)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(value=json_values)
 def test_agrees_with_jsonschema_on_arbitrary_values(value):
     assert CHECK(value) is _jsonschema_valid(value)
@@ -143,7 +144,7 @@ def _mutate(value, data):
     return value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_every_contract_definition_agrees_with_jsonschema_on_mutated_corpus_values(data):
     name, definition = data.draw(st.sampled_from(CONTRACT_DEFS))

@@ -6,6 +6,7 @@ import copy
 import json
 
 from hypothesis import HealthCheck, given, settings, strategies as st
+from budget import examples
 
 from groundrules import GroundrulesError, canonical, fold
 
@@ -53,20 +54,20 @@ def folds_or_refuses(payload, book, codes):
         return None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(json_values)
 def test_arbitrary_payloads_only_refuse(rulebook, payload):
     folds_or_refuses(payload, rulebook, set(rulebook.table("evidence_refusals").codes))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(range(len(CORPUS))), PATHS, json_values)
 def test_mutated_corpus_payloads_only_refuse(rulebook, case, path, value):
     folds_or_refuses(mutate(CORPUS[case], path, value), rulebook,
                      set(rulebook.table("evidence_refusals").codes))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(range(len(CORPUS))), PATHS, json_values)
 def test_a_fold_of_the_same_ledger_is_byte_identical(rulebook, case, path, value):
     payload = mutate(CORPUS[case], path, value)
@@ -83,7 +84,7 @@ def test_fold_does_not_touch_its_input(rulebook):
         assert payload == before
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(range(len(CORPUS))), PATHS, json_values)
 def test_item_by_item_check_agrees_with_the_whole_contract(rulebook, case, path, value):
     from groundrules.evidence.contract import first_problem

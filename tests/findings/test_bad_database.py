@@ -13,16 +13,24 @@ from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from findings_support import EXPERIMENT, finding, ok, open_client
 
 COMMANDS = [["findings", "list"], ["findings", "show", "F-000001"], ["findings", "reject-rule", "RP-000001"],
             ["serve"]]
 
 
-def run(*argv: str, user: str | None = None, timeout: int = 60) -> subprocess.CompletedProcess:
-    prefix = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups"] if user else []
+def run(*argv: str) -> subprocess.CompletedProcess:
+    done = run_cli(*argv)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8"),
+                                       done.stderr.decode("utf-8"))
+
+
+def run_as(user: str, *argv: str) -> subprocess.CompletedProcess:
+    """The command as another user: a real process."""
+    prefix = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups"]
     return subprocess.run([*prefix, sys.executable, "-m", "groundrules.cli.main", *argv], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+                          text=True, stdin=subprocess.DEVNULL, timeout=60)
 
 
 def bad_databases(folder: Path) -> dict[str, str]:
@@ -51,7 +59,9 @@ def test_a_bad_database_is_one_line_with_a_stable_code(tmp_path, command):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder", "header.db", "junk.db", "text.db"]
 
 
+@pytest.mark.extended
 def test_a_database_locked_exclusively_elsewhere_is_one_line(tmp_path):
+    """Waits out the SQLite busy timeout (5 s) per command."""
     db = tmp_path / "ledger.db"
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("PRAGMA locking_mode = EXCLUSIVE")
@@ -66,6 +76,7 @@ def test_a_database_locked_exclusively_elsewhere_is_one_line(tmp_path):
         holder.close()
 
 
+@pytest.mark.extended
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root to run the reader as another user")
 def test_reading_commands_work_in_a_folder_nobody_may_write(book):
@@ -78,12 +89,12 @@ def test_reading_commands_work_in_a_folder_nobody_may_write(book):
         writer.close()
         folder.chmod(0o555)
         db.chmod(0o444)
-        listed = run("findings", "list", "--db", str(db), "--project", "p1", user="nobody")
+        listed = run_as("nobody", "findings", "list", "--db", str(db), "--project", "p1")
         assert listed.returncode == 0, listed.stderr
-        shown = run("findings", "show", fid, "--db", str(db), "--project", "p1", user="nobody")
+        shown = run_as("nobody", "findings", "show", fid, "--db", str(db), "--project", "p1")
         assert shown.returncode == 0 and fid in shown.stdout, shown.stderr
         assert sorted(p.name for p in folder.iterdir()) == ["ledger.db"]       # no -wal, no -shm made
-        written = run("findings", "reject-rule", "RP-000001", "--db", str(db), "--project", "p1", user="nobody")
+        written = run_as("nobody", "findings", "reject-rule", "RP-000001", "--db", str(db), "--project", "p1")
         assert_one_line(written)
     finally:
         folder.chmod(0o755)

@@ -11,6 +11,7 @@ import anyio
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from budget import examples
 from mcp import Client
 
 from findings_support import CODES, EXPERIMENT, finding, ok, refused
@@ -63,7 +64,7 @@ hostile_value = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**
                              max_leaves=10)
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=st.sampled_from(TOOLS), args=st.dictionaries(st.sampled_from(ARGUMENT_NAMES + PATHS), hostile_value,
                                                          max_size=5))
 def test_fuzzed_arguments_never_leak(world, tool, args):
@@ -137,7 +138,7 @@ def test_huge_scope_values_are_refused_before_they_are_stored(ledger):
 
 # ------------------------------------------------------------------------------ through MCP
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(calls=st.lists(st.tuples(st.sampled_from(TOOLS),
                                 st.dictionaries(st.sampled_from(ARGUMENT_NAMES + PATHS + ["model_config", "model_fields"]),
                                                 hostile_value.filter(lambda v: v == v), max_size=4)),

@@ -76,6 +76,7 @@ def status(ledger, pid: str) -> str:
         return tx.proposal(ledger.caller.projects[0], pid)["status"]
 
 
+@pytest.mark.extended
 @pytest.mark.parametrize("point", POINTS)
 def test_a_crash_at_any_step_of_an_approval_neither_loses_nor_repeats_the_rule(ledger, book, db, project,
                                                                                  tmp_path, point):

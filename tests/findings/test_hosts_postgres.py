@@ -20,6 +20,9 @@ import pytest
 
 from findings_support import COUNTER, EXPERIMENT, TABLES, finding
 
+# real processes per case (a stdio server, host processes): run after the default suite
+pytestmark = pytest.mark.extended
+
 PRELUDE = textwrap.dedent(f"""
     import json, sys
     from pathlib import Path

@@ -97,6 +97,7 @@ def rules_root(tmp_path):
     return root
 
 
+@pytest.mark.extended
 def test_serves_over_real_stdio(rules_root, db):
     params = StdioServerParameters(command=sys.executable, args=[
         "-m", "groundrules.cli.main", "--rules", str(rules_root), "serve", "--db", str(db), "--project", "p1"],

@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 from hypothesis import given, settings, strategies as st
+from budget import examples
 
 from findings_support import COUNTER, EXPERIMENT, finding, ok, refused
 from groundrules.store.cjk_search import grams, match_expression
@@ -50,7 +51,7 @@ def test_keyword_without_letters_is_refused(ledger):
 CJK = st.text(alphabet=st.sampled_from(list("温度漂移导致误差放大探针结果主因后端")), min_size=1, max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.lists(st.one_of(CJK, st.sampled_from(["vLLM", "shift", "0862527", " ", "，"])), min_size=1,
                      max_size=6).map("".join), data=st.data())
 def test_every_substring_of_a_cjk_run_is_found(text, data):

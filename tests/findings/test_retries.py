@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from budget import examples
 
 from findings_support import CODES, COUNTER, SURFACE_CODES, EXPERIMENT, counts, finding, ok, open_client, refused, sql
 from groundrules import canonical
@@ -181,7 +182,7 @@ keys = st.sampled_from(["finding_id", "statement", "claim_kind", "evidence", "ep
                         "new", "scope_context", "idempotency_key", "rule_text", "target_path", "rationale"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=st.sampled_from(TOOLS), args=st.one_of(json_values, st.dictionaries(keys, json_values, max_size=6)))
 def test_any_input_answers_an_envelope_with_one_of_the_eight_codes_or_the_registrys(ledger, tool, args):
     env = ledger.call(tool, args)
@@ -207,7 +208,7 @@ def test_same_calls_same_bytes(book, tmp_path):
     assert run(tmp_path / "one.db") == run(tmp_path / "two.db")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=st.sampled_from(TOOLS[:-1]), args=st.one_of(json_values, st.dictionaries(keys, json_values, max_size=6)))
 def test_the_fast_argument_check_agrees_with_jsonschema(book, tool, args):
     from groundrules.schema_check import contract

@@ -16,12 +16,13 @@ from typing import Iterator
 
 import anyio
 import httpx2
-import uvicorn
 import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from groundrules.transports import http_serve
 from groundrules.transports.mcp_http import GrantsVerifier, http_app
+from groundrules.transports.settings import ServerSettings
 from groundrules.transports.tokens import token_digest
 
 HOST = "127.0.0.1"
@@ -41,15 +42,23 @@ def write_tokens(path: Path, callers: dict) -> Path:
 
 
 @contextmanager
-def running(service, tokens_file: Path) -> Iterator[str]:
+def running(service, tokens_file: Path, settings: ServerSettings | None = None) -> Iterator[str]:
     """The /mcp URL of a server for `service` guarded by `tokens_file`, until the block ends."""
+    with serving(service, tokens_file, settings) as (url, _served):
+        yield url
+
+
+@contextmanager
+def serving(service, tokens_file: Path, settings: ServerSettings | None = None) -> Iterator[tuple]:
+    """(URL, the served app: its guard, sessions, dispatcher) of a running server."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, 0))
     port = sock.getsockname()[1]
     verifier = GrantsVerifier(tokens_file, service.roles.roles)
-    app = http_app(service, verifier, host=HOST, port=port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    settings = settings or ServerSettings()
+    app = http_app(service, verifier, host=HOST, port=port, settings=settings)
+    server = http_serve.server(app, host=HOST, port=port, settings=settings)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -58,7 +67,7 @@ def running(service, tokens_file: Path) -> Iterator[str]:
             raise RuntimeError("the HTTP server did not start")
         time.sleep(0.02)
     try:
-        yield f"http://{HOST}:{port}/mcp"
+        yield f"http://{HOST}:{port}/mcp", app
     finally:
         server.should_exit = True
         thread.join(30)

@@ -58,6 +58,7 @@ def served(tmp_path):
         proc.wait(60)
 
 
+@pytest.mark.extended
 def test_sighup_rereads_the_tokens_file_and_a_bad_file_keeps_the_grants(served):
     url, tokens, proc = served
     assert "log_finding" in tool_names(url, "tok-a")

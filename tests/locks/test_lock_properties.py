@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
+from budget import examples
 
 from groundrules import GroundrulesError, canonical, lock, lock_messages
 from groundrules.rulebook import Rulebook
@@ -33,7 +34,7 @@ def no_prefilters(book: Rulebook) -> Rulebook:
     return replace(book, tables=tables, memo={})        # a fresh memo: the flattened patterns are memoized
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(content=st.one_of(texts, st.text()), role=roles, state=states)
 def test_every_quote_is_its_span_of_the_raw_text(lock_book, content, role, state):
     locks = lock({"id": "m", "role": role, "content": content, "state": state}, lock_book)
@@ -48,7 +49,7 @@ def test_every_quote_is_its_span_of_the_raw_text(lock_book, content, role, state
         assert locks == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(content=texts, role=roles)
 def test_deterministic_and_prefilters_change_nothing(lock_book, content, role):
     message = {"id": "m", "role": role, "content": content}
@@ -68,7 +69,7 @@ messages = st.fixed_dictionaries({}, optional={"id": st.one_of(st.text(max_size=
                                                "state": st.one_of(states, json_values)})
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(value=st.one_of(messages, json_values))
 def test_any_input_gives_locks_or_a_coded_refusal(lock_book, value):
     for call in (lock, lock_messages):
@@ -99,7 +100,7 @@ def typed_mobile(draw):
     return digits, typed
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(number=typed_mobile(), before=st.sampled_from(["", "我的手机号是", "电话：", "号码 ", "好的，"]),
        after=st.sampled_from(["", "，谢谢", "。", " 随时打", "！"]))
 def test_a_mobile_typed_in_any_allowed_shape_is_locked_valid(lock_book, number, before, after):

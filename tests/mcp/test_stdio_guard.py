@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# real processes per case (a stdio server, host processes): run after the default suite
+pytestmark = pytest.mark.extended
+
 CORPUS = Path(__file__).resolve().parents[1] / "cases" / "hostile" / "stdio_messages.jsonl"
 ENTRIES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 ANSWER_CHARS = 4000       # no answer to a hostile line echoes it back at length

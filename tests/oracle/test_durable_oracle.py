@@ -18,6 +18,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from groundrules import GroundrulesError, load_rulebook
 
@@ -214,7 +215,7 @@ def gateway(rulebook, durable_backend):
     return table, durable_backend(table, rulebook.schemas.get(table.input))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=examples(300), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(ctx=_gateway_context())
 def test_support_reason_agrees_on_generated_contexts(gateway, ctx):
@@ -389,7 +390,7 @@ _json = st.recursive(_scalars, lambda inner: st.one_of(
     st.dictionaries(st.sampled_from(["k", "sub", "m"]), inner, max_size=2)), max_leaves=6)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=examples(300), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(value=st.dictionaries(st.sampled_from(["a", "b", "x"]), _json, max_size=3))
 def test_untyped_rows_agree_on_generated_values(untyped, value):

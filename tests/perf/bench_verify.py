@@ -23,7 +23,7 @@ from groundrules.verification import verify  # noqa: E402
 from verify_seed_examples import CANDIDATE, REQUEST, SCHEMA  # noqa: E402
 from verify_support import load_verify_book  # noqa: E402
 
-WORDS = ("订单", "发货", "客户", "备注", "延迟", "原因", "查询", "物流", "仓库", "退款", "地址", "电话",
+WORDS = ("订单", "发货", "客户", "备注", "延迟", "原因", "问题", "物流", "仓库", "退款", "地址", "电话",
          "周五", "上午", "下午", "确认", "已经", "还没", "我们", "您好", "麻烦", "看一下", "谢谢",
          "，", "。", "：", "？", "A-", "10:00", "2024年", "3月", "号")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli_inproc import run_cli
 from groundrules import load_rulebook, report
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
@@ -102,6 +103,7 @@ def test_the_page_needs_no_network_and_no_other_file(rulebook):
     assert not re.search(r"<link\b|<img\b|@import|url\((?!#)|https?://", html)
 
 
+@pytest.mark.extended
 def test_same_tables_give_the_same_bytes_across_processes(tmp_path):
     outs = []
     for seed in ("1", "2"):
@@ -152,6 +154,126 @@ def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
     afile = tmp_path / "x"
     afile.write_text("", encoding="utf-8")
     for args in (["--out", str(afile)], ["--out", str(tmp_path / "o"), "--base", "no-such-rev"]):
-        run = subprocess.run(CLI + ["report", *args], capture_output=True, text=True, cwd=ROOT)
-        assert run.returncode == 1 and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+        run = run_cli("report", *args, cwd=ROOT)
+        err = run.stderr.decode("utf-8")
+        assert run.returncode == 1 and "Traceback" not in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o" / "index.html").exists()
+
+
+STALE_ROW = """  - id: stale_evidence
+    description: evidence older than its slot allows
+    when: {field: metrics.evidence_count, gt: 99}
+    output: {detail: 证据已过期}
+    examples:
+      - {given: {metrics: {evidence_count: 100}}, fires: true, output: {detail: 证据已过期}}
+      - {given: {metrics: {evidence_count: 1}}, fires: false}
+
+  - id: conflict_candidate
+"""
+
+
+def test_inserting_a_code_into_priority_marks_only_its_row(tmp_path, rulebook):
+    """The analyst's edit: a reason code placed between two diagnostic codes. The codes after it
+    drop a rank, but no two codes swap, so no row but the new one decides anything differently."""
+    root = edited(tmp_path, "rules/support_reason.yaml",
+                  ("  scope_gap:                    {label:",
+                   "  stale_evidence: {label: 证据已过期, role: diagnostic}\n  scope_gap:                    {label:"),
+                  ("  - scope_gap\n  - conflict_candidate\n", "  - scope_gap\n  - stale_evidence\n  - conflict_candidate\n"),
+                  ("  - id: conflict_candidate\n", STALE_ROW),
+                  ("  - id: scope_gap\n    when: {field: incomparable, empty: false}",      # a note, no change
+                   "  - id: scope_gap\n    description: evidence that cannot be compared\n"
+                   "    when: {field: incomparable, empty: false}"))
+    edited(root, "schemas/knowledge-gateway.v1.schema.json", ('        "scope_gap",\n', '        "scope_gap",\n        "stale_evidence",\n'))
+    after = load_rulebook(root)
+    table, old = after.table("support_reason"), rulebook.table("support_reason")
+    shifted = {r.id for r in table.rows if r.code in old.priority
+               and table.priority.index(r.code) != old.priority.index(r.code)}
+    assert len(shifted) >= 4                                      # ranks moved without any order changing
+    rows = {r["id"]: r for r in Page(report.render(after, CASES, rulebook)).sections["support_reason"]["rows"]}
+    assert {i for i, r in rows.items() if "changed" in r["class"]} == {"stale_evidence"}
+    assert "new row" in rows["stale_evidence"]["cells"]["rid"]
+    assert "description edited" in rows["scope_gap"]["cells"]["rid"] and "changed" not in rows["scope_gap"]["class"]
+
+
+def test_swapping_two_codes_says_which_way_each_moved(tmp_path, rulebook):
+    root = edited(tmp_path, "rules/support_reason.yaml",
+                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
+    rows = {r["id"]: r for r in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["support_reason"]["rows"]}
+    assert "priority: now below conflict_candidate" in rows["scope_gap"]["cells"]["rid"]
+    assert "priority: now above scope_gap" in rows["conflict_candidate"]["cells"]["rid"]
+
+
+def test_lock_tables_show_their_context_rules_in_order_with_their_examples(rulebook, page):
+    for table in rulebook.of_kind("lock_patterns"):
+        rules = page.sections[table.id]["items"].get("rule", [])
+        assert [r["id"] for r in rules] == [f"{row.section}.{row.id}" for row in table.rows], table.id
+        for r, row in zip(rules, table.rows):
+            assert f"{len(row.examples)}/{len(row.examples)}" in r["text"]
+
+
+def test_a_rules_coverage_counts_the_conversations_it_held_in(tmp_path, rulebook):
+    """One conversation where only cn_mobile's inside_an_email rule has work to do."""
+    (tmp_path / "locks").mkdir()
+    (tmp_path / "locks" / "one.json").write_text(json.dumps({"messages": [
+        {"id": "m1", "role": "user", "content": "邮箱 13800001234@163.com"}]}, ensure_ascii=False), encoding="utf-8")
+    rules = {r["id"]: r["text"] for r in Page(report.render(rulebook, tmp_path)).sections["cn_mobile"]["items"]["rule"]}
+    assert "holds in 1 of 1 conversation(s)" in rules["drop.inside_an_email"]
+    assert all("holds in 0 of 1 conversation(s)" in text for rule, text in rules.items() if rule != "drop.inside_an_email")
+
+
+def test_merge_policies_show_every_slot_with_the_patterns_that_back_it(rulebook, page):
+    producers: dict = {}
+    for table in rulebook.of_kind("lock_patterns"):
+        for p in table.patterns:
+            producers.setdefault(p.kind, []).append(p.id)
+    for policy in rulebook.of_kind("merge_policy"):
+        items = page.sections[policy.id]["items"]
+        assert [s["id"] for s in items["slot"]] == list(policy.slots)
+        assert [e["id"] for e in items["event"]] == list(policy.ops)
+        for row, slot in zip(items["slot"], policy.slots.values()):
+            for kind in slot.lock_kinds:
+                assert all(pid in row["text"] for pid in producers[kind]) and producers[kind], slot.id
+
+
+def test_a_slot_whose_lock_kind_nothing_produces_is_flagged(tmp_path, rulebook):
+    root = edited(tmp_path, "locks/qq.yaml", ("    kind: qq\n", "    kind: qq_account\n"))
+    slots = {s["id"]: s for s in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["merge"]["items"]["slot"]}
+    assert "no lock pattern produces kind qq" in slots["qq"]["text"]
+    assert "no lock pattern produces" not in slots["wechat"]["text"]
+
+
+def test_each_move_names_the_roles_the_role_table_lets_take_it(rulebook):
+    """The table column for every move; the diagram's label only where not every role may."""
+    html = report.render(rulebook, CASES)
+    roles = rulebook.of_kind("role_table")[0]
+    narrowed = 0
+    for table in rulebook.of_kind("transition_table"):
+        for m in table.machines.values():
+            for t in m.transitions:
+                granted = set(roles.roles) if not t.via else {r for tool in t.via for r in roles.grants[tool]}
+                expected = [r for r in roles.roles if r in granted]
+                row = re.search(rf'<tr[^>]*data-transition="{re.escape(t.id)}">.*?data-roles="([^"]*)"', html)
+                assert row[1].split() == expected, t.id
+                labels = re.findall(rf'<g class="[^"]*" data-transition="{re.escape(t.id)}".*?</g>', html)
+                assert len(labels) == len(t.sources)
+                for g in labels:
+                    shown = re.findall(r'<tspan class="roles"[^>]*>([^<]*)</tspan>', g)
+                    assert shown == ([] if expected == list(roles.roles) else [", ".join(expected)]), t.id
+                    narrowed += bool(shown)
+    assert narrowed          # the bundled tables have reviewer-only moves (approve_rule, reject_rule)
+
+
+def test_a_transitions_own_roles_narrow_what_its_operations_allow(rulebook):
+    from groundrules.report.machine_html import may_take
+    roles = rulebook.of_kind("role_table")[0]
+    support = next(t for t in rulebook.table("finding_states").machines["epistemic"].transitions if t.id == "support")
+    assert may_take(support, (), roles)[0] == tuple(roles.roles)
+    assert may_take(support, ("reviewer",), roles)[0] == ("reviewer",)
+    withdraw = next(t for t in rulebook.table("finding_states").machines["lifecycle"].transitions if t.id == "withdraw")
+    assert may_take(withdraw, ("nobody",), roles)[0] == ()
+
+
+def test_every_anchor_the_page_links_to_exists(page):
+    targets = [ref[1:] for ref in page.refs if ref.startswith("#") and ref != "#"]
+    assert targets and set(targets) <= set(page.ids)
+    assert len(page.ids) == len(set(page.ids))

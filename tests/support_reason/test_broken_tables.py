@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from cli_inproc import run_cli
 from groundrules import Holder, RulesError, canonical, explain, load_rulebook
 
 from sr_cases import CASES, ROOT, case_path
@@ -155,8 +154,7 @@ def test_one_bad_table_fails_the_whole_load_and_reload_keeps_the_old_rulebook(na
 def test_lint_cli_prints_path_line_col_code_and_fails(name, tmp_path):
     exp = expect(name)
     root = build_root(tmp_path / "root", [BROKEN / name / "rules"])
-    run = subprocess.run([sys.executable, "-m", "groundrules.cli.main", "--rules", str(root), "lint"],
-                         capture_output=True, cwd=tmp_path, timeout=60)
+    run = run_cli("--rules", root, "lint", cwd=tmp_path)
     out, err = run.stdout.decode("utf-8"), run.stderr.decode("utf-8")
     assert run.returncode != 0
     assert "Traceback" not in out + err

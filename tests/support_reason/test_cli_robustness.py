@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
+from cli_inproc import run_cli
 from sr_cases import ROOT, case_path, corpus
 
 
 def _explain_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "groundrules.cli.main", "explain", *args], input=stdin,
-                          capture_output=True, env=env, cwd=ROOT, timeout=60)
+    return run_cli("explain", *args, stdin=stdin, cwd=ROOT)
 
 
 @pytest.mark.parametrize("stem", ["context-is-null", "context-is-list", "evidence-deeply-nested-lists"])

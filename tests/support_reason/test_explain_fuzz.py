@@ -12,6 +12,7 @@ from collections import OrderedDict
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 import sr_cases
 from groundrules import contract_text, explain, explain_with_trace
@@ -59,13 +60,13 @@ def _check(ctx, rulebook) -> dict:
     return reason
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(base=st.sampled_from(sorted(CORPUS)), field=st.sampled_from(FIELDS), steps=STEPS, value=VALUES)
 def test_mutated_contexts_explain_without_raising_or_touching_them(rulebook, base, field, steps, value):
     _check(_mutated(CORPUS[base], field, steps, value), rulebook)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ctx=VALUES)
 def test_any_json_value_explains(rulebook, ctx):
     _check(ctx, rulebook)

@@ -9,7 +9,7 @@ import pytest
 
 from groundrules.cli.main import main
 from verify_seed_examples import CANDIDATE, MISSING_CANDIDATE, MISSING_ERROR, MISSING_REQUEST, REQUEST, RESULT
-from verify_support import ROOT, VERIFY_TABLES
+from verify_support import ROOT, VERIFY_TABLES, cases, expectations
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +85,18 @@ def test_help_names_the_payload(capsys):
     with pytest.raises(SystemExit):
         main(["verify", "--help"])
     assert "instance" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("group,name", [("prohibitions", "dropped"), ("withdrawals", "zh_xian_bu_gai_le_fix_refused"),
+                                        ("joins", "joined_slash"), ("prohibitions", "kept_zh"),
+                                        ("withdrawals", "not_zh_bu_yao_ji")])
+def test_seed002_paraphrases_answer_on_the_command_line_as_their_cases_expect(rules_dir, capsys, group, name):
+    """Issue 22, item 7: a dropped prohibition, a withdrawn action carried on and a joined target
+    are refused (exit 1, repairable MODEL_OUTPUT_INVALID); their kept counterparts pass (exit 0)."""
+    expect = expectations(group)[name]
+    code, env, _ = run(rules_dir, cases(group)[name], capsys, "--report")
+    assert code == (0 if expect["ok"] else 1) and env["ok"] is expect["ok"]
+    assert [i["code"] for i in (env["data"]["error"] or {}).get("issues", [])] == expect["issues"]
+    if not expect["ok"]:
+        assert env["data"]["error"]["code"] == "MODEL_OUTPUT_INVALID" and env["data"]["repairable"] is True
+

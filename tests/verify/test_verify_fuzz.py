@@ -6,6 +6,7 @@ import copy
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from groundrules import GroundrulesError, canonical
 from groundrules.verification import verify
@@ -82,7 +83,7 @@ def check(request, schema, candidate):
     return report
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_candidates_give_reports(data):
     payload = data.draw(st.sampled_from(PAYLOADS))
@@ -91,7 +92,7 @@ def test_mutated_candidates_give_reports(data):
     check(payload["request"], schema, candidate)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_requests_and_schemas_are_refused_or_verified(data):
     payload = data.draw(st.sampled_from(PAYLOADS))
@@ -101,7 +102,7 @@ def test_mutated_requests_and_schemas_are_refused_or_verified(data):
     check(mutate(payload["request"], data), schema, payload["candidate"])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(VALUES, VALUES, VALUES)
 def test_arbitrary_values_never_crash(request, schema, candidate):
     check(request, schema, candidate)
@@ -110,7 +111,7 @@ def test_arbitrary_values_never_crash(request, schema, candidate):
 OPEN_PLACES = ("requirements", "prohibitions", "conditions")
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_places_the_contract_leaves_open_take_any_value(data):
     """Statements and conditions may hold any object, so whatever a host puts there must come

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from budget import examples
 
 from groundrules.verification import verify
 from groundrules.verification.grounding import locate
@@ -52,7 +53,7 @@ def candidate(text: str, quotes: list[str]) -> dict:
 SCHEMA = {"type": "object", "properties": {"v": {"type": "string"}}}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(TEXTS, st.data())
 def test_verify_grounds_exactly(text, data):
     slices = data.draw(st.lists(st.tuples(st.integers(0, len(text) - 1), st.integers(1, 12)),
@@ -122,7 +123,7 @@ def test_exact_mode_needs_value_equal_to_quote(vbook):
     assert [i["code"] for i in report["error"]["issues"]] == ["EXACT_VALUE_MISMATCH"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(TEXTS, TEXTS, st.data())
 def test_every_section_and_source_is_grounded_exactly(text, context, data):
     """Quotes in descriptionChecks and quotes citing context/N obey the same law as evidence."""

@@ -1,6 +1,7 @@
 """Intents (seed 002, "多动作与多对象", "撤回与修正"): one intent per action and object, unique
-ids, no intent carrying on a withdrawn action (repairable model output by default, severity in the
-issue catalogue), and explicit prohibitions or withdrawals kept as constraints (warned about)."""
+ids, no intent carrying on a withdrawn action, and explicit prohibitions or withdrawals kept as
+constraints (each repairable model output by default, severity in the issue catalogue);
+restrictions (先只…) a candidate does not reflect are warned about."""
 from __future__ import annotations
 
 import shutil
@@ -88,11 +89,15 @@ def test_reflection_wording_may_vary(vbook, requirements, prohibitions):
     assert report["warnings"] == []
 
 
-def test_withdrawal_unreflected_is_a_warning_not_an_error(vbook):
+def test_seed002_a_dropped_withdrawal_is_repairable_model_output(vbook):
+    """当前明确禁止修改时，结果应保留相应约束: 取消修改 with prohibitions [] is refused; the restriction
+    先只分析原因 nobody reflects stays a warning."""
     report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "analyze", "登录失败的原因")]), CONTEXT)
-    assert report["ok"] is True and report["error"] is None
-    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED", "PROHIBITION_UNREFLECTED"]
-    assert "取消修改" in report["warnings"][0]["message"] and "先只分析原因" in report["warnings"][1]["message"]
+    assert report["ok"] is False and report["repairable"] is True
+    assert report["error"]["code"] == "MODEL_OUTPUT_INVALID"
+    assert [(i["code"], i["path"]) for i in report["error"]["issues"]] == [("PROHIBITION_DROPPED", "/intent/prohibitions")]
+    assert "取消修改" in report["error"]["issues"][0]["message"]
+    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"] and "先只分析原因" in report["warnings"][0]["message"]
 
 
 def test_seed002_continuing_a_withdrawn_action_is_repairable_model_output(vbook):
@@ -100,9 +105,9 @@ def test_seed002_continuing_a_withdrawn_action_is_repairable_model_output(vbook)
     report = run(vbook, WITHDRAW, intent(WITHDRAW, [item("i1", "fix", "登录失败")]), CONTEXT)
     assert report["ok"] is False and report["repairable"] is True
     assert [(i["code"], i["path"]) for i in report["error"]["issues"]] == [
-        ("INTENT_WITHDRAWN_CONTINUED", "/intent/intents/0/action")]
+        ("INTENT_WITHDRAWN_CONTINUED", "/intent/intents/0/action"), ("PROHIBITION_DROPPED", "/intent/prohibitions")]
     assert "取消修改" in report["error"]["issues"][0]["message"]
-    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED", "PROHIBITION_UNREFLECTED"]
+    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
 
 
 @pytest.mark.parametrize("text, action", [("取消刚才的部署，先看日志。", "deploy"), ("不用再修复了，先看日志。", "修复"),
@@ -132,19 +137,25 @@ def test_negative_phrases_never_warn(vbook, text):
 
 
 @pytest.mark.parametrize("text,phrase", [("不要修改代码。", "不要修改代码"), ("别重启服务。", "别重启服务"),
-                                         ("禁止删除生产数据。", "禁止删除生产数据"),
-                                         ("取消刚才的部署。", "取消刚才的部署"), ("先只看日志。", "先只看日志")])
-def test_each_phrase_kind_must_be_reflected(vbook, text, phrase):
+                                         ("禁止删除生产数据。", "禁止删除生产数据"), ("取消刚才的部署。", "取消刚才的部署")])
+def test_each_negation_kind_must_be_kept(vbook, text, phrase):
     report = run(vbook, text, intent(text, [item("i1", "query", "日志")]))
-    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
-    assert phrase in report["warnings"][0]["message"]
+    assert codes(report["error"]["issues"]) == ["PROHIBITION_DROPPED"] and report["warnings"] == []
+    assert phrase in report["error"]["issues"][0]["message"]
 
 
-def test_a_phrase_found_by_two_patterns_is_reported_once(vbook):
-    text = "暂不需要通知客户。"      # 暂不… (prohibition) and 不需要… (withdrawal) overlap
+def test_a_restriction_nobody_reflects_is_a_warning(vbook):
+    text = "先只看日志。"
+    report = run(vbook, text, intent(text, [item("i1", "query", "日志")]))
+    assert report["ok"] is True and codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
+    assert "先只看日志" in report["warnings"][0]["message"]
+
+
+def test_a_negation_found_by_two_cues_is_reported_once(vbook):
+    text = "暂不需要通知客户。"      # 暂不… and 不需要… overlap
     report = run(vbook, text, intent(text, [item("i1", "check", "客户")]))
-    assert codes(report["warnings"]) == ["PROHIBITION_UNREFLECTED"]
-    assert "暂不需要通知客户" in report["warnings"][0]["message"]
+    assert codes(report["error"]["issues"]) == ["PROHIBITION_DROPPED"]
+    assert "暂不需要通知客户" in report["error"]["issues"][0]["message"]
 
 
 def test_seed002_a_host_relaxes_an_intent_issue_to_a_warning_in_its_tables(tmp_path):
@@ -153,14 +164,15 @@ def test_seed002_a_host_relaxes_an_intent_issue_to_a_warning_in_its_tables(tmp_p
         shutil.copytree(ROOT / folder, tmp_path / folder)
     catalogue = tmp_path / "rules" / "verify_issues.yaml"
     text = catalogue.read_text(encoding="utf-8")
-    for code in ("INTENT_WITHDRAWN_CONTINUED", "INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"):
+    for code in ("INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED", "INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"):
         head, tail = text.split(f"  {code}:\n", 1)
         tail = tail.replace("error: MODEL_OUTPUT_INVALID\n    repairable: true", "error: null\n    repairable: false", 1)
         text = f"{head}  {code}:\n{tail}"
     catalogue.write_text(text, encoding="utf-8")
     relaxed = load_rulebook(tmp_path, files=[tmp_path / f for f in VERIFY_TABLES])
     report = run(relaxed, WITHDRAW, intent(WITHDRAW, [item("i1", "fix", "登录失败")]), CONTEXT)
-    assert report["ok"] is True and "INTENT_WITHDRAWN_CONTINUED" in codes(report["warnings"])
+    assert report["ok"] is True
+    assert {"INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"} <= set(codes(report["warnings"]))
     report = run(relaxed, TWO, intent(TWO, [item("i1", "query_and_analyze", "订单 A 和订单 B 的延迟原因")]))
     assert report["ok"] is True
     assert codes(report["warnings"]) == ["INTENT_TARGET_JOINED", "INTENT_ACTIONS_MERGED"]

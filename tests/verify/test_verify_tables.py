@@ -28,8 +28,9 @@ def test_every_inline_example_passes(vbook):
     outcomes = run_all(vbook)
     assert [o for o in outcomes if not o.ok] == []
     ids = {o.id.rsplit(":", 1)[0] for o in outcomes}
-    assert {"verify.prohibition_phrases:withdraw.cancel", "verify.prohibition_phrases:prohibit.bie",
-            "verify.intent_heuristics:target.joined"} <= ids
+    assert {"verify.prohibition_phrases:zh.cancel", "verify.prohibition_phrases:zh.dont",
+            "verify.prohibition_phrases:change", "verify.prohibition_phrases:restrict.first_only",
+            "verify.intent_heuristics:target.joined", "verify.intent_heuristics:target.separated"} <= ids
 
 
 def test_instances_are_part_of_the_rulebook_version(tmp_path):
@@ -73,15 +74,20 @@ def test_phrase_table_mistakes_fail_the_load(tmp_path, edit, expected):
     assert expected in problems(tmp_path, data)
 
 
-def test_a_pattern_that_misses_its_examples_fails_groundrules_test(tmp_path):
+def test_a_table_that_misses_its_examples_fails_groundrules_test(tmp_path):
     data = copy.deepcopy(original("prohibition_phrases.yaml"))
-    data["phrases"][1]["pattern"] = "别(?P<object>[^，。]{1,20})"                     # now matches 别的
-    data["phrases"][6]["examples"] = [{"text": "先只分析原因。", "matches": ["先只分析原因"]}]  # no negative
+    data["phrases"][1]["pattern"] = "只(?P<object>[^，。]{1,20})"                     # now matches 只要
+    data["phrases"][0]["examples"] = [{"text": "先只分析原因。", "matches": ["先只分析原因"]}]  # no negative
+    dont = next(c for c in data["negation"]["cues"] if c["id"] == "zh.dont")
+    dont["not_followed_by"].remove("的")                                              # now reads 别的 as 别
+    data["negation"]["blockers"].remove("忘")                                          # 不要忘了提交代码 forbids
     path = tmp_path / "table.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     failed = {o.id for o in run_all(load_rulebook(ROOT, files=[path])) if not o.ok}
-    assert "verify.prohibition_phrases:prohibit.bie:3" in failed
+    assert "verify.prohibition_phrases:restrict.only_need:3" in failed
     assert "verify.prohibition_phrases:restrict.first_only" in failed
+    assert "verify.prohibition_phrases:zh.dont:5" in failed
+    assert "verify.prohibition_phrases:zh.forbid:10" in failed
 
 
 def test_heuristic_without_its_group_fails_the_load(tmp_path):

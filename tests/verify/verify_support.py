@@ -1,5 +1,5 @@
 """Shared by the verification tests: this part's rulebook and its case corpus
-(tests/cases/verify/<group>/*.json, each a CLI payload)."""
+(tests/cases/verify/<group>/*.json, each a CLI payload, some with what they expect)."""
 from __future__ import annotations
 
 import json
@@ -29,8 +29,19 @@ def case_groups() -> list[str]:
     return sorted(p.name for p in CASES.iterdir() if p.is_dir())
 
 
-def cases(group: str) -> dict:
+def _read(group: str) -> dict:
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((CASES / group).glob("*.json"))}
+
+
+def cases(group: str) -> dict:
+    """Each case's payload (a case may say what it expects under `expect`, which is no argument)."""
+    return {name: {k: v for k, v in doc.items() if k != "expect"} for name, doc in _read(group).items()}
+
+
+def expectations(group: str) -> dict:
+    """name -> {ok, issues: [code of the error's issues, in order], warnings: [code, ...], why?} of
+    the group's cases that say what they expect."""
+    return {name: doc["expect"] for name, doc in _read(group).items() if "expect" in doc}
 
 
 def all_cases() -> dict:

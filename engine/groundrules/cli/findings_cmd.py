@@ -18,6 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "one server at /mcp for many agents, each calling as its bearer token's principal "
                                    "(--tokens). Tools, as each role may call them: " + ", ".join(TOOLS) + ".")
     add_caller_args(s, ledger=True)
+    s.add_argument("--config", metavar="FILE", help="a YAML file of settings: any option of this command (and "
+                   "--rules) by its name with underscores, e.g. 'grace: 10'; each may also be set as an "
+                   "environment variable (GROUNDRULES_GRACE=10). The command line wins over the environment, "
+                   "the environment over the file")
     http = s.add_argument_group("shared server (MCP Streamable HTTP)")
     http.add_argument("--http", metavar="HOST:PORT", help="serve over HTTP at http://HOST:PORT/mcp instead of stdio; "
                       "--project, --operator and --role are then ignored: each token names its caller")
@@ -26,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
                       help="a Host header clients may send (repeatable; 'name:*' for any port); default: the "
                            "loopback names, required when HOST is not a loopback address")
+    from ..transports.settings import add_options
+    add_options(http)
     s.set_defaults(func=run_serve)
 
     f = sub.add_parser("findings", help="read the finding ledger and decide rule proposals",
@@ -61,6 +67,11 @@ def run_serve(args: argparse.Namespace) -> int:
     host, port = _host_port(args.http) if args.http is not None else (None, None)
     if args.http is not None and not args.tokens:
         raise usage_error("--http needs --tokens FILE: every HTTP caller is a token's principal")
+    from ..transports.settings import from_options
+    try:
+        settings = from_options(args)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
     service = service_from(args)
     try:
         if args.http is None:
@@ -68,7 +79,8 @@ def run_serve(args: argparse.Namespace) -> int:
             serve_stdio(service, caller_from(args))
         else:
             from ..transports.mcp_http import serve_http
-            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host)
+            serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
+                       settings=settings, rules_root=args.rules)
     finally:
         close(service)
     return 0

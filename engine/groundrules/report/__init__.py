@@ -1,8 +1,9 @@
 """`groundrules report`: a picture of the rulebook as one static HTML page.
 
 Decision tables are DMN-like grids (rows x conditions x outputs, hit policy and priority shown),
-transition tables are state diagrams, lock tables show their patterns with their examples; every
-row and pattern carries its coverage by the case corpora and the status of its examples. Given the
+transition tables are state diagrams (with the roles that may take each move), lock tables show
+their patterns and context rules with their examples, merge policies their slots and events; every
+row, pattern and rule carries its coverage by the case corpora and the status of its examples. Given the
 base rulebook, the rows, moves, patterns and cases the edit changes are highlighted. The page needs
 no network and no build step, and the same tables and corpora always give the same bytes.
 """
@@ -18,9 +19,9 @@ from ..corpus_diff import corpus_diff
 from ..corpus_diff.text import corpus_lines, table_lines
 from ..rulebook import Rulebook
 from . import coverage as cov
-from . import decision_html, grid, lock_html, machine_html, page
+from . import decision_html, grid, lock_html, machine_html, merge_html, page
 
-PICTURED = ("decision_table", "transition_table", "lock_patterns")
+PICTURED = ("decision_table", "transition_table", "lock_patterns", "merge_policy")
 
 
 def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
@@ -31,7 +32,7 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
     base_refs = {r.id: r for r in corpus.decision_tables(base)} if base is not None else {}
     base_coverage = cov.decision_coverage(base, cases) if base is not None else {}
     grids = []
-    sections = ['<h2 id="decision-tables">Decision tables</h2>']
+    sections = [page.group_start("decision-tables", "Decision tables")]
     for ref in refs:
         against = (base_refs.get(ref.id), base, base_coverage.get(ref.id)) if base is not None else None
         g = grid.build(ref, book, coverage.get(ref.id), cov.example_status(ref.table), against)
@@ -41,21 +42,28 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
             entry = next(t for t in diff["decision_tables"] if t["table"] == ref.id)
             lines = table_lines(entry)[1:] if entry["changes"] else []
         sections.append(decision_html.grid_section(g, page.changes_block("cases this edit changes", lines)))
-    sections.append('<h2 id="transition-tables">Transition tables</h2>')
+    sections.append(page.GROUP_END + page.group_start("transition-tables", "Transition tables"))
+    roles = book.of_kind("role_table")
     for table in book.of_kind("transition_table"):
         source = book.sources[table.id]
-        sections.append(machine_html.transition_section(table, source.file, cov.example_status(table),
-                                                _moved(table.id, book, base)))
-    sections.append('<h2 id="lock-tables">Lock tables</h2>')
+        sections.append(machine_html.transition_section(table, source, cov.example_status(table),
+                                                        _moved(table.id, book, base), roles[0] if roles else None))
+    sections.append(page.GROUP_END + page.group_start("merge-policies", "Merge policies"))
+    for policy in book.of_kind("merge_policy"):
+        sections.append(merge_html.merge_section(policy, book.sources[policy.id], book, cov.example_status(policy),
+                                                 merge_html.changed_items(policy.id, book, base)))
+    if diff is not None:
+        sections.append(page.changes_block("fold payloads this edit changes", corpus_lines("fold", diff["fold"])[1:]))
+    sections.append(page.GROUP_END + page.group_start("lock-tables", "Lock tables"))
     lock_cov = cov.lock_coverage(book, cases)
+    rule_cov = cov.lock_rule_coverage(book, cases)
     if diff is not None:
         sections.append(page.changes_block("conversations this edit changes",
                                            corpus_lines("locks", diff["locks"])[1:]))
     for table in book.of_kind("lock_patterns"):
-        source = book.sources[table.id]
-        sections.append(lock_html.lock_section(table, source.data, source.file, cov.example_status(table), lock_cov,
-                                          _patterns_changed(table.id, book, base)))
-    sections.append(_others(book, diff))
+        sections.append(lock_html.lock_section(table, book.sources[table.id], cov.example_status(table), lock_cov,
+                                               rule_cov, _patterns_changed(table.id, book, base)))
+    sections.append(page.GROUP_END + _others(book))
     header = _header(book, base, grids, lock_cov)
     return page.document("groundrules rulebook report", header, "\n".join(sections))
 
@@ -83,6 +91,7 @@ def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov) -> str
     changed = sum(1 for r in rows if r.changed)
     nav = "".join(f'<a href="#dt-{escape(g.ref.id)}">{escape(g.ref.id)}</a>' for g in grids)
     nav += "".join(f'<a href="#tt-{escape(t.id)}">{escape(t.id)}</a>' for t in book.of_kind("transition_table"))
+    nav += "".join(f'<a href="#mp-{escape(t.id)}">{escape(t.id)}</a>' for t in book.of_kind("merge_policy"))
     nav += "".join(f'<a href="#lt-{escape(t.id)}">{escape(t.id)}</a>' for t in book.of_kind("lock_patterns"))
     nav += '<a href="#other-tables">other tables</a>'
     summary = (f"rulebook <code>{book.version}</code>"
@@ -94,7 +103,8 @@ def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov) -> str
                + ('<label><input type="checkbox" id="only-changed"> only rows this edit changes</label>' if base else "")
                + '<label><input type="checkbox" id="only-uncovered"> only rows no case fires</label></div>')
     return (f"<h1>groundrules — the rulebook at a glance</h1>\n<p class=\"summary\">{summary}</p>\n"
-            f"<nav>{nav}</nav>\n{filters}\n")
+            f"<nav>{nav}</nav>\n{filters}\n"
+            '<p class="focus-note">This address opens one table of the report. <a href="#">Show every table</a></p>\n')
 
 
 def _moved(table_id: str, book: Rulebook, base: Rulebook | None) -> dict:
@@ -117,19 +127,25 @@ def _moved(table_id: str, book: Rulebook, base: Rulebook | None) -> dict:
 
 def _patterns_changed(table_id: str, book: Rulebook, base: Rulebook | None) -> frozenset:
     """Patterns whose own entry changed, or whose regex reads differently once the table's named
-    sets are expanded (an edit of `sets` changes every pattern that uses the set)."""
+    sets are expanded (an edit of `sets` changes every pattern that uses the set); context rules
+    (`<section>.<id>`) whose entry changed."""
     if base is None:
         return frozenset()
-    old = {p["id"]: p for p in (base.sources[table_id].data["patterns"] if table_id in base.sources else ())}
+    was = base.sources[table_id].data if table_id in base.sources else {}
+    now = book.sources[table_id].data
+    old = {p["id"]: p for p in was.get("patterns", ())}
     old_regex = {p.id: p.regex.pattern for p in (base.table(table_id).patterns if table_id in base.tables else ())}
     new_regex = {p.id: p.regex.pattern for p in book.table(table_id).patterns}
-    return frozenset(p["id"] for p in book.sources[table_id].data["patterns"]
-                     if old.get(p["id"]) != p or old_regex.get(f"{table_id}.{p['id']}") != new_regex.get(
-                         f"{table_id}.{p['id']}"))
+    patterns = {p["id"] for p in now["patterns"]
+                if old.get(p["id"]) != p or old_regex.get(f"{table_id}.{p['id']}") != new_regex.get(
+                    f"{table_id}.{p['id']}")}
+    rules = {f"{section}.{r['id']}" for section in lock_html.SECTIONS for r in now.get(section, ())
+             if r not in was.get(section, ())}
+    return frozenset(patterns | rules)
 
 
-def _others(book: Rulebook, diff: dict | None) -> str:
-    """Tables of the other kinds: where they are and how their examples fare; the fold corpus changes."""
+def _others(book: Rulebook) -> str:
+    """Tables of the other kinds: where they are and how their examples fare."""
     rows = []
     for table_id in sorted(book.tables):
         table = book.tables[table_id]
@@ -142,9 +158,8 @@ def _others(book: Rulebook, diff: dict | None) -> str:
                   if results else '<td class="ex none">—</td>')
         rows.append(f'<tr data-table="{escape(table_id)}"><td><code>{escape(table_id)}</code></td>'
                     f'<td>{escape(table.kind)}</td><td><code>{escape(book.sources[table_id].file)}</code></td>{status}</tr>')
-    fold = page.changes_block("fold payloads this edit changes", corpus_lines("fold", diff["fold"])[1:]) \
-        if diff is not None else ""
-    return ('<h2 id="other-tables">Other tables</h2><p class="meta">Tables of other kinds are not pictured; '
-            'decision tables embedded in them appear above with the other decision tables.</p>'
-            '<table class="plain"><thead><tr><th>table</th><th>kind</th><th>file</th><th>examples</th></tr></thead>'
-            "<tbody>" + "".join(rows) + "</tbody></table>" + fold)
+    return (page.group_start("other-tables", "Other tables")
+            + '<p class="meta">Tables of other kinds are not pictured; decision tables embedded in them appear '
+            'above with the other decision tables.</p><div class="scroll"><table class="plain"><thead><tr>'
+            '<th>table</th><th>kind</th><th>file</th><th>examples</th></tr></thead>'
+            "<tbody>" + "".join(rows) + "</tbody></table></div>" + page.GROUP_END)

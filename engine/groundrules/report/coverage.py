@@ -17,6 +17,8 @@ from .. import corpus
 from ..errors import GroundrulesError
 from ..evidence import fold
 from ..locks import lock_messages
+from ..locks.rules import row_fires
+from ..locks.scan import raw_scan
 from ..rulebook import Rulebook
 
 
@@ -105,6 +107,36 @@ def lock_coverage(book: Rulebook, cases: Path) -> Coverage | None:
             continue
         for pattern in sorted({c["pattern"] for c in found}):
             fired.setdefault(pattern, []).append(name)
+    return Coverage(corpus.LOCKS, len(convs), {k: tuple(v) for k, v in fired.items()})
+
+
+def lock_rule_coverage(book: Rulebook, cases: Path) -> Coverage | None:
+    """'<table>:<section>.<rule>' -> the conversations in which the context rule held on a
+    candidate of its patterns (an attempt rule: on an invalid one), every lock table scanning."""
+    convs = corpus.lock_cases(cases)
+    if convs is None:
+        return None
+    tables = book.of_kind("lock_patterns")
+    patterns = tuple(p for t in tables for p in t.patterns)
+    fired: dict = {}
+    for name, messages in convs:
+        held: set = set()
+        for message in messages if isinstance(messages, list) else ():
+            if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+                continue
+            role, state, content = message.get("role"), message.get("state", "sent"), message["content"]
+            mine = tuple(p for p in patterns if role in p.roles and state in p.states)
+            try:
+                raws = raw_scan(mine, str(message.get("id", "")), role, state, content)
+                for t in tables:
+                    for row in t.rows:
+                        key = f"{t.id}:{row.section}.{row.id}"
+                        if key not in held and row_fires(row, raws, content)[0]:
+                            held.add(key)
+            except TimeoutError:       # a message past its budget tells nothing about the rules
+                continue
+        for key in sorted(held):
+            fired.setdefault(key, []).append(name)
     return Coverage(corpus.LOCKS, len(convs), {k: tuple(v) for k, v in fired.items()})
 
 

@@ -71,7 +71,8 @@ def _grid_row(r: GridRow, grid: Grid, inputs: list, ranked: bool) -> str:
     cells = [f'<td class="n">{r.n or "–"}</td>',
              f'<td class="rid"><span class="id">{escape(r.id)}</span><span class="line">:{r.line}</span>'
              + (f'<div class="desc">{escape(r.description)}</div>' if r.description else "")
-             + ("".join(f'<div class="why-changed">{escape(w)}</div>' for w in r.changed)) + "</td>"]
+             + "".join(f'<div class="why-changed">{escape(w)}</div>' for w in r.changed)
+             + "".join(f'<div class="why-noted">{escape(w)}</div>' for w in r.noted) + "</td>"]
     if ranked:
         cells.append(f'<td class="rank">{r.rank if r.rank is not None else "–"}</td>')
     cells.append(coverage_cell(r.fired, grid.coverage))

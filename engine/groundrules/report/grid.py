@@ -33,7 +33,8 @@ class GridRow:
     outputs: dict             # output column -> cell text
     fired: tuple | None       # case names the row fired on (None: no corpus)
     examples: Examples | None
-    changed: tuple = ()       # why the row is highlighted against the base
+    changed: tuple = ()       # why the row is highlighted against the base: what it decides changed
+    noted: tuple = ()         # edits of the row that change nothing it decides (description, examples)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def build(ref: TableRef, book: Rulebook, coverage: Coverage | None, examples: di
     if "default" in data:
         rendered += [k for k in data["default"].get("output", {}) if k not in rendered and k not in attributes]
     rank = {code: i + 1 for i, code in enumerate(table.priority)}
-    changes = _changes(ref, book, base, coverage)
+    changes, notes = _changes(ref, book, base, coverage)
 
     def grid_row(row: Row, n: int, raw: dict) -> GridRow:
         inputs: dict = {}
@@ -100,7 +101,7 @@ def build(ref: TableRef, book: Rulebook, coverage: Coverage | None, examples: di
         fired = coverage.fired.get(row.id, ()) if coverage is not None else None
         return GridRow(n, row.id, row.code, rank.get(row.code), line, raw.get("description", ""),
                        inputs, " and ".join(other), outputs, fired, examples.get(row.id if n else "default"),
-                       changes.get(row.id, ()))
+                       changes.get(row.id, ()), notes.get(row.id, ()))
 
     rows = [grid_row(row, n, data["rows"][row.index]) for n, row in enumerate(table.rows, 1)]
     if table.default is not None:
@@ -124,39 +125,86 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _changes(ref: TableRef, book: Rulebook, base: tuple | None, coverage: Coverage | None) -> dict:
-    """Row id -> why the edit touches it: new, edited, its code's outputs edited, priority moved,
-    fires on other cases."""
+MEANING = ("when", "code", "output")     # what a row says; description and examples only explain it
+
+
+def _changes(ref: TableRef, book: Rulebook, base: tuple | None, coverage: Coverage | None) -> tuple[dict, dict]:
+    """(row id -> why the edit changes what the row decides, row id -> edits that change nothing
+    it decides). A row's meaning is its condition, code and outputs, its code's outputs, and its
+    place among the rows and codes both versions have: inserting a code into `priority` moves the
+    codes after it down a rank without changing their order, so it changes none of them."""
     if base is None:
-        return {}
+        return {}, {}
     base_ref, base_book, base_coverage = base
     table = ref.table
     data = ref.data(book)
     if base_ref is None:
-        return {r["id"]: ("new table",) for r in data["rows"]} | {"default": ("new table",)}
+        return {r["id"]: ("new table",) for r in data["rows"]} | {"default": ("new table",)}, {}
     old = base_ref.table
-    old_rows = {r["id"]: r for r in base_ref.data(base_book)["rows"]}
-    old_rank = {code: i for i, code in enumerate(old.priority)}
-    new_rank = {code: i for i, code in enumerate(table.priority)}
-    out: dict = {}
+    old_data = base_ref.data(base_book)
+    old_raws = {r["id"]: r for r in old_data["rows"]} | {"default": old_data.get("default")}
     raws = [(r["id"], r) for r in data["rows"]] + [("default", data.get("default"))]
-    old_raws = dict(old_rows, default=base_ref.data(base_book).get("default"))
+    ahead_now = _ahead(table.priority, old.priority)
+    ahead_was = _ahead(old.priority, table.priority)
+    order_now = _row_order(table, old)
+    order_was = _row_order(old, table)
+    out: dict = {}
+    notes: dict = {}
     for row_id, raw in raws:
         if raw is None:
             continue
-        why = []
+        why, noted = [], []
         code = raw.get("code", row_id)
-        if row_id not in old_raws or old_raws[row_id] is None:
+        was = old_raws.get(row_id)
+        if was is None:
             why.append("new row")
-        elif old_raws[row_id] != raw:
-            why.append("row edited")
-        if table.codes.get(code) != old.codes.get(code):
+        else:
+            why += [f"{key} edited" for key in MEANING if raw.get(key) != was.get(key)]
+            noted += [f"{key} edited" for key in ("description", "examples") if raw.get(key) != was.get(key)]
+            if order_now.get(row_id) != order_was.get(row_id):
+                why.append("moved among the rows")
+        attrs_now, attrs_was = table.codes.get(code, {}), old.codes.get(code, {})
+        if _meaning(attrs_now) != _meaning(attrs_was):
             why.append(f"outputs of {code} edited")
-        if code in new_rank and code in old_rank and new_rank[code] != old_rank[code]:
-            why.append(f"priority {old_rank[code] + 1} → {new_rank[code] + 1}")
+        elif attrs_now != attrs_was:
+            noted.append(f"description of {code} edited")
+        if code in ahead_now and code in ahead_was and ahead_now[code] != ahead_was[code]:
+            why.append(_priority_moved(code, ahead_was[code], ahead_now[code]))
         if coverage is not None and base_coverage is not None and \
                 set(coverage.fired.get(row_id, ())) != set(base_coverage.fired.get(row_id, ())):
             why.append("fires on other cases")
         if why:
             out[row_id] = tuple(why)
-    return out
+        if noted:
+            notes[row_id] = tuple(noted)
+    return out, notes
+
+
+def _meaning(attrs: dict) -> dict:
+    return {k: v for k, v in attrs.items() if k not in HIDDEN_ATTRIBUTES}
+
+
+def _ahead(priority: tuple, other: tuple) -> dict:
+    """code -> the codes both lists hold that rank before it in `priority`."""
+    common = [c for c in priority if c in other]
+    return {c: frozenset(common[:i]) for i, c in enumerate(common)}
+
+
+def _priority_moved(code: str, was: frozenset, now: frozenset) -> str:
+    below = sorted(now - was)      # codes it used to outrank
+    above = sorted(was - now)      # codes that used to outrank it
+    parts = ([f"now below {', '.join(below)}"] if below else []) + ([f"now above {', '.join(above)}"] if above else [])
+    return "priority: " + "; ".join(parts)
+
+
+def _row_order(table, other) -> dict:
+    """row id -> the rows both tables hold that are tried before it, where that order decides: every
+    row under `first` and `collect`, the rows of the same code under `output_order` (a code fires
+    from its first matching row); `unique` tables have no order."""
+    if table.hit_policy == "unique":
+        return {}
+    both = {r.id for r in other.rows}
+    rows = sorted((r for r in table.rows if r.id in both), key=lambda r: r.index)
+    same_code = table.hit_policy == "output_order"
+    return {r.id: frozenset(o.id for o in rows[:i] if not same_code or o.code == r.code)
+            for i, r in enumerate(rows)}

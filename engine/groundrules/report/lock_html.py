@@ -1,17 +1,29 @@
-"""A lock table as HTML: each pattern's regex, steps, corpus coverage and examples."""
+"""A lock table as HTML: each pattern's regex, steps, corpus coverage and examples, then its
+context rules (drop, attempt) with the patterns they apply to, their conditions, coverage and
+examples."""
 from __future__ import annotations
 
 from html import escape
 
 from .. import canonical
 from ..locks.compile import LockTable
-from .condtext import literal
+from ..locks.rules import Row
+from ..yamlsrc import Source
+from .condtext import literal, text
 from .coverage import Coverage
-from .page import heading
+from .page import examples_cell, heading
 
-def lock_section(table: LockTable, data: dict, file: str, examples: dict,
-                 coverage: Coverage | None, changed: frozenset) -> str:
-    """Every pattern with its regex, steps, corpus coverage and examples (expected locks, pass/fail)."""
+SECTIONS = {  # a context rule's section -> what holding means for a candidate
+    "drop": "a candidate of the rule's patterns on which it holds is no lock (dropped before it is recorded)",
+    "attempt": "an invalid candidate of the rule's patterns is recorded only when one of these holds "
+               "(it looks like an attempt at this kind); a valid one never needs them",
+}
+
+def lock_section(table: LockTable, source: Source, examples: dict, coverage: Coverage | None,
+                 rule_coverage: Coverage | None, changed: frozenset) -> str:
+    """Every pattern with its regex, steps, corpus coverage and examples (expected locks, pass/fail),
+    then the context rules. `changed` holds local pattern ids and `<section>.<rule id>`s."""
+    data, file = source.data, source.file
     out = [f'<section class="table locks" id="lt-{escape(table.id)}" data-table="{escape(table.id)}">',
            heading(table.id, data.get("title", "")),
            f'<p class="meta"><code>{escape(file)}</code> · lock patterns · {table.timeout_ms} ms per '
@@ -52,8 +64,45 @@ def lock_section(table: LockTable, data: dict, file: str, examples: dict,
                    + '<div class="scroll"><table class="plain examples"><thead><tr><th>example text</th>'
                    '<th>role/state</th><th>expected locks</th><th>result</th></tr></thead><tbody>'
                    + "".join(ex_rows) + "</tbody></table></div></div>")
+    if table.rows:
+        out.append(_rules(table, source, examples, rule_coverage, changed))
     out.append("</section>\n")
     return "\n".join(out)
+
+
+def _rules(table: LockTable, source: Source, examples: dict, coverage: Coverage | None, changed: frozenset) -> str:
+    """The drop and attempt rules as one table each, in the order they are tried."""
+    every = len(table.patterns)
+    out = ['<h4>context rules</h4><p class="meta">The rules read the candidate\'s facts (quote, value, '
+           'valid, reason, before, after, groups, inside, overlaps); drop rules are tried first, in order.</p>']
+    for section, meaning in SECTIONS.items():
+        rows = [r for r in table.rows if r.section == section]
+        if not rows:
+            continue
+        body = "".join(_rule_row(table, r, source, examples, coverage, changed, every) for r in rows)
+        out.append(f'<h5>{section}</h5><p class="meta">{escape(meaning)}</p>'
+                   '<div class="scroll"><table class="plain rules"><thead><tr><th>rule</th><th>patterns</th>'
+                   '<th>holds when</th><th>coverage</th><th>examples</th></tr></thead><tbody>' + body
+                   + "</tbody></table></div>")
+    return "".join(out)
+
+
+def _rule_row(table: LockTable, row: Row, source: Source, examples: dict, coverage: Coverage | None,
+              changed: frozenset, every: int) -> str:
+    key = f"{row.section}.{row.id}"
+    raw = source.data[row.section][row.where[1]]
+    local = sorted(p[len(table.id) + 1:] for p in row.patterns)
+    patterns = "every pattern" if len(local) == every and "patterns" not in raw else ", ".join(local)
+    fired = coverage.fired.get(f"{table.id}:{key}", ()) if coverage is not None else None
+    cov = ("no corpus" if fired is None else f"holds in {len(fired)} of {coverage.cases} conversation(s)")
+    tip = f' title="{escape(chr(10).join(fired))}"' if fired else ""
+    cls = ' class="changed"' if key in changed else ""
+    desc = f'<div class="desc">{escape(raw["description"])}</div>' if raw.get("description") else ""
+    return (f'<tr{cls} data-rule="{escape(key)}"><td class="rid"><span class="id">{escape(row.id)}</span>'
+            f'<span class="line">:{source.where(row.where)[0]}</span>{desc}</td>'
+            f'<td>{escape(patterns)}</td><td><code class="regex">{escape(text(row.when))}</code></td>'
+            f'<td class="{"warn" if fired == () else ""}"{tip}>{escape(cov)}</td>'
+            f'{examples_cell(examples.get(key))}</tr>')
 
 
 def _step(step: dict, key: str) -> str:

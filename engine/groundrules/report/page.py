@@ -20,6 +20,14 @@ def document(title: str, header: str, body: str) -> str:
             f"<script>\n{asset('report.js')}</script>\n</body>\n</html>\n")
 
 
+GROUP_END = "</section>\n"
+
+
+def group_start(anchor: str, title: str) -> str:
+    """One group of sections (all decision tables, say): opening `#anchor` shows the group alone."""
+    return f'<section class="group" id="{escape(anchor)}">\n<h2>{escape(title)}</h2>\n'
+
+
 def heading(table_id: str, title: str) -> str:
     return f'<h3>{escape(table_id)}' + (f' <span class="title">{escape(title)}</span>' if title else "") + "</h3>"
 

@@ -7,6 +7,8 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
+from .. import abandon
+
 T = TypeVar("T")
 
 
@@ -26,6 +28,7 @@ class MemoryEvidenceStore:
             data = self._projects.setdefault(project, {"records": [], "redactions": [], "interpretations": []})
             draft = copy.deepcopy(data)
             yield MemoryEvidenceTx(draft)
+            abandon.before_commit()
             self._projects[project] = draft
 
     @contextmanager

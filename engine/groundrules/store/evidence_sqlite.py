@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from .. import abandon, attempts
 from . import sqlite_base
 from .sqlite_base import failures
 
@@ -125,9 +126,11 @@ class SqliteEvidenceStore:
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:
         with self._lock, failures():
+            attempts.attempt()
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield EvidenceTx(self.conn, project)
+                abandon.before_commit()
                 self.conn.execute("COMMIT")
             except BaseException:
                 if self.conn.in_transaction:

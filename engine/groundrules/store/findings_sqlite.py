@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from .. import abandon, attempts
 from ..errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
@@ -218,9 +219,11 @@ class SqliteFindingStore:
         """One write transaction: committed when the block ends, rolled back on any exception,
         including a COMMIT that fails."""
         with self._lock, failures():
+            attempts.attempt()
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield FindingTx(self.conn)
+                abandon.before_commit()
                 self.conn.execute("COMMIT")
             except BaseException:
                 # a failed COMMIT (e.g. a deferred constraint, a full disk) leaves the transaction open

@@ -15,33 +15,31 @@ from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, Tool as MCPTool
 
 from .. import canonical, limits
-from ..api import TOOLS, Caller, Service
+from ..api import Caller, Service
+from .dispatch import Dispatcher
+from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
 
 SERVER_NAME = "groundrules"
 
 
 class ToolServer(MCPServer):
-    """An MCPServer whose tools are the registry's, for the caller `caller()` names."""
+    """An MCPServer whose tools are the registry's, for the caller `caller()` names; calls run
+    through the dispatcher (worker threads in lanes, a turn per principal)."""
 
-    def __init__(self, service: Service, caller: Callable[[], Caller], **settings: Any):
+    def __init__(self, service: Service, caller: Callable[[], Caller], *, dispatcher: Dispatcher | None = None,
+                 **settings: Any):
         super().__init__(SERVER_NAME, log_level="WARNING", **settings)
-        self._service = service
+        self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
 
     async def list_tools(self) -> list[MCPTool]:
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema)
-                for t in self._service.listings(self._caller())]
+                for t in self._dispatcher.service.listings(self._caller())]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
-        caller = self._caller()
-        tool = TOOLS.get(name) if isinstance(name, str) else None
-        if tool is not None and tool.quick:          # a ledger read: cheaper than a worker thread's hand-off
-            envelope = self._service.call(name, arguments, caller)
-        else:                                        # writes (disk) and long computations leave the event loop
-            envelope = await anyio.to_thread.run_sync(self._service.call, name, arguments, caller)
-        return result_of(envelope)
+        return result_of(await self._dispatcher.call(name, arguments, self._caller()))
 
 
 def result_of(envelope: dict) -> CallToolResult:
@@ -55,25 +53,28 @@ def serve_stdio(service: Service, caller: Caller) -> None:
     server = ToolServer(service, lambda: caller)
     limits = wire_limits(service)
 
-    def non_object_arguments(request: dict) -> dict | None:
-        """A tools/call whose arguments are not an object: the registry's envelope, not the SDK's
-        bare -32602, so every transport refuses it alike."""
-        params = request.get("params")
-        if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
-                or not isinstance(params.get("name"), str) or "arguments" not in params \
-                or isinstance(params["arguments"], dict):
-            return None
-        return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
-            by_alias=True, exclude_none=True)
-
     async def run() -> None:
-        async with guarded_stdio(limits, answer=non_object_arguments) as (read_stream, write_stream):
+        async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller)) \
+                as (read_stream, write_stream):
             lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
     anyio.run(run)
 
 
+def non_object_arguments(service: Service, request: dict, caller: Caller) -> dict | None:
+    """The result of a tools/call whose arguments are not an object (null included): the
+    registry's envelope, not the SDK's bare -32602 (nor, for null, a call as if given {}), so every
+    transport refuses it alike. None for any other message."""
+    params = request.get("params")
+    if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
+            or not isinstance(params.get("name"), str) or "arguments" not in params \
+            or isinstance(params["arguments"], dict):
+        return None
+    return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
+        by_alias=True, exclude_none=True)
+
+
 def wire_limits(service: Service) -> WireLimits:
-    """The stdio limits of the `limits` table (rules/limits.yaml), or the defaults without one."""
+    """The wire limits (stdio and HTTP) of the `limits` table (rules/limits.yaml), or the defaults without one."""
     table = limits.of(service.book)
-    return WireLimits(**table.stdio) if table is not None else WireLimits()
+    return WireLimits(**table.wire) if table is not None else WireLimits()

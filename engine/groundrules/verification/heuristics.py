@@ -1,6 +1,7 @@
 """Intent heuristics (`rules/intent_heuristics.yaml`): signs that one vague intent stands for
-several actions or objects, or carries on an action the input withdrew. How severe each sign is
-(an error to repair, or a warning) is the issue catalogue's call, not this module's."""
+several actions or objects. How severe each sign is (an error to repair, or a warning) is the
+issue catalogue's call, not this module's. (An intent doing what the input withdraws or forbids
+is read from the negations of rules/prohibition_phrases.yaml.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,8 +12,7 @@ from .patterns import Pattern, compile_pattern, duplicate_ids
 
 KIND = "intent_heuristics"
 # heuristic check -> the finding it reports, and the named group it needs
-CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("actions_merged", ()),
-          "withdrawn_action": ("withdrawn_continued", ())}
+CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("actions_merged", ())}
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,6 @@ class Heuristic:
     check: str
     pattern: Pattern
     exclude_kinds: tuple
-    phrase_kinds: tuple = ()   # withdrawn_action: the phrase kinds that withdraw an action
 
 
 @dataclass(frozen=True)
@@ -44,8 +43,7 @@ def compile_heuristics(data: dict, ctx) -> IntentHeuristics | None:
     for i, raw in enumerate(data["heuristics"]):
         pattern = compile_pattern(raw, ("heuristics", i), ctx, groups=CHECKS[raw["check"]][1])
         if pattern is not None:
-            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ())),
-                                 tuple(raw.get("phrase_kinds", ()))))
+            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ()))))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

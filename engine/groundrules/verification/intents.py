@@ -1,9 +1,10 @@
 """The intent part: unique ids, one object per intent, and constraints that must survive.
 
 What is certain is checked as model output (an intent input that is not the request's, a
-repeated id); what needs judgement (several objects in one target, more actions than intents, an
-intent carrying on a withdrawn action, an explicit prohibition nobody reflects) comes from the
-tables, and the issue catalogue says whether each is an error to repair or a warning.
+repeated id); what needs judgement (several objects in one target, more actions than intents, a
+prohibition or withdrawal the candidate dropped, an intent doing what the input negates, a
+restriction nobody reflects) comes from the tables, and the issue catalogue says whether each is
+an error to repair or a warning.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from .observations import Observation
 from .heuristics import IntentHeuristics
+from .negation import Negation
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
 
@@ -29,30 +31,60 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
             out.append(Observation("intent_id_duplicate", encode("intent", "intents", i, "id"), {"id": item["id"]}))
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
-    matches = phrases.scan(text)
+    negations = phrases.negated(text)
+    mentions = phrases.negations.mentions(text, negations) if negations else []
+    out += _dropped(negations, mentions, intent, phrases)
+    matches = phrases.scan(text, negations)
     statements = _statements(intent)
     for m in matches:
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    out += _merged_actions(text, intents, matches, heuristics)
-    out += _withdrawn_continued(intents, matches, heuristics)
+    out += _merged_actions(text, intents, matches, negations, heuristics)
+    out += _negated_continued(intents, negations, mentions, phrases)
     return out
 
 
-def _withdrawn_continued(intents: list, matches: list[PhraseMatch],
-                         heuristics: IntentHeuristics) -> list[Observation]:
-    """An intent whose action belongs to the same family (one heuristic's pattern) as an action a
-    withdrawal phrase of the input names: 取消修改 and an intent 'fix'."""
+# the intent observation of each negation kind
+_CONTINUED = {"withdrawal": "withdrawn_continued", "prohibition": "prohibited_action"}
+
+
+def _dropped(negations: list[Negation], mentions: list, intent: dict,
+             phrases: ProhibitionPhrases) -> list[Observation]:
+    """A prohibition or withdrawal of the input that the candidate does not keep: some prohibition
+    must name an action of each negated family (修改代码, no code changes), or some requirement or
+    prohibition negate it (不修改代码, do not modify the code)."""
+    out: list[Observation] = []
+    if not negations:
+        return out
+    kept_named = {fam for s in _strings_of(intent["prohibitions"]) for *_, fam in phrases.actions.find(s)}
+    kept_negated = {fam for s in _statements(intent) for n in phrases.negated(s) for fam in n.families}
+    for n in negations:
+        rule = phrases.negations.kinds[n.kind]["required_unless"]
+        missing = [(w, fam) for w, fam in n.actions if fam not in kept_named | kept_negated
+                   and not phrases.negations.lifted(n, fam, mentions, rule)]
+        if missing:
+            out.append(Observation("prohibition_dropped", "/intent/prohibitions",
+                                   {"phrase": n.phrase, "kind": n.kind, "action": "/".join(w for w, _ in missing),
+                                    "start": n.phrase_start, "end": n.phrase_end}))
+    return out
+
+
+def _negated_continued(intents: list, negations: list[Negation], mentions: list,
+                       phrases: ProhibitionPhrases) -> list[Observation]:
+    """An intent whose action (the first action word of its name: fix, fix_login, 修登录, hotfix)
+    is of a family the input withdraws or forbids, unless the input asks for it all the same."""
     out = []
-    for h in heuristics.of_check("withdrawn_action"):
-        withdrawn = [m for m in matches if m.kind in h.phrase_kinds and h.pattern.spans(m.object)]
-        if not withdrawn:
-            continue
-        for i, item in enumerate(intents):
-            if isinstance(item.get("action"), str) and h.pattern.spans(item["action"]):
-                out.append(Observation("withdrawn_continued", encode("intent", "intents", i, "action"),
-                                       {"action": item["action"], "phrase": withdrawn[0].phrase}))
+    for i, item in enumerate(intents):
+        family = phrases.actions.head(item["action"]) if isinstance(item.get("action"), str) else None
+        for n in negations if family else ():
+            if n.narrowed:
+                continue
+            rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
+            if family in n.families and not phrases.negations.lifted(n, family, mentions, rule):
+                out.append(Observation(_CONTINUED[n.kind], encode("intent", "intents", i, "action"),
+                                       {"action": item["action"], "phrase": n.phrase}))
+                break
     return out
 
 
@@ -69,11 +101,11 @@ def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observa
     return out
 
 
-def _merged_actions(text: str, intents: list, matches: list[PhraseMatch],
+def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
                     heuristics: IntentHeuristics) -> list[Observation]:
     out = []
     for h in heuristics.of_check("action_count"):
-        excluded = [(m.start, m.end) for m in matches if m.kind in h.exclude_kinds]
+        excluded = [(m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds]
         actions = [m.group(0) for start, end, m in h.pattern.spans(text)
                    if not any(start < e and s < end for s, e in excluded)]
         if len(actions) > len(intents):
@@ -84,12 +116,16 @@ def _merged_actions(text: str, intents: list, matches: list[PhraseMatch],
 
 def _statements(intent: dict) -> list[str]:
     """The text of every requirement and prohibition, top-level and per intent."""
-    out: list[str] = []
     items = list(intent["requirements"]) + list(intent["prohibitions"])
     for item in intent["intents"]:
         reqs = item.get("requirements")
         if isinstance(reqs, list):
             items += reqs
+    return _strings_of(items)
+
+
+def _strings_of(items: list) -> list[str]:
+    out: list[str] = []
     for item in items:
         _strings(item, out, 0)
     return out

@@ -18,6 +18,8 @@ OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "target_joined": ("target", "joiner"),
     "actions_merged": ("actions", "count", "intents"),
     "withdrawn_continued": ("action", "phrase"),
+    "prohibited_action": ("action", "phrase"),
+    "prohibition_dropped": ("phrase", "kind", "action", "start", "end"),
     "prohibition_unreflected": ("phrase", "kind", "start", "end"),
     "data_key_unknown": ("field",),
     "data_key_unselected": ("field",),

@@ -3,7 +3,7 @@ and run each pattern's own positive and negative examples under `groundrules tes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 import regex
 
@@ -28,23 +28,26 @@ class Pattern:
             raise PatternTimeout(self.id, round(REGEX_TIMEOUT_S * 1000)) from None
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
-        """Each example's matches must be exactly the listed texts; a pattern needs at least one
-        positive and one negative example."""
-        base = f"{table_id}:{self.id}"
-        if not any(ex["matches"] for ex in self.examples):
-            yield ExampleResult(base, False, "pattern has no positive example (matches: [...])",
-                                self.where + ("id",))
-        if not any(not ex["matches"] for ex in self.examples):
-            yield ExampleResult(base, False, "pattern has no negative example (matches: [])",
-                                self.where + ("id",))
-        for n, ex in enumerate(self.examples, 1):
-            try:
-                got = [m.group(0) for _, _, m in self.spans(ex["text"])]
-            except PatternTimeout:
-                got = ["(timed out)"]
-            ok = got == list(ex["matches"])
-            yield ExampleResult(f"{base}:{n}", ok, "" if ok else f"expected {ex['matches']}, got {got}",
-                                self.where + ("examples", n - 1))
+        yield from check_examples(f"{table_id}:{self.id}", self.examples, self.where,
+                                  lambda text: [m.group(0) for _, _, m in self.spans(text)])
+
+
+def check_examples(base: str, examples: tuple, where: tuple,
+                   found: Callable[[str], list[str]]) -> Iterator[ExampleResult]:
+    """Each example's matches must be exactly the listed texts (`found` lists what the item finds
+    in a text); an item needs at least one positive and one negative example."""
+    if not any(ex["matches"] for ex in examples):
+        yield ExampleResult(base, False, "pattern has no positive example (matches: [...])", where + ("id",))
+    if not any(not ex["matches"] for ex in examples):
+        yield ExampleResult(base, False, "pattern has no negative example (matches: [])", where + ("id",))
+    for n, ex in enumerate(examples, 1):
+        try:
+            got = found(ex["text"])
+        except PatternTimeout:
+            got = ["(timed out)"]
+        ok = got == list(ex["matches"])
+        yield ExampleResult(f"{base}:{n}", ok, "" if ok else f"expected {ex['matches']}, got {got}",
+                            where + ("examples", n - 1))
 
 
 def compile_pattern(raw: dict, where: tuple, ctx, groups: tuple = ()) -> Pattern | None:
@@ -62,9 +65,10 @@ def compile_pattern(raw: dict, where: tuple, ctx, groups: tuple = ()) -> Pattern
     return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where)
 
 
-def duplicate_ids(items: list, where: str, ctx) -> None:
+def duplicate_ids(items: list, where: str | tuple, ctx) -> None:
+    prefix = where if isinstance(where, tuple) else (where,)
     seen: set = set()
     for i, item in enumerate(items):
         if item["id"] in seen:
-            ctx.fault("duplicate-id", f"id '{item['id']}' is used twice", (where, i, "id"))
+            ctx.fault("duplicate-id", f"id '{item['id']}' is used twice", prefix + (i, "id"))
         seen.add(item["id"])

@@ -1,8 +1,9 @@
-"""The prohibition lock (`rules/prohibition_phrases.yaml`): explicit prohibition, withdrawal and
-restriction phrases in the input, which the candidate's prohibitions or requirements must reflect.
+"""The prohibition lock (`rules/prohibition_phrases.yaml`): the action words, the negations over
+them (negation.py: prohibitions and withdrawals the candidate must keep, an error when dropped), and
+the restriction phrases (先只…, 只需…) its prohibitions or requirements should reflect.
 
-Reflection is deliberately lenient (a shared run of `min_shared` characters with the phrase's
-object): the check exists to catch a constraint the candidate dropped, and it only ever warns.
+A phrase's reflection is deliberately lenient (a shared run of `min_shared` characters with the
+phrase's object) and only ever warns: the wording of a restriction may vary, and a reviewer decides.
 """
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..examples import ExampleResult
+from .actions import ActionWords, compile_actions
+from .negation import Negation, Negations, compile_negations
 from .patterns import compile_pattern, duplicate_ids
 
 KIND = "prohibition_phrases"
@@ -32,15 +35,19 @@ class ProhibitionPhrases:
     file: str
     min_shared: int
     phrases: tuple             # (Pattern, phrase kind)
+    actions: ActionWords
+    negations: Negations
 
-    def scan(self, text: str) -> list[PhraseMatch]:
-        """Every phrase in `text`, by position; of overlapping matches the earlier, then the
-        longer, one is kept, so one phrase is never reported twice by two patterns."""
+    def scan(self, text: str, negations: tuple | list = ()) -> list[PhraseMatch]:
+        """Every phrase in `text` outside `negations` (one constraint is read once, as the
+        negation), by position; of overlapping matches the earlier, then the longer, one is kept,
+        so one phrase is never reported twice by two patterns."""
         found = []
         for pattern, kind in self.phrases:
             for start, end, m in pattern.spans(text):
-                found.append(PhraseMatch(pattern.id, kind, start, end, m.group(0),
-                                         m.group("object") or m.group(0)))
+                if not any(start < n.end and n.start < end for n in negations):
+                    found.append(PhraseMatch(pattern.id, kind, start, end, m.group(0),
+                                             m.group("object") or m.group(0)))
         found.sort(key=lambda p: (p.start, -p.end, p.id))
         kept: list[PhraseMatch] = []
         for p in found:
@@ -57,7 +64,12 @@ class ProhibitionPhrases:
         grams = {obj[i:i + k] for i in range(len(obj) - k + 1)}
         return any(g in s for s in statements for g in grams)
 
+    def negated(self, text: str) -> list[Negation]:
+        return self.negations.scan(text)
+
     def check_examples(self) -> Iterator[ExampleResult]:
+        yield from self.actions.check_examples(self.id)
+        yield from self.negations.check_examples(self.id)
         for pattern, _ in self.phrases:
             yield from pattern.check_examples(self.id)
 
@@ -69,8 +81,10 @@ def compile_phrases(data: dict, ctx) -> ProhibitionPhrases | None:
         pattern = compile_pattern(raw, ("phrases", i), ctx, groups=("object",))
         if pattern is not None:
             phrases.append((pattern, raw["kind"]))
+    actions = compile_actions(data["actions"], ctx)
+    negations = compile_negations(data["negation"], actions, ctx)
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return ProhibitionPhrases(KIND, data["id"], ctx.source.file, data["reflection"]["min_shared"],
-                              tuple(phrases))
+                              tuple(phrases), actions, negations)
 

@@ -1,0 +1,176 @@
+"""The HTTP transport held to the stdio rules, before the SDK reads a byte.
+
+Every POST to /mcp is read whole, within the message size and the body timeout, and checked as
+stdio checks a line (stdio_guard): JSON, the `limits` table's caps on nesting, integers and ids,
+a JSON-RPC 2.0 message (a batch, a missing method or an id that is not a string or an integer is
+-32600, answered, never a silent 202). Then what only a server with many callers needs:
+- a request whose id is already in flight on its session is refused at once (-32600); the SDK
+  would route both answers to one stream, leaving one call unanswered and SIGTERM waiting for it;
+- a tools/call whose arguments are not an object gets the registry's envelope, as over stdio;
+- an `initialize` from a principal that holds its share of sessions is told so (429);
+- while the server drains, nothing new is taken (503).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import anyio
+import mcp_types as types
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..api import Caller
+from .dispatch import Dispatcher
+from .http_ops import REQUEST_ID, request_id
+from .http_sessions import FairSessionManager, principal_of
+from .mcp_tools import non_object_arguments
+from .settings import ServerSettings
+from .stdio_guard import INVALID_REQUEST, Refused, WireLimits, parse
+
+SESSION_HEADER = b"mcp-session-id"
+SERVER_ERROR = -32000                  # JSON-RPC's range for errors a server defines
+
+
+class _Disconnected(Exception):
+    pass
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, *, dispatcher: Dispatcher, limits: WireLimits, settings: ServerSettings,
+                 sessions: FairSessionManager, caller: Callable[[], Caller]):
+        self.app, self.dispatcher, self.limits, self.settings = app, dispatcher, limits, settings
+        self.sessions, self.caller = sessions, caller
+        self.draining = False
+        self._in_flight: set[tuple[str, Any]] = set()
+        self.posts = 0                  # POSTs being served (the drain waits for them)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = request_id(_header(scope, b"x-request-id"))
+        REQUEST_ID.set(rid)
+        send = _with_header(send, b"x-request-id", rid.encode())
+        if self.draining:
+            await _error(send, 503, None, SERVER_ERROR, "the server is shutting down; retry on another", close=True)
+            return
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        self.posts += 1
+        try:
+            await self._post(scope, receive, send)
+        finally:
+            self.posts -= 1
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        cap = self.limits.message_bytes
+        if _content_length(scope) > cap:
+            await _error(send, 413, None, INVALID_REQUEST, f"a message may be at most {cap} bytes", close=True)
+            return
+        try:
+            with anyio.fail_after(self.settings.body_timeout_s):
+                body = await _body(receive, cap)
+        except TimeoutError:
+            await _error(send, 408, None, INVALID_REQUEST, "the request body did not arrive in time", close=True)
+            return
+        except OverflowError:
+            await _error(send, 413, None, INVALID_REQUEST, f"a message may be at most {cap} bytes", close=True)
+            return
+        except _Disconnected:
+            return
+        try:
+            value, message_id = parse(body, self.limits)
+            types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+        except Refused as refused:
+            await _error(send, 400, refused.message_id, refused.code, refused.message)
+            return
+        except Exception:  # noqa: BLE001 - pydantic's ValidationError: not a JSON-RPC message
+            await _error(send, 400, message_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+            return
+        if "method" not in value or "id" not in value:           # a notification or a client's answer
+            await self.app(scope, _replay(body, receive), send)
+            return
+        session = _header(scope, SESSION_HEADER)
+        if session is not None and self.sessions.owner_of(session) != principal_of(scope):
+            await self.app(scope, _replay(body, receive), send)   # the SDK answers: session not found
+            return
+        if session is None and value["method"] == "initialize" and \
+                self.sessions.held_by(principal_of(scope)) >= self.sessions.per_principal:
+            await _error(send, 429, message_id, SERVER_ERROR,
+                         f"this caller holds {self.sessions.per_principal} open sessions, its share: "
+                         "close one (DELETE) or let an idle one expire")
+            return
+        answer = non_object_arguments(self.dispatcher.service, value, self.caller())
+        if answer is not None:
+            await _respond(send, 200, {"jsonrpc": "2.0", "id": message_id, "result": answer})
+            return
+        key = (session, message_id)
+        if session is not None and key in self._in_flight:
+            await _error(send, 400, message_id, INVALID_REQUEST,
+                         "Invalid Request: a request with this id is already in flight on this session")
+            return
+        if session is not None:
+            self._in_flight.add(key)
+        try:
+            await self.app(scope, _replay(body, receive), send)
+        finally:
+            self._in_flight.discard(key)
+
+
+async def _body(receive: Receive, cap: int) -> bytes:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            raise OverflowError()
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _with_header(send: Send, name: bytes, value: bytes) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message, headers=[*message.get("headers", []), (name, value)])
+        await send(message)
+    return sending
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body already read, then whatever the connection says next (a disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def again() -> Message:
+        return pending.pop() if pending else await receive()
+    return again
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _content_length(scope: Scope) -> int:
+    value = _header(scope, b"content-length")
+    return int(value) if value is not None and value.isdigit() else 0
+
+
+async def _error(send: Send, status: int, message_id: Any, code: int, message: str, *, close: bool = False) -> None:
+    await _respond(send, status, {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": message}},
+                   close=close)
+
+
+async def _respond(send: Send, status: int, body: dict, *, close: bool = False) -> None:
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})

@@ -1,0 +1,84 @@
+"""Action words (`actions` in rules/prohibition_phrases.yaml): families of words for one kind of
+action (修改 / 修 / 改 / fix / hotfix are `change`), found in the input, in a negation's scope, in
+an intent's action name and in a candidate's prohibitions alike."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..examples import ExampleResult
+from .patterns import check_examples, duplicate_ids
+from .words import Lexicon, is_latin, lexicon
+
+
+@dataclass(frozen=True)
+class Family:
+    id: str
+    words: Lexicon
+    examples: tuple
+    where: tuple
+
+
+@dataclass(frozen=True)
+class ActionWords:
+    words: Lexicon             # every action word of every family
+    families: tuple            # Family, in table order
+    family_of: dict            # a word (a Latin form in lower case) -> family id
+    every: tuple               # every word and form, for lexicons that find them with other lists
+    excepts: tuple
+
+    def find(self, text: str) -> list[tuple[int, int, str, str]]:
+        """Every action word in `text`, none overlapping: (start, end, word as typed, family)."""
+        return [(s, e, text[s:e], self.family(w)) for s, e, w in self.words.find(text)]
+
+    def family(self, word: str) -> str:
+        return self.family_of.get(word) or self.family_of.get(word.lower().replace("’", "'"), "")
+
+    def head(self, name: str) -> str | None:
+        """The family of the first action word of an intent's action name (analyze_fix_options is
+        an analysis), or None when it holds none."""
+        found = self.find(name)
+        return found[0][3] if found else None
+
+    def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
+        for f in self.families:
+            yield from check_examples(f"{table_id}:{f.id}", f.examples, f.where,
+                                      lambda text, f=f: [text[s:e] for s, e, _ in f.words.find(text)])
+
+
+def forms(word: str, english: dict) -> list[str]:
+    """A Latin word and its inflections, as the table's `english` rules make them (over-generating
+    a non-word such as 'fixs' is harmless: nobody types it)."""
+    if not is_latin(word) or " " in word:
+        return [word]
+    out = [word] + [word + s for s in english.get("suffixes", ())]
+    out += [word + word[-1] + s for s in english.get("double_final", ())]
+    if word.endswith("e"):
+        out += [word[:-1] + s for s in english.get("drop_final_e", ())]
+    if word.endswith("y"):
+        out += [word[:-1] + "i" + s for s in english.get("final_y_to_i", ())]
+    return out
+
+
+def compile_actions(data: dict, ctx) -> ActionWords:
+    english = data.get("english", {})
+    duplicate_ids(data["families"], ("actions", "families"), ctx)
+    family_of: dict = {}
+    families, every, excepts = [], [], []
+    for i, raw in enumerate(data["families"]):
+        where = ("actions", "families", i)
+        words = []
+        for j, word in enumerate(raw["words"]):
+            for form in forms(word, english):
+                key = form.lower() if is_latin(form) else form
+                if family_of.get(key, raw["id"]) != raw["id"]:
+                    ctx.fault("duplicate-word", f"'{form}' is already a word of family '{family_of[key]}'",
+                              where + ("words", j), "a word belongs to one family")
+                family_of.setdefault(key, raw["id"])
+                words.append(form)
+        every += words
+        excepts += raw.get("except", ())
+        families.append(Family(raw["id"], lexicon(words, raw.get("except", ()), parts=True),
+                               tuple(raw["examples"]), where))
+    return ActionWords(lexicon(every, excepts, parts=True), tuple(families), family_of, tuple(every),
+                       tuple(excepts))

@@ -1,0 +1,270 @@
+"""Negations over action words (`negation` in rules/prohibition_phrases.yaml): a cue (不要, 别,
+取消, 先不, 就算了, don't …) and the action word its scope reaches, so that 算了，别修了, 先不改了 and
+登录的问题先不用修 all withdraw a `change`, while 不要急，先修复登录 forbids nothing.
+
+From a cue the scope runs over free text (no boundary, blocker or action word starts in it; at
+most `reach` characters; or only fillers; or a modifier ending in 的) to the first event: an action
+word (then any joined to it by coordinators) is negated; a blocker or another cue negates nothing
+(不要急, 不要取消修改). A match that negates nothing, or is voided (a condition, a question), still
+consumes its text, so a cue inside it is not read on its own. Of overlapping matches the earlier,
+then the longer, then the one with the longer cue is kept.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+from ..examples import ExampleResult
+from .actions import ActionWords
+from .patterns import check_examples, duplicate_ids
+from .words import Lexicon, first_fit, lexicon
+
+
+@dataclass(frozen=True)
+class Negation:
+    cue: str                   # the cue row's id
+    kind: str                  # prohibition | withdrawal
+    start: int                 # the cue through its action words (before: the action through the cue)
+    end: int
+    text: str
+    phrase: str                # what a message quotes: the match and the rest of its clause
+    phrase_start: int
+    phrase_end: int
+    actions: tuple             # ((word as typed, family), ...)
+    narrowed: bool = False     # its clause names "the others" (别的不用改): it stops no intent the request asks for
+
+    @property
+    def families(self) -> tuple:
+        return tuple(dict.fromkeys(f for _, f in self.actions))
+
+
+@dataclass(frozen=True)
+class Cue:
+    id: str
+    kind: str
+    words: Lexicon
+    backward: bool
+    reach: int
+    fillers: Lexicon | None
+    modifier_ends: tuple
+    not_preceded_by: tuple
+    not_followed_by: tuple
+    void_after: Lexicon | None
+    examples: tuple
+    where: tuple
+
+
+@dataclass(frozen=True)
+class _Text:
+    """What one scan needs of one text, found once."""
+
+    text: str
+    acts: dict                 # start -> (end, word)
+    blocks: dict               # start -> end
+    events: list               # sorted starts of acts, blocks and boundaries
+    bounds: list               # (start, end) of boundaries
+    bound_starts: list
+    bound_ends: list
+    voids: list                # (start, end) of voiders
+    others: list               # (start, end) of narrowers
+    coords: dict               # start -> end of coordinators
+
+
+@dataclass(frozen=True)
+class Negations:
+    actions: ActionWords
+    cues: tuple                # Cue, in table order
+    words: Lexicon             # tags: act, block (blockers and every cue word), bound, coord, void, narrow, cue<i>
+    cue_words: Lexicon         # every cue word, alone: where to look at all
+    clause_reach: int          # a cue's clause is read at most this far on either side
+    no_longer: tuple
+    a_not_a: bool
+    phrase_reach: int
+    kinds: dict                # kind -> {required_unless, intent_allowed_if}
+
+    def scan(self, text: str) -> list[Negation]:
+        """Every negation in `text`, by position. Only the text around a cue is read (most inputs
+        hold none), window by window: nothing a negation depends on lies further than
+        `clause_reach` from its cue, and no negation spans two windows."""
+        spans = sorted((max(0, s - self.clause_reach), min(len(text), e + self.clause_reach))
+                       for s, e, _ in self.cue_words.find(text))
+        windows: list = []
+        for a, b in spans:
+            if windows and a <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], b)
+            else:
+                windows.append([a, b])
+        out = []
+        for a, b in windows:
+            out += [n if a == 0 else _shifted(n, a) for n in self._scan(text[a:b])]
+        return out
+
+    def _scan(self, text: str) -> list[Negation]:
+        t, hits = self._read(text)
+        found = []
+        for row, cue in enumerate(self.cues):
+            for cs, ce, _ in hits.get(f"cue{row}", ()):
+                if any(text.endswith(w, 0, cs) for w in cue.not_preceded_by) or \
+                        any(text.startswith(w, ce) for w in cue.not_followed_by):
+                    continue
+                hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
+                if hit is not None:
+                    start, end, acts = hit
+                    neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
+                    found.append((start, end, ce - cs, row, neg))
+        found.sort(key=lambda f: (f[0], -f[1], -f[2], f[3]))
+        kept, end = [], -1
+        for f in found:
+            if f[0] >= end:
+                kept.append(f[4])
+                end = f[1]
+        return [n for n in kept if n is not None]
+
+    def _read(self, text: str) -> tuple[_Text, dict]:
+        hits = self.words.scan(text)
+
+        def fit(tag):
+            return first_fit(hits.get(tag, []))
+        acts = {s: (e, w) for s, e, w in fit("act")}
+        blocks = {s: e for s, e, _ in fit("block")}
+        bounds = [(s, e) for s, e, _ in fit("bound")]
+        events = sorted(set(acts) | set(blocks) | {s for s, _ in bounds})
+        return _Text(text, acts, blocks, events, bounds, [s for s, _ in bounds], [e for _, e in bounds],
+                     [(s, e) for s, e, _ in fit("void")], [(s, e) for s, e, _ in fit("narrow")],
+                     {s: e for s, e, _ in fit("coord")}), hits
+
+    def _forward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of the scope after the cue: acts empty when it ends in a blocker."""
+        i = bisect_left(t.events, ce)
+        if i == len(t.events):
+            return None
+        p = t.events[i]
+        gap = t.text[ce:p]
+        if cue.fillers is not None:
+            if len(gap) > cue.reach or (gap and sum(e - s for s, e, _ in cue.fillers.find(gap)) != len(gap)):
+                return None
+        elif cue.modifier_ends:
+            if gap and not any(gap.endswith(m) and len(gap) - len(m) <= cue.reach for m in cue.modifier_ends):
+                return None
+        elif len(gap) > cue.reach:
+            return None
+        if p in t.acts:
+            acts, end = [t.acts[p][1]], t.acts[p][0]
+            while True:
+                at = _skip_blanks(t.text, end)
+                join = t.coords.get(at)
+                nxt = _skip_blanks(t.text, join) if join is not None else None
+                if nxt is None or nxt not in t.acts:
+                    break
+                acts.append(t.acts[nxt][1])
+                end = t.acts[nxt][0]
+            return cs, end, acts
+        if p in t.blocks:
+            return cs, t.blocks[p], []
+        return None                                                # a boundary: nothing in scope
+
+    def _backward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of an action standing right before a cue of direction `before`."""
+        i = bisect_left(t.events, cs) - 1
+        if i < 0 or t.events[i] not in t.acts:
+            return None
+        p = t.events[i]
+        end, word = t.acts[p]
+        if end > cs or cs - end > cue.reach:
+            return None
+        return p, ce, [word]
+
+    def _negation(self, t: _Text, cue: Cue, cs: int, ce: int, start: int, end: int,
+                  acts: list) -> Negation | None:
+        text = t.text
+        i = bisect_right(t.bound_ends, start) - 1
+        clause_start = t.bounds[i][1] if i >= 0 else 0
+        i = bisect_left(t.bound_starts, end)
+        clause_end = t.bounds[i][0] if i < len(t.bounds) else len(text)
+        if self.a_not_a and 0 < cs < len(text) - 1 and not text[cs].isascii() and text[cs - 1] == text[cs + 1]:
+            return None                                            # 要不要, 能不能: a question
+        if any(clause_start <= s and e <= start for s, e in t.voids):
+            return None                                            # 如果不修复…, why not fix
+        if cue.void_after is not None and cue.void_after.find(text[end:clause_end]):
+            return None                                            # 不修好就没法上线
+        kind = cue.kind
+        if kind == "prohibition" and any(text.startswith(w, end) for w in self.no_longer):
+            kind = "withdrawal"                                    # 别修了: no longer
+        stop = end if cue.backward else max(end, min(clause_end, ce + self.phrase_reach))
+        while stop > end and stop < len(text) and text[stop - 1].isascii() and text[stop - 1].isalpha() \
+                and text[stop].isascii() and text[stop].isalpha():
+            stop -= 1                                              # never cut a Latin word in two
+        phrase = text[start:stop].rstrip()
+        return Negation(cue.id, kind, start, end, text[start:end], phrase, start, start + len(phrase),
+                        tuple((w, self.actions.family(w)) for w in acts),
+                        any(clause_start <= s and e <= clause_end for s, e in t.others))
+
+    def mentions(self, text: str, negations: list[Negation]) -> list[tuple[int, str]]:
+        """(start, family) of every action word of `text` outside its negations: what it asks for."""
+        spans = sorted((n.start, n.end) for n in negations)
+        starts = [s for s, _ in spans]
+        out = []
+        for s, e, _, fam in self.actions.find(text):
+            i = bisect_right(starts, s) - 1
+            if i < 0 or spans[i][1] < e:
+                out.append((s, fam))
+        return out
+
+    def lifted(self, neg: Negation, family: str, mentions: list, rule: str) -> bool:
+        """Whether `rule` (never | asked_anywhere | asked_later) lets the input's own request for
+        `family` outweigh the negation."""
+        if rule == "asked_anywhere":
+            return any(f == family for _, f in mentions)
+        if rule == "asked_later":
+            return any(f == family and s >= neg.end for s, f in mentions)
+        return False
+
+    def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
+        for cue in self.cues:
+            yield from check_examples(f"{table_id}:{cue.id}", cue.examples, cue.where,
+                                      lambda text: [n.text for n in self.scan(text)])
+
+
+def _shifted(n: Negation, by: int) -> Negation:
+    return replace(n, start=n.start + by, end=n.end + by, phrase_start=n.phrase_start + by,
+                   phrase_end=n.phrase_end + by)
+
+
+def _skip_blanks(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t":
+        at += 1
+    return at
+
+
+def compile_negations(data: dict, actions: ActionWords, ctx) -> Negations:
+    duplicate_ids(data["cues"], ("negation", "cues"), ctx)
+    cue_words = [w for raw in data["cues"] for w in raw["words"]]
+    for key in ("blockers", "coordinators", "boundaries", "voiders", "narrowers"):
+        for j, word in enumerate(data[key]):
+            if actions.family(word):
+                ctx.fault("ambiguous-word", f"'{word}' is an action word of family '{actions.family(word)}'",
+                          ("negation", key, j), "a word is an action or a word of the scope, not both")
+    cues = []
+    for i, raw in enumerate(data["cues"]):
+        where = ("negation", "cues", i)
+        for j, word in enumerate(raw["words"]):
+            if actions.family(word):
+                ctx.fault("ambiguous-word", f"cue '{word}' is an action word of family '{actions.family(word)}'",
+                          where + ("words", j), "a cue negates an action; it is not one")
+        backward = raw.get("direction") == "before"
+        if "fillers" in raw and "modifier_ends" in raw or backward and ("fillers" in raw or "modifier_ends" in raw):
+            ctx.fault("conflicting-keys", "a cue has at most one of fillers and modifier_ends, and a cue of "
+                      "direction before has neither", where,
+                      "keep the one that says what may stand between the cue and its action")
+        cues.append(Cue(raw["id"], raw["kind"], lexicon(raw["words"]), backward, raw.get("reach", data["reach"]),
+                        lexicon(raw["fillers"]) if "fillers" in raw else None, tuple(raw.get("modifier_ends", ())),
+                        tuple(raw.get("not_preceded_by", ())), tuple(raw.get("not_followed_by", ())),
+                        lexicon(raw["void_after"]) if raw.get("void_after") else None,
+                        tuple(raw["examples"]), where))
+    lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
+             "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"]}
+    lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
+    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True), lexicon(cue_words),
+                     data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
+                     {k: dict(v) for k, v in data["kinds"].items()})

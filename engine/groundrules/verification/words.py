@@ -1,0 +1,140 @@
+"""Words listed in a table, found in a text: CJK words where they stand, Latin words as whole
+words in any case (don't = don’t; words of a phrase apart by any blanks), so analysts write words,
+never patterns. Linear in the text: a first-character index for CJK words, a token lookup for
+Latin ones (a generated regex of hundreds of guarded alternatives was a hundred times slower)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import regex
+
+_LATIN_RUN = regex.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*")
+_CAMEL_PART = regex.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def is_latin(word: str) -> bool:
+    return all(c.isascii() or c == "’" for c in word) and any(c.isalpha() for c in word)
+
+
+def _fold(token: str) -> str:
+    return token.lower().replace("’", "'")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Several word lists (by tag) found in one pass over a text. `excepts` guard the words of
+    every list."""
+
+    cjk: dict                  # first two characters (one for a one-character word) -> ((word, tags), ...), longest first
+    latin: dict                # first token -> ((tokens, word, tags), ...), longest first
+    excepts: dict              # CJK word -> ((offset, longer word), ...): 改 is not the 改 of 改天
+    parts: bool                # Latin words also as parts of identifiers (fix_login, fixLogin)
+    starts: re.Pattern         # any first character of a CJK word: only there does the scan look
+                               # (stdlib re: a character class cannot backtrack, and `regex` walks a
+                               # class of 264 characters several times slower)
+
+    def scan(self, text: str) -> dict[str, list[tuple[int, int, str]]]:
+        """tag -> (start, end, word as listed) for every position where a word of the tag starts
+        (the longest there), by position; overlapping hits are kept (see `first_fit`)."""
+        hits: dict = {}
+        if self.cjk:
+            cjk, excepts = self.cjk, self.excepts
+            for m in self.starts.finditer(text):
+                i = m.start()
+                two, one = cjk.get(text[i:i + 2]), cjk.get(m.group(0))
+                if two is None and one is None:
+                    continue
+                claimed: set = set()
+                for word, tags in (two or ()) + (one or ()):
+                    if text.startswith(word, i) and not (word in excepts and self._excepted(text, i, word)):
+                        for tag in tags:
+                            if tag not in claimed:
+                                hits.setdefault(tag, []).append((i, i + len(word), word))
+                                claimed.add(tag)
+        if self.latin:
+            tokens = self._tokens(text)
+            for k, (s, _, tok) in enumerate(tokens):
+                claimed = set()
+                for words, word, tags in self.latin.get(tok, ()):
+                    end = self._phrase_end(text, tokens, k, words)
+                    if end is not None:
+                        for tag in tags:
+                            if tag not in claimed:
+                                hits.setdefault(tag, []).append((s, end, word))
+                                claimed.add(tag)
+        return {tag: sorted(found) for tag, found in hits.items()}
+
+    def find(self, text: str, tag: str = "") -> list[tuple[int, int, str]]:
+        """The hits of `tag` that do not overlap: from the left, the longest at each place."""
+        return first_fit(self.scan(text).get(tag, []))
+
+    def _excepted(self, text: str, i: int, word: str) -> bool:
+        return any(i >= off and text.startswith(longer, i - off) for off, longer in self.excepts.get(word, ()))
+
+    def _tokens(self, text: str) -> list[tuple[int, int, str]]:
+        out = []
+        for m in _LATIN_RUN.finditer(text):
+            out.append((m.start(), m.end(), _fold(m.group(0))))
+            run = m.group(0)
+            if self.parts and not run.islower() and not run.isupper():
+                out += [(m.start() + p.start(), m.start() + p.end(), _fold(p.group(0)))
+                        for p in _CAMEL_PART.finditer(run) if p.end() - p.start() < len(run)]
+        return sorted(out, key=lambda t: (t[0], -t[1]))
+
+    @staticmethod
+    def _phrase_end(text: str, tokens: list, k: int, words: tuple) -> int | None:
+        """Where the phrase `words` ends when it starts at token k, else None."""
+        end = tokens[k][1]
+        at = k
+        for want in words[1:]:
+            nxt = next((j for j in range(at + 1, len(tokens)) if tokens[j][0] >= end), None)
+            if nxt is None or tokens[nxt][2] != want or not text[end:tokens[nxt][0]].isspace():
+                return None
+            at, end = nxt, tokens[nxt][1]
+        return end
+
+
+def first_fit(hits: list[tuple]) -> list[tuple]:
+    out, end = [], -1
+    for hit in sorted(hits, key=lambda h: (h[0], -h[1])):
+        if hit[0] >= end:
+            out.append(hit)
+            end = hit[1]
+    return out
+
+
+def lexicon(lists: dict[str, Iterable[str]] | Iterable[str], excepts: Iterable[str] = (),
+            parts: bool = False) -> Lexicon:
+    """The lexicon of `lists` (tag -> words; a plain list of words is the tag "")."""
+    if not isinstance(lists, dict):
+        lists = {"": lists}
+    tags_of: dict = {}
+    for tag, words in lists.items():
+        for word in words:
+            tags_of.setdefault(word, []).append(tag)
+    cjk: dict = {}
+    latin: dict = {}
+    for word in sorted(tags_of, key=lambda w: (-len(w), w)):
+        tags = tuple(dict.fromkeys(tags_of[word]))
+        if is_latin(word):
+            tokens = tuple(_fold(t) for t in _LATIN_RUN.findall(word))
+            if tokens:
+                latin.setdefault(tokens[0], []).append((tokens, word, tags))
+        else:
+            cjk.setdefault(word[:2], []).append((word, tags))
+    latin = {k: tuple(sorted(v, key=lambda p: (-len(p[0]), p[1]))) for k, v in latin.items()}
+    excepts = tuple(excepts)
+    guards: dict = {}
+    for entries in cjk.values():
+        for word, _ in entries:
+            for longer in excepts:
+                at = longer.find(word)
+                while at != -1 and longer != word:
+                    guards.setdefault(word, []).append((at, longer))
+                    at = longer.find(word, at + 1)
+    firsts = "".join(sorted({k[0] for k in cjk}))
+    return Lexicon({k: tuple(v) for k, v in cjk.items()}, latin,
+                   {k: tuple(v) for k, v in guards.items()}, parts,
+                   re.compile(f"[{re.escape(firsts)}]" if firsts else "(?!)"))
