@@ -11,7 +11,6 @@ fault. --json prints the same as an envelope.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from .. import canonical

@@ -52,6 +52,11 @@ def _decisions() -> ModuleType:
     return decisions_cmd
 
 
+def _tokens() -> ModuleType:
+    from . import tokens_cmd
+    return tokens_cmd
+
+
 # command -> the part registering it, in the order `groundrules --help` lists them
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
@@ -59,7 +64,7 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "lint": _rules, "test": _rules, "eval": _rules,
     "diff": _diff,
     "report": _report,
-    "serve": _findings, "findings": _findings,
+    "serve": _findings, "findings": _findings, "tokens": _tokens,
     "evidence": _evidence,
     "decisions": _decisions, "replay": _decisions,
 }
