@@ -157,8 +157,8 @@ def test_a_lock_pattern_edit_shows_the_locks_a_conversation_loses(tmp_path, rule
 
 
 def test_a_lock_check_edit_shows_locks_that_change_verdict(tmp_path, rulebook):
-    # the analyst forgets 8 among the allowed second digits
-    root = edited(tmp_path, "locks/cn_mobile.yaml", ('in: "3456789"', 'in: "345679"'))
+    # the analyst forgets 8 among the allowed second digits (the set every phone pattern's check reads)
+    root = edited(tmp_path, "locks/cn_mobile.yaml", ('second_digit: "3456789"', 'second_digit: "345679"'))
     diff = diff_of(rulebook, root)
     change = next(c for c in diff["locks"]["changes"] if c["case"] == "contact/two_numbers_one_message")
     [message] = change["messages"]
