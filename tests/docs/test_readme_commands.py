@@ -133,6 +133,12 @@ def test_an_excerpt_is_verbatim_from_its_file(block):
     assert body in (ROOT / file).read_text(encoding="utf-8"), f"{page}: the excerpt is no longer in {file}"
 
 
+def test_every_link_of_the_readme_names_a_file_of_the_repository():
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
+    local = [link for link in links if "://" not in link]
+    assert local and [link for link in local if not (ROOT / link).exists()] == []
+
+
 def test_every_pip_install_in_the_docs_installs_this_clone():
     found, wrong = 0, []
     for page in PAGES:
