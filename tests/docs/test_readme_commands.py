@@ -6,7 +6,7 @@ Python snippets in this process, `groundrules …` commands through `main(argv)`
 succeed. What a test must not do is checked for its form instead: `pip install` must install this
 clone (`-e .` or `-e '.[extra]'` naming extras pyproject.toml declares), and the test command must
 be the one `.ci/run` runs verbatim. A block marked `<!-- excerpt: FILE -->` must be a verbatim
-piece of FILE. Every `pip install` anywhere in the docs is held to the same form.
+piece of FILE. Every `pip install` of groundrules anywhere in the docs is held to the same form.
 """
 from __future__ import annotations
 
@@ -45,13 +45,19 @@ def _id(block: tuple[str, str, str, str]) -> str:
 
 
 def pip_problem(words: list[str]) -> str | None:
-    """Why `pip install WORDS` would not install this clone, or None."""
-    args = [w for w in words if w not in ("-q", "--quiet")]
-    if len(args) != 2 or args[0] != "-e":
+    """Why `pip install WORDS` would not install groundrules from this clone, or None (another
+    package, such as a tool a page asks for, is not ours to check). From a clone it is `-e .` or
+    `-e '.[extra]'`: groundrules is on no package index, and a non-editable install over the
+    editable one would serve the wheel's tables instead of the clone's."""
+    args = [w for w in words if w not in ("-q", "--quiet", "-U", "--upgrade")]
+    ours = [a for a in args if a.startswith((".", "groundrules"))]
+    if not ours:
+        return None
+    if len(args) != 2 or args[0] != "-e" or ours != [args[1]]:
         return f"install the clone in editable form (pip install -e '.[extra]'), not {shlex.join(words)!r}"
     spec = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", args[1])
     if not spec:
-        return f"{args[1]!r} is not this clone (groundrules is not on the package index)"
+        return f"{args[1]!r} is not this clone (groundrules is on no package index)"
     unknown = set((spec.group(1) or "").split(",")) - EXTRAS - {""}
     return f"pyproject.toml declares no extra {sorted(unknown)}" if unknown else None
 
@@ -139,7 +145,7 @@ def test_every_link_of_the_readme_names_a_file_of_the_repository():
     assert local and [link for link in local if not (ROOT / link).exists()] == []
 
 
-def test_every_pip_install_in_the_docs_installs_this_clone():
+def test_every_pip_install_of_groundrules_in_the_docs_installs_this_clone():
     found, wrong = 0, []
     for page in PAGES:
         for m in PIP.finditer(page.read_text(encoding="utf-8")):
@@ -157,6 +163,8 @@ def test_every_pip_install_in_the_docs_installs_this_clone():
     (["-e", ".[postgress]"], "no extra ['postgress']"),
     (["-q", "-e", ".[test]"], None),
     (["-e", ".[postgres,decisions]"], None),
+    ([".[postgres]"], "editable"),
+    (["mutmut"], None),
 ])
 def test_the_install_form_check(words, problem):
     found = pip_problem([shlex.split(w)[0] for w in words])
