@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import bounded_patterns, canonical, limits
+from . import bounded_patterns, canonical, json_bounds, limits
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
@@ -189,24 +189,27 @@ class Service:
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook), decisions=self.decisions)
 
-    def call(self, tool: str, arguments: Any, caller: Caller) -> "Envelope":
+    def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
         decision log, the envelope also names the decision it is logged under (`decision`): the
-        log is handed the JSON texts the checks made anyway, and writes them off this path."""
+        log is handed the JSON texts the checks made anyway, and writes them off this path.
+        `decoded`: the arguments are what a JSON decoder returned (the transports'), so only their
+        nesting and integers are left to check, and those are read off their JSON text."""
         log = self.decisions
         if log is None:
-            return self._answer(tool, arguments, caller, None)[0]
+            return self._answer(tool, arguments, caller, None, decoded)[0]
         started = log.timer()
         arguments_text = canonical.json_text(arguments)
-        envelope, text = self._answer(tool, arguments, caller, arguments_text)
+        envelope, text = self._answer(tool, arguments, caller, arguments_text, decoded)
         envelope["decision"] = log.record(tool, arguments, arguments_text, caller, envelope, text, started)
         return envelope
 
-    def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None) -> tuple[dict, str]:
+    def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None,
+                decoded: bool = False) -> tuple[dict, str]:
         """The envelope and its JSON text."""
         try:
             with bounded_patterns.budget(self.pattern_budget_ms):
-                answer = self._call(tool, arguments, caller, arguments_text)
+                answer = self._call(tool, arguments, caller, arguments_text, decoded)
         except GroundrulesError as exc:
             return self._refusal(exc.as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
@@ -248,7 +251,8 @@ class Service:
         return self.book.memoized(("listing", name), build)
 
     # -- the checks, in order -------------------------------------------------------------------
-    def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None) -> Any:
+    def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None,
+              decoded: bool = False) -> Any:
         roles = self.roles
         tool = TOOLS.get(name) if isinstance(name, str) else None
         if tool is None or not roles.may_call(caller.role, name):
@@ -258,7 +262,7 @@ class Service:
                                                                       tool=name), field="tool")
         if not isinstance(arguments, dict):
             raise GroundrulesError("INVALID_ARGUMENT", roles.message("not_an_object"), field="(arguments)")
-        self._check_arguments(name, arguments, arguments_text)
+        self._check_arguments(name, arguments, arguments_text, decoded)
         denied = roles.denied_option(caller.role, name, arguments)
         if denied is not None:
             raise GroundrulesError("PERMISSION_DENIED", roles.message(
@@ -276,13 +280,21 @@ class Service:
         return GroundrulesError("UNKNOWN_TOOL", self.roles.message("unknown_tool", tool=echo(name), tools=visible),
                                 field="tool", hint=did_you_mean(name, visible) or None)
 
-    def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None) -> None:
+    def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
+                         decoded: bool = False) -> None:
         """`arguments_text`: their JSON text when the caller already made it, so that only the
-        limits are left to check."""
+        limits are left to check; `decoded`: the limits may be read off that text."""
         checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
                            max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
-        found = checker.not_json(arguments) if arguments_text is None else \
-            canonical.beyond_limits(arguments, checker.max_depth, checker.max_int_bits)
+        if decoded:
+            arguments_text = arguments_text if arguments_text is not None else canonical.json_text(arguments)
+        if decoded and arguments_text is not None and json_bounds.within(
+                arguments_text.encode("utf-8"), checker.max_depth, json_bounds.digits_within(checker.max_int_bits)):
+            found = None
+        elif arguments_text is None:
+            found = checker.not_json(arguments)
+        else:
+            found = canonical.beyond_limits(arguments, checker.max_depth, checker.max_int_bits)
         if found is not None:
             path, problem = found
             self._invalid(_path(path), problem)
