@@ -6,10 +6,13 @@ table cannot be raised, and a message is always rendered from the table with the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GroundrulesError
 from ..templates import compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 TABLE = "evidence_refusals"
 
@@ -32,7 +35,7 @@ def _renderable(details: dict) -> dict:
     return {k: ("、".join(map(str, v)) if isinstance(v, list) else v) for k, v in details.items()}
 
 
-def compile_refusals(data: dict, ctx) -> RefusalCatalogue | None:
+def compile_refusals(data: dict, ctx: CompileContext) -> RefusalCatalogue | None:
     codes = {}
     for code, spec in data["codes"].items():
         template = compile_template(spec["message"], ("codes", code, "message"), ctx.faults)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import regex
 
@@ -19,6 +19,9 @@ from .charsets import REFERENCE, as_class, expand, namespace
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it says otherwise
 DEFAULT_CONTEXT_CHARS = 16
@@ -164,7 +167,7 @@ def _brief(locks: list) -> str:
                      + ("valid" if c["valid"] else f"invalid ({c['invalid_reason']})") for c in locks)
 
 
-def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
+def compile_lock_patterns(data: dict, ctx: CompileContext) -> LockTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     reasons = dict(data["invalid_reasons"])

@@ -7,11 +7,14 @@ candidate has issues of several errors, the first error in the table is the one 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import did_you_mean
 from ..templates import Template, compile_template
 from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 KIND = "verify_issue_catalogue"
 
@@ -66,7 +69,7 @@ class Catalogue:
                       "message": message}
 
 
-def compile_catalogue(data: dict, ctx) -> Catalogue | None:
+def compile_catalogue(data: dict, ctx: CompileContext) -> Catalogue | None:
     categories = tuple(data["categories"])
     errors = tuple(ErrorSpec(code, e.get("stage"), e["message"], e.get("partial_result", False))
                    for code, e in data["errors"].items())
@@ -107,7 +110,7 @@ def compile_catalogue(data: dict, ctx) -> Catalogue | None:
     return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_observation)
 
 
-def _issue(code, order, raw, where, categories, error_codes, ctx) -> IssueSpec | None:
+def _issue(code, order, raw, where, categories, error_codes, ctx: CompileContext) -> IssueSpec | None:
     before = len(ctx.faults)
     detects = raw.get("detects")
     if (detects is None) == (raw.get("reported_by") is None):

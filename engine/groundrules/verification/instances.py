@@ -18,6 +18,8 @@ from ..yamlsrc import dotted
 if TYPE_CHECKING:                # jsonschema is imported when an extension schema is compiled
     import jsonschema
 
+    from ..tables import CompileContext
+
 KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 _DEFS = ("$defs", "definitions")
@@ -267,7 +269,7 @@ def _inline(text: str) -> ExtensionSchema:
     return build(schema, None)
 
 
-def compile_instance(data: dict, ctx) -> ExtensionSchemaTable | None:
+def compile_instance(data: dict, ctx: CompileContext) -> ExtensionSchemaTable | None:
     for path, message in schema_problems(data["schema"]):
         ctx.fault("bad-extension-schema", message, ("schema",) + path,
                   "extension schemas are JSON Schema objects with type: object and properties")
