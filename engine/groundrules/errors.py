@@ -44,11 +44,13 @@ class GroundrulesError(Exception):
 
 class StorageFailure(GroundrulesError):
     """A store could not do what was asked (disk full, database locked or corrupt, connection lost).
-    `kind` names the failure (SQLite's error name, say), never a path or the driver's message."""
+    `kind` names the failure (SQLite's error name, say), never a path or the driver's message. The
+    sentence a caller reads is the role table's `storage_error` (api.storage_refusal), the same for
+    every ledger; until it is worded there the message is the kind alone."""
 
     def __init__(self, kind: str):
         self.kind = kind
-        super().__init__("STORAGE_ERROR", f"the ledger's storage failed ({kind}); nothing was written")
+        super().__init__("STORAGE_ERROR", kind)
 
 
 @dataclass(frozen=True, order=True)
