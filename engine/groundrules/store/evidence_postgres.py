@@ -135,7 +135,7 @@ class PostgresEvidenceStore(PostgresStore):
     def forget(self) -> None:
         """Reclaim the row versions a redaction replaced, so that no readable copy stays in the
         table's pages (VACUUM runs outside any transaction; the pool's connections autocommit)."""
-        with failures(), self.pool.connection() as conn:
+        with failures(), self.connection() as conn:
             conn.execute("VACUUM ledger_records")
             conn.execute("VACUUM ledger_interpretations")
 
