@@ -162,15 +162,13 @@ class EvidenceLedger:
 
     def _stored_claims(self, tx: Any, sid: str, found: list | None) -> dict:
         """{engine lock id: record id} of the locks already stored for a stored source (a lock
-        appended after its source: rare, so the rows are read only then)."""
+        appended after its source), read by the store's index of the locks inside a source."""
         spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}
         claimed = {}
         for row in tx.locks_inside([sid]):
-            if row["type"] == "lock":
-                lock = json.loads(row["body"])["lock"]
-                loc = lock["locator"]
-                if loc["message_id"] == sid:
-                    claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
+            lock = json.loads(row["body"])["lock"]
+            loc = lock["locator"]
+            claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
         return claimed
 
     def _with_engine_locks(self, ordered: list, sources: dict, now: str) -> list:
@@ -466,7 +464,7 @@ class EvidenceLedger:
             sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None
             if sid is not None:                       # a source's locks copy its text: they go with it
                 for lock_row in tx.locks_inside([sid]):
-                    if lock_row["type"] == "lock" and lock_row["redaction_id"] is None:
+                    if lock_row["redaction_id"] is None:
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
