@@ -27,19 +27,19 @@ def code_of(run) -> str | None:
     return None
 
 
-def oracle(ledger: EvidenceLedger, now: str, accepted: list, interpretation) -> str | None:
+def oracle(ledger: EvidenceLedger, book, now: str, accepted: list, interpretation) -> str | None:
     """What the re-fold of the whole project answered: a refusal's code, or None (stored)."""
-    curable = ledger._refusals.curable
+    curable = book.table("evidence_refusals").curable
     payload = {"now": now, "records": ledger.records(), "interpretations": accepted + [interpretation]}
-    found = code_of(lambda: fold(payload, ledger._book))
+    found = code_of(lambda: fold(payload, book))
     return None if found in curable else found
 
 
-def replay(ledger: EvidenceLedger, now: str, interpretations: list) -> list[tuple]:
+def replay(ledger: EvidenceLedger, book, now: str, interpretations: list) -> list[tuple]:
     """Append each interpretation; (its id, the oracle's answer, the ledger's) at each step."""
     accepted, steps = [], []
     for interpretation in interpretations:
-        expected = oracle(ledger, now, accepted, interpretation)
+        expected = oracle(ledger, book, now, accepted, interpretation)
         got = code_of(lambda: ledger.append_interpretation(interpretation))
         steps.append((interpretation.get("id") if isinstance(interpretation, dict) else None, expected, got))
         if got is None:
@@ -81,7 +81,8 @@ def test_the_corpus_is_refused_as_the_refold_refused_it(rulebook, tmp_path, vari
             if code_of(lambda: ledger.append_all(copy.deepcopy(payload["records"]))) is not None:
                 continue                   # a record the ledger refuses: the fold's own refusal case
             interpretations = copy.deepcopy(payload["interpretations"])
-            steps = replay(ledger, payload["now"], split(interpretations) if variant == "split" else interpretations)
+            steps = replay(ledger, rulebook, payload["now"],
+                           split(interpretations) if variant == "split" else interpretations)
         finally:
             ledger.close()
         replayed += 1
@@ -117,7 +118,7 @@ def locks(ledger: EvidenceLedger, mid: str) -> dict:
             and r["lock"]["locator"]["message_id"] == mid}
 
 
-def test_interpretations_that_change_each_other_are_refused_as_before(project):
+def test_interpretations_that_change_each_other_are_refused_as_before(project, rulebook):
     first, second = locks(project, "m1"), locks(project, "m2")
     wechat, phone = first["wechat"], second["phone"]
     scenario = [
@@ -144,7 +145,7 @@ def test_interpretations_that_change_each_other_are_refused_as_before(project):
         {"id": "I9", "events": [{"id": "e9", "type": "set", "slot": "delivery_region", "value": "B 地",
                                  "evidence": ["m2"]}], "dispositions": []},
     ]
-    steps = replay(project, NOW, scenario)
+    steps = replay(project, rulebook, NOW, scenario)
     assert [(i, got) for i, _, got in steps] == [(i, want) for i, want, _ in steps]
     assert {want for _, want, _ in steps} >= {None, "DUPLICATE_ID", "SCOPE_EXISTS", "UNKNOWN_SCOPE",
                                               "SUBJECTS_DIFFER"}
