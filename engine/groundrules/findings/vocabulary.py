@@ -21,7 +21,7 @@ REQUIRED_MESSAGES = (
     "version_conflict", "proposal_conflict", "idempotency_reused",
     "relation_via", "relation_cycle", "self_link", "target_path", "root_missing",
     "rule_not_applied", "target_target", "target_root", "target_too_large",
-    "scope_context_duplicate", "storage_error", "result_unknown", "approver_not_caller",
+    "scope_context_duplicate", "result_unknown", "approver_not_caller",
     "content_hash_mismatch", "reason_required", "context_overlap",
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import did_you_mean
+from ..errors import capped_details, did_you_mean, echo
 from ..templates import Template, compile_template
 from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
 
@@ -58,14 +58,16 @@ class Catalogue:
         return spec if spec is not None and spec.detects is None else None
 
     def issue(self, item: Observation | Reported) -> tuple[IssueSpec, dict]:
-        """The catalogue entry and the public issue object {code, category, path, message}."""
+        """The catalogue entry and the public issue object {code, category, path, message}. The
+        candidate wrote the path, the parameters and a reported message: each is cut to an echo
+        (errors.capped_details) before it is repeated."""
         if isinstance(item, Reported):
             spec = self.issues[item.code]
-            message = item.message
+            message = echo(item.message)
         else:
             spec = self.by_observation[item.key]
-            message = spec.template.render({}, item.params) if spec.template else ""
-        return spec, {"code": spec.code, "category": spec.category, "path": item.path,
+            message = spec.template.render({}, capped_details(item.params)) if spec.template else ""
+        return spec, {"code": spec.code, "category": spec.category, "path": echo(item.path),
                       "message": message}
 
 
