@@ -116,3 +116,111 @@ def test_a_cheap_bounded_pattern_and_check_lock_as_before(tmp_path):
     book = _book(tmp_path, TABLE)
     assert [(c["quote"], c["valid"]) for c in lock({"id": "m", "role": "user", "content": "NO-xxx NO-"}, book)] \
         == [("NO-xxx", True)]
+
+
+@pytest.mark.parametrize("pattern", [
+    "1[3-9][0-9]{9}",
+    "(?<![0-9])1(?:[ -]{0,3}[0-9]){10}(?![0-9])",
+    "(?P<cc>86)?(?(cc)[ ]?)1[0-9]{10}",
+    "(?P<s>[./])[0-9]{4}(?P=s)[0-9]{4}",
+    "(?:a|b){2,5}?c",
+    "x{3}+y",
+])
+def test_a_pattern_whose_repeats_are_bounded_gets_a_bound(pattern):
+    """A bound exists, and it is no smaller than the widest match (every character read is a step),
+    so a bound can never claim a search cheaper than reading its own match."""
+    steps = cost.attempt_steps(pattern)
+    root = cost.parse(pattern)
+    widths: dict = {}
+    cost._collect_widths(root, pattern, widths)
+    assert steps is not None and steps >= cost.max_width(root, widths)
+    assert cost.clockless_chars(pattern, 0.25) > 0 and cost.clockless_match(pattern, 0.25)
+
+
+def test_a_longer_budget_reads_a_longer_text_without_the_clock():
+    pattern = "1[3-9][0-9]{9}"
+    assert 0 < cost.clockless_chars(pattern, 0.01) < cost.clockless_chars(pattern, 0.25)
+    assert cost.clockless_chars(pattern, 0.0) == 0
+
+
+class _Spy:
+    """A compiled regex that records the timeout of each finditer, so a test sees which scans ran
+    with the clock."""
+
+    def __init__(self, compiled):
+        self.compiled, self.timeouts = compiled, []
+
+    def __getattr__(self, name):
+        return getattr(self.compiled, name)
+
+    def finditer(self, text, timeout=None):
+        self.timeouts.append(timeout)
+        return self.compiled.finditer(text, timeout=timeout)
+
+
+def test_a_text_past_the_bound_is_scanned_with_the_clock(lock_book):
+    """The switch itself: a message no longer than the pattern's clockless length is read without the
+    clock, one character longer with the table's budget."""
+    from dataclasses import replace
+
+    from groundrules.locks.scan import scan
+    [mobile] = [p for t in lock_book.of_kind("lock_patterns") for p in t.patterns if p.id == "cn_mobile.mobile"]
+    assert mobile.clockless > 0
+    spy = _Spy(mobile.regex)
+    spied = replace(mobile, regex=spy)
+    number = "手机 13800001234 "
+    short = (number * (mobile.clockless // len(number) + 1))[:mobile.clockless]
+    for text in (short, short + "。"):
+        found = scan((spied,), "m", "user", "sent", text)
+        assert found == scan((mobile,), "m", "user", "sent", text) and found
+    assert spy.timeouts == [None, mobile.timeout]
+
+
+def _every_text():
+    """(id, role, content) of every message the lock snapshots and corpora hold, and every table
+    example's text, in each role the contract knows."""
+    import json
+
+    import chat_corpus
+    texts = []
+    for path in sorted((ROOT / "tests" / "cases" / "locks").rglob("*.json")):
+        for m in json.loads(path.read_text(encoding="utf-8"))["messages"]:
+            texts.append((f"{path.stem}:{m['id']}", m.get("state", "sent"), m["content"]))
+    for folder in (chat_corpus.CORPUS, ROOT / "tests" / "cases" / "lock_chat_heldout"):
+        texts += [(m.id, "sent", m.text) for m in chat_corpus.load(folder)]
+    return texts
+
+
+def test_locks_are_byte_identical_without_the_fast_path(lock_book, monkeypatch):
+    """The fast path only drops the clock: with every bound disowned (each scan and each matches
+    check keeps its timeout), every message of the lock snapshots' cases, of both chat corpora and
+    every table example locks to the same bytes, in every role."""
+    from groundrules import canonical, compilers
+    from groundrules.locks import compile as lock_compile, steps
+    from groundrules.locks.messages import _vocabulary
+
+    asked = []
+    monkeypatch.setattr(lock_compile, "clockless_chars", lambda source, budget: asked.append(source) or 0)
+    monkeypatch.setattr(steps, "clockless_match", lambda source, budget: asked.append(source) or False)
+    real = compilers.COMPILERS["lock_patterns"]
+    monkeypatch.setitem(compilers.COMPILERS, "lock_patterns", lambda data, ctx: real(data, ctx))  # not cached
+    slow = load_rulebook(ROOT, files=[ROOT / "locks"])
+    fast_patterns = [p for t in lock_book.of_kind("lock_patterns") for p in t.patterns]
+    slow_patterns = [p for t in slow.of_kind("lock_patterns") for p in t.patterns]
+    assert asked and [p.id for p in fast_patterns] == [p.id for p in slow_patterns]
+    assert all(p.clockless == 0 for p in slow_patterns)
+    assert sum(p.clockless > 0 for p in fast_patterns) >= len(fast_patterns) // 2
+
+    texts = _every_text()
+    texts += [(f"{p.id}:{n}", ex.get("state", "sent"), ex["text"])
+              for p in fast_patterns for n, ex in enumerate(p.examples, 1)]
+    roles, states = _vocabulary(lock_book)
+    compared = locked = 0
+    for message_id, state, content in texts:
+        for role in roles:
+            message = {"id": message_id, "role": role, "state": state, "content": content}
+            fast, slow_locks = lock(message, lock_book), lock(message, slow)
+            assert canonical.dumps(fast) == canonical.dumps(slow_locks), (message_id, role)
+            compared += 1
+            locked += bool(fast)
+    assert compared > 1000 and locked > 300
