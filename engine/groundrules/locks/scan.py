@@ -135,7 +135,9 @@ def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool) -> list
     if not keep_groups:
         named = ()
     spans = []
-    for m in p.regex.finditer(text, timeout=None if len(text) <= p.clockless else p.timeout):
+    # finditer(text) without a keyword: `regex` parses keyword arguments at a cost near a short scan's
+    found = p.regex.finditer(text) if len(text) <= p.clockless else p.regex.finditer(text, timeout=p.timeout)
+    for m in found:
         regs = m.regs
         start, end = regs[0]
         if lead and regs[lead][0] >= 0:
