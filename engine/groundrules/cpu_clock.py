@@ -6,7 +6,7 @@ interpreter lock, and a call that breaks no rule fails. A search that times out 
 twice the time, while the CPU the thread spent on it stays under the budget: a pattern that really
 backtracks still ends (after at most about three budgets of its own CPU), one that was only kept
 waiting gets its answer. Whatever the load, a search that needs less CPU than its budget succeeds
-unless the thread gets under 1/(2^ATTEMPTS) of a core.
+unless the thread gets under 1/(2^ATTEMPTS) of a core. The clock is read only after a timeout.
 """
 from __future__ import annotations
 
@@ -17,15 +17,25 @@ if TYPE_CHECKING:
     import regex
 
 T = TypeVar("T")
-ATTEMPTS = 6                  # wall-clock windows of 1, 2, 4, ... 32 budgets at the most
+ATTEMPTS = 6                  # after the first, wall-clock windows of 2, 4, ... 64 budgets at the most
 
 
 def bounded(attempt: Callable[[float], T], budget_s: float) -> T:
     """`attempt(timeout_s)`, which raises TimeoutError past `timeout_s` of wall clock, run within
-    `budget_s` of this thread's CPU; TimeoutError once that is spent."""
+    about `budget_s` of this thread's CPU; TimeoutError once that is spent."""
+    try:                                   # the common case: no clock read
+        return attempt(budget_s)
+    except TimeoutError:
+        return _again(attempt, budget_s)
+
+
+def _again(attempt: Callable[[float], T], budget_s: float) -> T:
+    """The attempts after a first that timed out, in windows of 2, 4, ... budgets, until the CPU
+    they spent reaches the budget (the first's is not counted: its clock was not read)."""
     clock = time.thread_time
     spent, timeout = 0.0, budget_s
     for _ in range(ATTEMPTS):
+        timeout *= 2
         started = clock()
         try:
             return attempt(timeout)
@@ -33,16 +43,15 @@ def bounded(attempt: Callable[[float], T], budget_s: float) -> T:
             spent += clock() - started
             if spent >= budget_s:
                 raise
-            timeout *= 2
     raise TimeoutError("the search was kept from the CPU past its budget's windows")
 
 
 def search(pattern: "regex.Pattern", text: str, budget_s: float) -> "regex.Match | None":
     """`pattern.search(text)` within `budget_s` of CPU."""
-    try:                                   # the common case: no closure, no clock
+    try:                                   # no closure on the common path
         return pattern.search(text, timeout=budget_s)
     except TimeoutError:
-        return bounded(lambda timeout: pattern.search(text, timeout=timeout), budget_s)
+        return _again(lambda timeout: pattern.search(text, timeout=timeout), budget_s)
 
 
 def fullmatch(pattern: "regex.Pattern", text: str, budget_s: float) -> "regex.Match | None":
@@ -50,4 +59,4 @@ def fullmatch(pattern: "regex.Pattern", text: str, budget_s: float) -> "regex.Ma
     try:
         return pattern.fullmatch(text, timeout=budget_s)
     except TimeoutError:
-        return bounded(lambda timeout: pattern.fullmatch(text, timeout=timeout), budget_s)
+        return _again(lambda timeout: pattern.fullmatch(text, timeout=timeout), budget_s)

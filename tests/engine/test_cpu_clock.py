@@ -36,7 +36,7 @@ class KeptWaiting:
 def test_a_search_kept_waiting_gets_its_answer_in_windows_that_double():
     waiting = KeptWaiting("批量", waits=3)
     assert cpu_clock.search(waiting, "批量为 32", 0.01) is not None
-    assert waiting.timeouts == [0.01, 0.01, 0.02, 0.04]   # the fast try, then the CPU-counted ones
+    assert waiting.timeouts == [0.01, 0.02, 0.04, 0.08]   # the first try, then the CPU-counted windows
 
 
 def test_a_search_kept_waiting_through_every_window_is_refused():

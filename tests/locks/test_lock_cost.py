@@ -2,6 +2,7 @@
 regex clock only where the bound proves it fits the table's budget, and everywhere else keeps it."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,30 @@ def test_locks_are_byte_identical_without_the_fast_path(lock_book, monkeypatch):
             compared += 1
             locked += bool(fast)
     assert compared > 1000 and locked > 300
+
+
+class _KeptWaiting(_Spy):
+    """A compiled regex whose first clocked scan sleeps past its timeout and raises, as a scan kept
+    from the interpreter on a loaded server does (no CPU spent)."""
+
+    def finditer(self, text, timeout=None):
+        self.timeouts.append(timeout)
+        if timeout is not None and len(self.timeouts) == 1:
+            time.sleep(timeout)
+            raise TimeoutError("regex timed out")
+        return self.compiled.finditer(text, timeout=timeout)
+
+
+def test_a_clocked_scan_kept_waiting_still_locks(lock_book):
+    """The table's budget is the scan's CPU (cpu_clock): a scan that only waited is run again in a
+    longer window, and the locks are the ones it finds unhindered (not LOCK_TIMEOUT)."""
+    from dataclasses import replace
+
+    from groundrules.locks.scan import scan
+    [mobile] = [p for t in lock_book.of_kind("lock_patterns") for p in t.patterns if p.id == "cn_mobile.mobile"]
+    waiting = _KeptWaiting(mobile.regex)
+    text = "手机 13800001234 。" * (mobile.clockless // 8 + 1)
+    assert len(text) > mobile.clockless
+    assert scan((replace(mobile, regex=waiting),), "m", "user", "sent", text) == scan((mobile,), "m", "user", "sent",
+                                                                                       text)
+    assert waiting.timeouts == [mobile.timeout, 2 * mobile.timeout]

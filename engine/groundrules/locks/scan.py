@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from .. import cpu_clock
 from ..errors import GroundrulesError
 from .rules import NO_RULES, PatternTimeout, Raw, resolve
 
@@ -71,8 +72,13 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
                 text = texts[fold[0]] = fold[1](content)
         else:
             text = content
-        try:                          # the scan, and a `matches` check, each within the table's budget
-            for start, end, value_span, groups in _spans(p, text, content, p.rules is not NO_RULES):
+        keep = p.rules is not NO_RULES
+        try:                          # the scan, and a `matches` check, each within the table's budget of CPU
+            if len(text) <= p.clockless:
+                spans = _spans(p, text, content, keep, None)
+            else:
+                spans = cpu_clock.bounded(lambda timeout: _spans(p, text, content, keep, timeout), p.timeout)
+            for start, end, value_span, groups in spans:
                 raws.append(_raw(p, message_id, content, start, end, value_span, groups))
         except TimeoutError:
             raise PatternTimeout(p.id, p.timeout) from None
@@ -125,18 +131,18 @@ def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, 
     return Raw(p.kind, p.id, start, end, reason is None, groups, p.rules, found)
 
 
-def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool) -> list[tuple]:
+def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool, timeout: float | None) -> list[tuple]:
     """Every (start, end, value span or None, named groups) of the pattern, collected before any
     candidate is built: the regex clock runs from the first match to the last, and our
     per-candidate work must not spend the scan's budget. A text no longer than the pattern's
-    proven bound allows (cost.py) is scanned without the clock, which `regex` would read at every
-    match. Groups are read by number from `Match.regs` (LockPattern.groups)."""
+    proven bound allows (cost.py) is scanned without the clock (`timeout` None), which `regex` would
+    read at every match. Groups are read by number from `Match.regs` (LockPattern.groups)."""
     lead, value, named = p.groups
     if not keep_groups:
         named = ()
     spans = []
     # finditer(text) without a keyword: `regex` parses keyword arguments at a cost near a short scan's
-    found = p.regex.finditer(text) if len(text) <= p.clockless else p.regex.finditer(text, timeout=p.timeout)
+    found = p.regex.finditer(text) if timeout is None else p.regex.finditer(text, timeout=timeout)
     for m in found:
         regs = m.regs
         start, end = regs[0]

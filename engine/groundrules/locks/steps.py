@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import regex
 
+from .. import cpu_clock
 from ..errors import Fault, did_you_mean
 from .charsets import as_class
 from .cost import clockless_match
@@ -158,7 +159,7 @@ def _matches(args: dict, timeout: float) -> Callable[[str], bool]:
     pattern = regex.compile(args["regex"])
     if clockless_match(args["regex"], timeout):
         return lambda s: pattern.fullmatch(s) is not None
-    return lambda s: pattern.fullmatch(s, timeout=timeout) is not None
+    return lambda s: cpu_clock.fullmatch(pattern, s, timeout) is not None
 
 
 def _date(args: dict, timeout: float) -> Callable[[str], bool]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from .. import cpu_clock
 from ..conditions import explain_failure
 from ..errors import GroundrulesError
 from ..locks import lock
@@ -69,7 +70,8 @@ def _pattern(p: "LockPattern", table: "LockTable", content: str, role: str, stat
         text = p.fold[1](content) if p.fold else content
         by_span = {(r.start, r.end): r for r in raws if r.pattern == p.id}
         rows = [r for r in table.rows if p.id in r.patterns]
-        for start, end, value_span, _ in _spans(p, text, content, True):
+        spans = cpu_clock.bounded(lambda timeout: _spans(p, text, content, True, timeout), p.timeout)
+        for start, end, value_span, _ in spans:
             out["candidates"].append(_candidate(p, content, start, end, value_span, by_span[start, end], rows,
                                                 neighbours))
         out["near_misses"] = _near_misses(p, text, content, out["candidates"], others)
@@ -160,12 +162,16 @@ def _reach(p: "LockPattern", text: str, start: int) -> int | None:
     could not be told in time). A prefix that could is also one for every shorter prefix, so the
     end is found by bisection."""
     lo, hi = start, min(len(text), start + REACH)
+
+    def could(end: int) -> bool:
+        return cpu_clock.bounded(lambda timeout: p.regex.fullmatch(text, pos=start, endpos=end, partial=True,
+                                                                   timeout=timeout), p.timeout) is not None
     try:
-        if p.regex.fullmatch(text, pos=start, endpos=lo, partial=True, timeout=p.timeout) is None:
+        if not could(lo):
             return start
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if p.regex.fullmatch(text, pos=start, endpos=mid, partial=True, timeout=p.timeout) is not None:
+            if could(mid):
                 lo = mid
             else:
                 hi = mid - 1
