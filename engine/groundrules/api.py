@@ -10,6 +10,7 @@ the same arguments give the same envelope through each.
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -202,11 +203,25 @@ class Service:
         envelope["decision"] = log.record(tool, arguments, arguments_text, caller, envelope, text, started)
         return envelope
 
-    def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None) -> tuple[dict, str]:
+    def call_text(self, tool: str, arguments_text: str, caller: Caller) -> tuple[dict, str]:
+        """`call` for arguments given as the JSON text `call` made of them (a decision log keeps it):
+        the envelope and its JSON text, not logged. Replay answers thousands of logged calls a
+        second through this: the text is decoded strictly (canonical.decoded), which proves what
+        `call` proves by encoding the arguments, and this rulebook's limits are read off the text
+        where a bound proves them; every other check runs as in `call`, so the answer is the one
+        `call` gives, refusals included."""
+        try:
+            arguments = canonical.decoded(arguments_text)
+        except ValueError:                                  # not proven JSON: every check, as `call` runs them
+            return self._answer(tool, json.loads(arguments_text), caller, None)
+        return self._answer(tool, arguments, caller, arguments_text, decoded=True)
+
+    def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None,
+                decoded: bool = False) -> tuple[dict, str]:
         """The envelope and its JSON text."""
         try:
             with bounded_patterns.budget(self.pattern_budget_ms):
-                answer = self._call(tool, arguments, caller, arguments_text)
+                answer = self._call(tool, arguments, caller, arguments_text, decoded)
         except GroundrulesError as exc:
             return self._refusal(exc.as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
@@ -248,7 +263,8 @@ class Service:
         return self.book.memoized(("listing", name), build)
 
     # -- the checks, in order -------------------------------------------------------------------
-    def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None) -> Any:
+    def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None,
+              decoded: bool = False) -> Any:
         roles = self.roles
         tool = TOOLS.get(name) if isinstance(name, str) else None
         if tool is None or not roles.may_call(caller.role, name):
@@ -258,7 +274,7 @@ class Service:
                                                                       tool=name), field="tool")
         if not isinstance(arguments, dict):
             raise GroundrulesError("INVALID_ARGUMENT", roles.message("not_an_object"), field="(arguments)")
-        self._check_arguments(name, arguments, arguments_text)
+        self._check_arguments(name, arguments, arguments_text, decoded)
         denied = roles.denied_option(caller.role, name, arguments)
         if denied is not None:
             raise GroundrulesError("PERMISSION_DENIED", roles.message(
@@ -276,13 +292,19 @@ class Service:
         return GroundrulesError("UNKNOWN_TOOL", self.roles.message("unknown_tool", tool=echo(name), tools=visible),
                                 field="tool", hint=did_you_mean(name, visible) or None)
 
-    def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None) -> None:
+    def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
+                         decoded: bool = False) -> None:
         """`arguments_text`: their JSON text when the caller already made it, so that only the
-        limits are left to check."""
+        limits are left to check; `decoded`: the arguments were decoded from it (call_text), so a
+        bound on the text may prove the limits too."""
         checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
                            max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
-        found = checker.not_json(arguments) if arguments_text is None else \
-            canonical.beyond_limits(arguments, checker.max_depth, checker.max_int_bits)
+        if arguments_text is None:
+            found = checker.not_json(arguments)
+        elif decoded and canonical.text_within(arguments_text, checker.max_depth, checker.max_int_bits):
+            found = None
+        else:
+            found = canonical.beyond_limits(arguments, checker.max_depth, checker.max_int_bits)
         if found is not None:
             path, problem = found
             self._invalid(_path(path), problem)

@@ -18,24 +18,12 @@ from groundrules.locks import lock
 from groundrules.rulebook import data_root
 
 from conftest import KEY_MATERIAL
+from corpus_traffic import traffic
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
 AGENT = Caller("agent-a", "agent", ("p1",))
 OTHER = Caller("agent-b", "agent", ("p2",))
-
-
-def traffic() -> list[tuple[str, dict]]:
-    """Every case of the stateless tools' corpora, as the call an agent would make."""
-    calls = [("explain_support", {"context": json.loads(p.read_text(encoding="utf-8"))})
-             for p in sorted((CASES / "support_reason").glob("*.json"))]
-    calls += [("lock_message", {"messages": json.loads(p.read_text(encoding="utf-8"))["messages"]})
-              for p in sorted((CASES / "locks").rglob("*.json"))]
-    for p in sorted((CASES / "fold").glob("*.json")):
-        calls += [("fold_evidence", payload) for payload in json.loads(p.read_text(encoding="utf-8")).values()]
-    calls += [("verify_extraction", json.loads(p.read_text(encoding="utf-8")))
-              for p in sorted((CASES / "verify").rglob("*.json"))]
-    return calls
 
 
 @pytest.fixture

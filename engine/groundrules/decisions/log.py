@@ -229,9 +229,14 @@ class DecisionLog:
         return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"])).decode("utf-8")
 
     def rows(self, **filters: Any) -> Iterator[dict]:
-        """Every row the filters keep, in append order (replay, promote)."""
+        """Every row the filters keep, in append order (promote, tests)."""
         self.flush()
         return self.store.scan(**filters)
+
+    def pages(self, **filters: Any) -> Iterator[list[dict]]:
+        """`rows` a page at a time (replay streams a log of any size through a page's memory)."""
+        self.flush()
+        return self.store.pages(**filters)
 
     def now(self) -> str:
         return times.text(self._clock())

@@ -105,8 +105,12 @@ class PostgresDecisionStore(PostgresStore):
                              (project, decision_id)).fetchone()
         return r["seq"] if r else None
 
-    def scan(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
-             ids: list | None = None, size: int = 2000) -> Iterator[dict]:
+    def scan(self, **filters) -> Iterator[dict]:
+        for page in self.pages(**filters):
+            yield from page
+
+    def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
+              ids: list | None = None, size: int = 2000) -> Iterator[list[dict]]:
         where, params = ["seq > %s"], [0]
         for column, values in (("project", projects), ("tool", tools), ("id", ids)):
             if values is not None:
@@ -115,17 +119,15 @@ class PostgresDecisionStore(PostgresStore):
         if since is not None:
             where.append("at >= %s")
             params.append(since)
-        last = 0
+        sql = f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT %s"
         while True:
-            params[0] = last
             with self._tx(False) as conn:
-                rows = [_row(r) for r in conn.execute(
-                    f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT %s",
-                    (*params, size)).fetchall()]
-            yield from rows
+                rows = [_row(r) for r in conn.execute(sql, (*params, size)).fetchall()]
+            if rows:
+                yield rows
             if len(rows) < size:
                 return
-            last = rows[-1]["seq"]
+            params[0] = rows[-1]["seq"]
 
     def erase(self, project: str, ids: list[str], redaction_id: str) -> None:
         with self._tx(True) as conn, conn.cursor() as cur:

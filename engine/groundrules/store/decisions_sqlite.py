@@ -119,28 +119,33 @@ class SqliteDecisionStore:
                              (project, decision_id)).fetchone()
         return r["seq"] if r else None
 
-    def scan(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
-             ids: list | None = None, size: int = 2000) -> Iterator[dict]:
-        """Rows in append order across projects (replay), a page at a time."""
+    def scan(self, **filters) -> Iterator[dict]:
+        """Rows in append order across projects, one at a time (erasure, promote)."""
+        for page in self.pages(**filters):
+            yield from page
+
+    def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
+              ids: list | None = None, size: int = 2000) -> Iterator[list[dict]]:
+        """Rows in append order across projects, `size` at a time (replay). The filters on project,
+        tool and time are read off the rows of a scan in `seq` order ('+column' keeps SQLite from
+        choosing their indexes, which would sort every match again for every page)."""
         where, params = ["seq > ?"], [0]
-        for column, values in (("project", projects), ("tool", tools), ("id", ids)):
+        for column, values in (("+project", projects), ("+tool", tools), ("id", ids)):
             if values is not None:
                 where.append(f"{column} IN ({', '.join('?' * len(values))})")
                 params += list(values)
         if since is not None:
-            where.append("at >= ?")
+            where.append("+at >= ?")
             params.append(since)
-        last = 0
+        sql = f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?"
         while True:
-            params[0] = last
             with self._tx(False) as conn:
-                rows = [dict(r) for r in conn.execute(
-                    f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",
-                    (*params, size))]
-            yield from rows
+                rows = [dict(r) for r in conn.execute(sql, (*params, size))]
+            if rows:
+                yield rows
             if len(rows) < size:
                 return
-            last = rows[-1]["seq"]
+            params[0] = rows[-1]["seq"]
 
     def erase(self, project: str, ids: list[str], redaction_id: str) -> None:
         with self._tx(True) as conn:
