@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
 AGENT = Caller("agent-a", "agent", ("p1",))
 OTHER = Caller("agent-b", "agent", ("p2",))
+# the command line and promote read the log through the library, whose stores the other tests run
+# on both backends: these run on SQLite only
+ONCE = pytest.mark.parametrize("db", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -111,9 +114,8 @@ def test_an_answer_that_does_not_reproduce_is_reported_never_hidden(service, rul
     assert replay.fails(result, "primary")                        # whatever --fail-on says
 
 
+@ONCE
 def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, capsys):
-    if not isinstance(db, Path):
-        pytest.skip("the command's database options are those of the library, run once")
     key = tmp_path / "key"
     key.write_bytes(KEY_MATERIAL)
     base = ["replay", "--db", str(db), "--decision-key", str(key), "--rules", str(edited(tmp_path))]
@@ -135,9 +137,8 @@ def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, ca
     assert main(["replay", "--db", str(db), "--decision-key", str(key), "--fail-on", "any"]) == 0   # bundled = logged
 
 
+@ONCE
 def test_promote_writes_a_case_whose_placeholders_keep_the_lock_behaviour(service, rulebook, tmp_path, capsys, db):
-    if not isinstance(db, Path):
-        pytest.skip("promote reads through the same store as replay, run once")
     text = ("不方便接电话，微信 wx_wang01，手机 +86 139 1234 5678，或 12345678901，身份证 11010519491231002X，"
             "邮箱 wang@163.com")
     decision = service.call("lock_message", {"message": {"id": "m1", "role": "user", "content": text}}, AGENT)["decision"]
@@ -165,9 +166,8 @@ def test_promote_writes_a_case_whose_placeholders_keep_the_lock_behaviour(servic
     assert main(wrong) == 1
 
 
+@ONCE
 def test_promote_an_explanation_into_its_decision_tables_corpus(service, tmp_path, capsys, db):
-    if not isinstance(db, Path):
-        pytest.skip("promote reads through the same store as replay, run once")
     context = json.loads((CASES / "support_reason" / "partial-engine-error-shenlun-count.json").read_text(encoding="utf-8"))
     decision = service.call("explain_support", {"context": context}, AGENT)["decision"]
     service.decisions.flush()
