@@ -184,11 +184,13 @@ class Service:
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
     def with_rulebook(self, rulebook: Rulebook) -> "Service":
-        """The same ledgers (their stores shared) deciding by `rulebook`: what a live rule reload swaps
-        in; calls already running keep the service they started on. Refuses a rulebook the ledgers
-        cannot run on, as opening them would."""
+        """The same ledgers and decision log (their stores shared) deciding by `rulebook`: what a
+        live rule reload swaps in; calls already running keep the service they started on (and
+        their decisions the masking table they were answered under). Refuses a rulebook the
+        ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
-                       evidence=self.evidence and self.evidence.with_rulebook(rulebook), decisions=self.decisions)
+                       evidence=self.evidence and self.evidence.with_rulebook(rulebook),
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook))
 
     def call(self, tool: str, arguments: Any, caller: Caller) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
