@@ -175,6 +175,14 @@ def test_an_idempotent_retry_on_the_other_server_returns_the_first_answer(balanc
     assert all(len(w) == 1 for w in where)
 
 
+def back_in_rotation(url: str, tls: ssl.SSLContext, server: Server) -> None:
+    """nginx holds a server that failed out of rotation for the conf's fail_timeout, whether or not
+    it is up again; until a call lands on it, it is no next upstream for the other's 503."""
+    before = server.request_ids()
+    wait_for(lambda: calls(url, tls, [("lock_message", MESSAGE)], "auto") and server.request_ids() - before,
+             "nginx to send a call to the restarted server")
+
+
 def test_with_one_server_killed_or_draining_calls_keep_succeeding(balanced):
     url, tls, servers = balanced
     servers[0].stop(signal.SIGKILL)
@@ -183,6 +191,7 @@ def test_with_one_server_killed_or_draining_calls_keep_succeeding(balanced):
         assert all(envelope["ok"] for envelope, _ in answered)
     finally:
         servers[0].start()
+    back_in_rotation(url, tls, servers[0])
     servers[1].proc.send_signal(signal.SIGTERM)                           # draining: 503, then gone
     try:
         answered = calls(url, tls, [("lock_message", MESSAGE)] * 6, "auto")

@@ -27,7 +27,7 @@ from .settings import ServerSettings
 from .stdio_guard import INVALID_REQUEST, Refused, WireLimits, parse
 
 SESSION_HEADER = b"mcp-session-id"
-OFF_LOOP_BYTES = 64 * 1024             # bodies larger than this are parsed in a worker thread
+OFF_LOOP_BYTES = 16 * 1024             # bodies larger than this are parsed in a worker thread
 SERVER_ERROR = -32000                  # JSON-RPC's range for errors a server defines
 
 
