@@ -5,6 +5,7 @@ is reported as such; promote writes a case whose placeholders keep the lock beha
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from groundrules.decisions import replay
 from groundrules.decisions.replay import STATELESS
 from groundrules.locks import lock
 from groundrules.rulebook import data_root
+from groundrules.schema_check import contract
 
 from conftest import KEY_MATERIAL
 from corpus_traffic import traffic
@@ -91,6 +93,7 @@ def test_under_an_edited_rulebook_replay_reports_exactly_what_a_direct_rerun_cha
     assert result["locks"]["changed"] > 0 and [p["pattern"] for p in result["locks"]["by_pattern"]] == ["cn_mobile.mobile"]
     assert result["not_reproduced"] == 0                          # the logged tables were given: all reproduce
     assert result["rows"] == []                                   # a new priority order fires the same rows
+    assert contract(rulebook.schemas, "replay.v1.schema.json").located(result) is None
 
 
 def test_filters_by_tool_project_and_time(logged, rulebook):
@@ -112,6 +115,7 @@ def test_an_answer_that_does_not_reproduce_is_reported_never_hidden(service, rul
     assert (result["replayed"], result["not_reproduced"], result["changed"]) == (2, 1, 1)
     assert len(result["examples"]["not_reproduced"]) == 1
     assert replay.fails(result, "primary")                        # whatever --fail-on says
+    assert contract(rulebook.schemas, "replay.v1.schema.json").located(result) is None   # what report --replay reads
 
 
 @ONCE
@@ -133,8 +137,45 @@ def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, ca
     assert main([*base, "--tool", "get_evidence"]) == 1
     assert main([*base, "--format", "html"]) == 0
     page = capsys.readouterr().out
-    assert '<section id="replay">' in page and "cn_mobile.mobile" in page
+    assert '<section class="group" id="replay">' in page and "cn_mobile.mobile" in page
     assert main(["replay", "--db", str(db), "--decision-key", str(key), "--fail-on", "any"]) == 0   # bundled = logged
+
+
+@ONCE
+def test_the_rulebook_report_shows_the_replay_of_its_own_tables(logged, db, tmp_path, capsys, rulebook):
+    key = tmp_path / "key"
+    key.write_bytes(KEY_MATERIAL)
+    candidate = edited(tmp_path)
+    assert main(["replay", "--db", str(db), "--decision-key", str(key), "--rules", str(candidate),
+                 "--format", "json"]) == 0
+    replayed = tmp_path / "replay.json"
+    replayed.write_text(capsys.readouterr().out, encoding="utf-8")
+    result = json.loads(replayed.read_text(encoding="utf-8"))
+    assert result["changed"] > 0 and result["examples"]["locks"]
+
+    assert main(["--rules", str(candidate), "report", "--out", str(tmp_path / "report"), "--replay", str(replayed)]) == 0
+    capsys.readouterr()
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('<section class="group" id="replay">'):]
+    assert f"{result['replayed']} replayed · {result['changed']} changed · {result['not_reproduced']} not reproduced" \
+        in section
+    assert f"on logged traffic: {result['replayed']} call(s) replayed, {result['changed']} changed" in page
+    for kind, shown in result["examples"].items():               # every example, by its decision id
+        assert all(f"<code>{ex['decision']}</code>" in section for ex in shown), kind
+    assert 'href="#replay"' in page
+    assert set(re.findall(r'href="#([^"]+)"', page)) <= set(re.findall(r' id="([^"]+)"', page))
+    messages = [m["content"] for _, a in traffic() if "messages" in a for m in a["messages"]]
+    assert not any(text in section for text in messages if len(text) > 8)   # masked, as replay wrote them
+
+    # a replay under other tables, or a file that is no replay, is refused in one line
+    assert main(["report", "--out", str(tmp_path / "other"), "--replay", str(replayed)]) == 1
+    assert f"replayed under rulebook {result['candidate']}, but these tables are {rulebook.version}" \
+        in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text(json.dumps(dict(result, replayed=-1)), encoding="utf-8")
+    assert main(["--rules", str(candidate), "report", "--out", str(tmp_path / "other"),
+                 "--replay", str(tmp_path / "bad.json")]) == 1
+    assert "not a replay (replayed:" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
 
 
 @ONCE

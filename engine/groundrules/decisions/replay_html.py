@@ -1,5 +1,6 @@
-"""A replay as HTML: one `<section id="replay">` in the report's style (`section`), or a whole
-page around it (`page`); every value from the log is escaped."""
+"""A replay as HTML: one `<section id="replay">` in the report's style (`section`: a group of
+`groundrules report --replay`, so `index.html#replay` opens it alone), or a whole page around it
+(`page`); every value from the log is escaped."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from . import replay
 
 def section(result: dict) -> str:
     summary = "\n".join(escape(line) for line in replay.lines(dict(result, examples={k: [] for k in replay.KINDS})))
-    parts = ['<section id="replay"><h2>Replay of logged calls</h2>',
+    parts = ['<section class="group" id="replay"><h2>Replay of logged calls</h2>',
              f'<p class="summary">candidate <code>{escape(result["candidate"])}</code> · {result["replayed"]} replayed · '
              f'{result["changed"]} changed · {result["not_reproduced"]} not reproduced</p>',
              f'<pre class="diff">{summary}</pre>']
