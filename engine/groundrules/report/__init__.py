@@ -21,7 +21,7 @@ from ..corpus_diff import corpus_diff
 from ..corpus_diff.text import corpus_lines, table_lines
 from ..rulebook import Rulebook
 from . import coverage as cov
-from . import decision_html, grid, lock_html, machine_html, merge_html, page
+from . import decision_html, grid, lock_html, machine_html, merge_html, page, replay_html
 
 PICTURED = ("decision_table", "transition_table", "lock_patterns", "merge_policy")
 
@@ -68,7 +68,6 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None, replay: di
                                                rule_cov, _patterns_changed(table.id, book, base)))
     sections.append(page.GROUP_END + _others(book))
     if replay is not None:
-        from ..decisions import replay_html
         sections.append(replay_html.section(replay))
     header = _header(book, base, grids, lock_cov, replay)
     return page.document("groundrules rulebook report", header, "\n".join(sections))

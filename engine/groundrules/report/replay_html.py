@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from html import escape
 
-from . import replay
+from ..decisions import replay
+from . import page as report_page
 
 
 def section(result: dict) -> str:
@@ -30,6 +31,5 @@ def section(result: dict) -> str:
 
 
 def page(result: dict) -> str:
-    from ..report import page as report_page
     header = f"<h1>groundrules — replay under <code>{escape(result['candidate'])}</code></h1>\n"
     return report_page.document("groundrules replay", header, section(result))
