@@ -9,7 +9,7 @@ from groundrules.cli.main import build_parser
 from groundrules.cli.session import decision_key
 from groundrules.decisions.crypto import ENV_KEY, ENV_KEY_FILE, DecisionKey
 
-from conftest import KEY_MATERIAL
+from decision_support import KEY_MATERIAL
 
 SERVE = ["serve", "--db", "ledger.db", "--log-decisions"]
 

@@ -13,7 +13,7 @@ from groundrules.decisions import crypto, masking, times
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 
-from conftest import KEY_MATERIAL, START, raw_bytes
+from decision_support import KEY_MATERIAL, START, raw_bytes
 
 AGENT = Caller("agent-a", "agent", ("p1",))
 REVIEWER = Caller("user:alice", "reviewer", ("p1",))

@@ -19,7 +19,7 @@ from groundrules.locks import lock
 from groundrules.rulebook import data_root
 from groundrules.schema_check import contract
 
-from conftest import KEY_MATERIAL
+from decision_support import KEY_MATERIAL
 from corpus_traffic import traffic
 
 ROOT = Path(__file__).resolve().parents[2]

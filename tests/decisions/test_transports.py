@@ -21,7 +21,7 @@ from groundrules.decisions.crypto import key_from_file
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 
-from conftest import KEY_MATERIAL
+from decision_support import KEY_MATERIAL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))
 from http_support import agent_calls, running, write_tokens  # noqa: E402
