@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import bounded_patterns, canonical, limits
+from . import bounded_patterns, canonical, json_bounds, limits
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
@@ -192,16 +192,18 @@ class Service:
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook),
                        decisions=self.decisions and self.decisions.with_rulebook(rulebook))
 
-    def call(self, tool: str, arguments: Any, caller: Caller) -> "Envelope":
+    def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
         decision log, the envelope also names the decision it is logged under (`decision`): the
-        log is handed the JSON texts the checks made anyway, and writes them off this path."""
+        log is handed the JSON texts the checks made anyway, and writes them off this path.
+        `decoded`: the arguments are what a JSON decoder returned (the transports'), so only their
+        nesting and integers are left to check, and those are read off their JSON text."""
         log = self.decisions
         if log is None:
-            return self._answer(tool, arguments, caller, None)[0]
+            return self._answer(tool, arguments, caller, None, decoded)[0]
         started = log.timer()
         arguments_text = canonical.json_text(arguments)
-        envelope, text = self._answer(tool, arguments, caller, arguments_text)
+        envelope, text = self._answer(tool, arguments, caller, arguments_text, decoded)
         envelope["decision"] = log.record(tool, arguments, arguments_text, caller, envelope, text, started)
         return envelope
 
@@ -297,14 +299,17 @@ class Service:
     def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
                          decoded: bool = False) -> None:
         """`arguments_text`: their JSON text when the caller already made it, so that only the
-        limits are left to check; `decoded`: the arguments were decoded from it (call_text), so a
-        bound on the text may prove the limits too."""
+        limits are left to check; `decoded`: the arguments were decoded from JSON (a transport's,
+        or call_text's), so the limits may be read off that text."""
         checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
                            max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
-        if arguments_text is None:
-            found = checker.not_json(arguments)
-        elif decoded and canonical.text_within(arguments_text, checker.max_depth, checker.max_int_bits):
+        if decoded:
+            arguments_text = arguments_text if arguments_text is not None else canonical.json_text(arguments)
+        if decoded and arguments_text is not None and json_bounds.within(
+                arguments_text.encode("utf-8"), checker.max_depth, json_bounds.digits_within(checker.max_int_bits)):
             found = None
+        elif arguments_text is None:
+            found = checker.not_json(arguments)
         else:
             found = canonical.beyond_limits(arguments, checker.max_depth, checker.max_int_bits)
         if found is not None:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
+from . import cpu_clock
 from .errors import GroundrulesError, echo
 from .uniqueness import unique
 
@@ -52,20 +53,20 @@ def search(pattern: str, text: str) -> "regex.Match | None":
     """`re.search(pattern, text)` within the budget; PatternTimeout past it."""
     ms = _BUDGET.get()
     try:
-        return compiled(pattern).search(text, timeout=ms / 1000)
+        return cpu_clock.search(compiled(pattern), text, ms / 1000)
     except TimeoutError:
         raise PatternTimeout(pattern, ms) from None
 
 
 def searcher(pattern: str):
     """A bounded `search` bound to `pattern`, compiled now (regex.error when it does not compile)."""
-    bound = compiled(pattern).search
+    bound = compiled(pattern)
     budget_of = _BUDGET.get
 
     def search_one(text: str):
         ms = budget_of()
         try:
-            return bound(text, timeout=ms / 1000)
+            return cpu_clock.search(bound, text, ms / 1000)
         except TimeoutError:
             raise PatternTimeout(pattern, ms) from None
     return search_one

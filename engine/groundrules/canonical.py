@@ -87,19 +87,6 @@ def decoded(text: str) -> Any:
     return _STRICT.decode(text)
 
 
-_BITS_PER_DIGIT_MILLI = 3322                # > 1000·log2(10): a d-digit integer has at most d·3.322 + 1 bits
-
-
-def text_within(text: str, max_depth: int | None, max_int_bits: int | None) -> bool:
-    """True when no value `decoded(text)` can return is nested past max_depth or holds an integer
-    past max_int_bits, proven by bounds read off the text at C speed: nesting is at most the count
-    of '{' and '[' (brackets in strings only raise it), an integer has at most as many digits as
-    the text has characters. False means "not proven", never "beyond": walk the value then."""
-    if max_depth is not None and text.count("{") + text.count("[") > max_depth:
-        return False
-    return max_int_bits is None or len(text) * _BITS_PER_DIGIT_MILLI // 1000 + 1 <= max_int_bits
-
-
 def beyond_limits(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
     """Nesting past max_depth or an integer past max_int_bits, in a value the encoder could write;
     and what the encoder writes though it is no JSON value (a tuple, a non-string key): the second

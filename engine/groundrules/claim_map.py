@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from . import cpu_clock
 from .conditions import compile_condition
 from .errors import Problem, did_you_mean
 from .operators import REGEX_TIMEOUT_S
@@ -37,7 +38,7 @@ class ProjectSource:
                 continue
             if self.pattern is not None:
                 try:
-                    hit = self.pattern.fullmatch(item, timeout=REGEX_TIMEOUT_S)
+                    hit = cpu_clock.fullmatch(self.pattern, item, REGEX_TIMEOUT_S)
                 except TimeoutError:
                     hit = None
                 item = hit.group("project") if hit else ""

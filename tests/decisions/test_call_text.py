@@ -1,8 +1,8 @@
 """Replay's way in: `Service.call_text` answers the JSON text of logged arguments without
 encoding them again, and must give the envelope `Service.call` gives for the same arguments, byte
 for byte, refusals included: under the rulebook that logged them and under a candidate whose
-limits or schemas refuse them. The bounds it reads off the text may say "not proven", never
-"within" for a value that is beyond."""
+limits or schemas refuse them. The bounds it reads off the text (json_bounds) may say "not
+proven", never "within" for a value that is beyond."""
 from __future__ import annotations
 
 import json
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget import examples
-from groundrules import Caller, Service, canonical, load_rulebook
+from groundrules import Caller, Service, canonical, json_bounds, load_rulebook
 from groundrules.decisions.replay import STATELESS
 from groundrules.rulebook import data_root
 
@@ -117,9 +117,12 @@ def test_a_candidate_schema_that_refuses_the_arguments_refuses_them_in_call_text
 
 
 @settings(max_examples=examples(400), deadline=None)
-@given(JSON, st.integers(0, 12), st.integers(1, 200))
+@given(JSON, st.integers(1, 12), st.integers(1, 200))
 def test_the_text_bound_never_vouches_for_a_value_beyond_the_limits(value, max_depth, max_int_bits):
+    """What call_text proves on a logged text: the strict decoding gives back the value call saw,
+    and the bound read off the text (json_bounds, as Service._check_arguments reads it) never says
+    "within" for a value the walk finds beyond."""
     text = canonical.json_text(value)
     assert canonical.decoded(text) == value
-    if canonical.text_within(text, max_depth, max_int_bits):
+    if json_bounds.within(text.encode("utf-8"), max_depth, json_bounds.digits_within(max_int_bits)):
         assert canonical.beyond_limits(value, max_depth, max_int_bits) is None

@@ -29,11 +29,11 @@ class HeldService(Service):
         super().__init__(*args, **kwargs)
         self.held, self.release, self.arrived = held, threading.Event(), threading.Semaphore(0)
 
-    def call(self, tool, arguments, caller: Caller) -> dict:
+    def call(self, tool, arguments, caller: Caller, **options) -> dict:
         if self.held(tool, caller):
             self.arrived.release()
             assert self.release.wait(60), "never released"
-        return super().call(tool, arguments, caller)
+        return super().call(tool, arguments, caller, **options)
 
     def wait_arrived(self, n: int = 1) -> None:
         for _ in range(n):

@@ -16,8 +16,10 @@ Then the noisy neighbour (issue 19): one principal, the victim, runs the mix on 
 alone (quiet) and once while another principal floods the same server (noisy): it opens sessions
 it never closes, sends the largest arrays and strings the caps allow (uniqueItems fields, tags,
 an inline schema with uniqueItems), dribbles request bodies byte by byte, and keeps ledger reads
-running. Quiet and noisy phases alternate (paired, interleaved); printed: the victim's p50/p99 in
-each, the ratio (target: noisy p99 within 2x quiet p99), and what the flood got back.
+running. The flood is a process of its own, as a hostile agent is, its bodies encoded once: in the
+victim's process its client work would be measured as the server's. Quiet and noisy phases
+alternate (paired, interleaved); printed: the victim's p50/p99 in each, the ratio (target: noisy
+p99 within 2x quiet p99), and what the flood got back.
 
     .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
     .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -249,7 +252,8 @@ async def victim(url: str, calls: int, latencies: list) -> None:
 
 
 async def flood(url: str, stop: asyncio.Event, outcomes: dict) -> None:
-    """One principal doing everything a hostile agent would, as fast as it is answered."""
+    """One principal doing everything a hostile agent would, as fast as it is answered (run in its
+    own process: `flooding`)."""
     headers = {"Authorization": f"Bearer {FLOODER}", "Accept": "application/json, text/event-stream",
                "Content-Type": "application/json"}
     big = [{"k": i} for i in range(2_500)]
@@ -267,20 +271,18 @@ async def flood(url: str, stop: asyncio.Event, outcomes: dict) -> None:
     host, port = url.split("//")[1].split("/")[0].split(":")
 
     async def poster(body: dict) -> None:
-        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
-            n = 0
+        if body["method"] == "initialize":                      # a legacy session, never closed
+            data = json.dumps({"jsonrpc": "2.0", "id": 1, **body}).encode()
+            extra = {"MCP-Protocol-Version": "2025-11-25"}
+        else:                                                   # a call standing alone (2026-07-28)
+            data = json.dumps({"jsonrpc": "2.0", "id": 1, "method": body["method"],
+                               "params": dict(body["params"], _meta=MODERN_META)}).encode()
+            extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": body["method"],
+                     "Mcp-Name": body["params"]["name"]}
+        async with httpx2.AsyncClient(headers={**headers, **extra}, timeout=120) as http:
             while not stop.is_set():
-                n += 1
                 try:
-                    if body["method"] == "initialize":         # a legacy session, never closed
-                        r = await http.post(url, json={"jsonrpc": "2.0", "id": n, **body},
-                                            headers={"MCP-Protocol-Version": "2025-11-25"})
-                    else:                                       # a call standing alone (2026-07-28)
-                        params = dict(body["params"], _meta=MODERN_META)
-                        r = await http.post(url, json={"jsonrpc": "2.0", "id": n, "method": body["method"],
-                                                       "params": params},
-                                            headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": body["method"],
-                                                     "Mcp-Name": body["params"]["name"]})
+                    r = await http.post(url, content=data)
                     key = f"{body['params'].get('name', body['method'])} {r.status_code}"
                 except httpx2.TransportError as exc:
                     key = f"{body['params'].get('name', body['method'])} {type(exc).__name__}"
@@ -306,6 +308,16 @@ async def flood(url: str, stop: asyncio.Event, outcomes: dict) -> None:
     await asyncio.gather(*(poster(b) for b in bodies), *(dribbler() for _ in range(20)))
 
 
+def flooding(url: str) -> None:
+    """The flood until a line arrives on stdin; then what it got back, as JSON on stdout."""
+    async def run() -> None:
+        stop, outcomes = asyncio.Event(), {}
+        asyncio.get_running_loop().add_reader(sys.stdin.fileno(), stop.set)
+        await flood(url, stop, outcomes)
+        print(json.dumps(outcomes), flush=True)
+    asyncio.run(run())
+
+
 async def noisy_neighbour(url: str, args) -> tuple[list, list, dict]:
     quiet: list = []
     noisy: list = []
@@ -317,12 +329,13 @@ async def noisy_neighbour(url: str, args) -> tuple[list, list, dict]:
             if name == "quiet":
                 await victim(url, per_round, quiet)
                 continue
-            stop = asyncio.Event()
-            flooding = asyncio.ensure_future(flood(url, stop, outcomes))
+            flooder = await asyncio.create_subprocess_exec(sys.executable, __file__, "--flood", url,
+                                                           stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
             await asyncio.sleep(0.5)                                  # let the flood build up
             await victim(url, per_round, noisy)
-            stop.set()
-            await flooding
+            got, _ = await flooder.communicate(b"stop\n")
+            for key, count in json.loads(got).items():
+                outcomes[key] = outcomes.get(key, 0) + count
         print(f"noisy neighbour round {r + 1}/{args.rounds}", flush=True)
     return quiet, noisy, outcomes
 
@@ -333,7 +346,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="paired rounds (even: each order as often)")
     parser.add_argument("--victim-calls", type=int, default=1_200, help="the victim's calls in each of quiet and noisy")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: a few calls, two rounds")
+    parser.add_argument("--flood", metavar="URL", help=argparse.SUPPRESS)     # the flooding process
     args = parser.parse_args()
+    if args.flood:
+        flooding(args.flood)
+        return
     if args.tiny:
         args.calls, args.rounds, args.victim_calls = 320, 2, 40
     os.environ.setdefault("PYTHONHASHSEED", "0")

@@ -25,9 +25,10 @@ Observer = Callable[[Any, Any, Caller, dict, float, int], None]   # (tool, argum
 
 
 class FairLane:
-    """A lane's worker slots, granted to the waiting principal that runs fewest calls in it: a
-    principal alone may take every slot, and one that floods still gets only its share of the slots
-    that free up while another waits (anyio's limiter serves whoever queued first)."""
+    """A lane's worker slots, granted to the waiting principal that runs fewest calls in it, and
+    among equals to the one served longest ago: a principal alone may take every slot, and one that
+    floods still gets only its share of the slots that free up while another waits (anyio's limiter
+    serves whoever queued first)."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
@@ -61,11 +62,11 @@ class FairLane:
             del self._running[principal]
         self._busy -= 1
         while self._busy < self.capacity and self._waiting:
-            principal = min(self._waiting, key=lambda p: self._running[p])   # dict order: who waited first
-            queue = self._waiting[principal]
+            principal = min(self._waiting, key=lambda p: self._running[p])   # ties: longest unserved
+            queue = self._waiting.pop(principal)
             granted = queue.popleft()
-            if not queue:
-                del self._waiting[principal]
+            if queue:                          # to the back: a principal that always waits is no
+                self._waiting[principal] = queue   # longer first among equals once it is served
             self._take(principal)
             granted.set()
 
@@ -110,7 +111,7 @@ class Dispatcher:
         started = time.perf_counter()
         try:
             with abandon.watched(flag), attempts.counted() as tries:
-                envelope = service.call(name, arguments, caller)
+                envelope = service.call(name, arguments, caller, decoded=True)
         finally:
             with self._idle:
                 del self._running[flag]

@@ -146,7 +146,7 @@ def non_object_arguments(service: Service, request: dict, caller: Caller,
             or not isinstance(params.get("name"), str) or params["name"] not in served \
             or "arguments" not in params or isinstance(params["arguments"], dict):
         return None
-    return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
+    return result_of(service.call(params["name"], params["arguments"], caller, decoded=True)).model_dump(
         by_alias=True, exclude_none=True)
 
 

@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
+from .. import json_bounds
 from ..canonical import encodable
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
@@ -102,8 +103,11 @@ def parse(line: bytes, limits: WireLimits) -> Any:
     def no_constant(name: str) -> Any:
         raise Refused(PARSE_ERROR, f"Parse error: {name} is not JSON")
 
+    # a big text its bytes prove within the limits is parsed without a hook per integer and not walked
+    proven = len(line) > json_bounds.SMALL and json_bounds.within(line, limits.depth, limits.int_digits)
     try:
-        value = json.loads(text, parse_int=bounded_int, parse_constant=no_constant)
+        value = json.loads(text, parse_constant=no_constant) if proven else \
+            json.loads(text, parse_int=bounded_int, parse_constant=no_constant)
     except Refused:
         raise
     except RecursionError:
@@ -117,7 +121,8 @@ def parse(line: bytes, limits: WireLimits) -> Any:
         raise Refused(INVALID_REQUEST, "Invalid Request: a message is a JSON object")
     message_id = _good_id(value.get("id"), limits)
     try:
-        _depth(value, limits.depth)
+        if not proven:
+            _depth(value, limits.depth)
     except Refused as exc:
         raise Refused(exc.code, exc.message, message_id) from None
     if "id" in value and message_id is None:

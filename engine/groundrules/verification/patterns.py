@@ -7,6 +7,7 @@ from typing import Callable, Iterator
 
 import regex
 
+from .. import cpu_clock
 from ..bounded_patterns import PatternTimeout
 from ..conditions import REGEX_TIMEOUT_S
 from ..examples import ExampleResult
@@ -23,7 +24,8 @@ class Pattern:
         """Every match as (start, end, match). A scan that times out fails closed: PATTERN_TIMEOUT,
         never an empty list that would silently drop what the pattern guards (PROHIBITION_UNREFLECTED)."""
         try:
-            return [(m.start(), m.end(), m) for m in self.regex.finditer(text, timeout=REGEX_TIMEOUT_S)]
+            return cpu_clock.bounded(lambda timeout: [(m.start(), m.end(), m) for m in
+                                                      self.regex.finditer(text, timeout=timeout)], REGEX_TIMEOUT_S)
         except TimeoutError:
             raise PatternTimeout(self.id, round(REGEX_TIMEOUT_S * 1000)) from None
 
