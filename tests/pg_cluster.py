@@ -5,7 +5,9 @@ with pytest if pytest dies. As root (CI) the server runs as the `postgres` user.
 Each test gets a fresh database cloned from a template that already holds both ledgers' tables
 (CREATE DATABASE ... TEMPLATE), cloned ahead by a thread that also drops the used ones. Each pytest
 worker (xdist) runs its own cluster. The test cluster skips fsync (nothing a test can observe
-depends on it); the benchmarks' throwaway cluster keeps the production settings. In CI (CI=true) a
+depends on it); the benchmarks' throwaway cluster keeps the production settings. `restart()`
+stops the server (fast shutdown, as an operator's restart does, or immediate, as a crash) and
+starts it again on the same data: it returns once the server answers. In CI (CI=true) a
 missing server fails the run; elsewhere the PostgreSQL tests skip, and the session header says why.
 """
 from __future__ import annotations
@@ -69,8 +71,11 @@ class Cluster:
     READY = 2                                   # databases cloned ahead of the tests that take them
     BACKLOG = 8                                 # used databases waiting for their DROP, at most
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, server: "Server | None" = None):
         self.folder = folder
+        self.server = server
+        self._busy = threading.Lock()               # held by the preparer while it talks to the server
+        self._reconnect = False
         self._ready: queue.Queue = queue.Queue()
         self._wanted = threading.Semaphore(self.READY)
         self._dropped: queue.Queue = queue.Queue()
@@ -101,19 +106,35 @@ class Cluster:
     def drop(self, name: str) -> None:
         self._dropped.put(name)
 
+    def restart(self, mode: str = "fast", down: float = 0.0) -> float:
+        """Stop the server ('fast': SIGINT, sessions ended with AdminShutdown; 'immediate': SIGQUIT,
+        crash recovery on start), leave it stopped for `down` seconds and start it again; returns
+        time.monotonic() once it answers."""
+        with self._busy:
+            self.server.stop(signal.SIGINT if mode == "fast" else signal.SIGQUIT)
+            time.sleep(down)
+            self.server.start()
+            self._reconnect = True
+            return time.monotonic()
+
     def close(self) -> None:
         self._stop.set()
         self._wanted.release()
         self._worker.join(timeout=30)
 
     def _keep_ready(self) -> None:
+        conn = None
         try:
-            with self.admin() as conn:
-                while not self._stop.is_set():
+            conn = self.admin()
+            while not self._stop.is_set():
+                wanted = self._wanted.acquire(timeout=0.05)
+                with self._busy:
+                    if self._reconnect:                           # the server was restarted
+                        conn.close()
+                        conn, self._reconnect = self.admin(), False
                     if self._dropped.qsize() > self.BACKLOG:       # keep the disk from filling up
                         conn.execute(f'DROP DATABASE IF EXISTS "{self._dropped.get()}" WITH (FORCE)')
-                        continue
-                    if self._wanted.acquire(timeout=0.05):
+                    if wanted:
                         if self._stop.is_set():
                             return
                         name = f"t{os.getpid()}_{next(_names)}"
@@ -127,12 +148,43 @@ class Cluster:
                     conn.execute(f'DROP DATABASE IF EXISTS "{used}" WITH (FORCE)')
         except BaseException as exc:  # noqa: BLE001 - reported by fresh_database, which waits on it
             self._failure = exc
+        finally:
+            if conn is not None:
+                conn.close()
 
 
 # Without an OS crash, fsync protects nothing a test can observe: a killed backend or postmaster
 # leaves its WAL in the page cache, and recovery replays it. Commits still write their WAL before
 # they answer (synchronous_commit stays on). The benchmarks keep the production settings.
 NOT_DURABLE = ("-c", "fsync=off", "-c", "full_page_writes=off")
+
+
+class Server:
+    """The postmaster on `folder`'s data, started and stopped with the same settings each time."""
+
+    def __init__(self, bindir: str, folder: str, durable: bool):
+        self.bindir, self.folder, self.durable = bindir, folder, durable
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        bindir, folder = self.bindir, self.folder
+        with open(f"{folder}/log", "a") as log:
+            self.proc = subprocess.Popen(_as_owner([f"{bindir}/postgres", "-D", f"{folder}/data",
+                                                    "-c", "listen_addresses=", "-k", folder,
+                                                    "-c", "max_connections=200",
+                                                    *(() if self.durable else NOT_DURABLE)], pdeathsig=True),
+                                         stdout=log, stderr=subprocess.STDOUT)
+        started = time.monotonic()
+        while subprocess.run([f"{bindir}/pg_isready", "-q", "-h", folder]).returncode != 0:
+            if self.proc.poll() is not None or time.monotonic() - started > 30:
+                raise RuntimeError(open(f"{folder}/log").read())
+            time.sleep(0.02)
+
+    def stop(self, how: int = signal.SIGQUIT) -> None:
+        """SIGQUIT: immediate shutdown; SIGINT: fast (every session ended, a checkpoint written)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(how)
+            self.proc.wait(timeout=60)
 
 
 def start_cluster(durable: bool = True):
@@ -145,31 +197,22 @@ def start_cluster(durable: bool = True):
         shutil.chown(folder, "postgres", "postgres")
     subprocess.run(_as_owner([f"{bindir}/initdb", "-D", f"{folder}/data", "-U", "postgres", "-A", "trust",
                               "-E", "UTF8", "--no-locale", "--no-sync"]), check=True, capture_output=True)
-    with open(f"{folder}/log", "w") as log:
-        proc = subprocess.Popen(_as_owner([f"{bindir}/postgres", "-D", f"{folder}/data", "-c", "listen_addresses=",
-                                           "-k", folder, "-c", "max_connections=200",
-                                           *(() if durable else NOT_DURABLE)], pdeathsig=True),
-                                stdout=log, stderr=subprocess.STDOUT)
+    server = Server(bindir, folder, durable)
     try:
-        started = time.monotonic()
-        while subprocess.run([f"{bindir}/pg_isready", "-q", "-h", folder]).returncode != 0:
-            if proc.poll() is not None or time.monotonic() - started > 30:
-                raise RuntimeError(open(f"{folder}/log").read())
-            time.sleep(0.02)
+        server.start()
         import psycopg
         with psycopg.connect(_uri(folder, "postgres"), autocommit=True) as conn:
             conn.execute("CREATE DATABASE gr_template")
         from groundrules.store import open_decision_store, open_evidence_store, open_finding_store
         for opener in (open_finding_store, open_evidence_store, open_decision_store):
             opener(_uri(folder, "gr_template")).close()           # the ledgers' and the decision log's migrations
-        cluster = Cluster(folder)
+        cluster = Cluster(folder, server)
         try:
             yield cluster
         finally:
             cluster.close()
     finally:
-        proc.send_signal(signal.SIGQUIT)                          # immediate shutdown
-        proc.wait(timeout=30)
+        server.stop()                                             # immediate shutdown
         shutil.rmtree(folder, ignore_errors=True)
 
 

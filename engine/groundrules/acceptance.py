@@ -14,13 +14,16 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .canonical import detached
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .errors import did_you_mean
 from .examples import ExampleResult
 from .fieldtypes import check_fields, check_literals, tool_data_contract
+
+if TYPE_CHECKING:
+    from .tables import CompileContext
 
 Run = Callable[[str, dict], dict]       # (tool, arguments) -> the registry's envelope
 
@@ -183,7 +186,7 @@ def _set(value: Any, parts: tuple, new: Any) -> bool:
     return False
 
 
-def compile_acceptance(data: dict, ctx) -> Acceptance | None:
+def compile_acceptance(data: dict, ctx: CompileContext) -> Acceptance | None:
     before = len(ctx.faults)
     tool = data.get("tool", "")
     if "tool" in data and ctx.schemas.get(f"tools/{tool}.schema.json") is None:
@@ -215,7 +218,7 @@ def compile_acceptance(data: dict, ctx) -> Acceptance | None:
                       data.get("cases", ""), tuple(detached(data.get("requires", []))), tuple(checks), groups)
 
 
-def _group(check_id: str, groups: dict, ctx, where: tuple) -> int | None:
+def _group(check_id: str, groups: dict, ctx: CompileContext, where: tuple) -> int | None:
     """The seed group a check id names (g<N>-…), None for local-…; with `groups` declared, an id of
     neither form, or naming an undeclared group, is a fault."""
     m = CHECK_ID.fullmatch(check_id)

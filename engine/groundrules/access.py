@@ -8,11 +8,14 @@ compiled table on every call; nothing here knows a transport.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import did_you_mean
 from .schema_check import bundle
 from .templates import compile_template
+
+if TYPE_CHECKING:
+    from .tables import CompileContext
 
 TOOL_SCHEMAS = "tools/"
 SUFFIX = ".schema.json"
@@ -57,7 +60,7 @@ def _present(value: Any, path: tuple) -> bool:
     return True
 
 
-def compile_role_table(data: dict, ctx) -> RoleTable | None:
+def compile_role_table(data: dict, ctx: CompileContext) -> RoleTable | None:
     before = len(ctx.faults)
     roles = dict(data["roles"])
     declared = tool_names(ctx.schemas)

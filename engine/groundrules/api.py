@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import bounded_patterns, canonical, json_bounds, limits
 from . import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
-from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
+from .errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
 
@@ -226,6 +226,8 @@ class Service:
         try:
             with bounded_patterns.budget(self.pattern_budget_ms):
                 answer = self._call(tool, arguments, caller, arguments_text, decoded)
+        except StorageFailure as exc:
+            return self._refusal(storage_refusal(self.book, exc).as_dict())
         except GroundrulesError as exc:
             return self._refusal(exc.as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
@@ -331,6 +333,12 @@ class Service:
             raise GroundrulesError("PROJECT_SCOPE_MISMATCH",
                                    self.roles.message("project_denied", project=echo(project)), field="project")
         return project
+
+
+def storage_refusal(book: Rulebook, exc: StorageFailure) -> GroundrulesError:
+    """A store's failure as its caller reads it, whichever ledger's store failed: one sentence, the
+    role table's `storage_error`, in the language of the server's tables."""
+    return GroundrulesError(exc.code, book.table(ROLES_TABLE).message("storage_error", kind=exc.kind))
 
 
 def _path(parts) -> str:

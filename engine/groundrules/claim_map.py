@@ -12,7 +12,7 @@ signature: the transport does (transports/oauth.py) before it asks this table an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import cpu_clock
 from .conditions import compile_condition
@@ -20,6 +20,9 @@ from .errors import Problem, did_you_mean
 from .operators import REGEX_TIMEOUT_S
 from .tables import location
 from .templates import Template, compile_template
+
+if TYPE_CHECKING:
+    from .tables import CompileContext
 
 FACTS = ("claims", "scopes")
 
@@ -125,7 +128,7 @@ def _at(value: Any, path: str) -> Any:
     return value
 
 
-def compile_claim_map(data: dict, ctx) -> ClaimMap | None:
+def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
     before = len(ctx.faults)
     principal = compile_template(data["principal"], ("principal",), ctx.faults)
     if principal is not None and not principal.names:

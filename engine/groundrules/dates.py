@@ -3,9 +3,11 @@
 
 Evaluation never reads the clock: a table that compares with `now` needs the caller to pass one
 (an RFC 3339 date-time with its offset), and refuses to evaluate without it. Values are ISO dates
-(`2024-05-01`) or RFC 3339 date-times with an offset (`2024-05-01T08:00:00+08:00`, `...Z`);
-anything else (a number, a date-time without offset, `2024-13-01`) makes the test false, as a type
-mismatch does elsewhere in the grammar. When either side is a bare date, the two compare as
+(`2024-05-01`) or RFC 3339 date-times with an offset (`2024-05-01T08:00:00+08:00`, `...Z`; the
+seconds may be left out, as the evidence contract allows); anything else (a number, a date-time
+without offset, `2024-13-01`) makes the test false, as a type mismatch does elsewhere in the
+grammar. This is the one parser of times: the evidence ledger's timestamps and the test clocks'
+start read through `parse_instant`, so no reading depends on the Python version's fromisoformat. When either side is a bare date, the two compare as
 calendar dates (a date-time by its date in its own offset); two date-times compare as instants.
 Durations are ISO 8601 with whole numbers, optionally negative: `P1Y`, `-P30D`, `PT12H`, `P1Y2M`,
 `P2W`; years and months move the calendar (31 January + P1M is 28 or 29 February).
@@ -20,7 +22,7 @@ from typing import NamedTuple
 from .errors import GroundrulesError
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+_DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})")
 _DURATION = re.compile(r"(-)?P(?:(\d{1,6})Y)?(?:(\d{1,6})M)?(?:(\d{1,6})W)?(?:(\d{1,6})D)?"
                           r"(?:T(?:(\d{1,7})H)?(?:(\d{1,9})M)?(?:(\d{1,9})S)?)?")
 
@@ -59,13 +61,19 @@ def parse_moment(text: object) -> date | datetime | None:
     try:
         if (m := _DATETIME.fullmatch(text)) is not None:
             y, mo, d, h, mi, s, frac, zone = m.groups()
-            return datetime.fromisoformat(f"{y}-{mo}-{d}T{h}:{mi}:{s}{(frac or '')[:7]}"
+            return datetime.fromisoformat(f"{y}-{mo}-{d}T{h}:{mi}:{s or '00'}{(frac or '')[:7]}"
                                           f"{'+00:00' if zone in 'Zz' else zone}")
         if (m := _DATE.fullmatch(text)) is not None:
             return date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError:          # 2024-13-01, 25:00, an offset past 24 hours
         return None
     return None
+
+
+def parse_instant(text: object) -> datetime | None:
+    """The instant an RFC 3339 date-time with an offset names, or None (a bare date is no instant)."""
+    moment = parse_moment(text)
+    return moment if isinstance(moment, datetime) else None
 
 
 class Now(NamedTuple):

@@ -7,7 +7,7 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
@@ -18,6 +18,9 @@ from .errors import Fault, GroundrulesError, did_you_mean
 from .examples import ExampleResult, failed_test
 from .fieldtypes import check_fields, check_given, check_literals, contract_of
 from .templates import Template, compile_template, emit
+
+if TYPE_CHECKING:
+    from .tables import CompileContext
 
 
 class Row(NamedTuple):
@@ -205,7 +208,7 @@ class DecisionTable(NamedTuple):
         return tmpl.render(value, dict(extra or {}))
 
 
-def compile_table(data: dict, ctx) -> DecisionTable | None:
+def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     contract = contract_of(data, ctx)
@@ -447,7 +450,7 @@ def _check_priority(policy, priority, codes, faults, data) -> None:
                                 ("priority",), "add it where it ranks; every code appears exactly once"))
 
 
-def _output_item(data: dict, ctx) -> tuple:
+def _output_item(data: dict, ctx: CompileContext) -> tuple:
     """`output_item: file#/pointer`: the keys the part's answer keeps of a fired row; every output
     key of a row (and of the default) must be one of them, or the part would drop it silently."""
     ref = data.get("output_item")
@@ -474,7 +477,7 @@ def _output_item(data: dict, ctx) -> tuple:
     return keys
 
 
-def _check_enum(data: dict, codes: dict, ctx) -> None:
+def _check_enum(data: dict, codes: dict, ctx: CompileContext) -> None:
     """`output_enum: file#/pointer`: the table's codes must be exactly the contract's enum."""
     ref = data.get("output_enum")
     if not ref:

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-# An echoed piece of caller input is cut to this many characters (README "Limits").
+# An echoed piece of caller input is cut to this many characters (README "Limits"), and a list of
+# them to this many items.
 ECHO_CHARS = 80
+ECHO_ITEMS = 20
 
 
 class GroundrulesError(Exception):
@@ -42,11 +44,13 @@ class GroundrulesError(Exception):
 
 class StorageFailure(GroundrulesError):
     """A store could not do what was asked (disk full, database locked or corrupt, connection lost).
-    `kind` names the failure (SQLite's error name, say), never a path or the driver's message."""
+    `kind` names the failure (SQLite's error name, say), never a path or the driver's message. The
+    sentence a caller reads is the role table's `storage_error` (api.storage_refusal), the same for
+    every ledger; until it is worded there the message is the kind alone."""
 
     def __init__(self, kind: str):
         self.kind = kind
-        super().__init__("STORAGE_ERROR", f"the ledger's storage failed ({kind}); nothing was written")
+        super().__init__("STORAGE_ERROR", kind)
 
 
 @dataclass(frozen=True, order=True)
@@ -114,6 +118,28 @@ def echo(value: object, limit: int = ECHO_CHARS) -> str:
     """Caller input as an error message may repeat it: at most `limit` characters, … when cut."""
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+# Details the engine writes itself, from positions and its own words (a contract problem, a path
+# of indices and schema keys): they bound their own echoes, and are repeated whole.
+COMPOSED = ("at", "problem")
+
+
+def capped_details(details: dict) -> dict:
+    """An error's details (or a message's parameters) with every one but the COMPOSED cut to an echo."""
+    return {k: v if k in COMPOSED else capped(v) for k, v in details.items()}
+
+
+def capped(value: Any) -> Any:
+    """A JSON value as an error may repeat it: every string cut as `echo` cuts it, every list to
+    ECHO_ITEMS items (a last "…" says more were left out), numbers and the rest as they are."""
+    if isinstance(value, str):
+        return echo(value)
+    if isinstance(value, list):
+        return [capped(v) for v in value[:ECHO_ITEMS]] + (["…"] if len(value) > ECHO_ITEMS else [])
+    if isinstance(value, dict):
+        return {echo(k) if isinstance(k, str) else k: capped(v) for k, v in list(value.items())[:ECHO_ITEMS]}
+    return value
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_.\-]{1,64}")

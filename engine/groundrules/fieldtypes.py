@@ -7,13 +7,16 @@ field the schema leaves open accepts any literal.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 from .conditions import Condition
 from .contracts import normalise
 from . import punctuation
 from .errors import Fault, did_you_mean
 from .operators import same
+
+if TYPE_CHECKING:
+    from .tables import CompileContext
 
 ORDERING = ("lt", "le", "gt", "ge")
 SCALAR_OPS = ("eq", "ne") + ORDERING
@@ -79,7 +82,7 @@ class Contract(NamedTuple):
                 if p.startswith(head) and "." not in p[len(head):] and not p.endswith("[]")]
 
 
-def contract_of(data: dict, ctx) -> Contract | None:
+def contract_of(data: dict, ctx: CompileContext) -> Contract | None:
     """The contract a table names under `input:` (None when it names none, or an unknown one:
     that is reported here)."""
     name = data.get("input")

@@ -6,6 +6,10 @@ stdin (input bytes), and the checks that run a caller-supplied pattern (time bud
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tables import CompileContext
 
 LIMITS_TABLE = "limits"
 
@@ -20,7 +24,7 @@ class Limits:
     pattern_budget_ms: int
 
 
-def compile_limits(data: dict, ctx) -> Limits:
+def compile_limits(data: dict, ctx: CompileContext) -> Limits:
     return Limits("limits", data["id"], ctx.source.file, dict(data["wire"]), data["inputs"]["input_bytes"],
                   data["patterns"]["budget_ms"])
 

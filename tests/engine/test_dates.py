@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from cli_inproc import run_cli
 from groundrules import GroundrulesError, load_rulebook
+from groundrules.dates import parse_instant
 from groundrules.examples import run_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,3 +89,45 @@ def test_eval_takes_now(table_file, tmp_path):
     assert done.returncode == 0 and "fired stale -> stale" in done.stdout.decode("utf-8")
     done = run_cli(*run, stdin=value)
     assert done.returncode == 1 and b"NOW_REQUIRED" in done.stdout and b"Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------ one time parser (issue 23, item 8)
+
+def timestamp_pattern():
+    schema = json.loads((ROOT / "schemas" / "evidence.v1.schema.json").read_text("utf-8"))
+    return re.compile(schema["$defs"]["timestamp"]["pattern"])
+
+
+@pytest.mark.parametrize("text", ["2024-05-01T08:00:00+08:00", "2024-05-01T08:00Z", "2024-05-01T08:00:00.5Z",
+                                  "2024-05-01T08:00:00.123456-03:30", "2024-02-29T23:59:59Z",
+                                  "2024-02-30T08:00:00Z", "2024-13-01T08:00Z", "2024-05-01T24:00:00Z",
+                                  "2024-05-01T08:00:00", "2024-05-01", "2024-05-01 08:00:00Z", "20240501T080000Z"])
+def test_every_reader_of_times_reads_the_evidence_contracts_grammar(text):
+    """The evidence contract's pattern, a real calendar date, and nothing else: what the fold, the
+    decision log's `since` and the test clock accept alike."""
+    from groundrules.decisions import times
+    from groundrules.findings import StepClock
+    accepted = timestamp_pattern().fullmatch(text) is not None and _real(text)
+    assert (parse_instant(text) is not None) == accepted
+    assert (times.parse(text) is not None) == accepted
+    try:
+        StepClock(text)
+        clock = True
+    except ValueError:
+        clock = False
+    assert clock == accepted
+
+
+def _real(text: str) -> bool:
+    from datetime import datetime
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def test_the_step_clock_starts_at_the_instant_in_utc():
+    from groundrules.findings import StepClock
+    clock = StepClock("2025-01-01T08:00:00+08:00")
+    assert [clock(), clock()] == ["2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z"]

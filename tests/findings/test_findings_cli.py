@@ -200,6 +200,6 @@ def test_an_unreachable_postgres_db_is_a_storage_error_naming_no_secret(rules_ro
     uri = f"postgresql://alice:hunter2@/ledger?host={tmp_path}/no-server&connect_timeout=2"
     code = main(["--rules", str(rules_root), "findings", "list", "--db", uri, "--project", "p1"])
     out, err = capsys.readouterr()
-    assert code == 1 and "storage failed (OperationalError)" in err and "Traceback" not in out + err
+    assert code == 1 and "STORAGE_ERROR: 账本存储失败（OperationalError）" in err and "Traceback" not in out + err
     for secret in ("hunter2", "alice", "no-server", str(tmp_path)):
         assert secret not in out + err

@@ -83,8 +83,11 @@ def test_a_crash_at_any_step_of_an_approval_neither_loses_nor_repeats_the_rule(l
     pid = ok(propose(ledger, "AGENTS.md"))["proposal_id"]
     argv = ["--rules", str(rules_root(tmp_path)), "findings", "approve-rule", pid, "--db", str(db),
             "--project", "p1", "--root", str(project), "--operator", "alice"]
+    kept = lookalikes(project, tmp_path)
     crashed = subprocess.run([sys.executable, "-c", CRASHER, point, *argv], capture_output=True, timeout=120)
     assert crashed.returncode == -9, crashed.stderr.decode()[-2000:]
+    left = {p.name for p in project.iterdir()} - kept - {"AGENTS.md", "docs"}
+    assert len(left) == (point == "before_rename"), left    # the killed approval's temporary file
     again = subprocess.run([sys.executable, "-m", "groundrules.cli.main", *argv], capture_output=True,
                            timeout=120)
     assert again.returncode == 0, again.stdout.decode() + again.stderr.decode()
@@ -93,6 +96,31 @@ def test_a_crash_at_any_step_of_an_approval_neither_loses_nor_repeats_the_rule(l
     assert text.count(RULE) == 1 and text.count(marker) == 1
     assert text.startswith("# 规则\n- 已有规则\n")
     assert status(ledger, pid) == "applied"
+    # the next approval removed the debris of the killed one, and nothing else
+    assert {p.name for p in project.iterdir()} == kept | {"AGENTS.md", "docs"}
+    assert all((project / name).is_symlink() or (project / name).is_dir() or (project / name).read_bytes() == b"keep"
+               for name in kept)
+
+
+def lookalikes(project: Path, tmp_path: Path) -> set[str]:
+    """Files beside the document that only look like an interrupted approval's temporary file, or
+    are one of a process still running: the cleanup must keep every one of them."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, alive = int(gone.stdout), os.getpid()
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"keep")
+    names = {f".AGENTS.md.{alive}.0123abcd.tmp",             # a running approval's
+             f".AGENTS.md.{dead}.0123abc.tmp", f".AGENTS.md.{dead}.0123ABCD.tmp", ".AGENTS.md.tmp",
+             f"AGENTS.md.{dead}.0123abcd.tmp", f".AGENTS.md.{dead}.0123abcd.tmp.bak",
+             f".docs.{dead}.0123abcd.tmp", f".AGENTS.md.x{dead}.0123abcd.tmp"}
+    for name in names:
+        (project / name).write_bytes(b"keep")
+    link = f".AGENTS.md.{dead}.feedbeef.tmp"                # a symlink is never ours
+    (project / link).symlink_to(outside)
+    folder = f".AGENTS.md.{dead}.cafef00d.tmp"              # nor is a folder
+    (project / folder).mkdir()
+    (project / folder / "inside").write_bytes(b"keep")
+    return names | {link, folder}
 
 
 def test_approving_twice_in_a_row_writes_once(make_ledger, ledger, book, project):

@@ -17,9 +17,11 @@ alone (quiet) and once while another principal floods the same server (noisy): i
 it never closes, sends the largest arrays and strings the caps allow (uniqueItems fields, tags,
 an inline schema with uniqueItems), dribbles request bodies byte by byte, and keeps ledger reads
 running. The flood is a process of its own, as a hostile agent is, its bodies encoded once: in the
-victim's process its client work would be measured as the server's. Quiet and noisy phases
-alternate (paired, interleaved); printed: the victim's p50/p99 in each, the ratio (target: noisy
-p99 within 2x quiet p99), and what the flood got back.
+victim's process its client work would be measured as the server's. As a control, the same flood
+also hits the echo server while the victim calls its own (what the flood's process and the machine
+cost the victim, which no server can help). The three conditions rotate (interleaved); printed:
+the victim's p50/p99 in each, the ratios (target: noisy p99 within 2x quiet p99), and what the
+flood got back.
 
     .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
     .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
@@ -118,7 +120,7 @@ def start_servers(work: Path, tokens: list[str]) -> tuple[dict, dict]:
     gr = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{gr_port}",
                            "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml")],
                           stdout=subprocess.DEVNULL, stderr=(work / "groundrules.log").open("ab"))
-    echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(echo_port), *tokens],
+    echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(echo_port), *tokens, FLOODER],
                             stdout=subprocess.DEVNULL, stderr=(work / "echo.log").open("ab"))
     servers = {"groundrules": {"proc": gr, "url": f"http://127.0.0.1:{gr_port}/mcp"},
                "echo": {"proc": echo, "url": f"http://127.0.0.1:{echo_port}/mcp"}}
@@ -213,7 +215,7 @@ async def main_async(args) -> None:
                 print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f} calls/s" for n in phases),
                       flush=True)
             rss_end = rss_mib(gr["proc"].pid)
-            neighbour = await noisy_neighbour(gr["url"], args)
+            neighbour = await noisy_neighbour(gr["url"], servers["echo"]["url"], args)
         finally:
             for s in servers.values():
                 s["proc"].send_signal(signal.SIGTERM)
@@ -237,10 +239,13 @@ async def main_async(args) -> None:
               f" calls/s (median of rounds) {statistics.median(rates[name]) / statistics.median(rates['echo']):.2f}")
     print(f"groundrules server RSS: {rss_start:.1f} MiB after warm-up, {rss_end:.1f} MiB at the end "
           f"(+{rss_end - rss_start:.1f} MiB over {total['groundrules'] + total['get_finding']} calls; target ≤ 10 MiB)")
-    quiet, noisy, flood = neighbour
-    print(f"\nnoisy neighbour ({len(quiet)} victim calls each way): victim p50 quiet {pct(quiet, .5):.1f} ms, "
-          f"noisy {pct(noisy, .5):.1f} ms ({pct(noisy, .5) / pct(quiet, .5):.2f}x); p99 quiet {pct(quiet, .99):.1f} ms, "
-          f"noisy {pct(noisy, .99):.1f} ms ({pct(noisy, .99) / pct(quiet, .99):.2f}x; target ≤ 2x)")
+    seen, flood = neighbour
+    quiet, elsewhere, noisy = (seen[name] for name in CONDITIONS)
+    print(f"\nnoisy neighbour ({len(quiet)} victim calls in each condition):")
+    for q in (.5, .99):
+        print(f"  victim p{round(q * 100)}: quiet {pct(quiet, q):.1f} ms, flood elsewhere {pct(elsewhere, q):.1f} ms, "
+              f"flood on its server {pct(noisy, q):.1f} ms: {pct(noisy, q) / pct(quiet, q):.2f}x quiet"
+              f"{' (target ≤ 2x)' if q > .5 else ''}, {pct(noisy, q) / pct(elsewhere, q):.2f}x elsewhere")
     print("  the flood got: " + ", ".join(f"{k} {v}" for k, v in sorted(flood.items())))
 
 
@@ -318,33 +323,41 @@ def flooding(url: str) -> None:
     asyncio.run(run())
 
 
-async def noisy_neighbour(url: str, args) -> tuple[list, list, dict]:
-    quiet: list = []
-    noisy: list = []
+CONDITIONS = ("quiet", "elsewhere", "noisy")
+
+
+async def noisy_neighbour(url: str, echo_url: str, args) -> tuple[dict, dict]:
+    """The victim's latencies alone (quiet), while the same flood hits the echo server on this
+    machine (elsewhere: what the flood's own process and the machine cost the victim, which no
+    server can help), and while it hits the victim's server (noisy); in rotating order."""
+    latencies: dict = {name: [] for name in CONDITIONS}
     outcomes: dict = {}
     per_round = max(10, args.victim_calls // args.rounds)
     await victim(url, 20, [])                                         # warm-up
     for r in range(args.rounds):
-        for name in (("quiet", "noisy") if r % 2 == 0 else ("noisy", "quiet")):
+        for name in CONDITIONS[r % 3:] + CONDITIONS[:r % 3]:
             if name == "quiet":
-                await victim(url, per_round, quiet)
+                await victim(url, per_round, latencies[name])
                 continue
-            flooder = await asyncio.create_subprocess_exec(sys.executable, __file__, "--flood", url,
+            target = url if name == "noisy" else echo_url
+            flooder = await asyncio.create_subprocess_exec(sys.executable, __file__, "--flood", target,
                                                            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
             await asyncio.sleep(0.5)                                  # let the flood build up
-            await victim(url, per_round, noisy)
+            await victim(url, per_round, latencies[name])
             got, _ = await flooder.communicate(b"stop\n")
-            for key, count in json.loads(got).items():
-                outcomes[key] = outcomes.get(key, 0) + count
+            if name == "noisy":
+                for key, count in json.loads(got).items():
+                    outcomes[key] = outcomes.get(key, 0) + count
         print(f"noisy neighbour round {r + 1}/{args.rounds}", flush=True)
-    return quiet, noisy, outcomes
+    return latencies, outcomes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000, help="groundrules calls in all (the echo floor makes as many)")
     parser.add_argument("--rounds", type=int, default=6, help="paired rounds (even: each order as often)")
-    parser.add_argument("--victim-calls", type=int, default=1_200, help="the victim's calls in each of quiet and noisy")
+    parser.add_argument("--victim-calls", type=int, default=1_200,
+                        help="the victim's calls in each condition (quiet, flood elsewhere, noisy)")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: a few calls, two rounds")
     parser.add_argument("--flood", metavar="URL", help=argparse.SUPPRESS)     # the flooding process
     args = parser.parse_args()

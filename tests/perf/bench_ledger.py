@@ -12,6 +12,7 @@ measured in the same run:
    query_findings medians at 10k and 100k findings on PostgreSQL.
 
 Run: .venv/bin/python tests/perf/bench_ledger.py [--quick] [--db postgresql://…|throwaway] [--only-postgres]
+     [--recovery]  (with --db: only the recovery comparison of bench_ledger_hosts, issue 19)
 """
 from __future__ import annotations
 

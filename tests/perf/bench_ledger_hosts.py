@@ -10,6 +10,13 @@ step (`shared`: each finding's new evidence raced by three other hosts), measure
 case, where the unique keys refuse and the calls re-run to reuse the winner's record.
 Rounds interleave every configuration (backend x writers x tool/raw); medians and ratios are
 printed. Then query_findings medians at 10k and 100k findings on PostgreSQL.
+
+With --recovery (issue 19, item 3), only this: the two ways for a call to survive the pooled
+connections a server restart ended, on PostgreSQL with 1 and 4 writers in interleaved rounds:
+`tool` as the store does it (a transaction whose first message meets an ended connection runs again
+on a fresh one: nothing before a call), `check` with psycopg_pool's check callback
+(ConnectionPool.check_connection: an empty query before every call hands a connection out), and
+get_finding's median latency both ways.
 """
 from __future__ import annotations
 
@@ -25,6 +32,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _with_pool_check(ledger) -> None:
+    """psycopg_pool's check callback on the ledger's pool (the alternative measured by --recovery)."""
+    from psycopg_pool import ConnectionPool
+    ledger.store.pool._check = ConnectionPool.check_connection
+
+
 def _writer(kind: str, db: str, project: str, n: int, seed: int, shared: bool, ready, go, out) -> None:
     sys.path.insert(0, str(ROOT / "engine"))
     from bench_ledger import TABLES, Ledger, args_for
@@ -35,8 +48,10 @@ def _writer(kind: str, db: str, project: str, n: int, seed: int, shared: bool, r
         for e in a["evidence"]:
             e["source_ref"] += "" if shared else f"@w{seed}"
     tag = uuid.uuid4().hex[:8]
-    if kind == "tool":
+    if kind in ("tool", "check"):
         ledger = Ledger(db, project=project, rulebook=load_rulebook(ROOT, TABLES))
+        if kind == "check":
+            _with_pool_check(ledger)
         run = lambda a, i: ledger.call("log_finding", a)["ok"] or sys.exit("log_finding refused")  # noqa: E731
     else:
         run, ledger = _raw(db, project, tag)
@@ -159,6 +174,58 @@ def bench_concurrent_writes(pg: str, sqlite_path: str, per_writer: int, rounds: 
                       f"{statistics.median(rates[(backend, writers, 'shared')]):7.0f}/s")
 
 
+def bench_recovery(pg: str, book, per_writer: int, rounds: int, cluster=None) -> None:
+    """The store's recovery (nothing before a call) against psycopg_pool's check callback; with a
+    throwaway cluster, also the first calls after a restart of the server, both ways."""
+    rates: dict = {(w, k): [] for w in (1, 4) for k in ("tool", "check")}
+    for r in range(rounds):
+        order = list(rates) if r % 2 == 0 else list(rates)[::-1]
+        for writers, kind in order:
+            rates[(writers, kind)].append(committed_per_second(kind, pg, writers, per_writer // writers, r)[0])
+    print(f"committed log_finding/s on PostgreSQL, {per_writer} findings per configuration, {rounds} interleaved "
+          "rounds (median):")
+    for writers in (1, 4):
+        tool, check = (statistics.median(rates[(writers, k)]) for k in ("tool", "check"))
+        print(f"  {writers} writer{'s' if writers > 1 else ' '}: as the store does it {tool:6.0f}/s   with the "
+              f"pool's check callback {check:6.0f}/s   check/store {check / tool:.2f}")
+    from bench_ledger import Ledger, args_for
+    plain, checked = (Ledger(pg, project="reads", rulebook=book) for _ in range(2))
+    _with_pool_check(checked)
+    fid = plain.call("log_finding", args_for(0, random.Random(0)))["data"]["finding_id"]
+    times: dict = {"store": [], "check": []}
+    for n in range(400):
+        for name, ledger in (("store", plain), ("check", checked)) if n % 2 == 0 else (("check", checked), ("store", plain)):
+            t = time.perf_counter()
+            assert ledger.call("get_finding", {"finding_id": fid})["ok"]
+            times[name].append(time.perf_counter() - t)
+    store, check = (statistics.median(times[k][50:]) * 1000 for k in ("store", "check"))
+    print(f"get_finding median: as the store does it {store:.3f} ms, with the pool's check callback {check:.3f} ms, "
+          f"check/store {check / store:.2f}")
+    if cluster is not None:
+        import threading
+        for restart in range(rounds):
+            for name, ledger in (("store", plain), ("check", checked)):
+                threads = [threading.Thread(target=ledger.call, args=("get_finding", {"finding_id": fid}))
+                           for _ in range(4)]            # as many pooled connections as a pool holds
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+            cluster.restart("fast")
+            for name, ledger in (("store", plain), ("check", checked)) if restart % 2 == 0 else (
+                    ("check", checked), ("store", plain)):
+                firsts = []
+                for _ in range(4):
+                    t = time.perf_counter()
+                    answer = ledger.call("get_finding", {"finding_id": fid})
+                    firsts.append(f"{(time.perf_counter() - t) * 1000:.0f} ms "
+                                  + ("ok" if answer["ok"] else answer["error"]["message"]))
+                print(f"after restart {restart + 1}, the first 4 get_finding {'as the store does it' if name == 'store' else 'with the check callback'}: "
+                      + ", ".join(firsts))
+    plain.close()
+    checked.close()
+
+
 def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:
     """Grow a PostgreSQL ledger fast: COPY the findings and tags log_finding would write for the same
     arguments (statement, states, scope, tags, search terms; not the evidence and events, which
@@ -197,6 +264,9 @@ def with_postgres(db: str, book, folder: Path, quick: bool, bench_queries) -> No
         pg = next(cluster)
         db = pg.uri(pg.fresh_database())
     try:
+        if "--recovery" in sys.argv:
+            bench_recovery(db, book, 400 if quick else 1000, 3 if quick else 5, pg if cluster is not None else None)
+            return
         sqlite_path = str(folder / "writers.db")
         if "--queries-only" not in sys.argv:
             bench_concurrent_writes(db, sqlite_path, 400 if quick else 1000, 3)

@@ -6,7 +6,7 @@ import sys
 from types import ModuleType
 from typing import Callable
 
-from ..errors import GroundrulesError, RulesError
+from ..errors import GroundrulesError, RulesError, StorageFailure
 from .io import rules_error_lines
 
 
@@ -119,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"groundrules {args.command}: the rule tables did not load:\n"
                          f"{rules_error_lines(exc)}\n")
         return 3
+    except StorageFailure as exc:                  # a ledger that cannot open: worded as a call's failure is
+        sys.stderr.write(f"groundrules {args.command}: {exc.code}: {_storage_message(args, exc)}\n")
+        return 1
     except GroundrulesError as exc:
         code = "" if exc.code == "USAGE" else f"{exc.code}: "     # a stable code a script can match
         sys.stderr.write(f"groundrules {args.command}: {code}{exc.message}\n")
@@ -127,6 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _storage_message(args, exc: StorageFailure) -> str:
+    """The role table's sentence for a store's failure (the kind alone if the tables do not load)."""
+    from ..api import storage_refusal
+    from .session import rulebook_from
+    try:
+        return storage_refusal(rulebook_from(args), exc).message
+    except GroundrulesError:
+        return exc.message
 
 
 if __name__ == "__main__":

@@ -159,7 +159,8 @@ def _reproducible(args: argparse.Namespace) -> dict:
         try:
             options["clock"] = StepClock(args.step_clock)
         except ValueError:
-            raise usage_error(f"--step-clock {args.step_clock}: expected YYYY-MM-DDTHH:MM:SSZ") from None
+            raise usage_error(f"--step-clock {args.step_clock}: expected an RFC 3339 date-time with an offset, "
+                              "e.g. 2025-01-01T00:00:00Z") from None
     if args.sequential_ids is not None:
         options["ids"] = SequentialIds(start=args.sequential_ids)
     return options

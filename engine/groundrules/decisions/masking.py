@@ -10,12 +10,15 @@ was meant to be dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..access import SUFFIX, TOOL_SCHEMAS, tool_names
 from ..errors import did_you_mean
 from ..schema_check import bundle
 from ..templates import compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 MASKING_TABLE = "decision_masking"
 ALL = "all"
@@ -99,7 +102,7 @@ def _walk(node: Any, path: tuple, act: Callable[[Any, Any], bool]) -> bool:
 
 # ----------------------------------------------------------------------------- compiling
 
-def compile_masking(data: dict, ctx) -> Masking | None:
+def compile_masking(data: dict, ctx: CompileContext) -> Masking | None:
     before = len(ctx.faults)
     declared = tool_names(ctx.schemas)
     tools = {}
@@ -129,7 +132,7 @@ def compile_masking(data: dict, ctx) -> Masking | None:
                    data["erasure"]["substring_min_chars"], messages)
 
 
-def _checked(ctx, tool: str, text: str, where: tuple) -> tuple:
+def _checked(ctx: CompileContext, tool: str, text: str, where: tuple) -> tuple:
     path = parse(text)
     if path[0] == "arguments":
         schema, rest, what = _schema(ctx.schemas, f"{TOOL_SCHEMAS}{tool}{SUFFIX}#/$defs/input"), path[1:], "input"

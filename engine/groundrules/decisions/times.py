@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from ..dates import parse_instant
+
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _DURATION = re.compile(r"^(\d{1,6})([dhms])$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
@@ -17,18 +19,14 @@ def text(at: str | int) -> str:
     else:
         moment = parse(at)
         if moment is None:
-            raise ValueError(f"not an ISO 8601 time with an offset: {at[:40]!r}")
+            raise ValueError(f"not an RFC 3339 time with an offset: {at[:40]!r}")
     return moment.strftime(FORMAT)
 
 
 def parse(value: str) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        return None
-    if moment.tzinfo is None:
-        return None
-    return moment.astimezone(timezone.utc)
+    """The instant `value` names (the one time parser, dates.parse_instant), in UTC; or None."""
+    moment = parse_instant(value)
+    return moment.astimezone(timezone.utc) if moment is not None else None
 
 
 def since(value: str, now: str) -> str | None:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..conditions import Condition, compile_condition
 from ..examples import ExampleResult
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def _locked(spec: dict | None) -> Locked | None:
     return Locked(spec["text"], role, state, spec.get("json_strings", False))
 
 
-def compile_catalogue(data: dict, ctx) -> EventCatalogue | None:
+def compile_catalogue(data: dict, ctx: CompileContext) -> EventCatalogue | None:
     records = {}
     for name, spec in data["records"].items():
         raw = spec["raw"]

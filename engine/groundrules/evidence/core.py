@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .index import LedgerIndex
     from .policy import MergePolicy
 
+CLEARING_OPS = ("decline", "retract")     # the field ops that need no value: they clear the slot
 READING_KEYS = ("id", "type", "slot", "label", "scope", "new_scope", "value", "current", "question")
 
 
@@ -178,7 +179,7 @@ class Folder:
         return best
 
     def _apply(self, ev: Event, state: SlotState) -> tuple[str, str | None]:
-        if ev.op in ("decline", "retract"):
+        if ev.op in CLEARING_OPS:
             state.core = "declined" if ev.op == "decline" else "empty"
             state.candidates, state.confirmed = [], False
             state.evidence, state.events = list(ev.evidence), [ev.id]

@@ -12,7 +12,7 @@ from .core import Folder
 from .index import LedgerIndex
 from . import scope as scoping
 from .interpret import NO_VALUE, Event
-from .timeutil import parse
+from ..dates import parse_instant as parse
 
 
 class PlainRefusals:

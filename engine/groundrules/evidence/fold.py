@@ -26,7 +26,7 @@ from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
 from . import scope as scoping
 from .refusals import RefusalCatalogue
-from .timeutil import parse
+from ..dates import parse_instant as parse
 
 def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogue]:
     """The one event catalogue, merge policy and refusal catalogue of a rulebook."""

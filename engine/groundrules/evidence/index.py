@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import locking
 from . import records as rec
-from .timeutil import parse, validity
+from ..dates import parse_instant as parse
+from .timeutil import validity
 
 if TYPE_CHECKING:
     from .catalogue import EventCatalogue

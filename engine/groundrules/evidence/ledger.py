@@ -8,22 +8,27 @@ when there is no key: an unkeyed digest of a short value (a mobile number) is un
 force. The store (groundrules.store: SQLite, or memory) enforces append-only itself; this class
 holds the rules.
 Every method works in one store transaction of one project. Ids and the clock are injected;
-nothing here reads the time.
+nothing here reads the time. A call reads what it is about, not the project: a subject's records
+by the store's subject index, an interpretation's neighbours by the keys of what it touches
+(touches.py), so its cost follows the call.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import locking
+from . import locking, touches
 from . import records as rec
 from .contract import record_problem
+from .core import CLEARING_OPS
 from ..errors import GroundrulesError
 from .fold import fold, tables
+from .timeutil import parse
 
 
 def _dumps(obj: Any) -> str:
@@ -37,7 +42,7 @@ class EvidenceLedger:
     def __init__(self, store: Any = None, *, ids: Callable[[], str], clock: Callable[[], str],
                  rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
         self._book = rulebook or rulebooks.default()
-        self._catalogue, _, self._refusals = tables(self._book)       # before opening: a bad rulebook opens nothing
+        self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
             store = open_evidence_store(store)
@@ -46,6 +51,17 @@ class EvidenceLedger:
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
         self._on_redaction: list[Callable[[str, list, list], Any]] = []
+        self._key_stored()
+
+    def _key_stored(self) -> None:
+        """Give the interpretations stored before keys were kept (an older ledger) their keys, once."""
+        pending = self.store.unkeyed()
+        for row in pending:
+            if row["body"] is not None:
+                with self.store.write(row["project"]) as tx:
+                    tx.add_keys(row["seq"], sorted(self._keys(tx, json.loads(row["body"]))))
+        if pending:
+            self.store.keyed_all()
 
     def ping(self) -> None:
         """Open and end one read transaction (a readiness check); raises when the store cannot."""
@@ -146,15 +162,13 @@ class EvidenceLedger:
 
     def _stored_claims(self, tx: Any, sid: str, found: list | None) -> dict:
         """{engine lock id: record id} of the locks already stored for a stored source (a lock
-        appended after its source: rare, so the rows are read only then)."""
+        appended after its source), read by the store's index of the locks inside a source."""
         spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}
         claimed = {}
-        for row in tx.rows():
-            if row["type"] == "lock":
-                lock = json.loads(row["body"])["lock"]
-                loc = lock["locator"]
-                if loc["message_id"] == sid:
-                    claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
+        for row in tx.locks_inside([sid]):
+            lock = json.loads(row["body"])["lock"]
+            loc = lock["locator"]
+            claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
         return claimed
 
     def _with_engine_locks(self, ordered: list, sources: dict, now: str) -> list:
@@ -230,9 +244,13 @@ class EvidenceLedger:
         box = rec.holder(body)
         for f in personal:
             box[f] = None
+        subject = record.get("subject")
         return {"id": record["id"], "type": record["type"],
                 "message_id": rec.message_id(record) if record["type"] == "message" else None,
                 "lock_id": record["lock"]["id"] if record["type"] == "lock" else None,
+                "subject": subject if isinstance(subject, str) else None,          # the store's indexes
+                "source_id": rec.message_id(record) if record["type"] == "lock" else None,
+                "observed_s": math.floor(parse(record["observed_at"]).timestamp()),
                 "recorded_at": record["recorded_at"], "body": _dumps(body), "personal": _dumps(personal),
                 "digests": _dumps({f: rec.keyed_digest(v, self._key) if self._key else None
                                   for f, v in personal.items()}), "redaction_id": None}
@@ -253,10 +271,10 @@ class EvidenceLedger:
 
     @staticmethod
     def _redaction_event(tx: Any, redaction_id: str) -> dict:
-        for row in tx.redaction_rows():
-            if row["id"] == redaction_id:
-                return json.loads(row["event"])
-        raise KeyError(redaction_id)
+        row = tx.redaction(redaction_id)
+        if row is None:
+            raise KeyError(redaction_id)
+        return json.loads(row["event"])
 
     # -- reading --------------------------------------------------------------------------------
     def records(self, *, project: str | None = None) -> list[dict]:
@@ -284,15 +302,21 @@ class EvidenceLedger:
         the stored ones fail."""
         def attempt(tx: Any) -> dict:
             now = self._clock()
-            records = [self._from_row(tx, row) for row in tx.rows()]
-            given = self._stored(tx) + [interpretation]
+            keys = self._keys(tx, interpretation)
+            touched = self._touched(tx, touches.lookups(keys)) if touches.WHOLE not in keys else None
+            if touched is None:           # it depends on every earlier event (touches.WHOLE)
+                records, given = [self._from_row(tx, row) for row in tx.rows()], self._stored(tx)
+            else:
+                read, given = touched
+                records = self._records_touched(tx, read | self._first_later(tx, now))
             try:
-                fold({"now": now, "records": records, "interpretations": given}, self._book,
+                fold({"now": now, "records": records, "interpretations": given + [interpretation]}, self._book,
                      redaction_key=self._key)
             except GroundrulesError as exc:
                 if exc.code not in self._refusals.curable:
                     raise
-            tx.add_interpretation({"id": interpretation["id"], "recorded_at": now, "body": _dumps(interpretation)})
+            tx.add_interpretation({"id": interpretation["id"], "recorded_at": now, "body": _dumps(interpretation)},
+                                  sorted(keys))
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
             raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
@@ -303,11 +327,85 @@ class EvidenceLedger:
         with self.store.read(project or self.project) as tx:
             return self._stored(tx)
 
-    def _stored(self, tx: Any) -> list[dict]:
+    def _stored(self, tx: Any, rows: list[dict] | None = None) -> list[dict]:
         try:
-            return [json.loads(row["body"]) for row in tx.interpretation_rows() if row["body"] is not None]
+            return [json.loads(row["body"]) for row in (tx.interpretation_rows() if rows is None else rows)
+                    if row["body"] is not None]
         except ValueError:
             raise self._refusals.error("LEDGER_CORRUPT", record="(interpretations)") from None
+
+    # -- what a call touches (touches.py) ------------------------------------------------------------
+    def _keys(self, tx: Any, interpretation: Any) -> set[str]:
+        """The keys of an interpretation, its citations resolved against the stored records."""
+        found: dict = {}
+
+        def resolve(name: str) -> tuple[str, str | None] | None:
+            if name not in found:
+                owner = tx.owner(name)
+                found[name] = None if owner is None else self._key_of(tx.row(owner))
+            return found[name]
+        return touches.of(interpretation, book=self._book, policy=self._policy, clearing=CLEARING_OPS, resolve=resolve)
+
+    def _key_of(self, row: dict) -> tuple[str, str | None]:
+        """(the key a cited record is touched by, the subject of the record) of a stored row."""
+        body = json.loads(row["body"])
+        return self._record_key(body), body.get("subject") if isinstance(body.get("subject"), str) else None
+
+    def _record_key(self, record: dict) -> str:
+        """`src:<source>` for a raw source and the locks inside it, `rec:<id>` for any other record."""
+        if record["type"] == "lock":
+            return "src:" + rec.message_id(record)
+        sid = locking.source_id(record, self._catalogue)
+        return "src:" + sid if sid is not None else "rec:" + record["id"]
+
+    def _touched(self, tx: Any, wanted: set[str]) -> tuple[set[str], list[dict]] | None:
+        """(the keys read, the stored interpretations in append order) that a check with these
+        lookup keys must read: every stored interpretation found by them, and in turn by theirs.
+        None when one of them must be checked against the whole project (touches.WHOLE): then so
+        must this one."""
+        asked: set[str] = set()
+        rows: dict[int, dict] = {}
+        while wanted - asked:
+            batch = sorted(wanted - asked)
+            asked.update(batch)
+            for row in tx.interpretations_at([s for s in tx.keyed(batch) if s not in rows]):
+                if row["body"] is None:
+                    continue                                  # withdrawn by a redaction
+                if touches.WHOLE in row["keys"]:
+                    return None
+                rows[row["seq"]] = row
+                wanted |= touches.lookups(row["keys"])
+        return asked, self._stored(tx, [rows[s] for s in sorted(rows)])
+
+    def _first_later(self, tx: Any, now: str) -> set[str]:
+        """The key of the first record of the project observed after `now` (none, mostly): the
+        fold refuses a project that holds one (OBSERVED_AFTER_NOW), whatever a call touches."""
+        at = parse(now)
+        later = None if at is None else next((row for row in tx.observed_from(math.floor(at.timestamp()))
+                                              if parse(json.loads(row["body"])["observed_at"]) > at), None)
+        return set() if later is None else {self._key_of(later)[0]}
+
+    def _records_touched(self, tx: Any, keys: set[str]) -> list[dict]:
+        """The records behind `src:` and `rec:` keys, in ledger order: each source with the locks
+        inside it, each other record with the records it derives from (and theirs)."""
+        sources = {k[4:] for k in keys if k.startswith("src:")}
+        others = {k[4:] for k in keys if k.startswith("rec:")}
+        found: dict[int, dict] = {}
+        while sources or others:
+            owners = [o for o in (tx.owner(s) for s in sorted(sources)) if o is not None]
+            rows = tx.rows_named(sorted(set(owners) | others)) + tx.locks_inside(sorted(sources))
+            sources, others = set(), set()
+            for row in rows:
+                if row["seq"] in found:
+                    continue
+                found[row["seq"]] = row
+                if row["type"] == "derived":
+                    for ref in json.loads(row["body"]).get("derived_from", []):
+                        owner = tx.owner(ref) if isinstance(ref, str) else None
+                        if owner is not None:
+                            key = self._key_of(tx.row(owner))[0]
+                            (sources if key.startswith("src:") else others).add(key[4:])
+        return [self._from_row(tx, found[s]) for s in sorted(found)]
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
              subject: str | None = None, scope_context: dict | None = None) -> dict:
@@ -315,17 +413,37 @@ class EvidenceLedger:
         with `subject`, of the records about it and the locks inside them; with `scope_context`, for
         that context (fold() sets aside the evidence that does not fit it)."""
         with self.store.read(project or self.project) as tx:
-            records = [self._from_row(tx, row) for row in tx.rows()]
-            if interpretations is None:
-                interpretations = self._stored(tx)
-        if subject is not None:
-            about = {r["id"] for r in records if r.get("subject") == subject}
-            inside = {locking.source_id(r, self._catalogue) for r in records if r["id"] in about}
-            records = [r for r in records if r["id"] in about or (r["type"] == "lock" and rec.message_id(r) in inside)]
+            if subject is None:
+                records = [self._from_row(tx, row) for row in tx.rows()]
+                if interpretations is None:
+                    interpretations = self._stored(tx)
+            else:
+                records, touched = self._about(tx, subject, interpretations is None)
+                if interpretations is None:
+                    interpretations = touched
         payload = {"now": now, "records": records, "interpretations": interpretations}
         if scope_context is not None:
             payload["scope_context"] = scope_context
         return fold(payload, self._book, redaction_key=self._key)
+
+    def _about(self, tx: Any, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
+        """The records about `subject` and the locks inside them, in ledger order; with `stored`,
+        also the stored interpretations that touch them or the subject's scope (and theirs), or all
+        of them when one of those depends on the whole project (touches.WHOLE)."""
+        rows = {row["seq"]: row for row in tx.rows_about(subject)}
+        inside = set()
+        keys = {"+open:" + subject}
+        for row in rows.values():
+            key = self._key_of(row)[0]
+            keys.add(key)
+            if key.startswith("src:") and row["type"] != "lock":        # a source about it: its locks too
+                inside.add(key[4:])
+        rows.update((row["seq"], row) for row in tx.locks_inside(sorted(inside)))
+        records = [self._from_row(tx, rows[s]) for s in sorted(rows)]
+        if not stored:
+            return records, None
+        touched = self._touched(tx, keys)
+        return records, self._stored(tx) if touched is None else touched[1]
 
     # -- the one audited change -----------------------------------------------------------------
     def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
@@ -345,9 +463,8 @@ class EvidenceLedger:
             events = [self._event(row, by, reason, at, None)]
             sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None
             if sid is not None:                       # a source's locks copy its text: they go with it
-                for lock_row in tx.rows():
-                    if (lock_row["type"] == "lock" and lock_row["redaction_id"] is None
-                            and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == sid):
+                for lock_row in tx.locks_inside([sid]):
+                    if lock_row["redaction_id"] is None:
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
@@ -368,11 +485,13 @@ class EvidenceLedger:
         """The stored interpretations that cite a record being redacted (by record, message or lock
         id, or a span of its text), in any event or disposition."""
         names: set = set()
+        keys: set = set()
         for event in events:
             row = tx.row(event["record"])
             names.update(n for n in (row["id"], row["message_id"], row["lock_id"]) if n)
+            keys.add(self._key_of(row)[0])
         cited = []
-        for row in tx.interpretation_rows():
+        for row in tx.interpretations_at(tx.keyed(sorted(keys))):    # those that touch it, by their keys
             if row["body"] is None:
                 continue
             body = json.loads(row["body"])

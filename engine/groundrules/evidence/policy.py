@@ -7,7 +7,7 @@ are re-located under the policy's key path. `check_examples` also runs every who
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import regex
 
@@ -15,6 +15,9 @@ from ..decide import DecisionTable, compile_table
 from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult
 from ..templates import Template, compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 TABLES = ("sources", "resolve", "status", "questions", "scope_fit")
 SCOPE_OPS = ("open", "switch", "close")
@@ -105,7 +108,7 @@ class MergePolicy:
             yield ExampleResult(f"{self.id}:{ex['policy']}:{n}", ok, message, ("examples", n - 1) + path)
 
 
-def _embedded(name: str, data: dict, ctx, policy_id: str) -> DecisionTable | None:
+def _embedded(name: str, data: dict, ctx: CompileContext, policy_id: str) -> DecisionTable | None:
     from ..tables import CompileContext
     sub = CompileContext(ctx.schemas, ctx.source)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
@@ -114,7 +117,7 @@ def _embedded(name: str, data: dict, ctx, policy_id: str) -> DecisionTable | Non
     return table
 
 
-def compile_policy(data: dict, ctx) -> MergePolicy | None:
+def compile_policy(data: dict, ctx: CompileContext) -> MergePolicy | None:
     tables = {name: _embedded(name, data[name], ctx, data["id"]) for name in TABLES}
     _check_outputs(data, ctx)
     slots = {}
@@ -138,7 +141,7 @@ def compile_policy(data: dict, ctx) -> MergePolicy | None:
                        tables["scope_fit"], data["scope_context"]["version_key"], tuple(data["examples"]))
 
 
-def _check_outputs(data: dict, ctx) -> None:
+def _check_outputs(data: dict, ctx: CompileContext) -> None:
     """resolve may only produce the engine's ops; questions rows must render `text`."""
     for code in data["resolve"]["outputs"]:
         if code not in RESOLVE_CODES:

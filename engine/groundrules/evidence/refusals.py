@@ -2,14 +2,20 @@
 
 Every refusal of the evidence part goes through `Refusals.error`, so a code that is not in the
 table cannot be raised, and a message is always rendered from the table with the refusal's details.
+A detail is the caller's input as often as not (a slot, an event type, an id), so every one is cut
+to an echo before the message is rendered, but those the engine composes itself from positions and
+the contract's words (errors.COMPOSED), which bound their own echoes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import GroundrulesError
+from ..errors import GroundrulesError, capped_details
 from ..templates import compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 TABLE = "evidence_refusals"
 
@@ -25,6 +31,7 @@ class RefusalCatalogue:
     def error(self, code: str, **details: Any) -> GroundrulesError:
         """The GroundrulesError for `code`, its message rendered from the table with `details`."""
         retry, template = self.codes[code]
+        details = capped_details(details)
         return GroundrulesError(code, template.render({}, _renderable(details)), retry=retry, **details)
 
 
@@ -32,7 +39,7 @@ def _renderable(details: dict) -> dict:
     return {k: ("、".join(map(str, v)) if isinstance(v, list) else v) for k, v in details.items()}
 
 
-def compile_refusals(data: dict, ctx) -> RefusalCatalogue | None:
+def compile_refusals(data: dict, ctx: CompileContext) -> RefusalCatalogue | None:
     codes = {}
     for code, spec in data["codes"].items():
         template = compile_template(spec["message"], ("codes", code, "message"), ctx.faults)

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..canonical import detached, digest
 from ..examples import ExampleResult
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 KIND = "shape_map"
 
@@ -133,7 +136,7 @@ def _pop(item: dict, dotted: str) -> Any:
 ID_FIELDS = {"n", "digest"}
 
 
-def compile_shapes(data: dict, ctx) -> ShapeMap | None:
+def compile_shapes(data: dict, ctx: CompileContext) -> ShapeMap | None:
     shapes = []
     for i, raw in enumerate(data["shapes"]):
         targets = [t for _, t in raw.get("rename", {}).items()]

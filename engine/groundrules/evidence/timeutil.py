@@ -1,20 +1,12 @@
-"""Timestamps of the evidence contract: ISO 8601 with a UTC offset, compared as instants.
+"""Validity windows of the evidence contract, compared as instants.
 
-The schema's pattern admits only offset-carrying forms, so no comparison ever depends on the
-host's timezone; a well-formed but impossible date (month 13) is reported, never raised as-is.
+Timestamps are read by the one time parser (dates.parse_instant): the schema's pattern admits only
+offset-carrying forms, so no comparison ever depends on the host's timezone; a well-formed but
+impossible date (month 13) reads as None, never raised as-is.
 """
 from __future__ import annotations
 
 from datetime import datetime
-
-
-def parse(text: str) -> datetime | None:
-    """The instant `text` names, or None when it is not a real date."""
-    try:
-        value = datetime.fromisoformat(text)
-    except (ValueError, TypeError):
-        return None
-    return value if value.tzinfo is not None else None
 
 
 def validity(window: tuple, now: datetime) -> str:

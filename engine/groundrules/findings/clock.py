@@ -10,6 +10,8 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
+from ..dates import parse_instant
+
 
 class Clock(Protocol):
     def __call__(self) -> str: ...
@@ -31,7 +33,10 @@ class StepClock:
     calls on several threads never read the same instant)."""
 
     def __init__(self, start: str = "2025-01-01T00:00:00Z", step_s: float = 1.0):
-        self._t = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        moment = parse_instant(start)
+        if moment is None:
+            raise ValueError(f"not an RFC 3339 date-time with an offset: {start!r}")
+        self._t = moment.astimezone(timezone.utc)
         self._step = timedelta(seconds=step_s)
         self._lock = threading.Lock()
 

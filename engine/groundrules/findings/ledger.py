@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import canonical
 from .. import rulebook as rulebooks
-from ..errors import GroundrulesError, Problem, RulesError, StorageFailure
+from ..errors import GroundrulesError, Problem, RulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
 from . import proposals, tools
@@ -52,15 +52,9 @@ class FindingLedger:
         return tuple(HANDLERS)
 
     def run(self, tool: str, arguments: dict, *, project: str, principal: str, role: str = "") -> tuple[dict, list]:
-        """One checked call; (data, warnings) or a GroundrulesError (STORAGE_ERROR for the store).
-        `role` is the caller's: a transition may be limited to some roles (rules/finding_states.yaml)."""
-        try:
-            return self._run(tool, arguments, project, principal, role)
-        except StorageFailure as exc:
-            vocab = self.book.table(VOCABULARY_TABLE)
-            raise GroundrulesError("STORAGE_ERROR", vocab.message("storage_error", kind=exc.kind)) from None
-
-    def _run(self, tool: str, arguments: dict, project: str, principal: str, role: str) -> tuple[dict, list]:
+        """One checked call; (data, warnings) or a GroundrulesError (a StorageFailure for the store,
+        which the registry words as it words every ledger's: api.storage_refusal). `role` is the
+        caller's: a transition may be limited to some roles (rules/finding_states.yaml)."""
         handler = HANDLERS[tool]
         arguments = self._audited(arguments, principal)
         if tool in READS:

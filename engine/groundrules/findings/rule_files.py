@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -106,6 +107,7 @@ def apply_rule(root: Path, target_path: str, marker: str, text: str) -> bool:
     *folders, name = target_path.split("/")
     folder = _walk(root, folders)
     try:
+        _remove_debris(folder, name)
         old, mode = _read(folder, name)
         if old is not None and has_marker(old, marker):
             return False
@@ -115,10 +117,42 @@ def apply_rule(root: Path, target_path: str, marker: str, text: str) -> bool:
         os.close(folder)
 
 
+def _temp_name(name: str) -> str:
+    return f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+
+
+def _remove_debris(folder: int, name: str) -> None:
+    """Remove the temporary files of `name` that approvals killed before their rename left in
+    `folder`: exactly _temp_name's shape, a regular file, written by a process that no longer runs
+    (a live one, this process's other threads included, may be about to rename it)."""
+    shape = re.compile(rf"\.{re.escape(name)}\.([1-9][0-9]{{0,9}})\.[0-9a-f]{{8}}\.tmp")
+    for entry in os.listdir(folder):
+        found = shape.fullmatch(entry)
+        if found is None or _running(int(found.group(1))):
+            continue
+        try:
+            if stat.S_ISREG(os.stat(entry, dir_fd=folder, follow_symlinks=False).st_mode):
+                os.unlink(entry, dir_fd=folder)
+        except FileNotFoundError:
+            pass                                  # another approval removed it first
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True                               # another user's process, or no such pid to ask about
+    return True
+
+
 def _replace(folder: int, name: str, content: bytes, mode: int) -> None:
     """Write `content` to a fresh temporary file in `folder` and rename it over `name`, both by the
     folder's descriptor; fsync the file and the folder."""
-    temp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    temp = _temp_name(name)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
                  0o600, dir_fd=folder)
     try:

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..templates import compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ class RuleTargets:
         return self.messages[name].render(params)
 
 
-def compile_rule_targets(data: dict, ctx) -> RuleTargets | None:
+def compile_rule_targets(data: dict, ctx: CompileContext) -> RuleTargets | None:
     before = len(ctx.faults)
     try:
         part = re.compile(data["part_pattern"])

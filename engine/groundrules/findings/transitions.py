@@ -9,13 +9,16 @@ rendered from the facts, never from stored text.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..conditions import Condition, compile_condition, explain_failure
 from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult, failed_test
 from ..fieldtypes import Contract, check_given, contract_of
 from ..templates import Template, compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 REQUIRED_MESSAGES = ("not_allowed", "not_via")
 
@@ -231,7 +234,7 @@ def _reachable(m: Machine) -> set:
     return seen
 
 
-def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
+def compile_transition_table(data: dict, ctx: CompileContext) -> TransitionTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     contract = contract_of(data, ctx)
@@ -285,7 +288,7 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
                            machines, guards, messages, tuple(data.get("examples", ())), role_code)
 
 
-def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx) -> Guard | None:
+def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx: CompileContext) -> Guard | None:
     where = ("guards", guard_id)
     before = len(ctx.faults)
     cond = compile_condition(raw["when"], where + ("when",), ctx.faults)
@@ -305,7 +308,7 @@ def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ct
     return Guard(guard_id, cond, raw["code"], message, tuple(raw.get("examples", ())), where)
 
 
-def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
+def _compile_machine(name: str, raw: dict, guards: dict, ctx: CompileContext) -> Machine | None:
     where = ("machines", name)
     before = len(ctx.faults)
     states = {s: dict(attrs or {}) for s, attrs in raw["states"].items()}
@@ -356,13 +359,13 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
                    tuple(raw.get("requires", ())), tuple(transitions), where)
 
 
-def _surface_codes(ctx) -> tuple:
+def _surface_codes(ctx: CompileContext) -> tuple:
     """The tool registry's own refusal codes (PERMISSION_DENIED, ...), from the envelope contract."""
     defs = (ctx.schemas.get("envelope.v1.schema.json") or {}).get("$defs", {})
     return tuple(alt.get("const") for alt in defs.get("surface_error_code", {}).get("oneOf", ()))
 
 
-def _codes_enum(data: dict, ctx) -> tuple | None:
+def _codes_enum(data: dict, ctx: CompileContext) -> tuple | None:
     ref = data.get("codes_enum")
     if not ref:
         return None

@@ -6,10 +6,13 @@ only checks the table is coherent and answers lookups.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Fault, did_you_mean
 from ..templates import Template, compile_template
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 # Message names the service renders; a table without one of them does not load.
 REQUIRED_MESSAGES = (
@@ -18,7 +21,7 @@ REQUIRED_MESSAGES = (
     "version_conflict", "proposal_conflict", "idempotency_reused",
     "relation_via", "relation_cycle", "self_link", "target_path", "root_missing",
     "rule_not_applied", "target_target", "target_root", "target_too_large",
-    "scope_context_duplicate", "storage_error", "result_unknown", "approver_not_caller",
+    "scope_context_duplicate", "result_unknown", "approver_not_caller",
     "content_hash_mismatch", "reason_required", "context_overlap",
 )
 
@@ -49,7 +52,7 @@ class Vocabulary:
         return self.link_targets[target_kind]["relations"]
 
 
-def compile_vocabulary(data: dict, ctx) -> Vocabulary | None:
+def compile_vocabulary(data: dict, ctx: CompileContext) -> Vocabulary | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     messages: dict[str, Template] = {}

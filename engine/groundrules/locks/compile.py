@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import regex
 
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
 from .charsets import REFERENCE, as_class, expand, namespace
+from .cost import clockless_chars
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it says otherwise
 DEFAULT_CONTEXT_CHARS = 16
@@ -39,6 +43,7 @@ class LockPattern:
     normalize: tuple         # str -> str steps, in order
     checks: tuple            # steps.Check, in order; the first failing one names invalid_reason
     timeout: float           # seconds, per scan of one message
+    clockless: int           # the longest text scanned without the regex clock: the bound fits the budget
     fold: tuple              # (name, steps.Fold) the regex reads the message through, or ()
     examples: tuple
     where: tuple             # key path of the pattern inside its table
@@ -164,7 +169,7 @@ def _brief(locks: list) -> str:
                      + ("valid" if c["valid"] else f"invalid ({c['invalid_reason']})") for c in locks)
 
 
-def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
+def compile_lock_patterns(data: dict, ctx: CompileContext) -> LockTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     reasons = dict(data["invalid_reasons"])
@@ -360,7 +365,8 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, name
     return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, prefilter, gate,
                        _group_numbers(compiled, raw.get("start_group"), raw.get("value_group")),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
-                       normalize, checks, timeout, fold, tuple(raw.get("examples", ())), where)
+                       normalize, checks, timeout, clockless_chars(source, timeout), fold,
+                       tuple(raw.get("examples", ())), where)
 
 
 def _group_numbers(compiled: regex.Pattern, start_group: str | None, value_group: str | None) -> tuple:

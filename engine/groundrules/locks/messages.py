@@ -31,9 +31,12 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     and a rulebook whose evidence contract lacks the message vocabulary with RULEBOOK_INCOMPLETE;
     never raises anything else."""
     book = _book(rulebook)
-    vocabulary = _vocabulary(book)
+    try:                              # one memo read per call: the two below, once per rulebook
+        vocabulary, by_role = book.memo["locks.lock"]
+    except KeyError:
+        vocabulary, by_role = book.memoized("locks.lock", lambda: (_vocabulary(book), _patterns(book)))
     message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
-    patterns = _patterns(book)[role, state]
+    patterns = by_role[role, state]
     return scan(patterns, message_id, role, state, content) if patterns else []
 
 

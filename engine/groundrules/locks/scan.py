@@ -128,13 +128,16 @@ def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, 
 def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool) -> list[tuple]:
     """Every (start, end, value span or None, named groups) of the pattern, collected before any
     candidate is built: the regex clock runs from the first match to the last, and our
-    per-candidate work must not spend the scan's budget. Groups are read by number from
-    `Match.regs` (LockPattern.groups)."""
+    per-candidate work must not spend the scan's budget. A text no longer than the pattern's
+    proven bound allows (cost.py) is scanned without the clock, which `regex` would read at every
+    match. Groups are read by number from `Match.regs` (LockPattern.groups)."""
     lead, value, named = p.groups
     if not keep_groups:
         named = ()
     spans = []
-    for m in p.regex.finditer(text, timeout=p.timeout):
+    # finditer(text) without a keyword: `regex` parses keyword arguments at a cost near a short scan's
+    found = p.regex.finditer(text) if len(text) <= p.clockless else p.regex.finditer(text, timeout=p.timeout)
+    for m in found:
         regs = m.regs
         start, end = regs[0]
         if lead and regs[lead][0] >= 0:

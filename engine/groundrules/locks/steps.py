@@ -15,6 +15,7 @@ import regex
 
 from ..errors import Fault, did_you_mean
 from .charsets import as_class
+from .cost import clockless_match
 
 FULLWIDTH_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
 # U+FF01..U+FF5E are the full-width forms of ASCII '!'..'~'; U+3000 is the ideographic space.
@@ -152,7 +153,11 @@ def _prefix_in(args: dict, timeout: float) -> Callable[[str], bool]:
 
 
 def _matches(args: dict, timeout: float) -> Callable[[str], bool]:
+    """A whole-value match, within the budget; without the clock when the pattern's bound fits it
+    whatever the value (cost.py: one anchored attempt of a bounded pattern)."""
     pattern = regex.compile(args["regex"])
+    if clockless_match(args["regex"], timeout):
+        return lambda s: pattern.fullmatch(s) is not None
     return lambda s: pattern.fullmatch(s, timeout=timeout) is not None
 
 

@@ -95,7 +95,7 @@ class PostgresDecisionStore(PostgresStore):
 
     @contextmanager
     def _tx(self, write: bool) -> Iterator:
-        with failures(), self.pool.connection() as conn:
+        with failures(), self.connection() as conn:
             with conn.transaction():
                 if not write:
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -170,7 +170,7 @@ class PostgresDecisionStore(PostgresStore):
         return deleted
 
     def forget(self) -> None:
-        with failures(), self.pool.connection() as conn:
+        with failures(), self.connection() as conn:
             conn.execute("VACUUM decision_log")
 
 

@@ -25,7 +25,7 @@ class MemoryEvidenceStore:
     @contextmanager
     def write(self, project: str) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
-            data = self._projects.setdefault(project, {"records": [], "redactions": [], "interpretations": []})
+            data = self._projects.setdefault(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}})
             draft = copy.deepcopy(data)
             yield MemoryEvidenceTx(draft)
             abandon.before_commit()
@@ -34,10 +34,17 @@ class MemoryEvidenceStore:
     @contextmanager
     def read(self, project: str) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
-            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": []}))
+            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}}))
 
     def forget(self) -> None:
         """Nothing outlives a cleared field in memory."""
+
+    def unkeyed(self) -> list[dict]:
+        """Every interpretation here was keyed as it was stored."""
+        return []
+
+    def keyed_all(self) -> None:
+        """Nothing was pending."""
 
     def close(self) -> None:
         """Nothing to release."""
@@ -59,14 +66,51 @@ class MemoryEvidenceTx:
     def owner(self, name: str) -> str | None:
         return next((r["id"] for r in self.data["records"] if name in (r["id"], r["message_id"], r["lock_id"])), None)
 
+    def rows_about(self, subject: str) -> list[dict]:
+        return self._seq_rows(lambda r: r.get("subject") == subject)
+
+    def locks_inside(self, sources: list[str]) -> list[dict]:
+        return self._seq_rows(lambda r: r["type"] == "lock" and r.get("source_id") in sources)
+
+    def rows_named(self, ids: list[str]) -> list[dict]:
+        return self._seq_rows(lambda r: r["id"] in ids)
+
+    def observed_from(self, second: int) -> list[dict]:
+        return self._seq_rows(lambda r: r.get("observed_s") is not None and r["observed_s"] >= second)
+
+    def _seq_rows(self, wanted: Callable[[dict], bool]) -> list[dict]:
+        return [dict(r, seq=n) for n, r in enumerate(self.data["records"], 1) if wanted(r)]
+
+    def redaction(self, redaction_id: str) -> dict | None:
+        return next((dict(r) for r in self.data["redactions"] if r["id"] == redaction_id), None)
+
     def redaction_rows(self) -> list[dict]:
         return [dict(r) for r in self.data["redactions"]]
 
-    def add_interpretation(self, row: dict) -> None:
+    def add_interpretation(self, row: dict, keys: list[str] = ()) -> None:
         self.data["interpretations"].append(dict(row, redaction_id=None))
+        self.add_keys(len(self.data["interpretations"]), keys)
+
+    def add_keys(self, seq: int, keys: list[str]) -> None:
+        for key in keys:
+            self.data["keys"].setdefault(key, set()).add(seq)
 
     def interpretation_rows(self) -> list[dict]:
-        return [dict(r) for r in self.data["interpretations"]]
+        return [dict(r, seq=n) for n, r in enumerate(self.data["interpretations"], 1)]
+
+    def keyed(self, keys: list[str]) -> list[int]:
+        return sorted({seq for key in keys for seq in self.data["keys"].get(key, ())})
+
+    def interpretations_at(self, seqs: list[int]) -> list[dict]:
+        keys_of: dict = {}
+        for key, holders in self.data["keys"].items():
+            for seq in holders:
+                keys_of.setdefault(seq, []).append(key)
+        rows = self.interpretation_rows()
+        return [dict(rows[seq - 1], keys=keys_of.get(seq, [])) for seq in sorted(set(seqs)) if 0 < seq <= len(rows)]
+
+    def interpretation_named(self, interpretation_id: str) -> int | None:
+        return next((n for n, r in enumerate(self.data["interpretations"], 1) if r["id"] == interpretation_id), None)
 
     def withdraw(self, ids: list[str], redaction_id: str) -> None:
         for row in self.data["interpretations"]:

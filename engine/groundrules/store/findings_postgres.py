@@ -175,6 +175,7 @@ CREATE UNIQUE INDEX evidence_one_per_content ON evidence(project, source_ref, lo
 DROP INDEX evidence_by_source;
 CREATE UNIQUE INDEX evidence_first_of_source ON evidence(project, source_ref, locator) WHERE first_of_source;
 """),
+    (5, "a finding's rule proposals by finding", "CREATE INDEX rule_proposals_by_finding ON rule_proposals(finding_seq, seq)"),
 )
 
 LATEST = MIGRATIONS[-1][0]
@@ -230,6 +231,7 @@ class PgFindingTx(PostgresTx, FindingOps):
 
     ALL_ROWS = None
     TEXT_C = ' COLLATE "C"'
+    JOIN_IN_ORDER = "JOIN"              # PostgreSQL plans the order itself (and has no CROSS JOIN ... ON)
 
     def __init__(self, conn):
         PostgresTx.__init__(self, conn)

@@ -2,8 +2,12 @@
 
 The statements are in SQLite's placeholder style (`?`); the PostgreSQL transaction converts them.
 A backend's transaction class supplies five primitives (`_one`, `_all`, `_changed`, `_send`,
-`_insert`), the two statements that differ in kind (`add_finding`, `search`) and two words of
-dialect (`ALL_ROWS`, `TEXT_C`); everything else is here.
+`_insert`), the two statements that differ in kind (`add_finding`, `search`) and three words of
+dialect (`ALL_ROWS`, `TEXT_C`, `JOIN_IN_ORDER`); everything else is here.
+
+Every lookup a write makes finds its rows through an index on the lookup's whole key, so that a
+write costs the same in a project of a thousand rows as in one of a million
+(tests/findings/test_query_plans.py reads the plans on both backends).
 
 A transaction also remembers what it wrote itself, which no other transaction can see or touch
 before it commits: the evidence it added (so a second lookup of the same source needs no query)
@@ -53,6 +57,7 @@ class FindingOps:
 
     ALL_ROWS: int | None = -1           # the LIMIT that means no limit
     TEXT_C = ""                         # makes a text literal sort bytewise
+    JOIN_IN_ORDER = "CROSS JOIN"        # a join whose left side drives (SQLite keeps a CROSS JOIN's order)
 
     def __init__(self) -> None:
         self._sources: dict[tuple, list[dict]] = {}     # evidence_by_source answers, with this tx's additions
@@ -121,10 +126,14 @@ class FindingOps:
             for key in todo:
                 self.evidence_by_source(*key)
             return
+        # the pairs drive the join: each is one search of the (project, source_ref, locator) index
+        # (a row-value IN (VALUES ...) is planned as a search on project alone: every evidence row)
         pairs = ", ".join("(?, ?)" for _ in todo)
-        rows = self._all(f"SELECT {EVIDENCE_SOURCE_COLUMNS}, source_ref, locator FROM evidence WHERE project = ? "
-                         f"AND (source_ref, locator) IN (VALUES {pairs}) ORDER BY seq",
-                         (project, *(value for key in todo for value in key[1:])))
+        rows = self._all(f"WITH wanted(source_ref, locator) AS (VALUES {pairs}) "
+                         f"SELECT e.seq, e.id, e.source_kind, e.revision, e.content_hash, e.excerpt, e.source_ref, "
+                         f"e.locator FROM wanted {self.JOIN_IN_ORDER} evidence e ON e.project = ? "
+                         "AND e.source_ref = wanted.source_ref AND e.locator = wanted.locator ORDER BY e.seq",
+                         (*(value for key in todo for value in key[1:]), project))
         for key in todo:
             self._sources[key] = []
         for row in rows:

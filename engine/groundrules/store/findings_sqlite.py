@@ -164,6 +164,9 @@ CREATE UNIQUE INDEX evidence_one_per_content ON evidence(project, source_ref, lo
 DROP INDEX evidence_by_source;
 CREATE UNIQUE INDEX evidence_first_of_source ON evidence(project, source_ref, locator) WHERE first_of_source;
 """),
+    (4, "a finding's rule proposals by finding", """
+CREATE INDEX rule_proposals_by_finding ON rule_proposals(finding_seq, seq);
+"""),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -38,15 +38,28 @@ with four writers; with the checks at COMMIT, none).
 Every driver or pool error leaves as a StorageFailure whose kind is psycopg's class name for the
 SQLSTATE (SerializationFailure, OperationalError, ...): never the connection string, a host, a
 password or the server's message.
+
+A restart of the server ends every pooled connection; the pool learns it only when a call uses one.
+A call whose transaction meets such a connection with its first message (BEGIN, and for a write the
+statements batched with it, never COMMIT) has had nothing of it done, so it runs again on a fresh
+connection, after the pool has dropped every other connection the restart ended (`pool.check`),
+at most pool_size + 1 times: a call that starts once the server answers again never fails for
+the restart. While the server is away the pool does not back off (`reconnect_timeout=0`: it gives
+up a connection attempt at once), and a call waiting for a connection asks it to try again every
+WAIT_SLICE seconds (`connection`), so the calls waiting when the server is back connect within a
+slice, not at the end of a backoff that grew while it was away (1, 2, 4 … s, which made calls
+time out after it was back). Measured against psycopg_pool's `check` callback (a round trip before
+every call, and a sleep of 1, 2, 4 … s for each stale connection it finds): see docs/storage.md.
 """
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import abandon, attempts
 from ..errors import StorageFailure
@@ -54,6 +67,7 @@ from ..errors import StorageFailure
 T = TypeVar("T")
 RETRYABLE = frozenset({"SerializationFailure", "DeadlockDetected", "UniqueViolation"})
 RUN_ALONE_AFTER = 2                 # attempts that run beside other writes before a retry runs alone
+WAIT_SLICE = 0.25                   # seconds a call waits for a connection before the pool tries again
 
 
 @contextmanager
@@ -63,6 +77,18 @@ def failures() -> Iterator[None]:
         yield
     except psycopg.Error as exc:
         raise StorageFailure(type(exc).__name__) from None
+
+
+class StaleConnection(StorageFailure):
+    """A transaction's first message met a connection the server had ended: nothing of the
+    transaction was done, and it may run again on a fresh connection."""
+
+
+def stale(conn: psycopg.Connection, exc: psycopg.Error) -> StorageFailure:
+    """What a failure of a transaction's first message is: StaleConnection when it left the
+    connection broken (the server had ended it), else the failure itself."""
+    kind = type(exc).__name__
+    return StaleConnection(kind) if isinstance(exc, psycopg.OperationalError) and conn.broken else StorageFailure(kind)
 
 
 class PostgresStore:
@@ -80,6 +106,7 @@ class PostgresStore:
     def __init__(self, conninfo: str, *, pool_size: int = 4, retries: int = 10, timeout: float = 10.0,
                  on_connect: Callable[[psycopg.Connection], None] | None = None):
         self.retries = retries
+        self.timeout = timeout
         self._conninfo = conninfo
         with failures():
             with psycopg.connect(conninfo, autocommit=True, connect_timeout=int(timeout)) as conn:
@@ -92,13 +119,34 @@ class PostgresStore:
                 conn.execute("SET cursor_tuple_fraction = 0.01")
                 if on_connect is not None:
                     on_connect(conn)
-            self.pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, timeout=timeout,
+            self.pool = ConnectionPool(conninfo, min_size=1, max_size=pool_size, timeout=timeout, reconnect_timeout=0,
                                        kwargs={"row_factory": dict_row, "autocommit": True,
                                                # no server-side prepared statements: writes bind
                                                # client-side (Statements), and a read's statements
                                                # vary with its filters
                                                "prepare_threshold": None},
                                        configure=configure, open=True, name="groundrules")
+
+    # -- connections ----------------------------------------------------------------------------
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection for one transaction, waited for up to `timeout` seconds. The wait is
+        cut in slices: after each, the pool is asked to connect again when it holds none (it gave
+        up its attempts while the server was away), so a call never waits out a reconnection
+        backoff once the server answers."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                conn = self.pool.getconn(timeout=max(0.001, min(WAIT_SLICE, deadline - time.monotonic())))
+                break
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+                self.pool.check()
+        try:
+            yield conn
+        finally:
+            self.pool.putconn(conn)
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
@@ -107,15 +155,14 @@ class PostgresStore:
         Statements): BEGIN and the gate's lock leave with the first statement that is read, COMMIT
         with the last ones, and the block returns once the server has committed."""
         attempts.attempt()
-        with failures(), self.pool.connection() as conn:
+        with failures(), self.connection() as conn:
             statements = Statements(conn)
             try:
                 statements.send(f"BEGIN ISOLATION LEVEL {isolation}")
                 statements.send(f"LOCK TABLE {self.GATE} IN {gate} MODE")
                 yield statements
                 abandon.before_commit()
-                statements.send("COMMIT")
-                statements.flush()
+                statements.commit()
             except BaseException:
                 if statements.sent:
                     _rollback(conn)
@@ -123,12 +170,34 @@ class PostgresStore:
 
     @contextmanager
     def _read_transaction(self) -> Iterator[psycopg.Connection]:
-        with failures(), self.pool.connection() as conn:
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            try:
-                yield conn
-            finally:
-                _rollback(conn)
+        for attempt in range(self._stale_attempts()):
+            with failures(), self.connection() as conn:
+                try:
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                except psycopg.Error as exc:
+                    failure = stale(conn, exc)
+                    if not isinstance(failure, StaleConnection) or attempt == self._stale_attempts() - 1:
+                        raise failure from None
+                    self._drop_stale()
+                    continue
+                try:
+                    yield conn
+                finally:
+                    _rollback(conn)
+                return
+
+    def _stale_attempts(self) -> int:
+        """How often a call may meet a connection the server ended: once per pooled connection, and
+        once more on the fresh one."""
+        return self.pool.max_size + 1
+
+    def _drop_stale(self) -> None:
+        """Drop every idle pooled connection the server ended (a restart ends them all at once), so
+        that the next attempt gets a live one or a new one."""
+        try:
+            self.pool.check()
+        except psycopg.Error:
+            pass            # the pool replaces what it could not check
 
     def _run_write(self, make_tx: Callable[["Statements"], Any], body: Callable[[Any], T],
                    isolation: str = "SERIALIZABLE") -> T:
@@ -136,7 +205,8 @@ class PostgresStore:
         aborts it to keep the serial order or a unique index refuses its write, alone from the
         RUN_ALONE_AFTER-th retry on. `body` must be safe to re-run: it only touches the database
         through `tx`, and the rolled-back attempt left nothing."""
-        for attempt in range(self.retries + 1):
+        attempt, stale_left = 0, self._stale_attempts() - 1
+        while True:
             try:
                 with self._write_transaction("ACCESS EXCLUSIVE" if attempt >= RUN_ALONE_AFTER
                                              else "ACCESS SHARE", isolation) as statements:
@@ -145,10 +215,15 @@ class PostgresStore:
                         return body(tx)
                     finally:
                         tx.close_cursors()
+            except StaleConnection:
+                if stale_left == 0:
+                    raise
+                stale_left -= 1
+                self._drop_stale()
             except StorageFailure as exc:
                 if exc.kind not in RETRYABLE or attempt == self.retries:
                     raise
-        raise AssertionError("unreachable")
+                attempt += 1
 
     @contextmanager
     def _write(self, make_tx: Callable[["Statements"], Any]) -> Iterator[Any]:
@@ -211,6 +286,7 @@ class Statements:
         self._cursor = psycopg.ClientCursor(conn, row_factory=dict_row)
         self._pending: list[str] = []
         self.sent = False
+        self._committing = False
 
     def send(self, sql: str, params: Sequence | Mapping | None = None) -> None:
         self._pending.append(self._cursor.mogrify(sql, params) if params else sql)
@@ -237,10 +313,21 @@ class Statements:
             pass
         return cursor
 
+    def commit(self) -> None:
+        """Send what waits and COMMIT; returns once the server has committed."""
+        self._committing = True
+        self.send("COMMIT")
+        self.flush()
+
     def _send_pending(self) -> psycopg.ClientCursor:
         text, self._pending = "; ".join(self._pending), []
-        self.sent = True
-        self._cursor.execute(text)
+        first, self.sent = not self.sent, True
+        try:
+            self._cursor.execute(text)
+        except psycopg.Error as exc:
+            if first and not self._committing:       # nothing of the transaction had reached the server
+                raise stale(self._conn, exc) from None
+            raise
         return self._cursor
 
 

@@ -4,11 +4,14 @@ an intent's action name and in a candidate's prohibitions alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..examples import ExampleResult
 from .patterns import check_examples, duplicate_ids
 from .words import Lexicon, is_latin, lexicon
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def forms(word: str, english: dict) -> list[str]:
     return out
 
 
-def compile_actions(data: dict, ctx) -> ActionWords:
+def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     english = data.get("english", {})
     duplicate_ids(data["families"], ("actions", "families"), ctx)
     family_of: dict = {}

@@ -7,11 +7,14 @@ candidate has issues of several errors, the first error in the table is the one 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import did_you_mean
+from ..errors import capped_details, did_you_mean, echo
 from ..templates import Template, compile_template
 from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 KIND = "verify_issue_catalogue"
 
@@ -55,18 +58,20 @@ class Catalogue:
         return spec if spec is not None and spec.detects is None else None
 
     def issue(self, item: Observation | Reported) -> tuple[IssueSpec, dict]:
-        """The catalogue entry and the public issue object {code, category, path, message}."""
+        """The catalogue entry and the public issue object {code, category, path, message}. The
+        candidate wrote the path, the parameters and a reported message: each is cut to an echo
+        (errors.capped_details) before it is repeated."""
         if isinstance(item, Reported):
             spec = self.issues[item.code]
-            message = item.message
+            message = echo(item.message)
         else:
             spec = self.by_observation[item.key]
-            message = spec.template.render({}, item.params) if spec.template else ""
-        return spec, {"code": spec.code, "category": spec.category, "path": item.path,
+            message = spec.template.render({}, capped_details(item.params)) if spec.template else ""
+        return spec, {"code": spec.code, "category": spec.category, "path": echo(item.path),
                       "message": message}
 
 
-def compile_catalogue(data: dict, ctx) -> Catalogue | None:
+def compile_catalogue(data: dict, ctx: CompileContext) -> Catalogue | None:
     categories = tuple(data["categories"])
     errors = tuple(ErrorSpec(code, e.get("stage"), e["message"], e.get("partial_result", False))
                    for code, e in data["errors"].items())
@@ -107,7 +112,7 @@ def compile_catalogue(data: dict, ctx) -> Catalogue | None:
     return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_observation)
 
 
-def _issue(code, order, raw, where, categories, error_codes, ctx) -> IssueSpec | None:
+def _issue(code, order, raw, where, categories, error_codes, ctx: CompileContext) -> IssueSpec | None:
     before = len(ctx.faults)
     detects = raw.get("detects")
     if (detects is None) == (raw.get("reported_by") is None):

@@ -5,10 +5,13 @@ is read from the negations of rules/prohibition_phrases.yaml.)"""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..examples import ExampleResult
 from .patterns import Pattern, compile_pattern, duplicate_ids
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 KIND = "intent_heuristics"
 # heuristic check -> the finding it reports, and the named group it needs
@@ -37,7 +40,7 @@ class IntentHeuristics:
             yield from h.pattern.check_examples(self.id)
 
 
-def compile_heuristics(data: dict, ctx) -> IntentHeuristics | None:
+def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | None:
     duplicate_ids(data["heuristics"], "heuristics", ctx)
     out = []
     for i, raw in enumerate(data["heuristics"]):

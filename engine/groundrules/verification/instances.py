@@ -10,13 +10,15 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ..bounded_patterns import PatternTimeout, bounded
-from ..errors import GroundrulesError, did_you_mean, echo
+from ..errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
 from ..schema_check import Contract, of_schema
 from ..tables import _to_faults
 from ..yamlsrc import dotted
 
 if TYPE_CHECKING:                # jsonschema is imported when an extension schema is compiled
     import jsonschema
+
+    from ..tables import CompileContext
 
 KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
@@ -63,9 +65,14 @@ class ExtensionSchemaTable:
 
 
 def describe(error: jsonschema.ValidationError) -> str:
-    """One readable sentence from jsonschema's structured fields (never its message text)."""
+    """One readable sentence from jsonschema's structured fields (never its message text). The
+    schema is the caller's: its pattern and its list of allowed values are echoes, and cut as such."""
     if error.validator == "format":
         return f"expected a valid {error.validator_value}"
+    if error.validator == "pattern":
+        return f"expected text matching /{echo(error.validator_value)}/"
+    if error.validator == "enum" and len(error.validator_value) > ECHO_ITEMS:
+        return f"expected one of the schema's {len(error.validator_value)} values"
     for fault in _to_faults(error):
         return fault.message.replace("the table's", "the schema's")
     return f"does not satisfy '{error.validator}'"
@@ -267,7 +274,7 @@ def _inline(text: str) -> ExtensionSchema:
     return build(schema, None)
 
 
-def compile_instance(data: dict, ctx) -> ExtensionSchemaTable | None:
+def compile_instance(data: dict, ctx: CompileContext) -> ExtensionSchemaTable | None:
     for path, message in schema_problems(data["schema"]):
         ctx.fault("bad-extension-schema", message, ("schema",) + path,
                   "extension schemas are JSON Schema objects with type: object and properties")

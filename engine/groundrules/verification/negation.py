@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..examples import ExampleResult
 from .actions import ActionWords
 from .patterns import check_examples, duplicate_ids
 from .words import Lexicon, first_fit, lexicon
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 
 @dataclass(frozen=True)
@@ -237,7 +240,7 @@ def _skip_blanks(text: str, at: int) -> int:
     return at
 
 
-def compile_negations(data: dict, actions: ActionWords, ctx) -> Negations:
+def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> Negations:
     duplicate_ids(data["cues"], ("negation", "cues"), ctx)
     cue_words = [w for raw in data["cues"] for w in raw["words"]]
     for key in ("blockers", "coordinators", "boundaries", "voiders", "narrowers"):

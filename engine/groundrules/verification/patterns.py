@@ -3,7 +3,7 @@ and run each pattern's own positive and negative examples under `groundrules tes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import regex
 
@@ -11,6 +11,9 @@ from .. import cpu_clock
 from ..bounded_patterns import PatternTimeout
 from ..conditions import REGEX_TIMEOUT_S
 from ..examples import ExampleResult
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ def check_examples(base: str, examples: tuple, where: tuple,
                             where + ("examples", n - 1))
 
 
-def compile_pattern(raw: dict, where: tuple, ctx, groups: tuple = ()) -> Pattern | None:
+def compile_pattern(raw: dict, where: tuple, ctx: CompileContext, groups: tuple = ()) -> Pattern | None:
     """The item's `pattern`, compiled with `regex`; a bad pattern or a missing group is a fault."""
     try:
         compiled = regex.compile(raw["pattern"])
@@ -67,7 +70,7 @@ def compile_pattern(raw: dict, where: tuple, ctx, groups: tuple = ()) -> Pattern
     return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where)
 
 
-def duplicate_ids(items: list, where: str | tuple, ctx) -> None:
+def duplicate_ids(items: list, where: str | tuple, ctx: CompileContext) -> None:
     prefix = where if isinstance(where, tuple) else (where,)
     seen: set = set()
     for i, item in enumerate(items):

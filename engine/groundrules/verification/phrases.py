@@ -8,12 +8,15 @@ phrase's object) and only ever warns: the wording of a restriction may vary, and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..examples import ExampleResult
 from .actions import ActionWords, compile_actions
 from .negation import Negation, Negations, compile_negations
 from .patterns import compile_pattern, duplicate_ids
+
+if TYPE_CHECKING:
+    from ..tables import CompileContext
 
 KIND = "prohibition_phrases"
 
@@ -74,7 +77,7 @@ class ProhibitionPhrases:
             yield from pattern.check_examples(self.id)
 
 
-def compile_phrases(data: dict, ctx) -> ProhibitionPhrases | None:
+def compile_phrases(data: dict, ctx: CompileContext) -> ProhibitionPhrases | None:
     duplicate_ids(data["phrases"], "phrases", ctx)
     phrases = []
     for i, raw in enumerate(data["phrases"]):
