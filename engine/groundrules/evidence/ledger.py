@@ -28,7 +28,7 @@ from .contract import record_problem
 from .core import CLEARING_OPS
 from ..errors import GroundrulesError
 from .fold import fold, tables
-from .timeutil import parse
+from ..dates import parse_instant as parse
 
 
 def _dumps(obj: Any) -> str:
