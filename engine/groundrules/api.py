@@ -10,6 +10,7 @@ the same arguments give the same envelope through each.
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -183,11 +184,13 @@ class Service:
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
     def with_rulebook(self, rulebook: Rulebook) -> "Service":
-        """The same ledgers (their stores shared) deciding by `rulebook`: what a live rule reload swaps
-        in; calls already running keep the service they started on. Refuses a rulebook the ledgers
-        cannot run on, as opening them would."""
+        """The same ledgers and decision log (their stores shared) deciding by `rulebook`: what a
+        live rule reload swaps in; calls already running keep the service they started on (and
+        their decisions the masking table they were answered under). Refuses a rulebook the
+        ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
-                       evidence=self.evidence and self.evidence.with_rulebook(rulebook), decisions=self.decisions)
+                       evidence=self.evidence and self.evidence.with_rulebook(rulebook),
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook))
 
     def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
@@ -203,6 +206,19 @@ class Service:
         envelope, text = self._answer(tool, arguments, caller, arguments_text, decoded)
         envelope["decision"] = log.record(tool, arguments, arguments_text, caller, envelope, text, started)
         return envelope
+
+    def call_text(self, tool: str, arguments_text: str, caller: Caller) -> tuple[dict, str]:
+        """`call` for arguments given as the JSON text `call` made of them (a decision log keeps it):
+        the envelope and its JSON text, not logged. Replay answers thousands of logged calls a
+        second through this: the text is decoded strictly (canonical.decoded), which proves what
+        `call` proves by encoding the arguments, and this rulebook's limits are read off the text
+        where a bound proves them; every other check runs as in `call`, so the answer is the one
+        `call` gives, refusals included."""
+        try:
+            arguments = canonical.decoded(arguments_text)
+        except ValueError:                                  # not proven JSON: every check, as `call` runs them
+            return self._answer(tool, json.loads(arguments_text), caller, None)
+        return self._answer(tool, arguments, caller, arguments_text, decoded=True)
 
     def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None,
                 decoded: bool = False) -> tuple[dict, str]:
@@ -285,7 +301,8 @@ class Service:
     def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
                          decoded: bool = False) -> None:
         """`arguments_text`: their JSON text when the caller already made it, so that only the
-        limits are left to check; `decoded`: the limits may be read off that text."""
+        limits are left to check; `decoded`: the arguments were decoded from JSON (a transport's,
+        or call_text's), so the limits may be read off that text."""
         checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
                            max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
         if decoded:

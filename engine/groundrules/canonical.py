@@ -62,6 +62,31 @@ def json_text(value: Any) -> str | None:
     return text
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError("not a JSON number")
+    return number
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not a JSON number")
+
+
+_STRICT = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)
+
+
+def decoded(text: str) -> Any:
+    """The value of a JSON text `json_text` wrote, or ValueError. What it returns is JSON `dumps`
+    can write, proven by the decoding instead of by encoding it again: only dicts with string keys,
+    lists, strings, ints, finite floats, booleans and None; a number that reads as infinity or NaN
+    is refused, and so is a text holding a \\ud escape (it may decode to a lone surrogate, which
+    `json_text` never writes: a caller checks such a value in full)."""
+    if "\\ud" in text or "\\uD" in text:
+        raise ValueError("may hold a lone surrogate")
+    return _STRICT.decode(text)
+
+
 def beyond_limits(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
     """Nesting past max_depth or an integer past max_int_bits, in a value the encoder could write;
     and what the encoder writes though it is no JSON value (a tuple, a non-string key): the second

@@ -2,7 +2,6 @@
 PostgreSQL database), a key kept outside it, reproducible ids and clocks."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from groundrules.decisions.crypto import DecisionKey
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 
-KEY_MATERIAL = b"the operator's decision key, 32+ bytes, kept outside the database"
-START = "2025-03-01T08:00:00Z"
+from decision_support import KEY_MATERIAL, START
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -54,21 +52,6 @@ def make_service(rulebook, db, key):
 @pytest.fixture
 def service(make_service) -> Service:
     return make_service()
-
-
-def raw_bytes(db, pg_cluster=None) -> bytes:
-    """Every byte the database holds on disk: the SQLite file and its WAL, or the PostgreSQL
-    database's files and the cluster's WAL (after a checkpoint)."""
-    if isinstance(db, Path):
-        return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
-    import psycopg
-    with psycopg.connect(db, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-        oid = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
-    data = Path(pg_cluster.folder) / "data"
-    files = [p for p in (data / "base" / str(oid)).rglob("*") if p.is_file()]
-    files += [p for p in (data / "pg_wal").glob("0*") if p.is_file()]
-    return b"".join(p.read_bytes() for p in files)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from groundrules.decisions import crypto, masking, times
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 
-from conftest import KEY_MATERIAL, START, raw_bytes
+from decision_support import KEY_MATERIAL, START, raw_bytes
 
 AGENT = Caller("agent-a", "agent", ("p1",))
 REVIEWER = Caller("user:alice", "reviewer", ("p1",))
@@ -229,3 +229,42 @@ def test_rows_are_append_only_but_for_erasure(service, db):
                 conn.execute("UPDATE decision_log SET tool = 'explain_support' WHERE id = %s", (decision,))
             with pytest.raises(psycopg.errors.RestrictViolation):
                 conn.execute("TRUNCATE decision_log")
+
+
+def test_only_retention_deletes_and_only_what_is_past_its_cutoff(service, db, rulebook):
+    decision = service.call("lock_message", lock_args("x"), AGENT)["decision"]
+    service.decisions.flush()
+    table = masking.of(rulebook)
+    past_all = times.days_before(times.text(START), -(max([table.default_days] + [
+        p.retention_days for p in table.tools.values()]) + 1))
+    if isinstance(db, Path):
+        import sqlite3
+        conn = service.decisions.store.conn
+        with pytest.raises(sqlite3.IntegrityError, match="only retention deletes"):
+            conn.execute("DELETE FROM decision_log WHERE id = ?", (decision,))
+        # a cutoff that does not reach the decision lets nothing go, inside retention's own table
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO decision_retention (tool, cutoff) VALUES ('*', ?)",
+                     (times.days_before(times.text(START), 1),))
+        with pytest.raises(sqlite3.IntegrityError, match="only retention deletes"):
+            conn.execute("DELETE FROM decision_log WHERE id = ?", (decision,))
+        conn.execute("ROLLBACK")
+    else:
+        import psycopg
+        with psycopg.connect(db, autocommit=True) as conn:
+            with pytest.raises(psycopg.errors.RestrictViolation, match="only retention deletes"):
+                conn.execute("DELETE FROM decision_log WHERE id = %s", (decision,))
+            # a cutoff another transaction wrote (and committed) opens nothing for this one
+            conn.execute("INSERT INTO decision_retention (tool, cutoff) VALUES ('*', %s), ('lock_message', %s)",
+                         (past_all, past_all))
+            with pytest.raises(psycopg.errors.RestrictViolation, match="only retention deletes"):
+                conn.execute("DELETE FROM decision_log WHERE id = %s", (decision,))
+            conn.execute("DELETE FROM decision_retention")
+    assert decision in {r["id"] for r in service.decisions.rows()}
+    assert service.decisions.purge(past_all) == 1                  # retention itself still deletes
+    assert decision not in {r["id"] for r in service.decisions.rows()}
+    if isinstance(db, Path):                                      # and leaves no cutoff behind it
+        assert service.decisions.store.conn.execute("SELECT count(*) FROM decision_retention").fetchone()[0] == 0
+    else:
+        with psycopg.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM decision_retention").fetchone()[0] == 0

@@ -5,6 +5,7 @@ is reported as such; promote writes a case whose placeholders keep the lock beha
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,26 +17,18 @@ from groundrules.decisions import replay
 from groundrules.decisions.replay import STATELESS
 from groundrules.locks import lock
 from groundrules.rulebook import data_root
+from groundrules.schema_check import contract
 
-from conftest import KEY_MATERIAL
+from decision_support import KEY_MATERIAL
+from corpus_traffic import traffic
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
 AGENT = Caller("agent-a", "agent", ("p1",))
 OTHER = Caller("agent-b", "agent", ("p2",))
-
-
-def traffic() -> list[tuple[str, dict]]:
-    """Every case of the stateless tools' corpora, as the call an agent would make."""
-    calls = [("explain_support", {"context": json.loads(p.read_text(encoding="utf-8"))})
-             for p in sorted((CASES / "support_reason").glob("*.json"))]
-    calls += [("lock_message", {"messages": json.loads(p.read_text(encoding="utf-8"))["messages"]})
-              for p in sorted((CASES / "locks").rglob("*.json"))]
-    for p in sorted((CASES / "fold").glob("*.json")):
-        calls += [("fold_evidence", payload) for payload in json.loads(p.read_text(encoding="utf-8")).values()]
-    calls += [("verify_extraction", json.loads(p.read_text(encoding="utf-8")))
-              for p in sorted((CASES / "verify").rglob("*.json"))]
-    return calls
+# the command line and promote read the log through the library, whose stores the other tests run
+# on both backends: these run on SQLite only
+ONCE = pytest.mark.parametrize("db", ["sqlite"], indirect=True)
 
 
 @pytest.fixture
@@ -100,6 +93,7 @@ def test_under_an_edited_rulebook_replay_reports_exactly_what_a_direct_rerun_cha
     assert result["locks"]["changed"] > 0 and [p["pattern"] for p in result["locks"]["by_pattern"]] == ["cn_mobile.mobile"]
     assert result["not_reproduced"] == 0                          # the logged tables were given: all reproduce
     assert result["rows"] == []                                   # a new priority order fires the same rows
+    assert contract(rulebook.schemas, "replay.v1.schema.json").located(result) is None
 
 
 def test_filters_by_tool_project_and_time(logged, rulebook):
@@ -121,11 +115,11 @@ def test_an_answer_that_does_not_reproduce_is_reported_never_hidden(service, rul
     assert (result["replayed"], result["not_reproduced"], result["changed"]) == (2, 1, 1)
     assert len(result["examples"]["not_reproduced"]) == 1
     assert replay.fails(result, "primary")                        # whatever --fail-on says
+    assert contract(rulebook.schemas, "replay.v1.schema.json").located(result) is None   # what report --replay reads
 
 
+@ONCE
 def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, capsys):
-    if not isinstance(db, Path):
-        pytest.skip("the command's database options are those of the library, run once")
     key = tmp_path / "key"
     key.write_bytes(KEY_MATERIAL)
     base = ["replay", "--db", str(db), "--decision-key", str(key), "--rules", str(edited(tmp_path))]
@@ -143,13 +137,49 @@ def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, ca
     assert main([*base, "--tool", "get_evidence"]) == 1
     assert main([*base, "--format", "html"]) == 0
     page = capsys.readouterr().out
-    assert '<section id="replay">' in page and "cn_mobile.mobile" in page
+    assert '<section class="group" id="replay">' in page and "cn_mobile.mobile" in page
     assert main(["replay", "--db", str(db), "--decision-key", str(key), "--fail-on", "any"]) == 0   # bundled = logged
 
 
+@ONCE
+def test_the_rulebook_report_shows_the_replay_of_its_own_tables(logged, db, tmp_path, capsys, rulebook):
+    key = tmp_path / "key"
+    key.write_bytes(KEY_MATERIAL)
+    candidate = edited(tmp_path)
+    assert main(["replay", "--db", str(db), "--decision-key", str(key), "--rules", str(candidate),
+                 "--format", "json"]) == 0
+    replayed = tmp_path / "replay.json"
+    replayed.write_text(capsys.readouterr().out, encoding="utf-8")
+    result = json.loads(replayed.read_text(encoding="utf-8"))
+    assert result["changed"] > 0 and result["examples"]["locks"]
+
+    assert main(["--rules", str(candidate), "report", "--out", str(tmp_path / "report"), "--replay", str(replayed)]) == 0
+    capsys.readouterr()
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('<section class="group" id="replay">'):]
+    assert f"{result['replayed']} replayed · {result['changed']} changed · {result['not_reproduced']} not reproduced" \
+        in section
+    assert f"on logged traffic: {result['replayed']} call(s) replayed, {result['changed']} changed" in page
+    for kind, shown in result["examples"].items():               # every example, by its decision id
+        assert all(f"<code>{ex['decision']}</code>" in section for ex in shown), kind
+    assert 'href="#replay"' in page
+    assert set(re.findall(r'href="#([^"]+)"', page)) <= set(re.findall(r' id="([^"]+)"', page))
+    messages = [m["content"] for _, a in traffic() if "messages" in a for m in a["messages"]]
+    assert not any(text in section for text in messages if len(text) > 8)   # masked, as replay wrote them
+
+    # a replay under other tables, or a file that is no replay, is refused in one line
+    assert main(["report", "--out", str(tmp_path / "other"), "--replay", str(replayed)]) == 1
+    assert f"replayed under rulebook {result['candidate']}, but these tables are {rulebook.version}" \
+        in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text(json.dumps(dict(result, replayed=-1)), encoding="utf-8")
+    assert main(["--rules", str(candidate), "report", "--out", str(tmp_path / "other"),
+                 "--replay", str(tmp_path / "bad.json")]) == 1
+    assert "not a replay (replayed:" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
+
+
+@ONCE
 def test_promote_writes_a_case_whose_placeholders_keep_the_lock_behaviour(service, rulebook, tmp_path, capsys, db):
-    if not isinstance(db, Path):
-        pytest.skip("promote reads through the same store as replay, run once")
     text = ("不方便接电话，微信 wx_wang01，手机 +86 139 1234 5678，或 12345678901，身份证 11010519491231002X，"
             "邮箱 wang@163.com")
     decision = service.call("lock_message", {"message": {"id": "m1", "role": "user", "content": text}}, AGENT)["decision"]
@@ -177,9 +207,8 @@ def test_promote_writes_a_case_whose_placeholders_keep_the_lock_behaviour(servic
     assert main(wrong) == 1
 
 
+@ONCE
 def test_promote_an_explanation_into_its_decision_tables_corpus(service, tmp_path, capsys, db):
-    if not isinstance(db, Path):
-        pytest.skip("promote reads through the same store as replay, run once")
     context = json.loads((CASES / "support_reason" / "partial-engine-error-shenlun-count.json").read_text(encoding="utf-8"))
     decision = service.call("explain_support", {"context": context}, AGENT)["decision"]
     service.decisions.flush()

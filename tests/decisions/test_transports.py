@@ -1,7 +1,9 @@
 """Logging through every transport records the same decision: the same calls made through the
 library (`Service.call`), the CLI (`groundrules call … --log-decisions`, in process), MCP over real
 stdio (`groundrules serve --log-decisions`) and MCP over HTTP (a real server on loopback, the
-caller its token's principal) leave decisions that differ in nothing but id, time and duration."""
+caller its token's principal) leave decisions that differ in nothing but id, time and duration,
+on SQLite and on PostgreSQL (a database per transport, and per CLI command: each is a process of
+its own, numbering its ids from the same start)."""
 from __future__ import annotations
 
 import json
@@ -19,7 +21,7 @@ from groundrules.decisions.crypto import key_from_file
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 
-from conftest import KEY_MATERIAL
+from decision_support import KEY_MATERIAL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "http"))
 from http_support import agent_calls, running, write_tokens  # noqa: E402
@@ -37,7 +39,7 @@ CALLS = [
 SAME = ("principal", "role", "project", "tool", "rulebook", "ok", "error_code", "kept", "dropped", "arguments", "answer")
 
 
-def logged(db: Path, key_file: Path, rulebook) -> list[dict]:
+def logged(db, key_file: Path, rulebook) -> list[dict]:
     log = DecisionLog(db, key=key_from_file(key_file), rulebook=rulebook, purge_every_s=None)
     try:
         return [log.view(row, reveal=True) for row in log.rows()]
@@ -45,8 +47,7 @@ def logged(db: Path, key_file: Path, rulebook) -> list[dict]:
         log.close()
 
 
-def by_library(folder: Path, rulebook) -> list[dict]:
-    db = folder / "ledger.db"
+def by_library(folder: Path, db, rulebook) -> list[dict]:
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)
     log = DecisionLog(db, key=key_from_file(folder / "key"), rulebook=rulebook, ids=SequentialIds(start=IDS),
                       clock=StepClock(CLOCK))
@@ -59,26 +60,25 @@ def by_library(folder: Path, rulebook) -> list[dict]:
     return out
 
 
-def options(folder: Path) -> list[str]:
-    return ["--db", str(folder / "ledger.db"), "--project", PROJECT, "--operator", PRINCIPAL, "--role", "agent",
+def options(folder: Path, db) -> list[str]:
+    return ["--db", str(db), "--project", PROJECT, "--operator", PRINCIPAL, "--role", "agent",
             "--step-clock", CLOCK, "--sequential-ids", str(IDS), "--log-decisions", "--decision-key", str(folder / "key")]
 
 
-def by_cli(folder: Path, capsys) -> list[dict]:
+def by_cli(folder: Path, dbs: list, capsys) -> list[dict]:
     out = []
     for n, (tool, arguments) in enumerate(CALLS):
         one = folder / str(n)                      # each command is a process of its own: a database each
-        one.mkdir()
         (one / "key").write_bytes(KEY_MATERIAL)
         path = one / "arguments.json"
         path.write_text(json.dumps(arguments, ensure_ascii=False), encoding="utf-8")
-        main(["call", tool, str(path), *options(one)])
+        main(["call", tool, str(path), *options(one, dbs[n])])
         out.append(json.loads(capsys.readouterr().out))
     return out
 
 
-def by_stdio(folder: Path) -> list[dict]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "groundrules.cli.main", "serve", *options(folder)],
+def by_stdio(folder: Path, db) -> list[dict]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "groundrules.cli.main", "serve", *options(folder, db)],
                                    env=dict(os.environ))
 
     async def go():
@@ -88,8 +88,7 @@ def by_stdio(folder: Path) -> list[dict]:
     return anyio.run(go)
 
 
-def by_http(folder: Path, rulebook) -> list[dict]:
-    db = folder / "ledger.db"
+def by_http(folder: Path, db, rulebook) -> list[dict]:
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)
     log = DecisionLog(db, key=key_from_file(folder / "key"), rulebook=rulebook, ids=SequentialIds(start=IDS),
                       clock=StepClock(CLOCK))
@@ -104,17 +103,26 @@ def by_http(folder: Path, rulebook) -> list[dict]:
 
 
 @pytest.mark.extended          # a real `groundrules serve` process
-def test_every_transport_records_the_same_decision(rulebook, tmp_path, capsys):
-    folders = {}
-    for name in ("library", "cli", "stdio", "http"):
-        folders[name] = tmp_path / name
-        folders[name].mkdir()
-        (folders[name] / "key").write_bytes(KEY_MATERIAL)
-    envelopes = {"library": by_library(folders["library"], rulebook), "cli": by_cli(folders["cli"], capsys),
-                 "stdio": by_stdio(folders["stdio"]), "http": by_http(folders["http"], rulebook)}
-    decisions = {name: logged(folders[name] / "ledger.db", folders[name] / "key", rulebook)
-                 for name in ("library", "stdio", "http")}
-    decisions["cli"] = [logged(folders["cli"] / str(n) / "ledger.db", folders["cli"] / str(n) / "key", rulebook)[0]
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_every_transport_records_the_same_decision(backend, rulebook, tmp_path, capsys, request):
+    cluster = request.getfixturevalue("pg_cluster") if backend == "postgres" else None
+
+    def database(folder: Path):
+        folder.mkdir(parents=True)
+        (folder / "key").write_bytes(KEY_MATERIAL)
+        if cluster is None:
+            return folder / "ledger.db"
+        name = cluster.fresh_database()
+        request.addfinalizer(lambda: cluster.drop(name))
+        return cluster.uri(name)
+    folders = {name: tmp_path / name for name in ("library", "cli", "stdio", "http")}
+    dbs = {name: database(folders[name]) for name in ("library", "stdio", "http")}
+    dbs["cli"] = [database(folders["cli"] / str(n)) for n in range(len(CALLS))]
+    envelopes = {"library": by_library(folders["library"], dbs["library"], rulebook),
+                 "cli": by_cli(folders["cli"], dbs["cli"], capsys),
+                 "stdio": by_stdio(folders["stdio"], dbs["stdio"]), "http": by_http(folders["http"], dbs["http"], rulebook)}
+    decisions = {name: logged(dbs[name], folders[name] / "key", rulebook) for name in ("library", "stdio", "http")}
+    decisions["cli"] = [logged(dbs["cli"][n], folders["cli"] / str(n) / "key", rulebook)[0]
                         for n in range(len(CALLS))]
     library = decisions["library"]
     assert [d["tool"] for d in library] == [tool for tool, _ in CALLS]

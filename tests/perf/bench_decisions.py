@@ -8,9 +8,12 @@
    committed it (flush), the writer thread sharing the interpreter with the calls.
 2. replay throughput: N logged calls (default 100,000; half explain_support, half lock_message)
    replayed under the rulebook that logged them, on one core (one thread), every answer compared
-   byte for byte; calls/s, and the share that reproduced.
+   byte for byte, in paired rounds with its baseline (the same N calls answered afresh by
+   Service.call, unlogged), the order alternating: calls/s of CPU time and of wall time, the
+   replay/direct ratio of CPU time per call, the load average, and the share that reproduced.
 
-Run: .venv/bin/python tests/perf/bench_decisions.py [--rounds R] [--batch B] [--calls N]
+Run: .venv/bin/python tests/perf/bench_decisions.py [--rounds R] [--batch B] [--calls N] [--replay-rounds R]
+     [--part all|cost|replay]
 Targets: logging <= 10% of the call (median, paired, per tool); replay >= 5,000 calls/s; 100%
 reproduced.
 """
@@ -89,30 +92,55 @@ def cost(book, folder: Path, rounds: int, batch: int) -> None:
     findings.close()
 
 
-def throughput(book, folder: Path, calls: int) -> None:
+def traffic(n: int) -> tuple[str, dict]:
+    """The n-th call of the replay benchmark's traffic: half explain_support, half lock_message."""
+    if n % 2:
+        return "explain_support", {"context": CONTEXT}
+    content = f"不方便接电话，微信 wx_wang{n % 97:02d}，手机 138 {n % 10000:04d} {(n * 7) % 10000:04d}"
+    return "lock_message", {"message": {"id": f"m{n}", "role": "user", "content": content}}
+
+
+def throughput(book, folder: Path, calls: int, rounds: int) -> None:
     db = folder / "replay.db"
     log = DecisionLog(db, key=DecisionKey(os.urandom(32)), rulebook=book, purge_every_s=None)
     service = Service(book, decisions=log)
     start = time.perf_counter()
     for n in range(calls):
-        if n % 2:
-            service.call("explain_support", {"context": CONTEXT}, AGENT)
-        else:
-            content = f"不方便接电话，微信 wx_wang{n % 97:02d}，手机 138 {n % 10000:04d} {(n * 7) % 10000:04d}"
-            service.call("lock_message", {"message": {"id": f"m{n}", "role": "user", "content": content}}, AGENT)
+        service.call(*traffic(n), AGENT)
     log.flush()
     logging_s = time.perf_counter() - start
     print(f"2. replay of {calls:,} logged calls (half explain_support, half lock_message); logging them took "
           f"{logging_s:.1f} s ({calls / logging_s:,.0f} calls/s, {db.stat().st_size / 1e6:.0f} MB)")
-    runs = []
-    for _ in range(3):
-        start, cpu = time.perf_counter(), time.process_time()
-        result = replay.replay(log, book, examples=0)
-        runs.append((time.perf_counter() - start, time.process_time() - cpu, result))
-    wall, cpu, result = sorted(runs, key=lambda r: r[0])[1]
+    print(f"   {rounds} paired rounds, order alternating: the replay (read, decrypt, re-run, compare every answer) "
+          f"and, as its baseline, the same {calls:,} calls answered afresh by Service.call, unlogged; one thread")
+    plain = Service(book)
+
+    def direct() -> None:
+        for n in range(calls):
+            plain.call(*traffic(n), AGENT)
+
+    figures: dict = {"replay": [], "direct": []}
+    loads = [os.getloadavg()[0]]
+    result = None
+    for r in range(rounds):
+        order = ["replay", "direct"] if r % 2 == 0 else ["direct", "replay"]
+        for label in order:
+            wall, cpu = time.perf_counter(), time.process_time()
+            if label == "replay":
+                result = replay.replay(log, book, examples=0)
+            else:
+                direct()
+            figures[label].append((time.perf_counter() - wall, time.process_time() - cpu))
+            loads.append(os.getloadavg()[0])
     share = result["unchanged"] / result["replayed"] if result["replayed"] else 0.0
-    print(f"   median of 3 runs: {result['replayed'] / wall:,.0f} calls/s wall, {result['replayed'] / cpu:,.0f} calls/s "
-          f"CPU (one thread); reproduced {share:.2%} ({result['not_reproduced']} not reproduced)")
+    ratios = [rp[1] / d[1] for rp, d in zip(figures["replay"], figures["direct"])]
+    for label in ("replay", "direct"):
+        wall = statistics.median(w for w, _ in figures[label])
+        cpu = statistics.median(c for _, c in figures[label])
+        print(f"   {label:<7} median {calls / cpu:>7,.0f} calls/s CPU, {calls / wall:>7,.0f} calls/s wall")
+    print(f"   replay / direct CPU per call: median {statistics.median(ratios):.3f} (per round: "
+          f"{', '.join(f'{x:.3f}' for x in ratios)}); load average {min(loads):.1f}-{max(loads):.1f}")
+    print(f"   reproduced {share:.2%} ({result['not_reproduced']} not reproduced, {result['replayed']:,} replayed)")
     log.close()
 
 
@@ -121,11 +149,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--batch", type=int, default=400)
     parser.add_argument("--calls", type=int, default=100_000)
+    parser.add_argument("--replay-rounds", type=int, default=3)
+    parser.add_argument("--part", choices=("all", "cost", "replay"), default="all")
     args = parser.parse_args()
     book = load_rulebook(ROOT, cache=False)
     with tempfile.TemporaryDirectory() as tmp:
-        cost(book, Path(tmp), args.rounds, args.batch)
-        throughput(book, Path(tmp), args.calls)
+        if args.part in ("all", "cost"):
+            cost(book, Path(tmp), args.rounds, args.batch)
+        if args.part in ("all", "replay"):
+            throughput(book, Path(tmp), args.calls, args.replay_rounds)
 
 
 if __name__ == "__main__":

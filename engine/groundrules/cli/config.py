@@ -22,6 +22,10 @@ from .io import usage_error
 ENV_PREFIX = "GROUNDRULES_"
 CONFIG = "--config"
 GLOBAL = ("--rules",)           # options of the top-level parser a file may set too
+# options whose GROUNDRULES_<NAME> already means something else: GROUNDRULES_DECISION_KEY is the
+# decision key's material itself (decisions.crypto), never a file for --decision-key (which would
+# then echo the material in its "cannot read" error)
+NOT_FROM_ENVIRONMENT = ("decision_key",)
 
 
 def expand(argv: list[str], parser: argparse.ArgumentParser, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -36,7 +40,7 @@ def expand(argv: list[str], parser: argparse.ArgumentParser, environ: Mapping[st
     given_file = _value_of(command, CONFIG) or environ.get(ENV_PREFIX + "CONFIG")
     layers = [_from_file(given_file, options) if given_file else {},
               {key: value for key, value in ((k, environ.get(ENV_PREFIX + k.upper())) for k in options)
-               if value is not None},
+               if value is not None and key not in NOT_FROM_ENVIRONMENT},
               _given(before + command, options)]
     merged: dict = {}
     for layer in layers:                       # later layers win, whole per option

@@ -151,7 +151,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(result)
     elif args.format == "html":
-        from ..decisions import replay_html
+        from ..report import replay_html
         emit_text(replay_html.page(result))
     else:
         emit_text("\n".join(replay.lines(result)))

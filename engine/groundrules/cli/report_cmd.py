@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 from contextlib import nullcontext
 from pathlib import Path
 
 from .. import report, rulebook
+from ..schema_check import contract
 from .base_tables import base_rulebook
 from .io import emit_text, usage_error
 
@@ -23,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="highlight what changed since these tables: a folder holding rules/, locks/, schemas/, "
                         "or a git revision of this checkout (e.g. HEAD)")
     p.add_argument("--cases", metavar="DIR", help="case corpus (default: tests/cases beside the tables)")
+    p.add_argument("--replay", metavar="FILE",
+                   help="add what these tables change on logged traffic: the JSON `groundrules replay --rules "
+                        "<these tables> --format json` wrote (docs/decision-log.md)")
     p.set_defaults(func=run)
 
 
@@ -33,11 +38,30 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise usage_error(f"--out {args.out}: exists and is not a folder")
     book = rulebook.load(root)
+    replayed = _replay(args.replay, book) if args.replay else None
     with (base_rulebook(args.base, root) if args.base else nullcontext()) as base:
-        html = report.render(book, cases, base)
+        html = report.render(book, cases, base, replayed)
     try:
         target = report.write(out, html)
     except OSError as exc:
         raise usage_error(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
     emit_text(f"wrote {target} ({len(html.encode('utf-8'))} bytes); open it in a browser")
     return 0
+
+
+def _replay(path: str, book: rulebook.Rulebook) -> dict:
+    """The replay FILE holds, checked against replay.v1.schema.json and against `book`: a replay
+    under other tables would put another edit's changes in this report."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise usage_error(f"--replay {path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    except ValueError:
+        raise usage_error(f"--replay {path}: not JSON (groundrules replay --format json writes the file)") from None
+    problem = contract(book.schemas, "replay.v1.schema.json").located(data)
+    if problem is not None:
+        raise usage_error(f"--replay {path}: not a replay ({problem}); groundrules replay --format json writes one")
+    if data["candidate"] != book.version:
+        raise usage_error(f"--replay {path}: replayed under rulebook {data['candidate']}, but these tables are "
+                          f"{book.version}: replay under them (groundrules replay --rules …) and report again")
+    return data

@@ -16,6 +16,7 @@ decisions new ones are counted in `dropped` and not kept, so a stalled database 
 from __future__ import annotations
 
 import atexit
+import copy
 import itertools
 import json
 import logging
@@ -48,72 +49,54 @@ class _Ids:
         return f"{self._prefix}{next(self._count):x}"
 
 
-class DecisionLog:
-    """The log over `store` (a store object, or the ledgers' SQLite path / postgresql:// URI).
+class _Writer:
+    """What every DecisionLog over one store shares, whichever rulebook each masks by: the queue
+    and the thread that drains it, the store, the key, ids, clock and counters, and the retention
+    in force: the masking table of the newest rulebook that has recorded a decision (a reload's
+    rulebook takes over retention with the first call it answers, and a reload that failed
+    after its log was made never does)."""
 
-    `key`: a crypto.DecisionKey; `rulebook`: the one whose decision_masking table applies; `ids`
-    (`.new("D")`) and `clock` (ISO 8601 text, or epoch ns) are injected for reproducible logs, the
-    defaults random ids and the wall clock; `timer` measures durations (ns); retention is enforced
-    on start and every `purge_every_s` (None: only when `purge` is called)."""
-
-    def __init__(self, store: Any, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
-                 clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
-                 batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
-        book = rulebook or rulebooks.default()
-        table = masking.of(book)
-        if table is None:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no decision_masking table "
-                                   "(rules/decision_masking.yaml), so no decision may be logged")
+    def __init__(self, store: Any, key: crypto.DecisionKey, ids: Any, clock: Callable[[], str | int],
+                 timer: Callable[[], int], batch_s: float, max_pending: int, purge_every_s: float | None,
+                 masking_table: Any):
         from ..api import TOOLS
-        self.masking, self._tools = table, frozenset(TOOLS)
-        if store is None or isinstance(store, (str, Path)):
-            from ..store import open_decision_store
-            store = open_decision_store(store if store is not None else ":memory:")
-        self.store, self.key = store, key
-        self._ids = ids or _Ids()
-        self._clock = clock or time.time_ns
-        self.timer = timer
-        self._batch_s, self._max_pending, self._purge_every = batch_ms / 1000, max_pending, purge_every_s
-        self._pending: deque = deque()
-        self._wake = threading.Event()
-        self._closing = False
+        self.store, self.key, self.ids, self.clock, self.timer = store, key, ids, clock, timer
+        self.tools = frozenset(TOOLS)
+        self._batch_s, self.max_pending, self._purge_every = batch_s, max_pending, purge_every_s
+        self.pending: deque = deque()
+        self.wake = threading.Event()
+        self.closing = False
         self.dropped = 0
         self.failures = 0
-        self._writer = threading.Thread(target=self._run, name="groundrules-decisions", daemon=True)
-        self._writer.start()
+        self.retention, self.generation = masking_table, 0
+        self.generations = itertools.count(1)
+        self._purge_due = False
+        self._retention_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="groundrules-decisions", daemon=True)
+        self._thread.start()
         atexit.register(self.close)
 
-    # -- the call's path ------------------------------------------------------------------------
-    def record(self, tool: Any, arguments: Any, arguments_text: str | None, caller: Any, envelope: dict,
-               text: str | None, started: int) -> str:
-        """Queue one answered call; returns its decision id (the envelope's `decision`)."""
-        decision = self._ids.new("D")
-        item = (decision, self._clock(), self.timer() - started, tool, caller.principal, caller.role,
-                _project(arguments, caller.projects), arguments, arguments_text, envelope["ok"],
-                envelope["error"], envelope["rulebook"], text)
-        if len(self._pending) >= self._max_pending:
-            self.dropped += 1
-            if self.dropped == 1 or self.dropped % 10_000 == 0:
-                log.error("decision log falling behind: %d decision(s) not kept", self.dropped)
-            return decision
-        self._pending.append(item)
-        if not self._wake.is_set():
-            self._wake.set()
-        return decision
+    def take_retention(self, table: Any, generation: int) -> None:
+        """`table`'s retention is in force from now (and enforced at the writer's next batch)."""
+        with self._retention_lock:
+            if generation > self.generation:
+                self.retention, self.generation = table, generation
+                if self._purge_every is not None:
+                    self._purge_due = True
+                    self.wake.set()
 
-    # -- the writer -----------------------------------------------------------------------------
     def _run(self) -> None:
         last_purge = None
         retry: list = []
         backoff = 0.1
         while True:
-            self._wake.wait(timeout=60.0)
-            if not self._closing:
+            self.wake.wait(timeout=60.0)
+            if not self.closing:
                 time.sleep(self._batch_s)            # let a batch gather
-            self._wake.clear()
+            self.wake.clear()
             batch, markers = retry, []
-            while self._pending:
-                item = self._pending.popleft()
+            while self.pending:
+                item = self.pending.popleft()
                 (markers if isinstance(item, threading.Event) else batch).append(item)
             retry = []
             latest = None
@@ -127,35 +110,35 @@ class DecisionLog:
                     self.failures += 1
                     log.error("decision log: a batch of %d was not written (%s); retrying", len(batch), exc.kind)
                     retry = batch
-                    if self._closing:
+                    if self.closing:
                         log.error("decision log closing: %d decision(s) not written", len(batch))
                         retry = []
                     else:
                         time.sleep(backoff)
                         backoff = min(backoff * 2, 5.0)
-                        self._wake.set()
-            if not retry:
+                        self.wake.set()
+            now = time.monotonic()
+            if not self.closing and self._purge_every is not None and (
+                    self._purge_due or last_purge is None or now - last_purge >= self._purge_every):
+                last_purge, self._purge_due = now, False
+                try:                                    # "now" is the newest decision's time when there is one:
+                    self.purge(self.retention, latest)  # an injected clock is read once per decision only
+                except StorageFailure as exc:
+                    log.error("decision log: retention not enforced this time (%s)", exc.kind)
+            if not retry:                               # a flush also waits for the retention this batch was due
                 for marker in markers:
                     marker.set()
             else:
-                self._pending.extendleft(reversed(markers))
-            now = time.monotonic()
-            if not self._closing and self._purge_every is not None and (
-                    last_purge is None or now - last_purge >= self._purge_every):
-                last_purge = now
-                try:                                    # "now" is the newest decision's time when there is one:
-                    self.purge(latest)                  # an injected clock is read once per decision only
-                except StorageFailure as exc:
-                    log.error("decision log: retention not enforced this time (%s)", exc.kind)
-            if self._closing and not self._pending and not retry:
+                self.pending.extendleft(reversed(markers))
+            if self.closing and not self.pending and not retry:
                 return
 
     def _row(self, item: tuple) -> dict:
         (decision, at, duration, tool, principal, role, project, arguments, arguments_text, ok, error,
-         rulebook, text) = item
-        known = isinstance(tool, str) and tool in self._tools
+         rulebook, text, table) = item
+        known = isinstance(tool, str) and tool in self.tools
         name = tool if known else UNKNOWN_TOOL
-        policy = self.masking.policy(name)
+        policy = table.policy(name)
         row = {"project": project, "id": decision, "at": times.text(at), "principal": principal, "role": role,
                "tool": name, "rulebook": rulebook, "ok": int(bool(ok)),
                "error_code": error.get("code") if isinstance(error, dict) else None,
@@ -178,33 +161,104 @@ class DecisionLog:
         return dict(row, kept="part" if dropped else "all", dropped=json.dumps(dropped), key_id=self.key.id,
                     sealed=sealed)
 
-    def flush(self, timeout: float | None = 30.0) -> bool:
-        """Wait until every decision recorded before this call is committed (False on timeout)."""
+    def flush(self, timeout: float | None) -> bool:
         marker = threading.Event()
-        self._pending.append(marker)
-        self._wake.set()
+        self.pending.append(marker)
+        self.wake.set()
         return marker.wait(timeout)
 
     def close(self) -> None:
-        """Write every queued decision, then stop the writer and close the store."""
-        if self._closing:
+        if self.closing:
             return
         atexit.unregister(self.close)
-        self._closing = True
-        self._wake.set()
-        self._writer.join()
+        self.closing = True
+        self.wake.set()
+        self._thread.join()
         self.store.close()
 
-    # -- retention ------------------------------------------------------------------------------
-    def purge(self, now: str | None = None) -> int:
-        """Delete the decisions older than their tool's retention; returns how many."""
-        now = now or times.text(self._clock())
-        table = self.masking
+    def purge(self, table: Any, now: str | None) -> int:
+        now = now or times.text(self.clock())
         cutoffs = {tool: times.days_before(now, p.retention_days) for tool, p in table.tools.items()}
         deleted = self.store.purge(cutoffs, times.days_before(now, table.default_days))
         if deleted:
             self.store.forget()
         return deleted
+
+
+class DecisionLog:
+    """The log over `store` (a store object, or the ledgers' SQLite path / postgresql:// URI).
+
+    `key`: a crypto.DecisionKey; `rulebook`: the one whose decision_masking table applies; `ids`
+    (`.new("D")`) and `clock` (ISO 8601 text, or epoch ns) are injected for reproducible logs, the
+    defaults random ids and the wall clock; `timer` measures durations (ns); retention is enforced
+    on start and every `purge_every_s` (None: only when `purge` is called). `with_rulebook` gives
+    the same log masked and kept by another rulebook's table (a rule reload)."""
+
+    def __init__(self, store: Any, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
+                 clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
+                 batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
+        self.masking = _table(rulebook or rulebooks.default())
+        if store is None or isinstance(store, (str, Path)):
+            from ..store import open_decision_store
+            store = open_decision_store(store if store is not None else ":memory:")
+        self._writer = _Writer(store, key, ids or _Ids(), clock or time.time_ns, timer, batch_ms / 1000,
+                               max_pending, purge_every_s, self.masking)
+        self._generation = 0
+        self.store, self.key, self.timer = store, key, timer
+
+    def with_rulebook(self, rulebook: Any) -> "DecisionLog":
+        """This log (its store, queue and writer) masking by `rulebook`'s decision_masking table:
+        every decision recorded through it is masked by that table, and its retention is in force
+        from the first one. Refuses a rulebook without the table, as opening the log would."""
+        fresh = copy.copy(self)
+        fresh.masking = _table(rulebook)
+        fresh._generation = next(self._writer.generations)
+        return fresh
+
+    @property
+    def dropped(self) -> int:
+        """Decisions not kept because the queue was full (a stalled database)."""
+        return self._writer.dropped
+
+    @property
+    def failures(self) -> int:
+        """Batches the database refused (each retried until written)."""
+        return self._writer.failures
+
+    # -- the call's path ------------------------------------------------------------------------
+    def record(self, tool: Any, arguments: Any, arguments_text: str | None, caller: Any, envelope: dict,
+               text: str | None, started: int) -> str:
+        """Queue one answered call; returns its decision id (the envelope's `decision`)."""
+        writer = self._writer
+        if writer.generation < self._generation:   # the first decision of a reloaded rulebook
+            writer.take_retention(self.masking, self._generation)
+        decision = writer.ids.new("D")
+        item = (decision, writer.clock(), self.timer() - started, tool, caller.principal, caller.role,
+                _project(arguments, caller.projects), arguments, arguments_text, envelope["ok"],
+                envelope["error"], envelope["rulebook"], text, self.masking)
+        if len(writer.pending) >= writer.max_pending:
+            writer.dropped += 1
+            if writer.dropped == 1 or writer.dropped % 10_000 == 0:
+                log.error("decision log falling behind: %d decision(s) not kept", writer.dropped)
+            return decision
+        writer.pending.append(item)
+        if not writer.wake.is_set():
+            writer.wake.set()
+        return decision
+
+    def flush(self, timeout: float | None = 30.0) -> bool:
+        """Wait until every decision recorded before this call is committed (False on timeout)."""
+        return self._writer.flush(timeout)
+
+    def close(self) -> None:
+        """Write every queued decision, then stop the writer and close the store (of every log
+        `with_rulebook` made of this one: they share them)."""
+        self._writer.close()
+
+    # -- retention ------------------------------------------------------------------------------
+    def purge(self, now: str | None = None) -> int:
+        """Delete the decisions older than their tool's retention in this log's table; returns how many."""
+        return self._writer.purge(self.masking, now)
 
     # -- reading --------------------------------------------------------------------------------
     def opened(self, row: dict) -> dict | None:
@@ -229,12 +283,17 @@ class DecisionLog:
         return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"])).decode("utf-8")
 
     def rows(self, **filters: Any) -> Iterator[dict]:
-        """Every row the filters keep, in append order (replay, promote)."""
+        """Every row the filters keep, in append order (promote, tests)."""
         self.flush()
         return self.store.scan(**filters)
 
+    def pages(self, **filters: Any) -> Iterator[list[dict]]:
+        """`rows` a page at a time (replay streams a log of any size through a page's memory)."""
+        self.flush()
+        return self.store.pages(**filters)
+
     def now(self) -> str:
-        return times.text(self._clock())
+        return times.text(self._writer.clock())
 
     def read(self, arguments: dict, *, project: str) -> dict:
         """The read_decisions tool: a page of the project's log, newest first, or one decision."""
@@ -310,6 +369,14 @@ class DecisionLog:
             self.store.erase(project, hits, events[0]["id"])
             self.store.forget()
         return hits
+
+
+def _table(book: Any) -> Any:
+    table = masking.of(book)
+    if table is None:
+        raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no decision_masking table "
+                               "(rules/decision_masking.yaml), so no decision may be logged")
+    return table
 
 
 def _project(arguments: Any, projects: tuple) -> str:

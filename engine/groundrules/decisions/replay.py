@@ -32,41 +32,72 @@ def replay(log: Any, candidate: Any, logged: Iterable[Any] = (), *, projects: li
         services.setdefault(book.version, Service(book))
     run = services[candidate.version]
     tally = _Tally(examples)
-    for row in log.rows(projects=projects, tools=list(tools), since=since):
-        tool, version = row["tool"], row["rulebook"]
-        caller = Caller(row["principal"], row["role"], (row["project"],))
-        texts = log.texts(row)
-        if texts is not None:                      # the fast path: the answer compared as the text it was
-            arguments, logged_text = json.loads(texts[0]), texts[1]
-            doc = None
-
-            def text_of(envelope: dict) -> str:
-                return json.dumps(dict(envelope, rulebook=version), ensure_ascii=False)
-        else:
-            doc = log.opened(row)
-            why = _not_replayable(row, doc)
-            if why:
-                tally.skipped[why] += 1
+    callers: dict = {}
+    for page in log.pages(projects=projects, tools=list(tools), since=since):
+        for row, texts in zip(page, [log.texts(row) for row in page]):
+            tool, version = row["tool"], row["rulebook"]
+            who = (row["principal"], row["role"], row["project"])
+            caller = callers.get(who) or callers.setdefault(who, Caller(who[0], who[1], (who[2],)))
+            if texts is not None:              # the payload as written: the answer compared as its text
+                doc = None
+                after, reproduced, changed = _by_text(services, run, row, texts, caller)
+            else:
+                doc = log.opened(row)
+                why = _not_replayable(row, doc)
+                if why:
+                    tally.skipped[why] += 1
+                    continue
+                after, reproduced, changed = _by_value(services, run, row, doc, caller)
+            if not changed and reproduced is not False:
+                tally.same(tool)
                 continue
-            dropped = [masking.parse(p) for p in json.loads(row["dropped"])]
-            arguments, logged_text = doc["arguments"], _text(doc["answer"], dropped)
-
-            def text_of(envelope: dict, dropped=dropped) -> str:
-                return _text(envelope, dropped)
-        reproduced = None
-        if version in services:
-            again = services[version].call(tool, arguments, caller)
-            reproduced = text_of(again) == logged_text
-        after = again if version == candidate.version else run.call(tool, arguments, caller)
-        changed = text_of(after) != logged_text
-        if not changed and reproduced is not False:
-            tally.same(tool)
-            continue
-        doc = doc or log.opened(row)
-        before_book = services[version].book if version in services else None
-        tally.add(row, doc, after, reproduced, changed, _difference(tool, doc["answer"], after) if changed else None,
-                  (before_book, candidate), reveal, log)
+            doc = doc or log.opened(row)
+            before_book = services[version].book if version in services else None
+            tally.add(row, doc, after, reproduced, changed,
+                      _difference(tool, doc["answer"], after) if changed else None,
+                      (before_book, candidate), reveal, log)
     return tally.result(candidate.version, sorted(services))
+
+
+def _by_text(services: dict, run: Service, row: dict, texts: tuple[str, str], caller: Caller) -> tuple:
+    """(the candidate's envelope, reproduced, changed) of a call whose logged arguments and answer
+    are the texts the Service wrote; reproduced is None when the logged rulebook was not given.
+    Each answer is compared as the text the Service makes anyway, its rulebook version aside."""
+    tool, version = row["tool"], row["rulebook"]
+    arguments, logged_text = texts
+    logged_body = _body(logged_text, version)
+    reproduced = again = None
+    if version in services:
+        again, text = services[version].call_text(tool, arguments, caller)
+        reproduced = _body(text, version) == logged_body if logged_body is not None else \
+            _text(again, []) == _text(json.loads(logged_text), [])
+    if version == run.book.version:
+        after, changed = again, not reproduced
+    else:
+        after, text = run.call_text(tool, arguments, caller)
+        changed = _body(text, run.book.version) != logged_body if logged_body is not None else \
+            _text(after, []) != _text(json.loads(logged_text), [])
+    return after, reproduced, changed
+
+
+def _body(text: str, version: Any) -> str | None:
+    """An envelope's JSON text without its closing rulebook version (canonical.envelope puts it
+    last), or None when the text does not end so."""
+    tail = f', "rulebook": {json.dumps(version, ensure_ascii=False)}}}'
+    return text[:-len(tail)] if text.endswith(tail) else None
+
+
+def _by_value(services: dict, run: Service, row: dict, doc: dict, caller: Caller) -> tuple:
+    """`_by_text` for a payload the masking table cut: compared without the paths never kept."""
+    tool, version = row["tool"], row["rulebook"]
+    dropped = [masking.parse(p) for p in json.loads(row["dropped"])]
+    logged_text = _text(doc["answer"], dropped)
+    reproduced = again = None
+    if version in services:
+        again = services[version].call(tool, doc["arguments"], caller)
+        reproduced = _text(again, dropped) == logged_text
+    after = again if version == run.book.version else run.call(tool, doc["arguments"], caller)
+    return after, reproduced, _text(after, dropped) != logged_text
 
 
 def _not_replayable(row: dict, doc: dict | None) -> str | None:

@@ -4,8 +4,10 @@ Decision tables are DMN-like grids (rows x conditions x outputs, hit policy and 
 transition tables are state diagrams (with the roles that may take each move), lock tables show
 their patterns and context rules with their examples, merge policies their slots and events; every
 row, pattern and rule carries its coverage by the case corpora and the status of its examples. Given the
-base rulebook, the rows, moves, patterns and cases the edit changes are highlighted. The page needs
-no network and no build step, and the same tables and corpora always give the same bytes.
+base rulebook, the rows, moves, patterns and cases the edit changes are highlighted; given a replay
+of logged traffic under these tables (decisions.replay), what the edit changes on real calls is its
+last section. The page needs no network and no build step, and the same tables, corpora and replay
+always give the same bytes.
 """
 from __future__ import annotations
 
@@ -19,13 +21,14 @@ from ..corpus_diff import corpus_diff
 from ..corpus_diff.text import corpus_lines, table_lines
 from ..rulebook import Rulebook
 from . import coverage as cov
-from . import decision_html, grid, lock_html, machine_html, merge_html, page
+from . import decision_html, grid, lock_html, machine_html, merge_html, page, replay_html
 
 PICTURED = ("decision_table", "transition_table", "lock_patterns", "merge_policy")
 
 
-def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
-    """The whole page for `book`, its corpora under `cases`, and (optionally) the base it is compared with."""
+def render(book: Rulebook, cases: Path, base: Rulebook | None = None, replay: dict | None = None) -> str:
+    """The whole page for `book`, its corpora under `cases`, and (optionally) the base it is compared
+    with and a replay of logged calls under `book` (replay.v1.schema.json)."""
     refs = corpus.decision_tables(book)
     coverage = cov.decision_coverage(book, cases)
     diff = corpus_diff(base, book, cases) if base is not None else None
@@ -64,7 +67,9 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None) -> str:
         sections.append(lock_html.lock_section(table, book.sources[table.id], cov.example_status(table), lock_cov,
                                                rule_cov, _patterns_changed(table.id, book, base)))
     sections.append(page.GROUP_END + _others(book))
-    header = _header(book, base, grids, lock_cov)
+    if replay is not None:
+        sections.append(replay_html.section(replay))
+    header = _header(book, base, grids, lock_cov, replay)
     return page.document("groundrules rulebook report", header, "\n".join(sections))
 
 
@@ -83,7 +88,7 @@ def write(out: Path, html: str) -> Path:
     return target
 
 
-def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov) -> str:
+def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov, replay: dict | None) -> str:
     rows = [r for g in grids for r in g.rows]
     unfired = sum(1 for r in rows if r.fired == ())
     no_corpus = [g.ref.id for g in grids if g.coverage is None]
@@ -94,11 +99,15 @@ def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov) -> str
     nav += "".join(f'<a href="#mp-{escape(t.id)}">{escape(t.id)}</a>' for t in book.of_kind("merge_policy"))
     nav += "".join(f'<a href="#lt-{escape(t.id)}">{escape(t.id)}</a>' for t in book.of_kind("lock_patterns"))
     nav += '<a href="#other-tables">other tables</a>'
+    if replay is not None:
+        nav += '<a href="#replay">replay</a>'
     summary = (f"rulebook <code>{book.version}</code>"
                + (f" compared with base <code>{base.version}</code> · {changed} row(s) changed" if base else "")
                + f" · {len(grids)} decision tables, {len(rows)} rows, {unfired} fired by no case"
                + (f", {len(no_corpus)} without a corpus" if no_corpus else "")
-               + f" · {failing} failing row example(s)")
+               + f" · {failing} failing row example(s)"
+               + (f" · on logged traffic: {replay['replayed']} call(s) replayed, {replay['changed']} changed, "
+                  f"{replay['not_reproduced']} not reproduced" if replay is not None else ""))
     filters = ('<div class="filters">'
                + ('<label><input type="checkbox" id="only-changed"> only rows this edit changes</label>' if base else "")
                + '<label><input type="checkbox" id="only-uncovered"> only rows no case fires</label></div>')

@@ -2,7 +2,9 @@
 for logs shared by several hosts.
 
 Triggers refuse, whoever connects, any UPDATE but the erasure of a payload by a redaction, and
-TRUNCATE; DELETE is retention's. Appends only add rows under unique (project, id) keys, so they
+TRUNCATE; DELETE is retention's: the trigger lets a row go only when the transaction deleting it
+has first written a cutoff for its tool in `decision_retention` (keyed by that transaction's id,
+so a cutoff another transaction left behind opens nothing) and the row is older than it. Appends only add rows under unique (project, id) keys, so they
 run READ COMMITTED: nothing they read could be changed under them. `forget` VACUUMs the table so
 that erased and purged row versions leave no readable copy. Error mapping: see postgres_base.
 """
@@ -12,7 +14,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .postgres_base import PostgresStore, failures
-from .decisions_sqlite import COLUMNS, INSERTED
+from .decisions_sqlite import COLUMNS, INSERTED, RETAIN_OTHERS
 
 C = 'TEXT COLLATE "C"'
 _SELECT = ", ".join(COLUMNS)
@@ -63,6 +65,26 @@ EXECUTE FUNCTION decision_log_only_erasure();
 CREATE TRIGGER decision_log_no_truncate BEFORE TRUNCATE ON decision_log FOR EACH STATEMENT
 EXECUTE FUNCTION decision_log_refuse('decision log is append-only: only retention deletes, row by row');
 """),
+    (2, "only retention deletes, older than the cutoffs it writes first", f"""
+CREATE TABLE decision_retention (
+  xact    xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  tool    {C} NOT NULL,
+  cutoff  {C} NOT NULL,
+  PRIMARY KEY (xact, tool)
+);
+CREATE FUNCTION decision_log_only_retention() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM decision_retention g WHERE g.xact = pg_current_xact_id() AND OLD.at < g.cutoff
+             AND (g.tool = OLD.tool OR (g.tool = '*' AND NOT EXISTS (
+               SELECT 1 FROM decision_retention n WHERE n.xact = g.xact AND n.tool = OLD.tool)))) THEN
+    RETURN OLD;
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = 'restrict_violation',
+    MESSAGE = 'decision log is append-only: only retention deletes, older than its cutoff';
+END $$;
+CREATE TRIGGER decision_log_only_retention BEFORE DELETE ON decision_log FOR EACH ROW
+EXECUTE FUNCTION decision_log_only_retention();
+"""),
 )
 
 
@@ -105,8 +127,12 @@ class PostgresDecisionStore(PostgresStore):
                              (project, decision_id)).fetchone()
         return r["seq"] if r else None
 
-    def scan(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
-             ids: list | None = None, size: int = 2000) -> Iterator[dict]:
+    def scan(self, **filters) -> Iterator[dict]:
+        for page in self.pages(**filters):
+            yield from page
+
+    def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
+              ids: list | None = None, size: int = 2000) -> Iterator[list[dict]]:
         where, params = ["seq > %s"], [0]
         for column, values in (("project", projects), ("tool", tools), ("id", ids)):
             if values is not None:
@@ -115,17 +141,15 @@ class PostgresDecisionStore(PostgresStore):
         if since is not None:
             where.append("at >= %s")
             params.append(since)
-        last = 0
+        sql = f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT %s"
         while True:
-            params[0] = last
             with self._tx(False) as conn:
-                rows = [_row(r) for r in conn.execute(
-                    f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT %s",
-                    (*params, size)).fetchall()]
-            yield from rows
+                rows = [_row(r) for r in conn.execute(sql, (*params, size)).fetchall()]
+            if rows:
+                yield rows
             if len(rows) < size:
                 return
-            last = rows[-1]["seq"]
+            params[0] = rows[-1]["seq"]
 
     def erase(self, project: str, ids: list[str], redaction_id: str) -> None:
         with self._tx(True) as conn, conn.cursor() as cur:
@@ -135,10 +159,14 @@ class PostgresDecisionStore(PostgresStore):
 
     def purge(self, cutoffs: dict, default_cutoff: str) -> int:
         with self._tx(True) as conn:
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO decision_retention (tool, cutoff) VALUES (%s, %s)",
+                                [*cutoffs.items(), (RETAIN_OTHERS, default_cutoff)])
             deleted = sum(conn.execute("DELETE FROM decision_log WHERE tool = %s AND at < %s", (tool, cut)).rowcount
                           for tool, cut in cutoffs.items())
             deleted += conn.execute("DELETE FROM decision_log WHERE NOT (tool = ANY(%s)) AND at < %s",
                                     (list(cutoffs), default_cutoff)).rowcount
+            conn.execute("DELETE FROM decision_retention WHERE xact = pg_current_xact_id()")
         return deleted
 
     def forget(self) -> None:

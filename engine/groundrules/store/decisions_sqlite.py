@@ -1,8 +1,12 @@
 """The decision log's SQLite store: one row per logged call, kept per project, in the ledgers' file.
 
-Rows are appended and never rewritten, enforced by a trigger: the one UPDATE allowed erases a
+Rows are appended and never rewritten, enforced by triggers: the one UPDATE allowed erases a
 row's sealed payload (arguments and answer) while naming the redaction that erased it. The one
-DELETE is retention's (`purge`), by tool and age. Plain columns hold what a reviewer filters on and
+DELETE is retention's (`purge`), by tool and age: its transaction first writes the cutoffs it
+enforces into `decision_retention`, and the DELETE trigger refuses any row that is not older than
+its tool's cutoff there; the transaction empties the table before it commits, so a DELETE of
+any other transaction finds no cutoff and is refused. (Whoever can write the file can write a
+cutoff too: the trigger tells retention from a stray or mistaken DELETE, it is no access control.) Plain columns hold what a reviewer filters on and
 nothing personal (time, ids, principal, role, project, tool, rulebook version, outcome code,
 duration, which paths were never kept); `sealed` is AES-GCM ciphertext (decisions/crypto.py).
 Erased and purged payloads leave no copy in the file: `secure_delete` zeroes freed pages, and
@@ -55,11 +59,22 @@ WHEN NOT (NEW.seq IS OLD.seq AND NEW.project IS OLD.project AND NEW.id IS OLD.id
           AND NEW.sealed IS NULL AND NEW.kept = 'erased' AND NEW.erased_by IS NOT NULL)
 BEGIN SELECT RAISE(ABORT, 'decision log is append-only: only a redaction may erase a payload'); END;
 """),
+    (2, "only retention deletes, older than the cutoffs it writes first", """
+CREATE TABLE decision_retention (
+  tool    TEXT PRIMARY KEY,
+  cutoff  TEXT NOT NULL
+);
+CREATE TRIGGER decision_log_only_retention BEFORE DELETE ON decision_log
+WHEN NOT EXISTS (SELECT 1 FROM decision_retention g WHERE OLD.at < g.cutoff AND (g.tool = OLD.tool
+                 OR (g.tool = '*' AND NOT EXISTS (SELECT 1 FROM decision_retention n WHERE n.tool = OLD.tool))))
+BEGIN SELECT RAISE(ABORT, 'decision log is append-only: only retention deletes, older than its cutoff'); END;
+"""),
 )
 
 COLUMNS = ("seq", "project", "id", "at", "principal", "role", "tool", "rulebook", "ok", "error_code",
            "duration_us", "kept", "dropped", "key_id", "sealed", "erased_by")
 INSERTED = COLUMNS[1:-1]
+RETAIN_OTHERS = "*"                 # decision_retention's row for every tool the masking table does not name
 _SELECT = ", ".join(COLUMNS)
 
 
@@ -119,28 +134,33 @@ class SqliteDecisionStore:
                              (project, decision_id)).fetchone()
         return r["seq"] if r else None
 
-    def scan(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
-             ids: list | None = None, size: int = 2000) -> Iterator[dict]:
-        """Rows in append order across projects (replay), a page at a time."""
+    def scan(self, **filters) -> Iterator[dict]:
+        """Rows in append order across projects, one at a time (erasure, promote)."""
+        for page in self.pages(**filters):
+            yield from page
+
+    def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
+              ids: list | None = None, size: int = 2000) -> Iterator[list[dict]]:
+        """Rows in append order across projects, `size` at a time (replay). The filters on project,
+        tool and time are read off the rows of a scan in `seq` order ('+column' keeps SQLite from
+        choosing their indexes, which would sort every match again for every page)."""
         where, params = ["seq > ?"], [0]
-        for column, values in (("project", projects), ("tool", tools), ("id", ids)):
+        for column, values in (("+project", projects), ("+tool", tools), ("id", ids)):
             if values is not None:
                 where.append(f"{column} IN ({', '.join('?' * len(values))})")
                 params += list(values)
         if since is not None:
-            where.append("at >= ?")
+            where.append("+at >= ?")
             params.append(since)
-        last = 0
+        sql = f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?"
         while True:
-            params[0] = last
             with self._tx(False) as conn:
-                rows = [dict(r) for r in conn.execute(
-                    f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",
-                    (*params, size))]
-            yield from rows
+                rows = [dict(r) for r in conn.execute(sql, (*params, size))]
+            if rows:
+                yield rows
             if len(rows) < size:
                 return
-            last = rows[-1]["seq"]
+            params[0] = rows[-1]["seq"]
 
     def erase(self, project: str, ids: list[str], redaction_id: str) -> None:
         with self._tx(True) as conn:
@@ -149,13 +169,18 @@ class SqliteDecisionStore:
                              [(redaction_id, project, i) for i in ids])
 
     def purge(self, cutoffs: dict, default_cutoff: str) -> int:
-        """Delete rows older than their tool's cutoff (tools not named: `default_cutoff`)."""
+        """Delete rows older than their tool's cutoff (tools not named: `default_cutoff`). The
+        transaction first writes the cutoffs into decision_retention, which the DELETE trigger
+        reads (no other DELETE passes it), and empties it before it commits."""
         named = list(cutoffs)
         with self._tx(True) as conn:
+            conn.executemany("INSERT INTO decision_retention (tool, cutoff) VALUES (?, ?)",
+                             [*cutoffs.items(), (RETAIN_OTHERS, default_cutoff)])
             deleted = sum(conn.execute("DELETE FROM decision_log WHERE tool = ? AND at < ?", (tool, cut)).rowcount
                           for tool, cut in cutoffs.items())
             deleted += conn.execute(f"DELETE FROM decision_log WHERE tool NOT IN ({', '.join('?' * len(named))}) "
                                     "AND at < ?", (*named, default_cutoff)).rowcount
+            conn.execute("DELETE FROM decision_retention")
         return deleted
 
     def forget(self) -> None:

@@ -1,16 +1,18 @@
-"""A replay as HTML: one `<section id="replay">` in the report's style (`section`), or a whole
-page around it (`page`); every value from the log is escaped."""
+"""A replay as HTML: one `<section id="replay">` in the report's style (`section`: a group of
+`groundrules report --replay`, so `index.html#replay` opens it alone), or a whole page around it
+(`page`); every value from the log is escaped."""
 from __future__ import annotations
 
 import json
 from html import escape
 
-from . import replay
+from ..decisions import replay
+from . import page as report_page
 
 
 def section(result: dict) -> str:
     summary = "\n".join(escape(line) for line in replay.lines(dict(result, examples={k: [] for k in replay.KINDS})))
-    parts = ['<section id="replay"><h2>Replay of logged calls</h2>',
+    parts = ['<section class="group" id="replay"><h2>Replay of logged calls</h2>',
              f'<p class="summary">candidate <code>{escape(result["candidate"])}</code> · {result["replayed"]} replayed · '
              f'{result["changed"]} changed · {result["not_reproduced"]} not reproduced</p>',
              f'<pre class="diff">{summary}</pre>']
@@ -29,6 +31,5 @@ def section(result: dict) -> str:
 
 
 def page(result: dict) -> str:
-    from ..report import page as report_page
     header = f"<h1>groundrules — replay under <code>{escape(result['candidate'])}</code></h1>\n"
     return report_page.document("groundrules replay", header, section(result))
