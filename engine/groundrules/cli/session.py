@@ -10,8 +10,8 @@ import getpass
 from pathlib import Path
 
 from .. import capped, limits, rulebook
-from ..api import Caller, Service
-from ..errors import GroundrulesError
+from ..api import ROLES_TABLE, Caller, Service
+from ..errors import GroundrulesError, echo
 from ..rulebook import Rulebook
 from .io import usage_error
 
@@ -42,8 +42,8 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
     p.add_argument("--operator", metavar="NAME", help="who is calling, as recorded in the audit trail "
                                                       "(default: the login name)")
-    p.add_argument("--role", default=role, choices=("agent", "reviewer"),
-                   help="the caller's role in rules/roles.yaml (default: %(default)s)")
+    p.add_argument("--role", default=role,
+                   help="the caller's role, one of the roles in rules/roles.yaml (default: %(default)s)")
     repro = p.add_argument_group("reproducible ledgers (tests, replays)")
     repro.add_argument("--step-clock", metavar="START", help="read time from a clock that starts at START "
                        "(YYYY-MM-DDTHH:MM:SSZ) and advances one second per reading, instead of the wall clock")
@@ -51,15 +51,20 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
                        help="number new ids FROM+1, FROM+2, … per prefix instead of random ones")
 
 
-def caller_from(args: argparse.Namespace) -> Caller:
+def caller_from(args: argparse.Namespace, book: Rulebook) -> Caller:
+    """The operator on the command line, in a role the role table (the bundled or --rules one) has."""
+    roles = book.table(ROLES_TABLE).roles if ROLES_TABLE in book.tables else {}
+    if args.role not in roles:
+        raise usage_error(f"--role {echo(args.role)}: not a role of rules/roles.yaml (choose from "
+                          f"{', '.join(roles) or 'none: the table has no roles'})")
     return Caller(args.operator or _login(), args.role, (args.project,))
 
 
-def service_from(args: argparse.Namespace, *, read_only: bool = False) -> Service:
-    """The registry over the bundled (or --rules) tables and, with --db, both ledgers in that file;
-    `read_only` opens the finding ledger alone, read-only (list, show), so that they work in a
-    read-only folder and never create or migrate a database."""
-    book = rulebook_from(args)
+def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rulebook | None = None) -> Service:
+    """The registry over `book` (default: the bundled or --rules tables) and, with --db, both ledgers
+    in that file; `read_only` opens the finding ledger alone, read-only (list, show), so that they
+    work in a read-only folder and never create or migrate a database."""
+    book = book or rulebook_from(args)
     if not getattr(args, "db", None):
         return Service(book)
     from ..evidence import EvidenceLedger
@@ -92,9 +97,11 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False) -> Servic
 def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False) -> dict:
     """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
     before the command returns."""
-    service = service_from(args, read_only=read_only)
+    book = rulebook_from(args)
+    caller = caller_from(args, book)                  # a bad --role opens no ledger
+    service = service_from(args, read_only=read_only, book=book)
     try:
-        return service.call(tool, arguments, caller_from(args))
+        return service.call(tool, arguments, caller)
     finally:
         close(service)
 
