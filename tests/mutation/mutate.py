@@ -46,13 +46,22 @@ def stage(folder: Path) -> None:
         if source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
+    # mutmut runs the tests in mutants/, a copy it fills; the tables there are committed first, for
+    # the tests that read the tables of a git revision (`diff --base HEAD`)
+    mutants = folder / "mutants"
+    for tables in ("rules", "locks", "schemas"):
+        shutil.copytree(folder / tables, mutants / tables)
+    git = ["git", "-c", "user.name=mutation", "-c", "user.email=mutation@groundrules.invalid",
+           "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "rules", "locks", "schemas"], ["commit", "-q", "-m", "the tables"]):
+        subprocess.run(git + args, cwd=mutants, capture_output=True, check=True)
 
 
 def config(only: list[str], tests: list[str], timeout_multiplier: float) -> str:
     def listed(key: str, values) -> str:
         return f"{key}=\n" + "".join(f"    {v}\n" for v in values)
     return ("[mutmut]\nsource_paths=src/groundrules\n" + listed("only_mutate", [staged(o) for o in only])
-            + listed("also_copy", ["rules", "locks", "schemas", "snapshots"])
+            + listed("also_copy", ["rules", "locks", "schemas", "snapshots", "README.md", "docs"])
             + listed("pytest_add_cli_args", PYTEST_ARGS)
             + listed("pytest_add_cli_args_test_selection", tests)
             + f"timeout_multiplier={timeout_multiplier}\n")
@@ -102,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     (folder / "setup.cfg").write_text(config(args.only or list(TARGETS), args.tests or list(TESTS),
                                              args.timeout_multiplier), encoding="utf-8")
     # on PYTHONPATH before mutmut fills it: a folder missing at start-up is never looked in again
-    (folder / "mutants" / "src").mkdir(parents=True, exist_ok=True)
+    (folder / "mutants" / "src").mkdir(exist_ok=True)
     code = mutmut(folder, "run", "--max-children", str(args.max_children))
     found = survivors(folder)
     print(f"{len(found)} survivor(s); `mutmut show NAME` in {folder} prints one", *found, sep="\n")
