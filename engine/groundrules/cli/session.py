@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import getpass
 from pathlib import Path
+from typing import Any, Callable
 
 from .. import capped, limits, rulebook
+from ..access import SUFFIX, TOOL_SCHEMAS
 from ..api import ROLES_TABLE, Caller, Service
 from ..errors import GroundrulesError, echo
 from ..rulebook import Rulebook
@@ -49,6 +51,17 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
                        "(YYYY-MM-DDTHH:MM:SSZ) and advances one second per reading, instead of the wall clock")
     repro.add_argument("--sequential-ids", metavar="FROM", type=int,
                        help="number new ids FROM+1, FROM+2, … per prefix instead of random ones")
+
+
+def tool_arguments(book: Rulebook, tool: str, doc: Any, convenience: Callable[[Any], Any]) -> Any:
+    """One input shape per tool: a file holding the tool's own arguments, as MCP takes them (an object
+    whose keys are all the tool's argument names), is passed on as it is; anything else is the
+    command's convenience shape (a bare message, a bare context), mapped to the arguments."""
+    schema = book.schemas.get(f"{TOOL_SCHEMAS}{tool}{SUFFIX}") or {}
+    names = schema.get("$defs", {}).get("input", {}).get("properties", {})
+    if isinstance(doc, dict) and doc and all(key in names for key in doc):
+        return doc
+    return convenience(doc)
 
 
 def caller_from(args: argparse.Namespace, book: Rulebook) -> Caller:
@@ -94,10 +107,11 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     return Service(book, findings=findings, evidence=evidence)
 
 
-def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False) -> dict:
+def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False,
+              book: Rulebook | None = None) -> dict:
     """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
     before the command returns."""
-    book = rulebook_from(args)
+    book = book or rulebook_from(args)
     caller = caller_from(args, book)                  # a bad --role opens no ledger
     service = service_from(args, read_only=read_only, book=book)
     try:
