@@ -14,6 +14,7 @@ schema), and the groundrules server's RSS after warm-up and at the end.
 
     .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
     .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
+    .venv/bin/python tests/perf/bench_http.py --tiny          # a few calls: proves the script runs
 """
 from __future__ import annotations
 
@@ -179,7 +180,7 @@ async def main_async(args) -> None:
             agents = [Agent(i, t) for i, t in enumerate(tokens)]
             warm: dict = {}
             for name, s in phases.items():                           # warm-up, not counted
-                await phase(s["url"], agents, name, 20, warm)
+                await phase(s["url"], agents, name, 2 if args.tiny else 20, warm)
             rss_start = rss_mib(gr["proc"].pid)
             per_round = args.calls // args.rounds // SESSIONS
             rates = {name: [] for name in phases}
@@ -225,7 +226,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000, help="groundrules calls in all (the echo floor makes as many)")
     parser.add_argument("--rounds", type=int, default=6, help="paired rounds (even: each order as often)")
+    parser.add_argument("--tiny", action="store_true", help="2 rounds of 2 calls per session: proves the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.calls, args.rounds = 2 * 2 * SESSIONS, 2
     os.environ.setdefault("PYTHONHASHSEED", "0")
     asyncio.run(main_async(args))
 
