@@ -159,9 +159,9 @@ def start_cluster(durable: bool = True):
         import psycopg
         with psycopg.connect(_uri(folder, "postgres"), autocommit=True) as conn:
             conn.execute("CREATE DATABASE gr_template")
-        from groundrules.store import open_evidence_store, open_finding_store
-        for opener in (open_finding_store, open_evidence_store):
-            opener(_uri(folder, "gr_template")).close()           # both ledgers' migrations, once
+        from groundrules.store import open_decision_store, open_evidence_store, open_finding_store
+        for opener in (open_finding_store, open_evidence_store, open_decision_store):
+            opener(_uri(folder, "gr_template")).close()           # the ledgers' and the decision log's migrations
         cluster = Cluster(folder)
         try:
             yield cluster
@@ -180,7 +180,7 @@ def pg_cluster():
 
 @pytest.fixture
 def pg_db(pg_cluster) -> str:
-    """A fresh database with both ledgers' tables: its postgresql:// URI."""
+    """A fresh database with both ledgers' tables and the decision log's: its postgresql:// URI."""
     name = pg_cluster.fresh_database()
     yield pg_cluster.uri(name)
     pg_cluster.drop(name)

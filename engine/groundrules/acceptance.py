@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -19,6 +20,7 @@ from .canonical import detached
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .errors import did_you_mean
 from .examples import ExampleResult
+from .fieldtypes import check_fields, check_literals, tool_data_contract
 
 Run = Callable[[str, dict], dict]       # (tool, arguments) -> the registry's envelope
 
@@ -30,6 +32,11 @@ class Check:
     change: tuple              # ((path parts, value), ...)
     expect: Condition
     where: tuple
+    group: int | None = None   # the seed group of a g<N>- id; None for a local- one
+
+
+# A check id names the seed's acceptance group it belongs to, or says it belongs to none.
+CHECK_ID = re.compile(r"g(?P<group>[1-9][0-9]*)-[a-z0-9][a-z0-9-]*|local-[a-z0-9][a-z0-9-]*")
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class Acceptance:
     cases: str
     requires: tuple
     checks: tuple
+    groups: dict = field(default_factory=dict)     # seed group number -> what it holds
 
     def check_acceptance(self, book: Any, run: Run) -> Iterator[ExampleResult]:
         """Every requirement and check, each an ExampleResult located in this file."""
@@ -182,19 +190,43 @@ def compile_acceptance(data: dict, ctx) -> Acceptance | None:
         tools = sorted(n[len("tools/"):-len(".schema.json")] for n in ctx.schemas.by_name if n.startswith("tools/"))
         ctx.fault("unknown-tool", f"no tool '{tool}' in the registry", ("tool",),
                   did_you_mean(tool, tools) or "a tool is a file schemas/tools/<tool>.schema.json")
+    answers = tool_data_contract(ctx.schemas, tool) if tool else None
     checks, seen = [], set()
+    groups = {int(n[1:]): text for n, text in data.get("groups", {}).items()}
     for n, raw in enumerate(data.get("checks", ())):
         where = ("checks", n)
         if raw["id"] in seen:
             ctx.fault("duplicate-id", f"check id '{raw['id']}' is used twice", where + ("id",),
                       "give each check its own id")
         seen.add(raw["id"])
+        group = _group(raw["id"], groups, ctx, where + ("id",))
         expect = compile_condition(raw["expect"], where + ("expect",), ctx.faults)
+        if expect is not None and answers is not None:      # a check on a field the answer lacks passes vacuously
+            check_fields(expect.fields(), answers, ctx.faults,
+                         of=f"{tool}'s answer (a check on it would hold or fail on nothing)")
+            check_literals(expect, answers.shapes, ctx.faults)
         change = tuple((path_parts(k), v) for k, v in raw.get("change", {}).items())
         cases = tuple(raw["cases"]) if "cases" in raw else (raw["case"],)
         if expect is not None:
-            checks.append(Check(raw["id"], cases, change, expect, where))
+            checks.append(Check(raw["id"], cases, change, expect, where, group))
     if len(ctx.faults) != before:
         return None
     return Acceptance("acceptance", data["id"], ctx.source.file, tool, data.get("argument", ""),
-                      data.get("cases", ""), tuple(detached(data.get("requires", []))), tuple(checks))
+                      data.get("cases", ""), tuple(detached(data.get("requires", []))), tuple(checks), groups)
+
+
+def _group(check_id: str, groups: dict, ctx, where: tuple) -> int | None:
+    """The seed group a check id names (g<N>-…), None for local-…; with `groups` declared, an id of
+    neither form, or naming an undeclared group, is a fault."""
+    m = CHECK_ID.fullmatch(check_id)
+    group = int(m["group"]) if m and m["group"] else None
+    if not groups:
+        return group
+    if m is None:
+        ctx.fault("bad-check-id", f"check id '{check_id}' names no group: ids here are g<N>-<name> (a check "
+                  "of the seed's acceptance group N) or local-<name> (a check of your own)", where,
+                  f"write g<N>-{check_id} with g<N> one of {', '.join(f'g{n}' for n in sorted(groups))}, or local-{check_id}")
+    elif group is not None and group not in groups:
+        ctx.fault("bad-check-id", f"check id '{check_id}' names group g{group}, which 'groups' does not declare",
+                  where, f"groups: {', '.join(f'g{n}' for n in sorted(groups))}; or make it local-{check_id.split('-', 1)[1]}")
+    return group

@@ -10,6 +10,7 @@ the same arguments give the same envelope through each.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
 
+_faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
 CURRENT_PROJECT = "current"
 ARGUMENT_WORDS = {"minItems": "at least {} item(s)", "maxItems": "at most {} item(s)",
@@ -53,7 +55,7 @@ class Answer:
 @dataclass(frozen=True)
 class Tool:
     name: str
-    ledger: str                        # '' | 'findings' | 'evidence': the ledger the tool needs
+    ledger: str                        # '' | 'findings' | 'evidence' | 'decisions': the store the tool needs
     run: Callable[["Service", dict, str, Caller], Any]
     quick: bool = False                # only reads a ledger: a server may answer it without a worker thread
 
@@ -100,7 +102,7 @@ def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
 
 def _finding_tool(name: str) -> Callable:
     def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
-        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal)
+        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role)
         return Answer(True, data, warnings)
     return run
 
@@ -132,6 +134,10 @@ def _append_interpretation(service: "Service", a: dict, project: str, caller: Ca
     return service.evidence.append_interpretation(a["interpretation"], project=project)
 
 
+def _read_decisions(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return service.decisions.read(a, project=project)
+
+
 FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
                  "refute_finding", "supersede_finding", "revalidate_finding", "link_finding", "propose_rule",
                  "approve_rule", "reject_rule")
@@ -149,6 +155,7 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("lock_message", "", _lock),
     Tool("fold_evidence", "", _fold),
     Tool("verify_extraction", "", _verify),
+    Tool("read_decisions", "decisions", _read_decisions),
 )}
 
 
@@ -157,9 +164,15 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
 class Service:
     """The rulebook and the ledgers one host serves; `call` answers every tool."""
 
-    def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None):
+    def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None,
+                 decisions: Any = None):
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
+        # the decision log (groundrules.decisions.DecisionLog), opt-in: handed every answered call;
+        # a redaction of evidence also erases the log's copies of it
+        self.decisions = decisions
+        if decisions is not None and evidence is not None:
+            evidence.on_redaction(decisions.erase_copies)
         if ROLES_TABLE not in self.book.tables:
             raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no role table (rules/roles.yaml), so "
                                    "no tool may be called")
@@ -167,22 +180,48 @@ class Service:
         table = limits.of(self.book)
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
+    def with_rulebook(self, rulebook: Rulebook) -> "Service":
+        """The same ledgers (their stores shared) deciding by `rulebook`: what a live rule reload swaps
+        in; calls already running keep the service they started on. Refuses a rulebook the ledgers
+        cannot run on, as opening them would."""
+        return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
+                       evidence=self.evidence and self.evidence.with_rulebook(rulebook), decisions=self.decisions)
+
     def call(self, tool: str, arguments: Any, caller: Caller) -> dict:
-        """The envelope {ok, data, warnings, error, rulebook} of one call; never raises."""
+        """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
+        decision log, the envelope also names the decision it is logged under (`decision`): the
+        log is handed the JSON texts the checks made anyway, and writes them off this path."""
+        log = self.decisions
+        if log is None:
+            return self._answer(tool, arguments, caller, None)[0]
+        started = log.timer()
+        arguments_text = canonical.json_text(arguments)
+        envelope, text = self._answer(tool, arguments, caller, arguments_text)
+        envelope["decision"] = log.record(tool, arguments, arguments_text, caller, envelope, text, started)
+        return envelope
+
+    def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None) -> tuple[dict, str]:
+        """The envelope and its JSON text."""
         try:
             with bounded_patterns.budget(self.pattern_budget_ms):
-                answer = self._call(tool, arguments, caller)
+                answer = self._call(tool, arguments, caller, arguments_text)
         except GroundrulesError as exc:
-            return canonical.envelope(ok=False, error=exc.as_dict(), rulebook=self.book.version)
+            return self._refusal(exc.as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
-            return canonical.envelope(ok=False, error=as_error(exc), rulebook=self.book.version)
+            _faults.error("%s failed inside", echo(tool), exc_info=True)
+            return self._refusal(as_error(exc))
         if not isinstance(answer, Answer):
             answer = Answer(True, answer)
         envelope = canonical.envelope(ok=answer.ok, data=answer.data, warnings=answer.warnings, error=answer.error,
                                       rulebook=self.book.version)
-        if canonical.json_problem(envelope) is not None:      # never an answer a transport cannot send
-            return canonical.envelope(ok=False, error=as_error(ValueError()), rulebook=self.book.version)
-        return envelope
+        text = canonical.json_text(envelope)
+        if text is None:                                    # never an answer a transport cannot send
+            return self._refusal(as_error(ValueError()))
+        return envelope, text
+
+    def _refusal(self, error: dict) -> tuple[dict, str]:
+        envelope = canonical.envelope(ok=False, error=error, rulebook=self.book.version)
+        return envelope, canonical.json_text(envelope)
 
     def listings(self, caller: Caller) -> list[Listing]:
         """The tools this caller's role may call, with their schemas (for list_tools)."""
@@ -206,7 +245,7 @@ class Service:
         return self.book.memoized(("listing", name), build)
 
     # -- the checks, in order -------------------------------------------------------------------
-    def _call(self, name: str, arguments: Any, caller: Caller) -> Any:
+    def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None) -> Any:
         roles = self.roles
         tool = TOOLS.get(name) if isinstance(name, str) else None
         if tool is None or not roles.may_call(caller.role, name):
@@ -218,7 +257,7 @@ class Service:
                                                                       tool=name), field="tool")
         if not isinstance(arguments, dict):
             raise GroundrulesError("INVALID_ARGUMENT", roles.message("not_an_object"), field="(arguments)")
-        self._check_arguments(name, arguments)
+        self._check_arguments(name, arguments, arguments_text)
         denied = roles.denied_option(caller.role, name, arguments)
         if denied is not None:
             raise GroundrulesError("PERMISSION_DENIED", roles.message(
@@ -231,10 +270,13 @@ class Service:
                 raise GroundrulesError("NOT_CONFIGURED", roles.message("not_configured", tool=name))
         return tool.run(self, arguments, project, caller)
 
-    def _check_arguments(self, name: str, arguments: dict) -> None:
+    def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None) -> None:
+        """`arguments_text`: their JSON text when the caller already made it, so that only the
+        limits are left to check."""
         checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
                            max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
-        found = checker.not_json(arguments)
+        found = checker.not_json(arguments) if arguments_text is None else \
+            canonical.beyond_limits(arguments, checker.max_depth, checker.max_int_bits)
         if found is not None:
             path, problem = found
             self._invalid(_path(path), problem)

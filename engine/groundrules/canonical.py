@@ -43,18 +43,29 @@ def json_problem(value: Any, *, max_depth: int | None = None,
     itself; optionally nesting past `max_depth` or integers past `max_int_bits`. Iterative, so no
     input can make it raise. The C encoder answers "all JSON" first, fast; the limits then need
     only a walk over the containers."""
-    try:
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+    if json_text(value) is None:
         return _first_problem(value, max_depth, max_int_bits)
     if max_depth is None and max_int_bits is None:
         return None
-    return _beyond_limits(value, max_depth, max_int_bits)
+    return beyond_limits(value, max_depth, max_int_bits)
 
 
-def _beyond_limits(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
+def json_text(value: Any) -> str | None:
+    """The JSON text of `value` (ensure_ascii=False, default separators), or None when it is not
+    JSON `dumps` can write: the first, fast half of `json_problem`, whose text a caller may keep
+    (the decision log keeps the arguments and answer it checked, at no further cost)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError):
+        return None
+    return text
+
+
+def beyond_limits(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
     """Nesting past max_depth or an integer past max_int_bits, in a value the encoder could write;
-    and what the encoder writes though it is no JSON value (a tuple, a non-string key)."""
+    and what the encoder writes though it is no JSON value (a tuple, a non-string key): the second
+    half of `json_problem`."""
     stack: list = [(value, (), 0)]
     while stack:
         node, path, depth = stack.pop()

@@ -92,6 +92,11 @@ def acceptance(data: dict, ctx: CompileContext) -> Any:
     return compile_acceptance(data, ctx)
 
 
+def decision_masking(data: dict, ctx: CompileContext) -> Any:
+    from .decisions.masking import compile_masking
+    return compile_masking(data, ctx)
+
+
 COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "decision_table": decision_table,
     "transition_table": transition_table,
@@ -109,4 +114,5 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "limits": limits,
     "shape_map": shape_map,
     "acceptance": acceptance,
+    "decision_masking": decision_masking,
 }

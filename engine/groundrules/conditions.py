@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dataclass_field, replace
 from typing import Any, Callable
 
+from . import punctuation
 from .canonical import detached
 from .dates import Anchor, anchor_of
 from .condgen import TooComplex, compile_getter, compile_test
@@ -122,6 +123,11 @@ class _Parser:
             self.fail("bad-condition", "a condition must be a non-empty mapping", where,
                       "write e.g. {field: support_status, eq: partial} or {all: [...]}")
             return None
+        for key in node:
+            if punctuation.found(key):
+                self.fail("full-width-punctuation", *punctuation.fault_words(key)[:1], where + (key,),
+                          punctuation.fault_words(key)[1])
+                return None
         if "field" not in node:
             return self._combinator(node, where)
         return self._test(node, where)

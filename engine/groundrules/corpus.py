@@ -1,8 +1,12 @@
 """The case corpora an analyst's edit is judged on, and the decision tables they exercise.
 
 `tests/cases/<table-id>/*.json` holds one value per file for a decision table;
-`tests/cases/locks/**/*.json` holds conversations (`{"messages": [...]}`) for the lock tables;
-`tests/cases/fold/*.json` holds named fold payloads (`{case name: payload}`). Decision tables
+`tests/cases/locks/**/*.json` holds conversations (`{"messages": [...]}`) for the lock tables, and
+`tests/cases/lock_chat*/*.yaml` the labelled chat corpora (one file per category, its `messages`
+as `{text, role?}`), read as one conversation per file;
+`tests/cases/fold/*.json` holds named fold payloads (`{case name: payload}`);
+`tests/cases/findings/*.json` holds sequences of finding-ledger tool calls (`[{tool, args}]`),
+which exercise the transition tables. Decision tables
 embedded in another table (the merge policy's `sources`, `resolve`, ...) are listed with the
 file and key they live under, so that no decision table is left out of a diff or a report.
 """
@@ -17,7 +21,8 @@ from typing import Any
 from .decide import DecisionTable
 from .rulebook import Rulebook
 
-LOCKS, FOLD = "locks", "fold"
+LOCKS, FOLD, FINDINGS = "locks", "fold", "findings"
+CHATS = "lock_chat*"          # the chat corpora: lock_chat (tuned on) and lock_chat_heldout
 # The corpus that runs the decision tables embedded in a table of this kind (the part using them).
 EMBEDDED_RUN_BY = {"merge_policy": FOLD}
 
@@ -101,4 +106,40 @@ def fold_cases(cases: Path) -> list[tuple[str, Any]] | None:
         ok, doc = read_json(path)
         if ok and isinstance(doc, dict):
             out += [(f"{path.stem}/{name}", payload) for name, payload in doc.items()]
+    return out
+
+
+def chat_cases(cases: Path) -> list[tuple[str, Any]] | None:
+    """(corpus/category, messages) of every file of the chat corpora (tests/cases/lock_chat*/*.yaml),
+    each message {id: <category>:<n>, role, content}; None without any."""
+    folders = sorted(p for p in cases.glob(CHATS) if p.is_dir())
+    if not folders:
+        return None
+    import yaml                       # only the chat corpora are YAML
+    out = []
+    for folder in folders:
+        for path in sorted(folder.glob("*.yaml")):
+            try:
+                doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, yaml.YAMLError):
+                continue
+            if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+                continue
+            category = doc.get("category", path.stem)
+            messages = [{"id": f"{category}:{n}", "role": m.get("role", "user"), "content": m.get("text")}
+                        for n, m in enumerate(doc["messages"], 1) if isinstance(m, dict)]
+            out.append((f"{folder.name}/{path.stem}", messages))
+    return out
+
+
+def findings_cases(cases: Path) -> list[tuple[str, Any]] | None:
+    """(name, [{tool, args}, ...]) of every call sequence in tests/cases/findings/*.json."""
+    folder = cases / FINDINGS
+    if not folder.is_dir():
+        return None
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        ok, doc = read_json(path)
+        if ok and isinstance(doc, list):
+            out.append((path.stem, doc))
     return out

@@ -15,8 +15,8 @@ from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .dates import now_of
 from .errors import Fault, GroundrulesError, did_you_mean
-from .examples import ExampleResult
-from .fieldtypes import check_fields, check_literals, contract_of
+from .examples import ExampleResult, failed_test
+from .fieldtypes import check_fields, check_given, check_literals, contract_of
 from .templates import Template, compile_template, emit
 
 
@@ -38,11 +38,13 @@ class Fired(NamedTuple):
 
 
 class Coverage(NamedTuple):
-    """A table over a case corpus: rows as (row, values it holds on), tests as (row, test, held, failed)."""
+    """A table over a case corpus: rows as (row, values it holds on), tests as (row, test, held, failed);
+    `corpus`: the folder under tests/cases/ whose cases these are ('' for the table's own)."""
 
     cases: int
     rows: tuple
     tests: tuple
+    corpus: str = ""
 
 
 def tests_of(cond: Condition) -> list[Condition]:
@@ -81,6 +83,7 @@ class DecisionTable(NamedTuple):
     run: Callable[..., list] | None = None
     preferred: frozenset = frozenset()    # the codes whose role is prefer_role
     otherwise: str = ""       # primary when no fired row has prefer_role: "" = the first fired, "default"
+    output_keys: tuple = ()   # with `output_item`: the keys of the answer's item, in schema order
 
     def primary(self, decision: Decision, value: Any = None) -> Fired | None:
         """The first fired row whose code has the preferred role; else, when the table says
@@ -135,9 +138,13 @@ class DecisionTable(NamedTuple):
                     yield ExampleResult(test_id, False, f"{exc.code}: {exc.message}", where)
                     continue
                 if got is not ex["fires"]:
-                    failure = explain_failure(row.when, ex["given"], now)
-                    why = f"; first failing test: {failure}" if failure else ""
-                    yield ExampleResult(test_id, False, f"expected fires={ex['fires']}, got {got}{why}", where)
+                    if got:
+                        yield ExampleResult(test_id, False, f"example {n} expects fires: false, but the row "
+                                            "held", where)
+                    else:                    # a test failed: most likely its literal, so point at it
+                        words, test = failed_test(explain_failure(row.when, ex["given"], now))
+                        yield ExampleResult(test_id, False, f"example {n} expects fires: true, but {words}",
+                                            test or where, example=where)
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:
@@ -205,6 +212,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
     shapes = contract.shapes if contract is not None else None
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
+    output_keys = _output_item(data, ctx)
     policy = data["hit_policy"]
     priority = tuple(data.get("priority", ()))
     prefer_role = data.get("primary", {}).get("prefer_role", "")
@@ -244,6 +252,8 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
         row = _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract)
         if row is not None:
             rows.append(row)
+        for n, ex in enumerate(raw.get("examples", ())):
+            check_given(ex["given"], contract, where + ("examples", n, "given"), faults)
     default = None
     if "default" in data:
         raw = dict(data["default"], id="default")
@@ -253,6 +263,8 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
                                ("default",), faults, bindings, name_ok, name_hint, contract)
+    for n, ex in enumerate(data.get("examples", ())):
+        check_given(ex["given"], contract, ("examples", n, "given"), faults)
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
@@ -281,7 +293,7 @@ def compile_table(data: dict, ctx) -> DecisionTable | None:
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
                          data.get("input", ""), prefer_role, run,
                          frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role),
-                         data.get("primary", {}).get("otherwise", ""))
+                         data.get("primary", {}).get("otherwise", ""), output_keys)
 
 
 def _with_renderers(rows: list, default: Row | None, bindings: dict, table_id: str) -> tuple[list, Row | None]:
@@ -433,6 +445,33 @@ def _check_priority(policy, priority, codes, faults, data) -> None:
         if code not in seen and code != default_code:
             faults.append(Fault("priority-missing-code", f"code '{code}' is missing from priority",
                                 ("priority",), "add it where it ranks; every code appears exactly once"))
+
+
+def _output_item(data: dict, ctx) -> tuple:
+    """`output_item: file#/pointer`: the keys the part's answer keeps of a fired row; every output
+    key of a row (and of the default) must be one of them, or the part would drop it silently."""
+    ref = data.get("output_item")
+    if not ref:
+        return ()
+    name, _, pointer = ref.partition("#")
+    node = ctx.schemas.get(name)
+    for part in [p for p in pointer.split("/") if p]:
+        node = node.get(part) if isinstance(node, dict) else None
+    keys = tuple(node.get("properties", {})) if isinstance(node, dict) else ()
+    if not keys:
+        ctx.fault("unknown-contract", f"output_item '{ref}' does not point at an object schema with properties "
+                  "under schemas/", ("output_item",))
+        return ()
+    rows = [(("rows", i), raw) for i, raw in enumerate(data.get("rows", ()))]
+    rows += [(("default",), data["default"])] if isinstance(data.get("default"), dict) else []
+    for where, raw in rows:
+        for key in raw.get("output", {}):
+            if key not in keys:
+                ctx.fault("unknown-output-key", f"output '{key}' is not a key of the answer's item ({ref}): the "
+                          "answer would drop it, whatever eval prints", where + ("output", key),
+                          did_you_mean(key, keys) or f"the item holds: {', '.join(keys)}; declare '{key}' there "
+                          f"(schemas/{name} {pointer}/properties) or remove it")
+    return keys
 
 
 def _check_enum(data: dict, codes: dict, ctx) -> None:

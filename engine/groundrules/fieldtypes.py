@@ -11,6 +11,7 @@ from typing import Any, Iterator, NamedTuple
 
 from .conditions import Condition
 from .contracts import normalise
+from . import punctuation
 from .errors import Fault, did_you_mean
 from .operators import same
 
@@ -21,15 +22,18 @@ _MAX_DEPTH = 12
 
 
 class Shape(NamedTuple):
-    """The JSON types a field may have and the values it may take (None: not constrained)."""
+    """The JSON types a field may have and the values it may take (None: not constrained);
+    `names`: the vocabulary its values are names from (the schema's `x-names`, e.g. `slots`: see
+    references.py), checked by lint."""
 
     types: frozenset | None
     enum: tuple | None
+    names: str | None = None
 
     def union(self, other: "Shape") -> "Shape":
         types = None if self.types is None or other.types is None else self.types | other.types
         enum = None if self.enum is None or other.enum is None else self.enum + other.enum
-        return Shape(types, enum)
+        return Shape(types, enum, self.names if self.names == other.names else None)
 
 
 OPEN = Shape(None, None)
@@ -89,22 +93,52 @@ def contract_of(data: dict, ctx) -> Contract | None:
     return ctx.schemas.memoized(("contract", "fields", name), lambda: _contract(name, schema))
 
 
-def _contract(name: str, schema: dict) -> Contract:
+def contract_named(schemas: Any, name: str) -> Contract | None:
+    """The contract `name` under schemas/ (None when there is none), built once per Schemas."""
+    schema = schemas.get(name) if name else None
+    if schema is None:
+        return None
+    return schemas.memoized(("contract", "fields", name), lambda: _contract(name, schema))
+
+
+def _contract(name: str, schema: dict, node: dict | None = None, pointer: str = "#") -> Contract:
     shapes: dict[str, Shape] = {}
     declared: dict[str, str] = {}
-    _walk(schema, schema, "", "#", 0, shapes, declared)
+    _walk(schema if node is None else node, schema, "", pointer, 0, shapes, declared)
     return Contract(name, shapes, declared)
 
 
+def tool_data_contract(schemas: Any, tool: str) -> Contract | None:
+    """The contract of what a registry tool answers (`$defs.data` of schemas/tools/<tool>.schema.json,
+    following a `$ref` into another schema file), or None when the tool declares none."""
+    def build() -> Contract | None:
+        own = schemas.get(f"tools/{tool}.schema.json")
+        data = (own or {}).get("$defs", {}).get("data")
+        if not isinstance(data, dict):
+            return None
+        ref = data.get("$ref")
+        if not isinstance(ref, str) or ref.startswith("#"):
+            return _contract(f"tools/{tool}.schema.json", own, data, "#/$defs/data")
+        file, _, pointer = ref.partition("#")
+        name = file.removeprefix("../") if file.startswith("../") else f"tools/{file}"
+        root = schemas.get(name)
+        node: Any = root
+        for part in [p for p in pointer.split("/") if p]:
+            node = node.get(part) if isinstance(node, dict) else None
+        return _contract(name, root, node, "#" + pointer) if isinstance(node, dict) else None
+    return schemas.memoized(("contract", "tool-data", tool), build)
+
+
 def check_fields(fields: list[tuple[str, tuple]], contract: Contract | None, faults: list[Fault],
-                 also: tuple = ()) -> None:
-    """A fault for every (field, key path) the contract does not define."""
+                 also: tuple = (), of: str = "the input contract") -> None:
+    """A fault for every (field, key path) the contract does not define (`of`: what it is, in words)."""
     if contract is None:
         return
     for path, where in fields:
         if not contract.knows(path):
-            faults.append(Fault("unknown-field", f"'{path}' is not a field of the input contract", where,
-                                contract.unknown_field_hint(path, also)))
+            wide = punctuation.note(path)
+            faults.append(Fault("unknown-field", f"'{path}' is not a field of {of}" + (f": {wide}" if wide else ""),
+                                where, contract.unknown_field_hint(path, also)))
 
 
 def field_shapes(schema: dict) -> dict[str, Shape]:
@@ -154,6 +188,12 @@ def _shape(node: Any, root: dict, depth: int) -> Shape:
     combinators give (allOf: the first constrained part; anyOf/oneOf: the union of the branches)."""
     if depth > _MAX_DEPTH or not isinstance(node, dict):
         return OPEN
+    names = node.get("x-names")
+    shape = _own_shape(node, root, depth)
+    return shape._replace(names=names) if isinstance(names, str) else shape
+
+
+def _own_shape(node: dict, root: dict, depth: int) -> Shape:
     enum = tuple(node["enum"]) if isinstance(node.get("enum"), list) else None
     if "const" in node:
         enum = (node["const"],)
@@ -223,7 +263,7 @@ def check_literals(cond: Condition | None, shapes: dict[str, Shape] | None, faul
     for lt/le/gt/ge, never be ordered with): such a test is always false, and its row dead."""
     if cond is None or shapes is None:
         return
-    for path, node in _tests(cond, prefix):
+    for path, node in field_tests(cond, prefix):
         shape = shapes.get(normalise(path))
         if shape is None or shape == OPEN or node.ref:
             continue
@@ -255,14 +295,57 @@ def _check_value(path: str, value: Any, shape: Shape, where: tuple, faults: list
                             "unquote numbers)"))
 
 
-def _tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]:
+def field_tests(cond: Condition, prefix: str) -> Iterator[tuple[str, Condition]]:
     """(field path, test node) for every test of `cond`, inner tests with their list prefix."""
     if cond.kind != "test":
         for child in cond.children:
-            yield from _tests(child, prefix)
+            yield from field_tests(child, prefix)
         return
     own = prefix + cond.field if cond.field != "." else prefix.rstrip(".") or "."
     yield own, cond
     inner = cond.inner()
     if inner is not None:
-        yield from _tests(inner, own + "[].")
+        yield from field_tests(inner, own + "[].")
+
+
+def check_given(given: Any, contract: Contract | None, where: tuple, faults: list[Fault],
+                prefix: str = "", what: str = "the example") -> None:
+    """A fault for every key of an example's `given` that the contract does not define, and every
+    value the field can never hold: a row tested on a mistyped key passes whatever it says (the
+    test reads a missing field, which is false), so the example would test nothing."""
+    if contract is None:
+        return
+    if isinstance(given, dict):
+        for key, item in given.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            at = where + (key,)
+            if _open(contract, path):
+                continue
+            if not contract.knows(path):
+                wide = punctuation.note(key)
+                hint = contract.unknown_field_hint(path)
+                vain = ", so it tests nothing" if what == "the example" else ""
+                faults.append(Fault("full-width-punctuation" if wide else "unknown-field",
+                                    f"{what} gives '{path}', which is not a field of the input contract "
+                                    f"(schemas/{contract.name}){vain}" + (f": {wide}" if wide else ""), at,
+                                    f"write: {punctuation.fixed(str(key))}" if wide else hint))
+                continue
+            check_given(item, contract, at, faults, path, what)
+    elif isinstance(given, list) and prefix:
+        for i, item in enumerate(given):
+            check_given(item, contract, where + (i,), faults, prefix + "[]", what)
+    elif prefix:
+        shape = contract.shapes.get(normalise(prefix))
+        if shape is not None and shape != OPEN and not isinstance(given, (dict, list)):
+            _check_value(prefix, given, shape, where, faults)
+
+
+def _open(contract: Contract, path: str) -> bool:
+    """`path` lies inside an object the contract leaves open (declared with no properties)."""
+    parts = normalise(path).replace("[]", ".[]").split(".")
+    for n in range(1, len(parts)):
+        head = ".".join(parts[:n]).replace(".[]", "[]")
+        shape = contract.shapes.get(head)
+        if shape is not None and head not in contract.declared and (shape.types is None or "object" in shape.types):
+            return not any(p.startswith(head + ".") for p in contract.shapes)
+    return False

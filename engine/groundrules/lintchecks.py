@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import regex
 
 from .conditions import Condition
+from .implication import conjuncts, implied
 from .errors import Problem, did_you_mean
-from . import gate
+from . import gate, references
 from .regexprobe import BUDGET_S, probe
 from .access import tool_names
 from .tables import location
@@ -121,37 +122,51 @@ def _close(word: str, choices) -> str:
     return f" ({hint})" if hint else ""
 
 
-def _conjuncts(cond: Condition) -> frozenset:
-    """The tests a condition requires all of (the parts of an `all`, else itself), as canonical JSON."""
-    if cond.kind == "all":
-        return frozenset().union(*(_conjuncts(c) for c in cond.children))
-    return frozenset([json.dumps(cond.source, sort_keys=True, ensure_ascii=False)])
+def _said(cond: Condition) -> str:
+    """A condition in a few words (`current.status in [filled, conflicting]`)."""
+    if cond.kind == "test":
+        arg = cond.source.get(cond.op)
+        return f"{cond.field} {cond.op} {json.dumps(arg, ensure_ascii=False)}"
+    return json.dumps(cond.source, ensure_ascii=False)
 
 
 def shadowed_rows(book: "Rulebook") -> Iterator[Problem]:
-    """A row whose tests include every test of an earlier row fires only when that row does: under
-    `first` (or `output_order`, for two rows of one code) it can never fire; under `unique` the two
-    match together, which is HIT_POLICY_VIOLATION at run time."""
+    """A row whose tests imply every test of an earlier row fires only when that row does (`eq:
+    filled` lies within `in: [filled, conflicting]`, `gt: 7` within `gt: 5`: implication.py):
+    under `first` (or `output_order`, for two rows of one code) it can never fire; under `unique`
+    the two match together, which is HIT_POLICY_VIOLATION at run time."""
     for table, source, prefix in book.decision_tables():
         rows = sorted(table.rows, key=lambda r: r.index)
         for j, later in enumerate(rows):
+            given = conjuncts(later.when)
             for earlier in rows[:j]:
-                if not _conjuncts(earlier.when) <= _conjuncts(later.when):
+                if implied(given, earlier.when) is None:
                     continue
                 line = location(source, prefix + earlier.where)[0]
+                why = _why(given, earlier.when)
                 if table.hit_policy == "first" or (table.hit_policy == "output_order"
                                                    and earlier.code == later.code):
                     yield _problem(source, prefix + later.where + ("when",), "shadowed-row",
                                    f"row '{later.id}' can never fire: row '{earlier.id}' (line {line}) matches "
-                                   f"whenever it does, and comes first under hit policy {table.hit_policy}",
+                                   f"whenever it does{why}, and comes first under hit policy {table.hit_policy}",
                                    f"make '{later.id}' come first, or narrow '{earlier.id}'")
                     break
                 if table.hit_policy == "unique":
                     yield _problem(source, prefix + later.where + ("when",), "overlapping-rows",
                                    f"rows '{earlier.id}' (line {line}) and '{later.id}' both match whenever "
-                                   f"'{later.id}' does: hit policy unique refuses that (HIT_POLICY_VIOLATION)",
+                                   f"'{later.id}' does{why}: hit policy unique refuses that (HIT_POLICY_VIOLATION)",
                                    f"add a test to '{earlier.id}' that excludes '{later.id}'s case")
                     break
+
+
+def _why(given: list, earlier: Condition) -> str:
+    """`(a within b)` for the first test of the earlier row that is not written the same way in
+    the later one, '' when the later row simply repeats it."""
+    for cond in conjuncts(earlier):
+        by = implied(given, cond)
+        if by is not None and _said(by) != _said(cond):
+            return f" ({_said(by)} lies within {_said(cond)})"
+    return ""
 
 
 def negative_examples(book: "Rulebook") -> Iterator[Problem]:
@@ -199,7 +214,47 @@ def yaml11_booleans(book: "Rulebook") -> Iterator[Problem]:
                            f"boolean, or quote it ('{text}') for the word")
 
 
+def dangling_references(book: "Rulebook") -> Iterator[Problem]:
+    """A name one table uses for what another defines (a slot's lock kind, a drop rule's kind, a
+    guard's state, a resolve row's slot) that nothing defines any more: references.py."""
+    for table_id, source in _sources(book):
+        kind = book.kinds.get(table_id, "")
+        schema = book.schemas.kind_schema(kind)
+        if schema is not None:
+            yield from _dangling(book, source, references.in_data(source.data, schema, book.schemas,
+                                                                  f"kinds/{kind}.schema.json"))
+    for table, source, prefix in book.decision_tables():
+        shapes = references.contract_shapes(book.schemas, table.input)
+        if not shapes:
+            continue
+        places = [(prefix + at, v, n) for row in table.rows for at, v, n in references.in_condition(row.when, shapes)]
+        places += [(prefix + at, v, n) for b in table.bindings.values() if b.where_cond is not None
+                   for at, v, n in references.in_condition(b.where_cond, shapes, b.source["from"] + "[].")]
+        data = source.data.get(prefix[0]) if prefix else source.data
+        places += list(references.examples_given(data, shapes, prefix))
+        yield from _dangling(book, source, places)
+    for table_id, source in _sources(book, "transition_table"):
+        shapes = references.contract_shapes(book.schemas, source.data.get("input", ""))
+        guards = book.tables[table_id].guards.values()
+        yield from _dangling(book, source, [p for g in guards for p in references.in_condition(g.when, shapes)]
+                             + list(references.examples_given(source.data, shapes)))
+    for table_id, source in _sources(book, "lock_patterns"):
+        lookup = references.LOCK_FACT_NAMES.get
+        yield from _dangling(book, source, [p for row in book.tables[table_id].rows
+                                            for p in references.in_condition(row.when, lookup)])
+
+
+def _dangling(book: "Rulebook", source: Source, places) -> Iterator[Problem]:
+    for path, value, names in places:
+        found = references.known(book, names)
+        if found is not None and value not in found[1]:
+            text, hint = references.message(value, *found)
+            yield _problem(source, path, "dangling-reference", text, hint)
+
+
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
     number_like_strings, yaml11_booleans, regex_backtracking,
 )
+# checks that need every table: a name another table defines is missing from a partial load
+WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references,)

@@ -26,6 +26,7 @@ MAX_ATOMS, MAX_PAIRS, MAX_PREFIXES = 12, 6, 3
 _CLASS_SAMPLE = {"d": "1", "w": "a", "s": " ", "D": "a", "W": "!", "S": "a", "b": "", "B": "",
                  "A": "", "Z": "", "z": "", "n": "\n", "t": "\t", "p": "a", "P": "1"}
 _META = set("()|*+?{}^$.")
+_PROPERTY_SAMPLE = {"Han": "中", "L": "a", "Letter": "a", "N": "1", "Nd": "1", "Lu": "A", "Ll": "a"}
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,10 @@ def _outlives(compiled: regex.Pattern, text: str, budget_s: float) -> bool:
 def _probes(pattern: str) -> Iterator[Slow]:
     atoms, literals = _atoms(pattern)
     pumps = atoms + [a + b for a, b in zip(atoms, atoms[1:]) if a != b][:MAX_PAIRS]
-    prefixes = [""] + literals[:MAX_PREFIXES]
+    prefixes = [""]
+    for text in _leads(pattern) + literals[:MAX_PREFIXES]:
+        if text not in prefixes:
+            prefixes.append(text)
     for length in (SHORT, LONG):
         for prefix in prefixes:
             for pump in pumps:
@@ -144,6 +148,83 @@ def _atoms(pattern: str) -> tuple[list[str], list[str]]:
         if ch not in atoms and len(atoms) < MAX_ATOMS:
             atoms.append(ch)
     return atoms, literals
+
+
+def _leads(pattern: str) -> list[str]:
+    """What the pattern must read before its first repeated part, as sample text: `转(\\d|\\d\\d)+$`
+    reads `转` first, `[A-Z]{2}(a+)+` `AA`. Without it a probe never gets past the first character:
+    the pumped text holds no `转`, so the search fails fast and the blow-up behind it goes unseen.
+    Lookarounds and anchors read nothing; an optional part gives a lead with and one without it."""
+    leads = [""]
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch in "^$" or (ch == "\\" and pattern[i + 1:i + 2] in ("b", "B", "A", "Z", "z", "G")):
+            i += 1 if ch in "^$" else 2
+            continue
+        end = _atom_end(pattern, i)
+        if ch == "(" and pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            i = end
+            continue
+        if ch in "|)" or ch == "(":
+            break                      # alternatives and groups: the lead stops at them
+        sample = _sample(pattern[i:end])
+        quantifier = pattern[end:end + 1]
+        if quantifier in ("*", "+", "{") or sample is None:
+            break
+        if quantifier == "?":
+            leads = leads + [lead + sample for lead in leads]
+            i = end + 1
+            continue
+        leads = [lead + sample for lead in leads]
+        i = end
+    return [lead for lead in dict.fromkeys(leads) if lead][:MAX_PREFIXES]
+
+
+def _atom_end(pattern: str, i: int) -> int:
+    """Where the atom (a character, an escape, a class or a whole group) starting at `i` ends."""
+    ch = pattern[i]
+    if ch == "\\":
+        if pattern[i + 1:i + 2] in ("p", "P") and pattern[i + 2:i + 3] == "{":
+            close = pattern.find("}", i)
+            return close + 1 if close > 0 else i + 2
+        return i + 2
+    if ch == "[":
+        return _class_end(pattern, i) + 1
+    if ch == "(":
+        depth, j = 0, i
+        while j < len(pattern):
+            c = pattern[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "[":
+                j = _class_end(pattern, j) + 1
+                continue
+            depth += (c == "(") - (c == ")")
+            j += 1
+            if depth == 0:
+                return j
+        return len(pattern)
+    return i + 1
+
+
+def _sample(atom: str) -> str | None:
+    """One character an atom matches (None for one this walk does not read: a group)."""
+    if atom.startswith("\\"):
+        nxt = atom[1:2]
+        if nxt in ("p", "P") and atom[2:3] == "{":
+            return _PROPERTY_SAMPLE.get(atom[3:-1]) if nxt == "p" else None
+        if nxt in _CLASS_SAMPLE:
+            return _CLASS_SAMPLE[nxt] or None
+        return None if nxt.isalnum() else nxt
+    if atom.startswith("["):
+        return _class_sample(atom[1:-1]) or None
+    if atom == ".":
+        return "a"
+    if atom.startswith("(") or atom in _META:
+        return None
+    return atom
 
 
 def _group_body(pattern: str, start: int) -> int:

@@ -86,10 +86,12 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
 
 
 def _item(table: DecisionTable, code: str, outputs: dict) -> dict:
+    """One reason: every output the row rendered that the item schema declares (the table's
+    `output_item`, checked at load, so no output is dropped here)."""
     item = {"code": code, "label": _label(table, code), "detail": outputs.get("detail", "")}
-    for key in ("slots", "engines"):
-        if key in outputs:
-            item[key] = list(outputs[key])
+    for key in table.output_keys or tuple(outputs):
+        if key in outputs and key not in item:
+            item[key] = outputs[key]
     return item
 
 

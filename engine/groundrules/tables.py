@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
-from . import bounded_patterns, capped
+from . import bounded_patterns, capped, punctuation
 from .errors import Fault, Problem, RulesError, did_you_mean, echo
 from .yamlsrc import Source, YamlProblem, dotted
 
@@ -297,7 +297,10 @@ def _to_faults(error: "jsonschema.ValidationError") -> Iterator[Fault]:
         allowed = tuple(error.schema.get("properties", {}))
         patterns = tuple(error.schema.get("patternProperties", {}))
         for key in instance:
-            if key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
+            if key not in allowed and not any(_pattern_ok(p, key) for p in patterns) and punctuation.found(key):
+                yield Fault("full-width-punctuation", *punctuation.fault_words(key)[:1], path + (key,),
+                            punctuation.fault_words(key)[1])
+            elif key not in allowed and not any(_pattern_ok(p, key) for p in patterns):
                 yield Fault("unknown-key", f"unknown key '{echo(key)}'", path + (key,),
                             did_you_mean(key, allowed) or "allowed keys: " + ", ".join(allowed))
         return

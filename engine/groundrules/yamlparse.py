@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from . import punctuation
 from .yamlsrc import Path, Source, YamlProblem, dotted
 
 
@@ -148,12 +149,30 @@ PLAIN = (
 def plain_words(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int]:
     """A syntax error in plain words, at the line most likely at fault."""
     said = f"{exc.context or ''} {exc.problem or ''}"
+    wide = _full_width_key(exc, text)
+    if wide is not None:
+        return wide
     for needle, words, at in PLAIN:
         if needle in said:
             mark = (exc.context_mark if at == "context" else exc.problem_mark) or exc.problem_mark or exc.context_mark
             return words, *_located(mark, text)
     mark = exc.problem_mark or exc.context_mark
     return f"YAML syntax: {exc.problem or exc.context}", *_located(mark, text)
+
+
+def _full_width_key(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, int, int] | None:
+    """`key： value` at (or just before) the line at fault: YAML saw no key there, because the colon
+    is full-width. Named as such, at its line."""
+    lines = text.splitlines()
+    for mark in (exc.problem_mark, exc.context_mark):
+        if mark is None:
+            continue
+        for n in (mark.line, mark.line - 1):
+            if 0 <= n < len(lines) and punctuation.key_line(lines[n]):
+                col = punctuation.key_at(lines[n])
+                return (f"'{lines[n].strip()[:60]}' is not 'key: value': {punctuation.note(lines[n])}",
+                        n + 1, col + 1)
+    return None
 
 
 def _located(mark: Any, text: str) -> tuple[int, int]:

@@ -117,6 +117,8 @@ CASES = [
     ("append_interpretation", {"interpretation": DECLINE[0]}, "agent", True),
     ("append_interpretation", {"interpretation": dict(DECLINE[0], events=[dict(DECLINE[0]["events"][0],
                                                                             evidence=["M-404"])])}, "agent", True),
+    ("read_decisions", {"limit": 5}, "agent", False),
+    ("read_decisions", {"limit": 5}, "reviewer", False),
     ("no_such_tool", {}, "agent", False),
 ]
 

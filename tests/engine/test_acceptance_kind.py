@@ -117,3 +117,33 @@ def test_groundrules_test_runs_one_acceptance_table(tmp_path):
     assert out.returncode == 0, text + out.stderr.decode("utf-8")
     expected = sum(o.id.startswith("finding_ledger.acceptance:") for o in OUTCOMES.values())
     assert text.strip().splitlines()[-1] == f"{expected} passed, 0 failed"
+
+
+def _problems(root: Path) -> list:
+    with pytest.raises(RulesError) as exc:
+        load_rulebook(root, cache=False)
+    return exc.value.problems
+
+
+def _first_check(table_id: str):
+    return BOOK.table(table_id).checks[0]
+
+
+@pytest.mark.parametrize("table_id", [t for t in ACCEPTANCE if BOOK.table(t).groups])
+def test_check_ids_name_a_declared_group_or_say_local(tmp_path, table_id):
+    table, check = BOOK.table(table_id), _first_check(table_id)
+    assert check.group in table.groups
+    root = _root(tmp_path)
+    path = root / table.file
+    name = check.id.split("-", 1)[1]
+    line = _edit(path, f"id: {check.id}\n", f"id: local-{name}\n")
+    local = load_rulebook(root, cache=False).table(table_id).checks[0]
+    assert local.group is None and local.id == f"local-{name}"       # accepted, in no seed group
+    _edit(path, f"id: local-{name}\n", f"id: {name}\n")
+    [problem] = _problems(root)
+    assert (problem.code, problem.file, problem.line) == ("bad-check-id", table.file, line)
+    assert "g<N>-<name>" in problem.message and "local-<name>" in problem.message
+    unknown = max(table.groups) + 1
+    _edit(path, f"id: {name}\n", f"id: g{unknown}-{name}\n")
+    [problem] = _problems(root)
+    assert problem.code == "bad-check-id" and f"g{unknown}" in problem.message

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from cli_inproc import run_cli
-from groundrules import canonical, explain, load_rulebook
+from groundrules import canonical, corpus, corpus_runs, explain, load_rulebook, lock_messages
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from groundrules.corpus_diff.text import lines
@@ -241,3 +241,63 @@ def test_the_command_against_a_git_revision_and_a_bad_base():
         run = run_cli("diff", f"--base={bad}", cwd=ROOT)
         err = run.stderr.decode("utf-8")
         assert run.returncode == 1 and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_the_diff_runs_the_chat_corpus_and_names_each_message_a_lock_edit_changes(tmp_path, rulebook):
+    """Allow at most two separators between the mobile's digits: the chat corpus's spaced-dash
+    numbers lose their lock, message by message."""
+    text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
+    old = next(m for m in ("(?:{sep}{0,3}[0-9]){10}",) if m in text)
+    root = edited(tmp_path, "locks/cn_mobile.yaml", (old, old.replace("{0,3}", "{0,2}")))
+    diff = diff_of(rulebook, root)
+    chats = corpus.chat_cases(CASES)
+    assert diff["chat"]["cases"] == len(chats) and diff["chat"]["corpus"]
+    after = load_rulebook(root)
+    messages = {m["id"]: m for _, ms in chats for m in ms}
+    changed = {m["message"] for c in diff["chat"]["changes"] for m in c["messages"]}
+    expected = {mid for mid, m in messages.items() if lock_messages([m], rulebook) != lock_messages([m], after)}
+    assert changed == expected and expected
+    out = lines(diff)
+    assert any(line.startswith("chat (tests/cases/lock_chat*): ") for line in out)
+    assert f"{len(diff['chat']['changes'])} chat conversation(s)" in out[-1]
+
+
+def test_the_diff_runs_the_findings_corpus_over_an_edited_transition_table(tmp_path, rulebook):
+    """Drop one method from the independent-support guard: each call sequence whose call relied on it
+    now shows that call refused by the guard, at the call, with the move it checked."""
+    table = rulebook.table("finding_states")
+    guard = table.guards["independent-support"]
+    methods = next(t.arg for t in _tests(guard.when) if t.op == "in")
+    runs = corpus_runs.findings_runs(rulebook, CASES)
+    used = [m[4]["basis"] for run in runs.values() for step in run["steps"] for m in step["moves"]
+            if m[-1] is None and "independent-support" in getattr(table.machines[m[1]].find(m[2], m[3]), "guards", ())]
+    method = next(b["method"] for basis in used for b in basis if b.get("relation") == "supports" and b["method"] in methods)
+    listed = "[" + ", ".join(methods) + "]"
+    root = edited(tmp_path, "rules/finding_states.yaml", (listed, "[" + ", ".join(m for m in methods if m != method) + "]"))
+    diff = diff_of(rulebook, root)
+    part = diff["transitions"]
+    assert part["corpus"] == "findings" and part["cases"] == len(runs)
+    calls = [call for c in part["changes"] for call in c["calls"]]
+    assert any(call["after"] and call["after"]["guard"] == "independent-support" for call in calls)
+    out = "\n".join(lines(diff))
+    assert "transitions (tests/cases/findings): " in out and "(guard independent-support)" in out
+
+
+def test_the_edited_list_names_a_schema_file_too(tmp_path, rulebook):
+    path = "schemas/finding-ledger.transition-facts.v1.schema.json"
+    text = (ROOT / path).read_text(encoding="utf-8")
+    root = edited(tmp_path, path, ('"title": "', '"title": "(edited) '))
+    assert text.count('"title": "') == 1
+    diff = diff_of(rulebook, root)
+    assert {"table": None, "file": path, "change": "edited"} in diff["edited"]
+    assert f"edited: {path} (schema, edited)" in lines(diff)
+
+
+def _tests(cond):
+    if cond.kind == "test":
+        yield cond
+        inner = cond.inner()
+        if inner is not None:
+            yield from _tests(inner)
+    for child in cond.children:
+        yield from _tests(child)

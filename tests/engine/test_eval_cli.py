@@ -114,11 +114,37 @@ def test_test_refuses_an_unknown_table_or_row():
 
 
 def test_lint_covers_every_decision_table(book):
+    from groundrules.lint import lint
     out = run("lint").stdout.decode("utf-8")
+    covered = {t.id: c for t, _, _, c in lint(ROOT, cases=ROOT / "tests" / "cases").coverage}
     for table, _, _ in book.decision_tables():
         assert re.search(rf"^coverage: {re.escape(table.id)}: ", out, re.MULTILINE), table.id
-        if not (ROOT / "tests" / "cases" / table.id).is_dir():
+        if covered[table.id] is None:
             assert f"coverage: {table.id}: no case corpus" in out
+        else:
+            assert f"coverage: {table.id}: no case corpus" not in out
+
+
+def test_lint_covers_every_table_the_report_covers(book):
+    """Lint's coverage runs the corpora the report runs: the merge tables over the fold corpus, and
+    every row the report saw fire holds on some case in lint's count too."""
+    from groundrules.lint import lint
+    from groundrules.report.coverage import decision_coverage
+    cases = ROOT / "tests" / "cases"
+    report = lint(ROOT, cases=cases)
+    covered = {t.id: c for t, _, _, c in report.coverage}
+    for table_id, seen in decision_coverage(book, cases).items():
+        mine = covered[table_id]
+        assert mine is not None and mine.cases == seen.cases, table_id
+        held = {row.id: n for row, n in mine.rows}
+        assert all(held[row] > 0 for row in seen.fired if row != "default"), table_id
+    kinds = {c.table: c for c in report.kind_coverage}
+    assert set(kinds) == {t for t, k in book.kinds.items() if k in ("lock_patterns", "transition_table")}
+    for c in kinds.values():
+        assert c.cases > 0 and c.items
+    out = run("lint").stdout.decode("utf-8")
+    assert "coverage: merge.resolve: no case corpus" not in out
+    assert re.search(r"^coverage: finding_states: rules/finding_states\.yaml:\d+:\d+: transition ", out, re.MULTILINE)
 
 
 def test_lint_names_a_test_that_never_fails_over_the_corpus(book, tmp_path):

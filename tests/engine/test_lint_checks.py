@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cli_inproc import run_cli
 from groundrules import load_rulebook
@@ -164,3 +165,144 @@ def test_the_lint_command_prints_each_silent_mistake_at_its_line(root):
     out = run.stdout.decode("utf-8")
     assert run.returncode == 1 and "Traceback" not in out + run.stderr.decode("utf-8")
     assert re.search(rf"^rules/finding_states\.yaml:{line}:\d+: unknown-operation: ", out, re.MULTILINE), out
+
+
+def _line(root: Path, file: str, needle: str, after: str = "") -> int:
+    text = (root / file).read_text(encoding="utf-8")
+    return text[:text.index(needle, text.index(after) if after else 0)].count("\n") + 1
+
+
+def test_a_row_within_an_earlier_rows_in_list_is_shadowed(root):
+    # `first_value` now also takes declined slots: `volunteered_after_decline` (eq: declined) is dead
+    edit(root, "rules/merge.yaml", "      when: {field: current.status, eq: empty}\n",
+         "      when: {field: current.status, in: [empty, declined]}\n")
+    line = _line(root, "rules/merge.yaml", "      when: {field: current.status, eq: declined}")
+    [problem] = [p for p in lint(root).problems if p.code == "shadowed-row"]
+    assert (problem.file, problem.line) == ("rules/merge.yaml", line)
+    assert "current.status eq \"declined\" lies within current.status in [\"empty\", \"declined\"]" in problem.message
+
+
+@pytest.mark.parametrize("earlier, later, dead", [
+    ("{field: current.rank, gt: 0}", "{field: current.rank, ge: 1}", True),
+    ("{field: current.rank, ge: 2}", "{field: current.rank, gt: 2}", True),
+    ("{field: current.rank, gt: 2}", "{field: current.rank, ge: 2}", False),
+    ("{field: current.rank, exists: true}", "{field: current.rank, eq: 3}", True),
+    ("{field: event.slot, ne: phone}", "{field: event.slot, in: [email, qq]}", True),
+    ("{field: event.slot, ne: phone}", "{field: event.slot, in: [email, phone]}", False),
+    ("{field: event.slot, not_in: [phone, qq]}", "{field: event.slot, eq: email}", True),
+    ("{field: event.slot, in: [phone, qq]}", "{field: event.slot, ne: email}", False),
+])
+def test_shadowing_reads_ranges_and_membership(root, earlier, later, dead):
+    edit(root, "rules/merge.yaml", "      when: {field: current.status, eq: empty}\n", f"      when: {earlier}\n")
+    edit(root, "rules/merge.yaml", "      when: {field: current.status, eq: declined}\n", f"      when: {later}\n")
+    line = _line(root, "rules/merge.yaml", f"      when: {later}")
+    assert found(root, "shadowed-row") == ([("rules/merge.yaml", line, "error")] if dead else [])
+
+
+def test_a_backtracking_regex_behind_a_literal_or_class_prefix(root):
+    line = edit(root, "rules/support_reason.yaml", "    when: {field: metrics.candidate_count, eq: 0}",
+                "    when: {field: query, matches: '转(\\d|\\d\\d)+$'}")
+    assert found(root, "regex-backtracking") == [("rules/support_reason.yaml", line, "error")]
+    edit(root, "rules/support_reason.yaml", "'转(\\d|\\d\\d)+$'", "'[A-Z](\\d|\\d\\d)+$'")
+    assert found(root, "regex-backtracking") == [("rules/support_reason.yaml", line, "error")]
+
+
+def _kinds(root: Path) -> dict:
+    """lock table file -> the kinds of its patterns, read from the tables."""
+    out = {}
+    for path in sorted((root / "locks").glob("*.yaml")):
+        out[f"locks/{path.name}"] = {p["kind"] for p in yaml.safe_load(path.read_text(encoding="utf-8"))["patterns"]}
+    return out
+
+
+def _lines_naming(root: Path, file: str, pattern: str) -> list[int]:
+    text = (root / file).read_text(encoding="utf-8")
+    return [n for n, line in enumerate(text.splitlines(), 1) if re.search(pattern, line)]
+
+
+def test_a_renamed_lock_kind_leaves_dangling_references_at_their_lines(root):
+    """Rename a kind that other lock tables' rules read and a slot lists: the slot is updated,
+    the rules and their examples are not."""
+    kinds = _kinds(root)
+    readers = {f: _lines_naming(root, f, r"field: kind, (eq|in)") for f in kinds}
+    old = next(k for f, ks in kinds.items() for k in ks
+               if any(k in (root / g).read_text(encoding="utf-8") for g in readers if readers[g] and g != f))
+    owner = next(f for f, ks in kinds.items() if old in ks)
+    edit(root, owner, f"    kind: {old}\n", f"    kind: {old}_renamed\n",
+         (root / owner).read_text(encoding="utf-8").count(f"    kind: {old}\n"))
+    edit(root, "rules/merge.yaml", f"kinds: [{old}]", f"kinds: [{old}_renamed]")
+    problems = [p for p in lint(root).problems if p.code == "dangling-reference"]
+    expected = {(f, n) for f in kinds if f != owner
+                for n in _lines_naming(root, f, rf"\b{old}\b") if not (root / f).read_text(
+                    encoding="utf-8").splitlines()[n - 1].lstrip().startswith("#")}
+    assert expected and {(p.file, p.line) for p in problems} == expected
+    assert all(f"'{old}' names a lock kind" in p.message for p in problems)
+    assert all(f"{old}_renamed" in p.hint for p in problems)
+
+
+def test_a_slot_listing_a_kind_nothing_produces(root):
+    line = edit(root, "rules/merge.yaml", "locks: {kinds: [phone]", "locks: {kinds: [phone, landline]")
+    [problem] = [p for p in lint(root).problems if p.code == "dangling-reference"]
+    assert (problem.file, problem.line, problem.key) == ("rules/merge.yaml", line, "slots.phone.locks.kinds[1]")
+
+
+def test_a_renamed_state_leaves_the_vocabulary_and_the_warnings_table_dangling(root):
+    book = load_rulebook(ROOT)
+    machine, old = "epistemic", book.table("findings_vocabulary").acts_on["refute_state"]
+    assert old in book.table("finding_states").machines[machine].states
+    for f in ("rules/finding_states.yaml", "rules/finding_ledger_acceptance.yaml"):
+        text = (root / f).read_text(encoding="utf-8")
+        (root / f).write_text(re.sub(rf"\b{old}\b", "disproved", text), encoding="utf-8")
+    got = {(p.file, p.line) for p in lint(root).problems if p.code == "dangling-reference"}
+    for f in ("rules/findings_vocabulary.yaml", "rules/findings_warnings.yaml"):
+        lines = _lines_naming(root, f, rf":\s*{old}\b")     # rules, examples' given, the vocabulary
+        assert any("given:" in (root / f).read_text(encoding="utf-8").splitlines()[n - 1] for n in lines + [0]) \
+            or f.endswith("vocabulary.yaml")
+        assert lines and {(f, n) for n in lines} <= got, (f, lines, got)
+
+
+def test_references_are_checked_only_on_a_whole_rulebook(root):
+    edit(root, "rules/merge.yaml", "locks: {kinds: [phone]", "locks: {kinds: [phone, landline]")
+    assert [p for p in lint(root, [root / "rules" / "merge.yaml"]).problems if p.code == "dangling-reference"] == []
+
+
+def test_a_mistyped_guard_literal_is_reported_at_its_line_in_words(root):
+    """(d') A typo in a guard's literal makes its positive example fail: the failure is at the
+    literal's line, names the test and the value read, and dumps no Python dict."""
+    book = load_rulebook(ROOT)
+    guard_id, guard = next((g_id, g) for g_id, g in sorted(book.table("finding_states").guards.items())
+                           if any(t.op == "in" for t in _tests(g.when)))
+    test = next(t for t in _tests(guard.when) if t.op == "in")
+    literal = test.arg[0]
+    line = edit(root, "rules/finding_states.yaml", f"in: [{literal},", f"in: [{literal[:2]}x{literal[2:]},")
+    failing = [p for p in lint(root).problems if p.code == "failing-example"]
+    own = [p for p in failing if p.message.startswith(f"finding_states:{guard_id}:")]
+    assert own and {p.line for p in own} == {line}                 # the guard's examples: at the literal
+    assert all("{'" not in p.message and f'read "{literal}"' in p.message for p in own), own
+    moves = [p for p in failing if p not in own]                   # whole-move examples: at the example,
+    assert all(f"guard '{guard_id}' refused" in p.message for p in moves), moves   # naming the guard
+
+
+def _tests(cond):
+    if cond.kind == "test":
+        yield cond
+        inner = cond.inner()
+        if inner is not None:
+            yield from _tests(inner)
+    for child in cond.children:
+        yield from _tests(child)
+
+
+@pytest.mark.parametrize("old, new, code", [
+    ("    when: {field: metrics.candidate_count, eq: 0}", "    when: {field：metrics.candidate_count, eq: 0}",
+     "full-width-punctuation"),
+    ("    when: {field: metrics.candidate_count, eq: 0}", "    when:\n      field： metrics.candidate_count\n      eq: 0",
+     "yaml-syntax"),
+    ("hit_policy: output_order", "hit_policy： output_order", "yaml-syntax"),
+])
+def test_full_width_punctuation_is_named_at_its_line(root, old, new, code):
+    line = edit(root, "rules/support_reason.yaml", old, new)
+    at = line + new[:new.index("：")].count("\n")
+    [problem] = lint(root).problems
+    assert (problem.code, problem.file, problem.line) == (code, "rules/support_reason.yaml", at)
+    assert "U+FF1A FULLWIDTH COLON" in problem.message and "'eq' is not a combinator" not in problem.message

@@ -44,6 +44,13 @@ def write_tokens(path: Path, callers: dict) -> Path:
 @contextmanager
 def running(service, tokens_file: Path, settings: ServerSettings | None = None) -> Iterator[str]:
     """The /mcp URL of a server for `service` guarded by `tokens_file`, until the block ends."""
+    with serving(service, tokens_file, settings) as (url, _served):
+        yield url
+
+
+@contextmanager
+def serving(service, tokens_file: Path, settings: ServerSettings | None = None) -> Iterator[tuple]:
+    """(URL, the served app: its guard, sessions, dispatcher) of a running server."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((HOST, 0))
@@ -60,7 +67,7 @@ def running(service, tokens_file: Path, settings: ServerSettings | None = None) 
             raise RuntimeError("the HTTP server did not start")
         time.sleep(0.02)
     try:
-        yield f"http://{HOST}:{port}/mcp"
+        yield f"http://{HOST}:{port}/mcp", app
     finally:
         server.should_exit = True
         thread.join(30)

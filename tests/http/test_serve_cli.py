@@ -95,3 +95,66 @@ def test_serve_usage_errors(tmp_path, capsys, argv, words):
     argv = [str(tokens) if a == "TOKENS" else a for a in argv]
     assert main(["serve", "--db", str(tmp_path / "l.db"), *argv]) == 1
     assert words in capsys.readouterr().err
+
+
+@pytest.mark.extended
+def test_sighup_puts_an_edited_table_and_a_new_token_live_with_no_call_failing(tmp_path):
+    """Issue 20, item 4: a table edited under a running server decides once SIGHUP reloads it; calls
+    running meanwhile all answer; a token added with `groundrules tokens add` is taken up too."""
+    import json
+    import shutil
+    import threading
+    from pathlib import Path
+
+    from cli_inproc import run_cli
+    from wire import Wire, envelope
+    root = Path(__file__).resolve().parents[2]
+    rules = tmp_path / "tables"
+    for name in ("rules", "locks", "schemas"):
+        shutil.copytree(root / name, rules / name)
+    tokens = write_tokens(tmp_path / "tokens.yaml", {"tok-a": ("agent-a", "agent", ["alpha"])})
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "--rules", str(rules), "serve", "--http",
+                             f"127.0.0.1:{port}", "--db", str(tmp_path / "ledger.db"), "--tokens", str(tokens),
+                             "--log-format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    context = json.loads((root / "schemas/examples/support_reason/cq-shenlun-partial.json").read_text("utf-8"))
+    try:
+        wait_for(lambda: proc.poll() is not None or status(url, "nobody") == 401, "the server")
+        wire = Wire(url, "tok-a")
+        before = envelope(wire.call(None, "explain_support", {"context": context}))
+        failures: list = []
+        stop = threading.Event()
+
+        def hammer() -> None:
+            mine = Wire(url, "tok-a")
+            while not stop.is_set():
+                answer = envelope(mine.call(None, "explain_support", {"context": context}))
+                if not answer["ok"]:
+                    failures.append(answer)
+        threads = [threading.Thread(target=hammer) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        table = rules / "rules" / "support_reason.yaml"
+        label = before["data"]["primary_label"]
+        table.write_text(table.read_text("utf-8").replace(label, label + "（已改）", 1), encoding="utf-8")
+        added = run_cli("--rules", rules, "tokens", "add", "--principal", "agent-b", "--role", "agent",
+                        "--projects", "alpha", "--file", tokens)
+        new_token = added.stdout.decode().strip()
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: envelope(wire.call(None, "explain_support", {"context": context}))["data"]["primary_label"]
+                 == label + "（已改）", "the edited table to decide")
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+        assert failures == []
+        after = envelope(Wire(url, new_token).call(None, "explain_support", {"context": context}))
+        assert after["ok"] and after["rulebook"] != before["rulebook"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    started = next(line for line in lines if line["message"] == "groundrules serving")
+    assert started["pid"] == proc.pid and started["rulebook"] == before["rulebook"]
+    assert started["address"] == url and started["stores"] == {"findings": "sqlite", "evidence": "sqlite"}
+    assert any(line["message"] == "rule tables reloaded" and line["rulebook"] == after["rulebook"] for line in lines)

@@ -14,11 +14,13 @@ from .io import emit, emit_text, usage_error
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diff", help="show what a table edit changes over the case corpora",
                        description="Evaluate every decision table on its cases (tests/cases/<table-id>/), "
-                                   "the lock tables on the conversations of tests/cases/locks/ and the fold "
-                                   "on the payloads of tests/cases/fold/, with the tables of BASE and with "
-                                   "the current ones, and print each case whose outcome changed: primary "
-                                   "code, codes added/removed/reordered, and every changed sentence as "
-                                   "'-' (before) and '+' (after) lines.")
+                                   "the lock tables on the conversations of tests/cases/locks/ and the chat "
+                                   "corpora (tests/cases/lock_chat*/), the fold on the payloads of "
+                                   "tests/cases/fold/ and the finding ledger (its transition tables) on the "
+                                   "call sequences of tests/cases/findings/, with the tables of BASE and with "
+                                   "the current ones; list every edited table and schema file, and print each "
+                                   "case whose outcome changed: primary code, codes added/removed/reordered, "
+                                   "and every changed sentence as '-' (before) and '+' (after) lines.")
     p.add_argument("--base", required=True, metavar="DIR|REV",
                    help="a folder holding rules/, locks/, schemas/, or a git revision of this checkout "
                         "(e.g. HEAD)")

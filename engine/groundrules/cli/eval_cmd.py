@@ -1,32 +1,43 @@
-"""`groundrules eval TABLE FILE [--trace]`: one decision table on one JSON value, for the analyst.
+"""`groundrules eval TABLE FILE [--trace]`: any table that decides, on one input, for the analyst.
 
-Text by default: the rows that fired with their outputs, each at its file:line; with --trace every
+A decision table: the rows that fired with their outputs, each at its file:line; with --trace every
 other row too, with the test that failed at its file:line:col, the value it read, and for a list
-operator the item that decided. --json prints the same as an envelope.
+operator the item that decided. A lock table: each pattern's gate, candidates, steps, checks, rules
+and near misses (trace/locks.py). A transition table: the move, the operation, the role and each
+guard (findings/transitions.py). A merge policy: each event's resolve facts and deciding row
+(trace/fold.py). Input that does not fit the table's contract is refused, naming the field at
+fault. --json prints the same as an envelope.
 """
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from .. import canonical
 from ..errors import GroundrulesError, did_you_mean
-from ..tables import location
-from ..yamlsrc import undotted
+from ..trace import INPUTS, fitting, misfit, traceable
+from . import trace_text
 from .io import emit, emit_text, read_json, usage_error
 from .session import rulebook_from
 
 
+MORE_PROBLEMS = 6          # a misfit input: how many of its problems the text names
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="evaluate one decision table on a JSON value (--trace: why each row did or did not fire)",
-                       description="Evaluate decision table TABLE (a table inside another, such as the merge "
-                                   "policy's resolve table, is merge.resolve) on the JSON value in FILE, and "
-                                   "print the rows that fired, each at its file:line.")
-    p.add_argument("table", metavar="TABLE", help="decision table id")
-    p.add_argument("file", metavar="FILE|-", help="JSON value file, or - for stdin")
+    p = sub.add_parser("eval", help="trace one table on one input: why each row, candidate, guard or event "
+                                    "came out as it did",
+                       description="Evaluate TABLE on the JSON input in FILE and print what decided, each at its "
+                                   "file:line. TABLE is a decision table (one inside another, such as the merge "
+                                   "policy's resolve table, is merge.resolve; input: a value of its contract), a "
+                                   "lock table (input: a message, a list of them or {\"messages\": [...]}), a "
+                                   "transition table (input: {machine, from, to, via?, role?, ...facts}) or the "
+                                   "merge policy (input: a fold payload).")
+    p.add_argument("table", metavar="TABLE", help="table id (groundrules eval --help lists the kinds)")
+    p.add_argument("file", metavar="FILE|-", help="JSON input file, or - for stdin")
     p.add_argument("--trace", action="store_true",
-                   help="every row: fired, skipped by the hit policy, or the test that failed and what it read")
+                   help="decision tables and merge policies: every row, fired, skipped by the hit policy, or the "
+                        "test that failed and what it read")
     p.add_argument("--now", metavar="DATETIME",
                    help="the now that date tests compare with (RFC 3339 with offset, e.g. 2024-05-01T08:00:00+08:00); "
                         "the clock is never read")
@@ -36,25 +47,50 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
-    found = {table.id: (table, source, prefix) for table, source, prefix in book.decision_tables()}
-    if args.table not in found:
-        hint = did_you_mean(args.table, found) or "decision tables: " + ", ".join(sorted(found))
-        raise usage_error(f"{args.table}: no such decision table ({hint})")
-    table, source, prefix = found[args.table]
+    kinds = traceable(book)
+    if args.table not in kinds:
+        if args.table in book.kinds:
+            raise usage_error(f"{args.table} is a {book.kinds[args.table]} table, which decides nothing eval can "
+                              f"trace (eval traces: {', '.join(sorted(INPUTS))})")
+        hint = did_you_mean(args.table, kinds) or "tables: " + ", ".join(kinds)
+        raise usage_error(f"{args.table}: no such table ({hint})")
     value = read_json(args.file)
+    kind = kinds[args.table]
     try:
-        decision = table.evaluate(value, trace=args.trace, now=args.now)
+        if kind == "decision_table":
+            return _decision(args, book, value)
+        return TRACERS[kind](args, book, value)
     except GroundrulesError as exc:
+        if exc.code == "USAGE":
+            raise
         if args.json:
             emit(canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version))
         else:
-            emit_text(f"{table.id}: {exc.code}: {exc.message}")
+            rest = exc.details.get("problems", [])[1:MORE_PROBLEMS]
+            emit_text("\n".join([f"{args.table}: {exc.code}: {exc.message}"] + [f"  also: {p}" for p in rest]))
         return 1
 
-    def at(path: tuple) -> str:
-        line, col, _ = location(source, prefix + path)
-        return f"{source.file}:{line}:{col}"
 
+def _refuse_misfit(args: argparse.Namespace, book: Any, contract: str, value: Any) -> None:
+    """Facts that are not a value of the table's input contract are refused, naming each field at
+    fault and the tables whose input they do fit (the wrong table's facts, most often)."""
+    problems = misfit(book, contract, value)
+    if not problems:
+        return
+    others = fitting(book, value, args.table)
+    also = f"; it fits the input of: {', '.join(others)}" if others else ""
+    more = f" ({len(problems)} problems, the first: {problems[0]})" if len(problems) > 1 else f": {problems[0]}"
+    raise GroundrulesError("INVALID_ARGUMENT", f"the input is not a value of {args.table}'s contract "
+                           f"(schemas/{contract}){also}{more}", problems=problems, fits=others)
+
+
+def _decision(args: argparse.Namespace, book: Any, value: Any) -> int:
+    found = {table.id: (table, source, prefix) for table, source, prefix in book.decision_tables()}
+    table, source, prefix = found[args.table]
+    if table.input:
+        _refuse_misfit(args, book, table.input, value)
+    decision = table.evaluate(value, trace=args.trace, now=args.now)
+    at = trace_text.where_of(source, prefix)
     fired = [{"row": f.row.id, "code": f.code, "at": at(f.row.where), "outputs": f.outputs} for f in decision.fired]
     notes = [_located(note, table, at) for note in decision.trace or ()]
     if args.json:
@@ -66,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     lines = [f"{table.id} ({source.file}, hit policy {table.hit_policy}): {len(fired)} row(s) fired"]
     for f in fired:
         lines.append(f"{f['at']}: fired {f['row']} -> {f['code']}")
-        lines += [f"    {key}: {_brief(value)}" for key, value in f["outputs"].items()]
+        lines += [f"    {key}: {trace_text.brief(value)}" for key, value in f["outputs"].items()]
     for note in notes if args.trace else ():
         if note["fired"]:
             continue
@@ -74,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             lines.append(f"{note['at']}: skipped {note['row']}: {note['skipped']}")
         else:
             lines.append(f"{note['at']}: not fired {note['row']}")
-            lines += [f"    {text}" for text in _failure_lines(note["failed"], at)]
+            lines += [f"    {text}" for text in trace_text.failure_lines(note["failed"], at)]
     emit_text("\n".join(lines))
     return 0
 
@@ -84,37 +120,69 @@ def _located(note: dict, table: Any, at) -> dict:
     return {"at": at(row.where), **note}
 
 
-def _failure_lines(failure: dict | None, at, depth: int = 0) -> list[str]:
-    """A failed test in words: where it is, what it compared, what it read; for list operators the
-    item that decided."""
-    if failure is None:
-        return []
-    pad = "  " * depth
-    where = at(undotted(failure["at"]))
-    if failure.get("op") == "any" and "failed" in failure:           # an `any: [...]` of conditions
-        out = [f"{pad}{where}: none of these held:"]
-        for inner in failure["failed"]:
-            out += _failure_lines(inner, at, depth + 1)
-        return out
-    if failure.get("op") == "not":
-        return [f"{pad}{where}: not: the condition inside held"]
-    expected = failure.get("expected")
-    out = [f"{pad}{where}: {failure['field']} {failure['op']} {_brief(expected)}: read {_brief(failure['read'])}"]
-    if "item" in failure:
-        item = failure["item"]
-        if "failed" in item:
-            out.append(f"{pad}  item [{item['index']}] failed:")
-            out += _failure_lines(item["failed"], at, depth + 2)
-        else:
-            out.append(f"{pad}  item [{item['index']}] held: {_brief(item['held'])}")
-    for item in failure.get("items", ()):
-        out.append(f"{pad}  item [{item['index']}] of {failure['of']} failed:")
-        out += _failure_lines(item["failed"], at, depth + 2)
-    if "counted" in failure:
-        out.append(f"{pad}  counted {failure['counted']}")
-    return out
+def _locks(args: argparse.Namespace, book: Any, value: Any) -> int:
+    from ..trace.locks import lock_trace
+    messages = value if isinstance(value, list) else value.get("messages") if isinstance(value, dict) \
+        and "messages" in value else [value]
+    if not isinstance(messages, list):
+        raise usage_error(f"{args.file}: 'messages' must be a list of messages")
+    traces = [lock_trace(book, args.table, m) for m in messages]
+    sources = {t.id: book.sources[t.id] for t in book.of_kind("lock_patterns")}
+    if args.json:
+        emit(canonical.envelope(ok=True, data={"table": args.table, "messages": [
+            trace_text.located_lock_trace(t, sources) for t in traces]}, rulebook=book.version))
+        return 0
+    emit_text("\n".join(line for t in traces for line in trace_text.lock_lines(t, sources)))
+    return 0
 
 
-def _brief(value: Any, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[:limit] + "…"
+def _transitions(args: argparse.Namespace, book: Any, value: Any) -> int:
+    table, source = book.tables[args.table], book.sources[args.table]
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("machine", "from", "to")):
+        raise usage_error(f"{args.file}: the facts of a move name its machine, from and to "
+                          f"({INPUTS['transition_table']})")
+    machine = table.machines.get(value["machine"])
+    if machine is None:
+        raise usage_error(f"{args.file}: no machine '{value['machine']}' in {args.table}"
+                          + _hint(value["machine"], table.machines))
+    for key in ("from", "to"):
+        if value[key] not in machine.states:
+            raise usage_error(f"{args.file}: '{value[key]}' is not a state of machine {value['machine']}"
+                              + _hint(value[key], machine.states))
+    if source.data.get("input"):
+        _refuse_misfit(args, book, source.data["input"], value)
+    facts = {k: v for k, v in value.items() if k not in ("machine", "from", "to", "via", "role")}
+    traced = table.trace(value["machine"], value["from"], value["to"], facts, value.get("via"), value.get("role"))
+    at = trace_text.where_of(source)
+    if args.json:
+        emit(canonical.envelope(ok=True, data=dict(trace_text.located(traced, at), table=args.table),
+                                rulebook=book.version))
+    else:
+        emit_text("\n".join(trace_text.transition_lines(args.table, source.file, traced, at)))
+    return 0
+
+
+def _fold(args: argparse.Namespace, book: Any, value: Any) -> int:
+    from ..trace.fold import fold_trace
+    traced = fold_trace(book, args.table, value)
+    resolve = book.tables[args.table].resolve
+    at = trace_text.where_of(book.sources[args.table], ("resolve",))
+    if args.json:
+        events = [dict(e, trace=[_located(n, resolve, at) for n in e.get("trace", ())]) if "trace" in e else e
+                  for e in traced["events"]]
+        emit(canonical.envelope(ok=True, data={"table": args.table, "resolve": traced["table"], "events": events},
+                                rulebook=book.version))
+        return 0
+    rows = {r.id: r for r in resolve.rows}
+    if resolve.default is not None:
+        rows["default"] = resolve.default
+    emit_text("\n".join(trace_text.fold_lines(args.table, traced, at, rows, args.trace)))
+    return 0
+
+
+def _hint(word: str, choices: Any) -> str:
+    hint = did_you_mean(word, choices)
+    return f" ({hint})" if hint else f" (one of: {', '.join(choices)})"
+
+
+TRACERS = {"lock_patterns": _locks, "transition_table": _transitions, "merge_policy": _fold}

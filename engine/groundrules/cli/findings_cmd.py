@@ -18,6 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "one server at /mcp for many agents, each calling as its bearer token's principal "
                                    "(--tokens). Tools, as each role may call them: " + ", ".join(TOOLS) + ".")
     add_caller_args(s, ledger=True)
+    s.add_argument("--config", metavar="FILE", help="a YAML file of settings: any option of this command (and "
+                   "--rules) by its name with underscores, e.g. 'grace: 10'; each may also be set as an "
+                   "environment variable (GROUNDRULES_GRACE=10). The command line wins over the environment, "
+                   "the environment over the file")
     http = s.add_argument_group("shared server (MCP Streamable HTTP)")
     http.add_argument("--http", metavar="HOST:PORT", help="serve over HTTP at http://HOST:PORT/mcp instead of stdio; "
                       "--project, --operator and --role are then ignored: each token names its caller")
@@ -78,7 +82,7 @@ def run_serve(args: argparse.Namespace) -> int:
         else:
             from ..transports.mcp_http import serve_http
             serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
-                       settings=settings)
+                       settings=settings, rules_root=args.rules)
     finally:
         close(service)
     return 0

@@ -47,6 +47,16 @@ def _evidence() -> ModuleType:
     return evidence_cmd
 
 
+def _decisions() -> ModuleType:
+    from . import decisions_cmd
+    return decisions_cmd
+
+
+def _tokens() -> ModuleType:
+    from . import tokens_cmd
+    return tokens_cmd
+
+
 # command -> the part registering it, in the order `groundrules --help` lists them
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
@@ -54,8 +64,9 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "lint": _rules, "test": _rules, "eval": _rules,
     "diff": _diff,
     "report": _report,
-    "serve": _findings, "findings": _findings,
+    "serve": _findings, "findings": _findings, "tokens": _tokens,
     "evidence": _evidence,
+    "decisions": _decisions, "replay": _decisions,
 }
 
 
@@ -89,7 +100,15 @@ def command_of(argv: list[str]) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_of(argv))
+    command = command_of(argv)
+    parser = build_parser(command)
+    if command == "serve":                  # its settings may come from a file and the environment too
+        from .config import expand
+        try:
+            argv = expand(argv, parser)
+        except GroundrulesError as exc:
+            sys.stderr.write(f"groundrules serve: {exc.message}\n")
+            return 1
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -54,6 +54,8 @@ def run_lint(args: argparse.Namespace) -> int:
     lines = [str(p) if p.severity == "error" else f"{p} [warning]" for p in report.problems]
     for table, source, prefix, coverage in report.coverage:
         lines += coverage_lines(table, source, prefix, coverage)
+    for coverage in report.kind_coverage:
+        lines += kind_coverage_lines(coverage)
     errors = sum(p.severity == "error" for p in report.problems)
     warnings = len(report.problems) - errors
     lines.append(f"lint: {errors} error(s), {warnings} warning(s)")
@@ -61,17 +63,23 @@ def run_lint(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+# a corpus that runs tables inside a part: what one of its cases is
+RUN_BY = {"fold": "fold payload(s)", "findings": "call sequence(s)"}
+
+
 def coverage_lines(table, source, prefix: tuple, coverage) -> list[str]:
     """Per row, how many cases it holds on; per test, those that never held or never failed."""
     head = f"coverage: {table.id}:"
     if coverage is None:
         return [f"{head} no case corpus (put JSON values under tests/cases/{table.id}/ to measure it)"]
+    cases = f"{coverage.cases} case(s)" if not coverage.corpus else \
+        f"{coverage.cases} {RUN_BY.get(coverage.corpus, 'case(s)')} of tests/cases/{coverage.corpus} (the values asked)"
     out = []
     never = [row.id for row, count in coverage.rows if count == 0]
     if never:
-        out.append(f"{head} {len(never)} row(s) fired by none of {coverage.cases} case(s): " + ", ".join(never))
+        out.append(f"{head} {len(never)} row(s) fired by none of {cases}: " + ", ".join(never))
     else:
-        out.append(f"{head} every row fired by at least one of {coverage.cases} case(s)")
+        out.append(f"{head} every row fired by at least one of {cases}")
     out.append(f"{head} rows held on: " + ", ".join(f"{row.id} {count}" for row, count in coverage.rows))
     for row, test, held, failed in coverage.tests:
         if coverage.cases and (held == 0 or failed == 0):
@@ -79,6 +87,23 @@ def coverage_lines(table, source, prefix: tuple, coverage) -> list[str]:
             what = "never held" if held == 0 else "never failed"
             out.append(f"{head} {source.file}:{line}:{col}: row {row.id}: test {test.field} {test.op} {what} "
                        f"over {coverage.cases} case(s)")
+    return out
+
+
+def kind_coverage_lines(cov) -> list[str]:
+    """A lock or transition table over its corpus: one line per item never exercised one way."""
+    head = f"coverage: {cov.table}:"
+    out = [f"{head} over {cov.cases} {cov.unit} of tests/cases/{cov.corpus}"]
+    quiet = []
+    for what, item, path, counts in cov.items:
+        said = ", ".join(f"{k} {v}" for k, v in counts.items())
+        if any(v == 0 for v in counts.values()):
+            line, col, _ = location(cov.source, path)
+            out.append(f"{head} {cov.source.file}:{line}:{col}: {what} {item}: {said}")
+        else:
+            quiet.append(f"{item} ({said})")
+    if quiet:
+        out.append(f"{head} exercised every way: " + ", ".join(quiet))
     return out
 
 

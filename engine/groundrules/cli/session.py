@@ -46,11 +46,42 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
                                                       "(default: the login name)")
     p.add_argument("--role", default=role,
                    help="the caller's role, one of the roles in rules/roles.yaml (default: %(default)s)")
+    decisions = p.add_argument_group("decision log (docs/decision-log.md)")
+    decisions.add_argument("--log-decisions", action="store_true",
+                           help="log every call in the --db database, sealed with the decision key and masked by "
+                                "rules/decision_masking.yaml; the envelope then names its decision")
+    add_key_arg(decisions)
     repro = p.add_argument_group("reproducible ledgers (tests, replays)")
     repro.add_argument("--step-clock", metavar="START", help="read time from a clock that starts at START "
                        "(YYYY-MM-DDTHH:MM:SSZ) and advances one second per reading, instead of the wall clock")
     repro.add_argument("--sequential-ids", metavar="FROM", type=int,
                        help="number new ids FROM+1, FROM+2, … per prefix instead of random ones")
+
+
+def add_key_arg(group) -> None:
+    group.add_argument("--decision-key", metavar="FILE",
+                       help="the decision log's key (32 bytes or more; never stored in the database); default: the "
+                            "file $GROUNDRULES_DECISION_KEY_FILE names, or $GROUNDRULES_DECISION_KEY itself")
+
+
+def decision_key(args: argparse.Namespace):
+    """The decision log's key: --decision-key FILE, else the environment's; a usage error without one."""
+    from ..decisions import crypto
+    if getattr(args, "decision_key", None):
+        return crypto.key_from_file(args.decision_key)
+    key = crypto.key_from_environment()
+    if key is None:
+        raise usage_error("the decision log needs its key: --decision-key FILE, or GROUNDRULES_DECISION_KEY_FILE "
+                          "/ GROUNDRULES_DECISION_KEY in the environment")
+    return key
+
+
+def decision_log(args: argparse.Namespace, book: Rulebook, db):
+    """The decision log on `db`, with --step-clock / --sequential-ids of its own (so that logging
+    never moves the ledgers' clocks or ids)."""
+    from ..decisions.log import DecisionLog
+    options = _reproducible(args)
+    return DecisionLog(db, key=decision_key(args), rulebook=book, ids=options.get("ids"), clock=options.get("clock"))
 
 
 def tool_arguments(book: Rulebook, tool: str, doc: Any, convenience: Callable[[Any], Any]) -> Any:
@@ -79,6 +110,8 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     work in a read-only folder and never create or migrate a database."""
     book = book or rulebook_from(args)
     if not getattr(args, "db", None):
+        if getattr(args, "log_decisions", False):
+            raise usage_error("--log-decisions needs --db: decisions are kept in the ledgers' database")
         return Service(book)
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, RandomIds, SystemClock
@@ -104,7 +137,8 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
             findings.close()
             raise
         evidence = None
-    return Service(book, findings=findings, evidence=evidence)
+    decisions = decision_log(args, book, db) if getattr(args, "log_decisions", False) else None
+    return Service(book, findings=findings, evidence=evidence, decisions=decisions)
 
 
 def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False,
@@ -121,7 +155,8 @@ def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool
 
 
 def close(service: Service) -> None:
-    for ledger in (service.findings, service.evidence):
+    """Close the decision log first (it writes what it still holds), then the ledgers."""
+    for ledger in (service.decisions, service.findings, service.evidence):
         if ledger is not None:
             ledger.close()
 

@@ -45,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             mode.add_argument("--contract", action="store_true", help="print the one-sentence contract text")
             mode.add_argument("--trace", action="store_true",
                               help="print, for every row, whether it fired and else the first failing test")
+        if command == "lock":
+            p.add_argument("--trace", action="store_true",
+                           help="add, per message and lock table, each pattern's gate, candidates, steps, checks, "
+                                "rules and near misses (groundrules eval TABLE FILE prints one table's as text)")
         if command == "verify":
             p.add_argument("--report", action="store_true",
                            help="print the whole report as data (grounding offsets, repairable) instead of the result")
@@ -63,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     arguments = tool_arguments(book, tool, read_json(args.file, input_cap(args)), convenience)
     if args.command_name == "explain" and (args.contract or args.trace):
         return _explain_extra(args, arguments["context"])
+    if args.command_name == "lock" and args.trace:
+        return _lock_trace(args, arguments, book)
     if getattr(args, "report", False) and isinstance(arguments, dict):
         arguments = dict(arguments, report=True)
     return emit_envelope(call_once(args, tool, arguments, book=book))
@@ -81,4 +87,18 @@ def _explain_extra(args: argparse.Namespace, ctx: Any) -> int:
         return 0
     reason, trace = explain_with_trace(ctx, book)
     emit(canonical.envelope(ok=True, data={"support_reason": reason, "trace": trace}, rulebook=book.version))
+    return 0
+
+
+def _lock_trace(args: argparse.Namespace, arguments: Any, book) -> int:
+    """The locks (the lock_message tool's answer) and, per message, why each table found them."""
+    from ..trace.locks import lock_trace
+    from .trace_text import located_lock_trace
+    envelope = call_once(args, "lock_message", arguments, book=book)
+    if not envelope["ok"]:
+        return emit_envelope(envelope)
+    messages = arguments.get("messages") or [arguments.get("message")]
+    sources = {t.id: book.sources[t.id] for t in book.of_kind("lock_patterns")}
+    traces = [located_lock_trace(lock_trace(book, None, m), sources) for m in messages]
+    emit(canonical.envelope(ok=True, data={**envelope["data"], "trace": traces}, rulebook=envelope["rulebook"]))
     return 0

@@ -4,24 +4,27 @@ from __future__ import annotations
 from typing import Any
 
 from .. import canonical
+from .findings import outcome
 
 NONE = "(none)"
 
 
 def lines(diff: dict, cases_label: str = "tests/cases") -> list[str]:
     """Every line of the readable diff, ending with a one-line summary."""
-    out = [f"edited: {e['file']} ({e['table']}, {e['change']})" for e in diff["edited"]]
+    out = [f"edited: {e['file']} ({e['table'] or 'schema'}, {e['change']})" for e in diff["edited"]]
     if not diff["edited"]:
         out.append("edited: no table differs from the base")
     for table in diff["decision_tables"]:
         out += table_lines(table, cases_label)
-    out += corpus_lines("locks", diff["locks"], cases_label)
-    out += corpus_lines("fold", diff["fold"], cases_label)
+    for part in ("locks", "chat", "fold", "transitions"):
+        if part in diff:
+            out += corpus_lines(part, diff[part], cases_label)
     counts = [len(t["changes"]) for t in diff["decision_tables"]]
-    total = sum(counts) + len(diff["locks"]["changes"]) + len(diff["fold"]["changes"])
-    out.append(f"{total} case(s) changed: {sum(counts)} decision-table case(s), "
-               f"{len(diff['locks']['changes'])} conversation(s), {len(diff['fold']['changes'])} fold "
-               f"payload(s) (base {diff['base']} -> {diff['current']})")
+    parts = {part: len(diff[part]["changes"]) for part in ("locks", "chat", "fold", "transitions") if part in diff}
+    total = sum(counts) + sum(parts.values())
+    said = ", ".join(f"{n} {UNITS[part]}" for part, n in parts.items())
+    out.append(f"{total} case(s) changed: {sum(counts)} decision-table case(s), {said} "
+               f"(base {diff['base']} -> {diff['current']})")
     return out
 
 
@@ -41,7 +44,7 @@ def table_lines(table: dict, cases_label: str = "tests/cases") -> list[str]:
     out = [f"{head}: {len(table['changes'])} of {table['cases']} case(s) changed"]
     for c in table["changes"]:
         out.append(f"  {c['case']}")
-        if c["error"]:
+        if c.get("error"):
             out.append(f"    error: {show(c['error']['before'])} -> {show(c['error']['after'])}")
         p = c["primary"]
         out.append(f"    primary: {show(p['before'])} -> {show(p['after'])}" if p["before"] != p["after"]
@@ -75,11 +78,11 @@ def corpus_lines(name: str, part: dict, cases_label: str = "tests/cases") -> lis
     """The lock or fold corpus: its head line, then each changed conversation or payload."""
     unit, case = CORPORA[name]
     if part["corpus"] is None:
-        return [f"{name}: no corpus ({cases_label}/{name}/ does not exist)"]
+        return [f"{name}: no corpus ({cases_label}/{FOLDERS.get(name, name)}/ does not exist)"]
     out = [f"{name} ({cases_label}/{part['corpus']}): {len(part['changes'])} of {part['cases']} {unit} changed"]
     for c in part["changes"]:
         out.append(f"  {c['case']}")
-        if c["error"]:
+        if c.get("error"):
             out.append(f"    refusal: {show(c['error']['before'])} -> {show(c['error']['after'])}")
         out += case(c)
     return out
@@ -128,7 +131,19 @@ def _fold_case(c: dict) -> list[str]:
     return out
 
 
-CORPORA = {"locks": ("conversation(s)", _lock_case), "fold": ("payload(s)", _fold_case)}
+def _findings_case(c: dict) -> list[str]:
+    out = []
+    for call in c["calls"]:
+        out.append(f"    call {call['call']} {call['tool']}")
+        out += _minus_plus(outcome(call["before"]), outcome(call["after"]), "      ")
+    return out
+
+
+CORPORA = {"locks": ("conversation(s)", _lock_case), "chat": ("conversation(s)", _lock_case),
+           "fold": ("payload(s)", _fold_case), "transitions": ("call sequence(s)", _findings_case)}
+UNITS = {"locks": "conversation(s)", "chat": "chat conversation(s)", "fold": "fold payload(s)",
+         "transitions": "call sequence(s)"}
+FOLDERS = {"chat": "lock_chat*", "transitions": "findings"}
 
 
 def _slot(s: dict | None) -> str | None:

@@ -44,9 +44,26 @@ class EvidenceLedger:
         self.project = project
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
+        self._on_redaction: list[Callable[[str, list, list], Any]] = []
+
+    def ping(self) -> None:
+        """Open and end one read transaction (a readiness check); raises when the store cannot."""
+        with self.store.read(self.project):
+            pass
+
+    def with_rulebook(self, rulebook: Rulebook) -> "EvidenceLedger":
+        """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
+        return EvidenceLedger(self.store, ids=self._ids, clock=self._clock, rulebook=rulebook, project=self.project,
+                              redaction_key=self._key)
 
     def close(self) -> None:
         self.store.close()
+
+    def on_redaction(self, listener: Callable[[str, list, list], Any]) -> None:
+        """Call `listener(project, events, removed)` after each redaction commits, `removed` being
+        the personal values it cleared (one {field: value} per record): whoever keeps copies of
+        them elsewhere (the decision log) erases those too."""
+        self._on_redaction.append(listener)
 
     # -- appending ------------------------------------------------------------------------------
     def shaped(self, record: Any, position: int = 0) -> Any:
@@ -270,10 +287,15 @@ class EvidenceLedger:
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
                 events[0]["withdrawn_interpretations"] = withdrawn
+            removed[:] = [json.loads(tx.row(e["record"])["personal"] or "{}") for e in events] \
+                if self._on_redaction else []
             tx.clear([dict(e, json=_dumps(e)) for e in events])
             tx.withdraw(withdrawn, events[0]["id"])
             return events
+        removed: list = []
         events = self.store.run_write(project or self.project, attempt)
+        for listener in self._on_redaction:
+            listener(project or self.project, events, removed)
         self.store.forget()
         return events
 

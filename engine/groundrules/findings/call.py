@@ -27,8 +27,9 @@ class Call:
     """One tool call: its transaction, tables, project, caller, time and ids."""
 
     def __init__(self, book: Rulebook, tx: Any, tool: str, project: str, principal: str, now: str, ids: Ids,
-                 rules_root: Path | None = None):
+                 rules_root: Path | None = None, role: str = ""):
         self.tx, self.tool, self.project, self.principal = tx, tool, project, principal
+        self.role = role                  # the caller's, as Service.call authenticated it: moves may need one
         self.rules_root = rules_root      # the project root rule documents live under (approve_rule)
         self.book = book
         self.vocab = book.table(VOCABULARY_TABLE)
@@ -115,13 +116,13 @@ class Call:
 
     # -- state machines -------------------------------------------------------------------
     def check_move(self, machine: str, source: str, target: str, facts: dict) -> None:
-        blocked = self.states.check(machine, source, target, facts, via=self.tool)
+        blocked = self.states.check(machine, source, target, facts, via=self.tool, role=self.role)
         if blocked is not None:
             extra = {"guard": blocked.guard} if blocked.guard else {}
             raise GroundrulesError(blocked.code, blocked.message, machine=machine, **extra)
 
     def check_stay(self, machine: str, state: str, facts: dict) -> None:
-        blocked = self.states.check_stay(machine, state, facts, via=self.tool)
+        blocked = self.states.check_stay(machine, state, facts, via=self.tool, role=self.role)
         if blocked is not None:
             raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard)
 

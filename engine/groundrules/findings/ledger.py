@@ -51,27 +51,28 @@ class FindingLedger:
     def tools(self) -> tuple[str, ...]:
         return tuple(HANDLERS)
 
-    def run(self, tool: str, arguments: dict, *, project: str, principal: str) -> tuple[dict, list]:
-        """One checked call; (data, warnings) or a GroundrulesError (STORAGE_ERROR for the store)."""
+    def run(self, tool: str, arguments: dict, *, project: str, principal: str, role: str = "") -> tuple[dict, list]:
+        """One checked call; (data, warnings) or a GroundrulesError (STORAGE_ERROR for the store).
+        `role` is the caller's: a transition may be limited to some roles (rules/finding_states.yaml)."""
         try:
-            return self._run(tool, arguments, project, principal)
+            return self._run(tool, arguments, project, principal, role)
         except StorageFailure as exc:
             vocab = self.book.table(VOCABULARY_TABLE)
             raise GroundrulesError("STORAGE_ERROR", vocab.message("storage_error", kind=exc.kind)) from None
 
-    def _run(self, tool: str, arguments: dict, project: str, principal: str) -> tuple[dict, list]:
+    def _run(self, tool: str, arguments: dict, project: str, principal: str, role: str) -> tuple[dict, list]:
         handler = HANDLERS[tool]
         arguments = self._audited(arguments, principal)
         if tool in READS:
             with self.store.read() as tx:
-                data, _ = handler(self._call(tx, tool, project, principal), arguments)
+                data, _ = handler(self._call(tx, tool, project, principal, role), arguments)
             return data, []
         calls: list[Call] = []
 
         def attempt(tx: Any) -> tuple[dict, list]:
             # a store may re-run the call (a serialization failure): each attempt starts afresh,
             # and only the one that committed does its effects outside the database
-            calls.append(self._call(tx, tool, project, principal))
+            calls.append(self._call(tx, tool, project, principal, role))
             return self._write(calls[-1], arguments, handler)
         answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS)
         calls[-1].committed()
@@ -94,8 +95,8 @@ class FindingLedger:
             holder["manual_exception"] = {"approved_by": principal, "reason": exception["reason"]}
         return out
 
-    def _call(self, tx: Any, tool: str, project: str, principal: str) -> Call:
-        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root)
+    def _call(self, tx: Any, tool: str, project: str, principal: str, role: str = "") -> Call:
+        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role)
 
     def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:
         key = arguments.get("idempotency_key")
@@ -111,6 +112,15 @@ class FindingLedger:
         if key is not None:
             call.tx.remember(call.project, key, call.tool, payload, {"data": data, "warnings": warnings}, call.now)
         return data, warnings
+
+    def ping(self) -> None:
+        """Open and end one read transaction (a readiness check); raises when the store cannot."""
+        with self.store.read():
+            pass
+
+    def with_rulebook(self, rulebook: Rulebook) -> "FindingLedger":
+        """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
+        return FindingLedger(self.store, rulebook=rulebook, clock=self.clock, ids=self.ids, rules_root=self.rules_root)
 
     def close(self) -> None:
         self.store.close()

@@ -13,8 +13,8 @@ from typing import Any, Iterator
 
 from ..conditions import Condition, compile_condition, explain_failure
 from ..errors import Fault, did_you_mean
-from ..examples import ExampleResult
-from ..fieldtypes import Contract, contract_of
+from ..examples import ExampleResult, failed_test
+from ..fieldtypes import Contract, check_given, contract_of
 from ..templates import Template, compile_template
 
 REQUIRED_MESSAGES = ("not_allowed", "not_via")
@@ -38,6 +38,7 @@ class Transition:
     via: tuple            # empty: any operation may make the move
     guards: tuple         # guard ids, checked in order
     where: tuple
+    roles: tuple = ()     # empty: any caller role may make the move
 
 
 @dataclass(frozen=True)
@@ -86,28 +87,63 @@ class TransitionTable:
     guards: dict
     messages: dict
     examples: tuple
+    role_refusal_code: str = ""
 
     def machine(self, name: str) -> Machine:
         return self.machines[name]
 
     def check(self, machine: str, source: str, target: str, facts: dict,
-              via: str | None = None) -> Blocked | None:
-        """None when the move is allowed; else the refusal (first failing guard wins)."""
+              via: str | None = None, role: str | None = None) -> Blocked | None:
+        """None when the move is allowed; else the refusal (first failing guard wins). `role` is the
+        caller's, as Service.call authenticated it; guards read it as the fact `role`."""
         m = self.machines[machine]
-        params = {"machine": machine, "from": source, "to": target, "via": via or ""}
+        params = {"machine": machine, "from": source, "to": target, "via": via or "", "role": role or ""}
         move = m.find(source, target)
         if move is None:
             return Blocked(self.refusal_code, "", self.messages["not_allowed"].render(params))
         if move.via and via not in move.via:
             return Blocked(self.refusal_code, "",
                            self.messages["not_via"].render(dict(params, allowed=list(move.via))))
+        if move.roles and role not in move.roles:
+            return Blocked(self.role_refusal_code or self.refusal_code, "",
+                           self.messages["not_role"].render(dict(params, roles=list(move.roles))))
         return self._guarded(m.requires + move.guards, dict(facts, **params))
 
-    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None) -> Blocked | None:
+    def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None,
+                   role: str | None = None) -> Blocked | None:
         """A write that keeps the record in `state` (e.g. a revalidation confirming it) still needs the
         machine's `requires` guards: a superseded record's belief is history, re-confirmed or not."""
-        params = {"machine": machine, "from": state, "to": state, "via": via or ""}
+        params = {"machine": machine, "from": state, "to": state, "via": via or "", "role": role or ""}
         return self._guarded(self.machines[machine].requires, dict(facts, **params))
+
+    def trace(self, machine: str, source: str, target: str, facts: dict, via: str | None = None,
+              role: str | None = None) -> dict:
+        """Why `check` answers what it answers, step by step: the move (or the transitions that leave
+        `source`), the operation, the caller's role, then every guard with the test that failed and
+        the value it read; `result` is `check`'s code ('ok'), `decided_by` the step that refused."""
+        m = self.machines[machine]
+        params = {"machine": machine, "from": source, "to": target, "via": via or "", "role": role or ""}
+        move = m.find(source, target)
+        steps: list[dict] = [{"step": "move", "ok": move is not None,
+                              "transition": move.id if move else None, "where": move.where if move else m.where,
+                              "leaving": [t.id for t in m.transitions if source in t.sources]}]
+        if move is not None:
+            steps.append({"step": "via", "ok": not move.via or via in move.via, "allowed": list(move.via),
+                          "read": via or "", "where": move.where})
+            steps.append({"step": "role", "ok": not move.roles or role in move.roles, "allowed": list(move.roles),
+                          "read": role or "", "where": move.where})
+            value = dict(facts, **params)
+            for guard_id in m.requires + move.guards:
+                guard = self.guards[guard_id]
+                ok = guard.when.test(value)
+                steps.append({"step": "guard", "guard": guard_id, "ok": ok, "code": guard.code,
+                              "required_by": "machine" if guard_id in m.requires else "transition",
+                              "where": guard.where, "failed": None if ok else explain_failure(guard.when, value)})
+        blocked = self.check(machine, source, target, facts, via, role)
+        decided = next((i for i, st in enumerate(steps) if not st["ok"]), None)
+        return {"machine": machine, "from": source, "to": target, "via": via or "", "role": role or "",
+                "steps": steps, "result": "ok" if blocked is None else blocked.code,
+                "decided_by": decided, "message": blocked.message if blocked else ""}
 
     def _guarded(self, guard_ids: tuple, value: dict) -> Blocked | None:
         for guard_id in guard_ids:
@@ -124,17 +160,21 @@ class TransitionTable:
                                     guard.where)
             for n, ex in enumerate(guard.examples, 1):
                 got = guard.when.test(ex["given"])
-                why = ""
-                if got is not ex["passes"] and not got:
-                    why = f"; first failing test: {explain_failure(guard.when, ex['given'])}"
-                yield ExampleResult(f"{self.id}:{guard_id}:{n}", got is ex["passes"],
-                                    "" if got is ex["passes"] else f"expected passes={ex['passes']}, "
-                                    f"got {got}{why}", guard.where + ("examples", n - 1))
+                at = guard.where + ("examples", n - 1)
+                if got is ex["passes"]:
+                    yield ExampleResult(f"{self.id}:{guard_id}:{n}", True, "", at)
+                elif not got:                # a test failed: most likely its literal, so point at it
+                    words, test = failed_test(explain_failure(guard.when, ex["given"]))
+                    yield ExampleResult(f"{self.id}:{guard_id}:{n}", False, f"example {n}{_named(ex)} expects "
+                                        f"passes: true, but {words}", test or at, example=at)
+                else:
+                    yield ExampleResult(f"{self.id}:{guard_id}:{n}", False, f"example {n}{_named(ex)} expects "
+                                        "passes: false, but the guard held", at)
         for n, ex in enumerate(self.examples, 1):
-            refusal = self.check(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"))
-            got = "ok" if refusal is None else refusal.code
+            traced = self.trace(ex["machine"], ex["from"], ex["to"], ex["given"], ex.get("via"), ex.get("role"))
+            got = traced["result"]
             yield ExampleResult(f"{self.id}:examples:{n}", got == ex["result"],
-                                "" if got == ex["result"] else f"expected {ex['result']}, got {got}",
+                                "" if got == ex["result"] else f"expected {ex['result']}, got {got}{_why(traced)}",
                                 ("examples", n - 1))
 
     def lint_faults(self) -> list[Fault]:
@@ -163,6 +203,22 @@ class TransitionTable:
         return out
 
 
+def _why(traced: dict) -> str:
+    """`: guard 'g' refused: <its failing test>`, or the step that refused the move."""
+    if traced["decided_by"] is None:
+        return ""
+    step = traced["steps"][traced["decided_by"]]
+    if step["step"] == "guard":
+        return f": guard '{step['guard']}' refused: {failed_test(step['failed'])[0]}"
+    if step["step"] == "move":
+        return f": no transition moves {traced['from']} to {traced['to']} (leaving it: {', '.join(step['leaving']) or 'none'})"
+    return f": {step['step']} {step['read'] or '(none)'} is not one of {', '.join(step['allowed'])}"
+
+
+def _named(example: dict) -> str:
+    return f" ({example['name']})" if example.get("name") else ""
+
+
 def _reachable(m: Machine) -> set:
     seen = {m.initial}
     frontier = [m.initial]
@@ -184,10 +240,16 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
         ctx.fault("code-not-in-contract", f"refusal code '{data['refusal_code']}' is not in "
                   f"{data['codes_enum']}", ("refusal_code",), did_you_mean(data["refusal_code"], enum))
     messages = {}
-    for name in REQUIRED_MESSAGES:
+    roles_named = any("roles" in t for m in data["machines"].values() for t in m.get("transitions", ()))
+    for name in REQUIRED_MESSAGES + (("not_role",) if roles_named else ()):
         if name not in data.get("messages", {}):
             ctx.fault("missing-message", f"messages.{name} is required", ("messages",),
                       f"add messages: {{{name}: <one sentence>}}")
+    role_code = data.get("role_refusal_code", "")
+    if role_code and enum is not None and role_code not in enum + _surface_codes(ctx):
+        ctx.fault("code-not-in-contract", f"role refusal code '{role_code}' is neither in {data['codes_enum']} "
+                  "nor a code of the registry (envelope.v1 surface_error_code)", ("role_refusal_code",),
+                  did_you_mean(role_code, enum + _surface_codes(ctx)))
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
         if tmpl is not None:
@@ -204,6 +266,7 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
             machines[name] = machine
     for n, ex in enumerate(data.get("examples", ())):
         where = ("examples", n)
+        check_given(ex["given"], contract, where + ("given",), faults)
         m = machines.get(ex["machine"])
         if m is None:
             ctx.fault("unknown-machine", f"example names machine '{ex['machine']}'", where + ("machine",),
@@ -213,13 +276,13 @@ def compile_transition_table(data: dict, ctx) -> TransitionTable | None:
             if ex[key] not in m.states:
                 ctx.fault("unknown-state", f"example names state '{ex[key]}', not a state of "
                           f"'{ex['machine']}'", where + (key,), did_you_mean(ex[key], m.states))
-        if ex["result"] != "ok" and enum is not None and ex["result"] not in enum:
+        if ex["result"] not in ("ok", role_code) and enum is not None and ex["result"] not in enum:
             ctx.fault("code-not-in-contract", f"example expects '{ex['result']}', not 'ok' nor a known code",
                       where + ("result",), did_you_mean(ex["result"], list(enum) + ["ok"]))
     if any(f.severity == "error" for f in faults[before:]):
         return None
     return TransitionTable("transition_table", data["id"], ctx.source.file, data["refusal_code"],
-                           machines, guards, messages, tuple(data.get("examples", ())))
+                           machines, guards, messages, tuple(data.get("examples", ())), role_code)
 
 
 def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx) -> Guard | None:
@@ -235,6 +298,8 @@ def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ct
         ctx.fault("code-not-in-contract", f"guard code '{raw['code']}' is not a known refusal code",
                   where + ("code",), did_you_mean(raw["code"], enum))
     message = compile_template(raw["message"], where + ("message",), ctx.faults)
+    for n, ex in enumerate(raw.get("examples", ())):
+        check_given(ex["given"], contract, where + ("examples", n, "given"), ctx.faults)
     if len(ctx.faults) != before:
         return None
     return Guard(guard_id, cond, raw["code"], message, tuple(raw.get("examples", ())), where)
@@ -277,7 +342,7 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
                 ctx.fault("self-transition", f"transition '{t['id']}' moves '{state}' to itself", at,
                           "a move must change the state")
         transitions.append(Transition(t["id"], tuple(t["from"]), t["to"], tuple(t.get("via", ())),
-                                      tuple(t.get("guards", ())), at))
+                                      tuple(t.get("guards", ())), at, tuple(t.get("roles", ()))))
     pairs: dict = {}
     for t in transitions:
         for state in t.sources:
@@ -289,6 +354,12 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx) -> Machine | None:
         return None
     return Machine(name, raw["initial"], tuple(raw.get("terminal", ())), states,
                    tuple(raw.get("requires", ())), tuple(transitions), where)
+
+
+def _surface_codes(ctx) -> tuple:
+    """The tool registry's own refusal codes (PERMISSION_DENIED, ...), from the envelope contract."""
+    defs = (ctx.schemas.get("envelope.v1.schema.json") or {}).get("$defs", {})
+    return tuple(alt.get("const") for alt in defs.get("surface_error_code", {}).get("oneOf", ()))
 
 
 def _codes_enum(data: dict, ctx) -> tuple | None:

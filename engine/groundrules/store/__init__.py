@@ -1,7 +1,7 @@
-"""Persistence for the two ledgers, apart from their domain rules.
+"""Persistence for the two ledgers and the decision log, apart from their domain rules.
 
 A store keeps and finds rows in one transaction at a time; it knows no state, guard or policy.
-`open_finding_store(db)` / `open_evidence_store(db)` pick the backend from what `db` names: a
+`open_finding_store(db)` / `open_evidence_store(db)` / `open_decision_store(db)` pick the backend from what `db` names: a
 `postgresql://` (or `postgres://`) URI is PostgreSQL (the `postgres` extra), a file path (or
 ':memory:') is SQLite.
 """
@@ -35,3 +35,12 @@ def open_evidence_store(db: str | Path | None = None, **options: Any):
         return PostgresEvidenceStore(str(db), **options)
     from .evidence_sqlite import SqliteEvidenceStore
     return SqliteEvidenceStore(db, **options)
+
+
+def open_decision_store(db: str | Path, **options: Any):
+    """The decision log's store for `db` (the ledgers' database)."""
+    if is_postgres(db):
+        from .decisions_postgres import PostgresDecisionStore
+        return PostgresDecisionStore(str(db), **options)
+    from .decisions_sqlite import SqliteDecisionStore
+    return SqliteDecisionStore(db, **options)

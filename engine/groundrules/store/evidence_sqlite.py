@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .. import abandon
+from .. import abandon, attempts
 from . import sqlite_base
 from .sqlite_base import failures
 
@@ -126,6 +126,7 @@ class SqliteEvidenceStore:
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:
         with self._lock, failures():
+            attempts.attempt()
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield EvidenceTx(self.conn, project)

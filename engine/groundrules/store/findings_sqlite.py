@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .. import abandon
+from .. import abandon, attempts
 from ..errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
@@ -219,6 +219,7 @@ class SqliteFindingStore:
         """One write transaction: committed when the block ends, rolled back on any exception,
         including a COMMIT that fails."""
         with self._lock, failures():
+            attempts.attempt()
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield FindingTx(self.conn)

@@ -48,7 +48,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from .. import abandon
+from .. import abandon, attempts
 from ..errors import StorageFailure
 
 T = TypeVar("T")
@@ -106,6 +106,7 @@ class PostgresStore:
         """One transaction on a pooled connection, its statements batched (see
         Statements): BEGIN and the gate's lock leave with the first statement that is read, COMMIT
         with the last ones, and the block returns once the server has committed."""
+        attempts.attempt()
         with failures(), self.pool.connection() as conn:
             statements = Statements(conn)
             try:

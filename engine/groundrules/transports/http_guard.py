@@ -19,7 +19,9 @@ import anyio
 import mcp_types as types
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..api import Caller, Service
+from ..api import Caller
+from .dispatch import Dispatcher
+from .http_ops import REQUEST_ID, request_id
 from .http_sessions import FairSessionManager, principal_of
 from .mcp_tools import non_object_arguments
 from .settings import ServerSettings
@@ -34,9 +36,9 @@ class _Disconnected(Exception):
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, *, service: Service, limits: WireLimits, settings: ServerSettings,
+    def __init__(self, app: ASGIApp, *, dispatcher: Dispatcher, limits: WireLimits, settings: ServerSettings,
                  sessions: FairSessionManager, caller: Callable[[], Caller]):
-        self.app, self.service, self.limits, self.settings = app, service, limits, settings
+        self.app, self.dispatcher, self.limits, self.settings = app, dispatcher, limits, settings
         self.sessions, self.caller = sessions, caller
         self.draining = False
         self._in_flight: set[tuple[str, Any]] = set()
@@ -46,6 +48,9 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        rid = request_id(_header(scope, b"x-request-id"))
+        REQUEST_ID.set(rid)
+        send = _with_header(send, b"x-request-id", rid.encode())
         if self.draining:
             await _error(send, 503, None, SERVER_ERROR, "the server is shutting down; retry on another", close=True)
             return
@@ -96,7 +101,7 @@ class Guard:
                          f"this caller holds {self.sessions.per_principal} open sessions, its share: "
                          "close one (DELETE) or let an idle one expire")
             return
-        answer = non_object_arguments(self.service, value, self.caller())
+        answer = non_object_arguments(self.dispatcher.service, value, self.caller())
         if answer is not None:
             await _respond(send, 200, {"jsonrpc": "2.0", "id": message_id, "result": answer})
             return
@@ -126,6 +131,14 @@ async def _body(receive: Receive, cap: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def _with_header(send: Send, name: bytes, value: bytes) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = dict(message, headers=[*message.get("headers", []), (name, value)])
+        await send(message)
+    return sending
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

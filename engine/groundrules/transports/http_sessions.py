@@ -7,6 +7,7 @@ the server drains, admits none and can close every session (their GET streams wi
 """
 from __future__ import annotations
 
+import contextvars
 from collections import Counter
 from typing import Any
 
@@ -15,15 +16,33 @@ from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 
+_ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("groundrules_session_role", default="")
+
+
 class FairSessionManager(StreamableHTTPSessionManager):
     def __init__(self, app: Any, *, per_principal: int, **options: Any):
         super().__init__(app, **options)
         self.per_principal = per_principal
         self.draining = False
         self._held: Counter = Counter()
+        self._roles: dict[str, str] = {}
 
     def held_by(self, principal: str) -> int:
         return self._held[principal]
+
+    def held_by_role(self) -> dict[str, int]:
+        """Open sessions per role of the principals holding them (for metrics: no principal named)."""
+        out: Counter = Counter()
+        for principal, count in self._held.items():
+            out[self._roles.get(principal, "")] += count
+        return dict(out)
+
+    async def _handle_stateful_request(self, scope: Any, receive: Any, send: Any) -> None:
+        token = _ROLE.set(role_of(scope))
+        try:
+            await super()._handle_stateful_request(scope, receive, send)
+        finally:
+            _ROLE.reset(token)
 
     def owner_of(self, session_id: str) -> str | None:
         """The principal that opened a live session, or None when no such session is open."""
@@ -39,6 +58,7 @@ class FairSessionManager(StreamableHTTPSessionManager):
         transport = super()._admit_session(requestor)
         if transport is not None:
             self._held[principal] += 1
+            self._roles[principal] = _ROLE.get()
         return transport
 
     async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
@@ -48,6 +68,7 @@ class FairSessionManager(StreamableHTTPSessionManager):
             self._held[owner] -= 1
             if not self._held[owner]:
                 del self._held[owner]
+                self._roles.pop(owner, None)
 
     async def close_all(self) -> None:
         """End every open session (a drained server's last step: GET streams close with them)."""
@@ -59,3 +80,10 @@ def principal_of(scope: dict) -> str:
     """The authenticated principal of a request ('' when none)."""
     user = scope.get("user")
     return authorization_context(user)["client_id"] if isinstance(user, AuthenticatedUser) else ""
+
+
+def role_of(scope: dict) -> str:
+    """The role the request's verified token grants ('' when none)."""
+    user = scope.get("user")
+    claims = user.access_token.claims if isinstance(user, AuthenticatedUser) else None
+    return str((claims or {}).get("role", ""))

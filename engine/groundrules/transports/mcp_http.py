@@ -10,10 +10,12 @@ tokens file; a bad file keeps the grants in force and logs why.
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -26,10 +28,12 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from .. import rulebook as rulebooks
 from ..api import Caller, Service
-from ..errors import GroundrulesError
+from ..errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
 from .http_guard import Guard
+from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
 from .http_serve import run
 from .http_sessions import FairSessionManager
 from .mcp_tools import ToolServer, wire_limits
@@ -64,7 +68,7 @@ class GrantsVerifier(TokenVerifier):
             log.error("tokens file not reloaded, the previous grants stay in force: %s", exc.message)
             return False
         self.grants = grants
-        log.warning("tokens file reloaded: %d token(s)", len(grants.by_digest))
+        log.info("tokens file reloaded: %d token(s)", len(grants.by_digest))
         return True
 
 
@@ -91,13 +95,14 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
 
 @dataclass
 class Served:
-    """The ASGI app of the shared server and the parts a stop drains: its guard (takes nothing new),
-    its sessions (closed last), its dispatcher (calls in flight)."""
+    """The ASGI app of the shared server and the parts a stop drains and a reload swaps: its guard
+    (takes nothing new), its sessions (closed last), its dispatcher (calls in flight; the service)."""
 
     app: Starlette
     guard: Guard
     sessions: FairSessionManager
     dispatcher: Dispatcher
+    metrics: Metrics | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
@@ -107,31 +112,106 @@ class Served:
         """A call is running or a POST is being answered."""
         return self.guard.posts > 0 or self.dispatcher.running > 0
 
+    def swap(self, service: Service) -> None:
+        """Decide every new call by `service` (a rule reload); calls running finish on the old one."""
+        self.guard.limits = wire_limits(service)
+        self.dispatcher.service = service
 
-def http_app(service: Service, verifier: GrantsVerifier, *, host: str, port: int,
+
+def http_app(service: Service, verifier: TokenVerifier, *, host: str, port: int,
              allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None) -> Served:
-    """The ASGI app: the registry's tools at /mcp behind the token check, the guard and the Host check."""
+    """The ASGI app: the registry's tools at /mcp behind the token check, the guard and the Host
+    check; /healthz, /readyz and /metrics beside it."""
     settings = settings or ServerSettings()
     dispatcher = Dispatcher(service, settings)
     server = ToolServer(service, token_caller, dispatcher=dispatcher)
     sessions = FairSessionManager(server._lowlevel_server, per_principal=settings.sessions_per_principal,
-                                  json_response=True, security_settings=security(host, port, allowed_hosts),
+                                  json_response=True, stateless=settings.stateless,
+                                  security_settings=security(host, port, allowed_hosts),
                                   session_idle_timeout=settings.session_idle_s, max_sessions=settings.max_sessions,
                                   max_request_body_size=wire_limits(service).message_bytes)
-    guard = Guard(StreamableHTTPASGIApp(sessions), service=service, limits=wire_limits(service), settings=settings,
-                  sessions=sessions, caller=token_caller)
+    guard = Guard(StreamableHTTPASGIApp(sessions), dispatcher=dispatcher, limits=wire_limits(service),
+                  settings=settings, sessions=sessions, caller=token_caller)
     app = Starlette(routes=[Route(PATH, endpoint=RequireAuthMiddleware(guard, [], None))],
                     middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
                                 Middleware(AuthContextMiddleware)],
                     lifespan=lambda _app: sessions.run())
-    return Served(app, guard, sessions, dispatcher)
+    served = Served(app, guard, sessions, dispatcher)
+    served.metrics = Metrics(served)
+    dispatcher.observer = CallLog(served.metrics)
+    metrics_token = _read_secret(settings.metrics_token_file) if settings.metrics_token_file else None
+    app.router.routes.extend(ops_routes(served, served.metrics, metrics_token))
+    return served
 
 
-def serve_http(service: Service, tokens_file: str | Path, *, host: str, port: int,
-               allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None) -> None:
-    """Serve until SIGINT/SIGTERM (a drain: see http_serve); SIGHUP re-reads the tokens file."""
+class Reloader:
+    """SIGHUP: the tokens file and the rule tables read again, each swapped in whole or not at all."""
+
+    def __init__(self, served: Served, verifier: GrantsVerifier, rules_root: str | Path | None):
+        self.served, self.verifier, self.rules_root = served, verifier, rules_root
+        self._lock = threading.Lock()
+
+    def __call__(self, *_signal: Any) -> None:
+        threading.Thread(target=self.reload, name="groundrules-reload", daemon=True).start()
+
+    def reload(self) -> bool:
+        """True when the rule tables were swapped; a table that fails keeps the rulebook in force.
+        The tokens file is read after them, against the roles of the rulebook in force."""
+        with self._lock:
+            swapped = self._reload_rules()
+            self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
+            self.verifier.reload()
+            return swapped
+
+    def _reload_rules(self) -> bool:
+        current = self.served.dispatcher.service
+        try:
+            fresh = current.with_rulebook(rulebooks.load(self.rules_root))
+        except RulesError as exc:
+            log.error("rule tables not reloaded; rulebook %s stays in force", current.book.version,
+                      extra={"fields": {"problems": [str(p) for p in exc.problems]}})
+            return False
+        except GroundrulesError as exc:
+            log.error("rule tables not reloaded (%s); rulebook %s stays in force", exc.message, current.book.version)
+            return False
+        self.served.swap(fresh)
+        log.info("rule tables reloaded", extra={"fields": {"rulebook": fresh.book.version,
+                                                           "previous": current.book.version}})
+        return True
+
+
+def serve_http(service: Service, tokens_file: str | Path, *, host: str, port: int, allowed_hosts: Iterable[str] = (),
+               settings: ServerSettings | None = None, rules_root: str | Path | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (a drain: see http_serve); SIGHUP reloads the tokens file and the
+    rule tables under `rules_root` (the bundled ones when None)."""
     settings = settings or ServerSettings()
+    configure_logging(settings.log_format)
     verifier = GrantsVerifier(tokens_file, service.roles.roles)
     served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings)
-    signal.signal(signal.SIGHUP, lambda *_: verifier.reload())
+    signal.signal(signal.SIGHUP, Reloader(served, verifier, rules_root))
+    log.info("groundrules serving", extra={"fields": {
+        "address": f"http://{_url_host(host)}:{port}{PATH}", "pid": os.getpid(), "rulebook": service.book.version,
+        "stores": {name: _store_kind(getattr(service, name)) for name in ("findings", "evidence")},
+        "transports": ["streamable-http"], "stateless": settings.stateless}})
     run(served, host=host, port=port, settings=settings)
+
+
+def _store_kind(ledger: Any) -> str:
+    if ledger is None:
+        return "none"
+    return "postgresql" if hasattr(ledger.store, "pool") else "sqlite"
+
+
+def _read_secret(path: str) -> str:
+    try:
+        secret = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GroundrulesError("USAGE", f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") \
+            from None
+    if len(secret) < 16:
+        raise GroundrulesError("USAGE", f"{path}: a metrics token has at least 16 characters")
+    return secret
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -30,14 +30,13 @@ class ToolServer(MCPServer):
     def __init__(self, service: Service, caller: Callable[[], Caller], *, dispatcher: Dispatcher | None = None,
                  **settings: Any):
         super().__init__(SERVER_NAME, log_level="WARNING", **settings)
-        self._service = service
         self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
 
     async def list_tools(self) -> list[MCPTool]:
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema)
-                for t in self._service.listings(self._caller())]
+                for t in self._dispatcher.service.listings(self._caller())]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         return result_of(await self._dispatcher.call(name, arguments, self._caller()))

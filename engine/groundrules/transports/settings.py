@@ -1,13 +1,16 @@
 """What an operator sets on the shared HTTP server: how much each caller may hold, how long a
-client may dawdle, how long a stop waits. Defaults keep one principal far from the global caps.
-Each setting is an option of `groundrules serve --http` (`--sessions-per-principal 64`)."""
+client may dawdle, how long a stop waits, how it logs. Defaults keep one principal far from the
+global caps. Each setting is an option of `groundrules serve --http` (`--sessions-per-principal 64`)."""
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field, fields
+from typing import Any
+
+LOG_FORMATS = ("text", "json")
 
 
-def _setting(default: float, help_text: str) -> float:
+def _setting(default: Any, help_text: str) -> Any:
     return field(default=default, metadata={"help": help_text})
 
 
@@ -25,11 +28,23 @@ class ServerSettings:
     body_timeout_s: float = _setting(30.0, "seconds for a request body to arrive")
     keep_alive_s: float = _setting(5.0, "seconds an idle keep-alive connection stays open")
     grace_s: float = _setting(10.0, "on SIGTERM, seconds the calls in flight may take to finish")
+    stateless: bool = _setting(False, "keep no session: every request stands alone, so any number of servers "
+                                      "behind a plain balancer can share one PostgreSQL")
+    log_format: str = _setting("text", "one line per call and event, as text or json")
+    metrics_token_file: str | None = _setting(None, "a file holding the bearer token /metrics asks for "
+                                                    "(without it /metrics is open)")
 
     def __post_init__(self) -> None:
         for item in fields(self):
-            if not getattr(self, item.name) > 0:
+            value = getattr(self, item.name)
+            if _kind(item) in (int, float) and not value > 0:
                 raise ValueError(f"{option(item.name)} must be a positive number")
+        if self.log_format not in LOG_FORMATS:
+            raise ValueError(f"{option('log_format')} is one of: {', '.join(LOG_FORMATS)}")
+
+
+def _kind(item: Any) -> type:
+    return {"int": int, "float": float, "bool": bool}.get(str(item.type), str)
 
 
 def option(name: str) -> str:
@@ -39,9 +54,15 @@ def option(name: str) -> str:
 def add_options(group: argparse._ArgumentGroup) -> None:
     """One option per setting, its default shown."""
     for item in fields(ServerSettings):
-        kind = int if item.type in ("int", int) else float
-        group.add_argument(option(item.name), dest=f"setting_{item.name}", type=kind, metavar="N",
-                           help=f"{item.metadata['help']} (default: {item.default})")
+        kind, dest = _kind(item), f"setting_{item.name}"
+        if kind is bool:
+            group.add_argument(option(item.name), dest=dest, action="store_const", const=True,
+                               help=item.metadata["help"])
+        else:
+            group.add_argument(option(item.name), dest=dest, type=kind,
+                               metavar="FILE" if item.name.endswith("_file") else ("FORMAT" if kind is str else "N"),
+                               choices=LOG_FORMATS if item.name == "log_format" else None,
+                               help=f"{item.metadata['help']} (default: {item.default})")
 
 
 def from_options(args: argparse.Namespace) -> ServerSettings:

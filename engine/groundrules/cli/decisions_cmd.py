@@ -1,0 +1,158 @@
+"""`groundrules decisions list|show|purge` (the decision log, for reviewers) and `groundrules replay`
+(logged calls under a candidate rulebook; `--promote` writes one as a corpus case).
+
+list and show are read_decisions calls as the reviewer on the command line (so they are logged
+too, without what they showed); replay and promote read the database with the key, as the
+operator who holds both.
+"""
+from __future__ import annotations
+
+import argparse
+from contextlib import ExitStack
+from pathlib import Path
+
+from .. import canonical, rulebook
+from ..api import Service
+from ..store import is_postgres
+from .io import emit, emit_envelope, emit_text, usage_error
+from .session import add_caller_args, add_key_arg, caller_from, decision_log, rulebook_from
+
+FAIL_ON = ("primary", "locks", "refusals", "any")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    d = sub.add_parser("decisions", help="read the decision log (reviewers) and enforce its retention",
+                       description="The decision log kept in the --db database (docs/decision-log.md): what each "
+                                   "call asked and answered, under which rulebook, for whom. Personal values are "
+                                   "masked unless --reveal.")
+    dsub = d.add_subparsers(dest="decisions_command", metavar="ACTION", required=True)
+    ls = dsub.add_parser("list", help="the newest decisions of the project (read_decisions)")
+    add_caller_args(ls, role="reviewer", ledger=True)
+    ls.add_argument("--tool", help="only calls of this tool")
+    ls.add_argument("--since", help="only calls since: ISO 8601 with an offset, or 7d / 12h / 30m back from now")
+    ls.add_argument("--outcome", choices=("ok", "error"), help="only answered or only refused calls")
+    ls.add_argument("--before", metavar="DECISION_ID", help="only decisions older than this one (the page's next)")
+    ls.add_argument("--limit", type=int, help="at most this many (default 20, at most 100)")
+    ls.add_argument("--reveal", action="store_true", help="show personal values instead of their masks")
+    ls.set_defaults(func=run_read)
+    show = dsub.add_parser("show", help="one decision (read_decisions)")
+    add_caller_args(show, role="reviewer", ledger=True)
+    show.add_argument("decision_id", metavar="DECISION_ID")
+    show.add_argument("--reveal", action="store_true", help="show personal values instead of their masks")
+    show.set_defaults(func=run_read)
+    purge = dsub.add_parser("purge", help="delete the decisions older than their tool's retention (cron)")
+    add_caller_args(purge, role="reviewer", ledger=True)
+    purge.set_defaults(func=run_purge)
+
+    r = sub.add_parser("replay", help="replay logged calls under a candidate rulebook: what would change",
+                       description="Re-run the logged calls of the stateless tools (explain_support, lock_message, "
+                                   "fold_evidence, verify_extraction) under the candidate tables and compare every "
+                                   "answer with the logged one. Under the rulebook that logged them, every answer "
+                                   "must come back byte for byte; one that does not is reported as not reproduced.")
+    r.add_argument("--db", required=True, metavar="PATH|URI", help="the database the decisions were logged in")
+    r.add_argument("--rules", dest="candidate", metavar="DIR|REV",
+                   help="the candidate tables: a folder holding rules/, locks/, schemas/, or a git revision of this "
+                        "checkout (default: the global --rules, else the bundled tables)")
+    r.add_argument("--logged", action="append", default=[], metavar="DIR|REV",
+                   help="the tables that logged them (repeatable), matched by version: each decision logged under "
+                        "one of them is first checked to reproduce under it")
+    r.add_argument("--since", help="only calls since: ISO 8601 with an offset, or 7d / 12h / 30m back from now")
+    r.add_argument("--tool", action="append", metavar="TOOL", help="only this stateless tool (repeatable)")
+    r.add_argument("--project", action="append", metavar="PROJECT", help="only this project (repeatable; default: all)")
+    r.add_argument("--format", choices=("text", "json", "html"), default="text")
+    r.add_argument("--fail-on", choices=FAIL_ON, metavar="|".join(FAIL_ON),
+                   help="exit 1 when a primary code, a lock, a refusal, or anything changes (and always when a "
+                        "decision does not reproduce)")
+    r.add_argument("--examples", type=int, default=3, metavar="N", help="examples shown per kind of change (default 3)")
+    r.add_argument("--reveal", action="store_true", help="show personal values in the examples (reviewers)")
+    r.add_argument("--role", default="reviewer", choices=("agent", "reviewer"),
+                   help="who is replaying; only a reviewer may --reveal (default: %(default)s)")
+    r.add_argument("--promote", metavar="DECISION_ID",
+                   help="instead of replaying, write this logged call as a corpus case (with --to)")
+    r.add_argument("--to", metavar="DIR", help="the case folder to write the promoted case into "
+                                               "(tests/cases/support_reason/, tests/cases/locks/<group>/, ...)")
+    add_key_arg(r)
+    r.set_defaults(func=run_replay)
+
+
+def _db(args: argparse.Namespace):
+    db = args.db if is_postgres(args.db) else Path(args.db)
+    if isinstance(db, Path) and not db.exists():
+        raise usage_error(f"{args.db}: no such database")
+    return db
+
+
+def run_read(args: argparse.Namespace) -> int:
+    book = rulebook_from(args)
+    service = Service(book, decisions=decision_log(args, book, _db(args)))
+    arguments: dict = {}
+    if args.decisions_command == "show":
+        arguments["decision_id"] = args.decision_id
+    else:
+        for key in ("tool", "since", "outcome", "before", "limit"):
+            if getattr(args, key) is not None:
+                arguments[key] = getattr(args, key)
+    if args.reveal:
+        arguments["reveal"] = True
+    try:
+        return emit_envelope(service.call("read_decisions", arguments, caller_from(args, book)))
+    finally:
+        service.decisions.close()
+
+
+def run_purge(args: argparse.Namespace) -> int:
+    if args.role != "reviewer":
+        raise usage_error("only a reviewer enforces retention")
+    book = rulebook_from(args)
+    log = decision_log(args, book, _db(args))
+    try:
+        deleted = log.purge()
+    finally:
+        log.close()
+    emit(canonical.envelope(ok=True, data={"deleted": deleted}, rulebook=book.version))
+    return 0
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from ..decisions import promote, replay
+    from ..decisions.log import DecisionLog
+    from .base_tables import base_rulebook
+    if args.reveal and args.role != "reviewer":
+        raise usage_error("--reveal shows personal values: only a reviewer may ask for them")
+    if (args.promote is None) != (args.to is None):
+        raise usage_error("--promote DECISION_ID and --to DIR go together")
+    if args.examples < 0:
+        raise usage_error("--examples N: N is 0 or more")
+    root = Path(args.rules) if getattr(args, "rules", None) else rulebook.data_root()
+    from .session import decision_key
+    key = decision_key(args)
+    with ExitStack() as stack:
+        target = args.candidate or getattr(args, "rules", None)
+        candidate = stack.enter_context(base_rulebook(target, root)) if args.candidate else rulebook_from(args)
+        logged = [stack.enter_context(base_rulebook(b, root)) for b in args.logged]
+        log = DecisionLog(_db(args), key=key, rulebook=candidate, purge_every_s=None)
+        stack.callback(log.close)
+        if args.promote is not None:
+            written = promote.promote(log, args.promote, Path(args.to), candidate, {b.version: b for b in logged})
+            emit_text(promote.lines(written))
+            return 0
+        since = None
+        if args.since is not None:
+            from ..decisions import times
+            since = times.since(args.since, log.now())
+            if since is None:
+                raise usage_error(f"--since {args.since}: expected ISO 8601 with an offset, or 7d / 12h / 30m")
+        tools = args.tool or list(replay.STATELESS)
+        unknown = [t for t in tools if t not in replay.STATELESS]
+        if unknown:
+            raise usage_error(f"--tool {unknown[0]}: replay runs only the stateless tools ({', '.join(replay.STATELESS)})")
+        result = replay.replay(log, candidate, logged, projects=args.project, tools=tools, since=since,
+                               examples=args.examples, reveal=args.reveal)
+    if args.format == "json":
+        emit(result)
+    elif args.format == "html":
+        from ..decisions import replay_html
+        emit_text(replay_html.page(result))
+    else:
+        emit_text("\n".join(replay.lines(result)))
+    return 1 if args.fail_on and replay.fails(result, args.fail_on) else 0

@@ -1,0 +1,90 @@
+"""The decision log's key and its authenticated encryption (AES-256-GCM from `cryptography`).
+
+The key is key material the server reads from its configuration: a file (`--decision-key FILE`,
+or the path in GROUNDRULES_DECISION_KEY_FILE) or the environment (GROUNDRULES_DECISION_KEY); it
+never enters the database. What the database holds per decision is a key id (HKDF of the material:
+it names which key sealed a row, and reveals nothing of it) and the sealed payload: a version byte,
+a random 96-bit nonce, the ciphertext and its tag. The decision's project and id are the associated
+data, so a payload moved to another row, or edited, does not open.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import GroundrulesError
+
+MIN_KEY_BYTES = 32
+ENV_KEY, ENV_KEY_FILE = "GROUNDRULES_DECISION_KEY", "GROUNDRULES_DECISION_KEY_FILE"
+VERSION = b"\x01"
+NONCE_BYTES = 12
+_AES_INFO = b"groundrules decision log v1: AES-256-GCM"
+_ID_INFO = b"groundrules decision log v1: key id"
+
+
+def _hkdf(material: bytes, info: bytes, length: int) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=info).derive(material)
+
+
+class DecisionKey:
+    """AES-256-GCM under a key derived from the operator's material; `id` names it in the rows."""
+
+    def __init__(self, material: bytes):
+        try:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        except ImportError:
+            raise GroundrulesError("NOT_CONFIGURED", "the decision log needs the 'cryptography' package "
+                                   "(pip install 'groundrules[decisions]')") from None
+        if len(material) < MIN_KEY_BYTES:
+            raise GroundrulesError("USAGE", f"a decision log key has at least {MIN_KEY_BYTES} bytes "
+                                   "(make one with: head -c 32 /dev/urandom > FILE)")
+        self._aead = AESGCM(_hkdf(material, _AES_INFO, 32))
+        self.id = _hkdf(material, _ID_INFO, 8).hex()
+
+    def __repr__(self) -> str:                      # never the material, in a log or a traceback
+        return f"DecisionKey(id={self.id})"
+
+    def seal(self, plaintext: bytes, associated: bytes) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)
+        return VERSION + nonce + self._aead.encrypt(nonce, plaintext, associated)
+
+    def open(self, sealed: bytes, associated: bytes) -> bytes:
+        """The plaintext, or DECISION_UNREADABLE when the payload was sealed under another key,
+        belongs to another row, or was altered."""
+        from cryptography.exceptions import InvalidTag
+        sealed = bytes(sealed)
+        if sealed[:1] != VERSION:
+            raise GroundrulesError("DECISION_UNREADABLE", "a logged decision has an unknown format")
+        try:
+            return self._aead.decrypt(sealed[1:1 + NONCE_BYTES], sealed[1 + NONCE_BYTES:], associated)
+        except InvalidTag:
+            raise GroundrulesError("DECISION_UNREADABLE", "a logged decision does not open with this key "
+                                   "(another key sealed it, or it was altered)") from None
+
+
+def associated(project: str, decision_id: str) -> bytes:
+    return f"{project}\x00{decision_id}".encode("utf-8")
+
+
+def key_from_file(path: str | Path) -> DecisionKey:
+    """The key from its file (a trailing newline is not part of it)."""
+    try:
+        material = Path(path).read_bytes().rstrip(b"\r\n")
+    except OSError as exc:
+        raise GroundrulesError("USAGE", f"{path}: cannot read the decision log key "
+                               f"({exc.strerror or type(exc).__name__})") from None
+    return DecisionKey(material)
+
+
+def key_from_environment(environ: Mapping[str, str] | None = None) -> DecisionKey | None:
+    """The key GROUNDRULES_DECISION_KEY holds, or the file GROUNDRULES_DECISION_KEY_FILE names;
+    None when neither is set."""
+    environ = os.environ if environ is None else environ
+    if environ.get(ENV_KEY):
+        return DecisionKey(environ[ENV_KEY].encode("utf-8"))
+    if environ.get(ENV_KEY_FILE):
+        return key_from_file(environ[ENV_KEY_FILE])
+    return None

@@ -1,0 +1,344 @@
+"""The decision log: every call a Service answers, appended per project to the ledgers' database,
+its arguments and answer sealed with the operator's key, masked and kept as rules/decision_masking.yaml
+says.
+
+The call's own path does almost nothing: `record` takes an id and the time, and queues the JSON
+texts Service.call made anyway while checking the arguments and the answer. A writer thread drains
+the queue in batches (one transaction each, a few milliseconds apart): it applies the masking
+table (paths never kept are removed before anything is sealed), seals, appends, and purges what
+retention says is too old. `flush` waits until everything recorded before it is committed; `close`
+(also run at interpreter exit) drains the queue first, so a clean shutdown loses no decision of an
+answered call. A process killed outright (SIGKILL, power loss) loses the decisions still queued,
+at most the last batch interval's; each batch is one transaction, so none is ever half-written.
+If the database refuses a batch, the writer keeps it and retries; past `max_pending` queued
+decisions new ones are counted in `dropped` and not kept, so a stalled database never stalls a call.
+"""
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from .. import rulebook as rulebooks
+from ..errors import GroundrulesError, StorageFailure
+from . import crypto, masking, times
+
+log = logging.getLogger("groundrules.decisions")
+UNKNOWN_TOOL = "(unknown)"
+CURRENT_PROJECT = "current"
+
+
+class _Ids:
+    """D-<48 random bits for this log>-<counter>: unique across the processes sharing a database,
+    and a counter's cost on the call's path."""
+
+    def __init__(self):
+        self._prefix = f"D-{secrets.token_hex(6)}-"
+        self._count = itertools.count(1)
+
+    def new(self, prefix: str) -> str:
+        return f"{self._prefix}{next(self._count):x}"
+
+
+class DecisionLog:
+    """The log over `store` (a store object, or the ledgers' SQLite path / postgresql:// URI).
+
+    `key`: a crypto.DecisionKey; `rulebook`: the one whose decision_masking table applies; `ids`
+    (`.new("D")`) and `clock` (ISO 8601 text, or epoch ns) are injected for reproducible logs, the
+    defaults random ids and the wall clock; `timer` measures durations (ns); retention is enforced
+    on start and every `purge_every_s` (None: only when `purge` is called)."""
+
+    def __init__(self, store: Any, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
+                 clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
+                 batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
+        book = rulebook or rulebooks.default()
+        table = masking.of(book)
+        if table is None:
+            raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no decision_masking table "
+                                   "(rules/decision_masking.yaml), so no decision may be logged")
+        from ..api import TOOLS
+        self.masking, self._tools = table, frozenset(TOOLS)
+        if store is None or isinstance(store, (str, Path)):
+            from ..store import open_decision_store
+            store = open_decision_store(store if store is not None else ":memory:")
+        self.store, self.key = store, key
+        self._ids = ids or _Ids()
+        self._clock = clock or time.time_ns
+        self.timer = timer
+        self._batch_s, self._max_pending, self._purge_every = batch_ms / 1000, max_pending, purge_every_s
+        self._pending: deque = deque()
+        self._wake = threading.Event()
+        self._closing = False
+        self.dropped = 0
+        self.failures = 0
+        self._writer = threading.Thread(target=self._run, name="groundrules-decisions", daemon=True)
+        self._writer.start()
+        atexit.register(self.close)
+
+    # -- the call's path ------------------------------------------------------------------------
+    def record(self, tool: Any, arguments: Any, arguments_text: str | None, caller: Any, envelope: dict,
+               text: str | None, started: int) -> str:
+        """Queue one answered call; returns its decision id (the envelope's `decision`)."""
+        decision = self._ids.new("D")
+        item = (decision, self._clock(), self.timer() - started, tool, caller.principal, caller.role,
+                _project(arguments, caller.projects), arguments, arguments_text, envelope["ok"],
+                envelope["error"], envelope["rulebook"], text)
+        if len(self._pending) >= self._max_pending:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 10_000 == 0:
+                log.error("decision log falling behind: %d decision(s) not kept", self.dropped)
+            return decision
+        self._pending.append(item)
+        if not self._wake.is_set():
+            self._wake.set()
+        return decision
+
+    # -- the writer -----------------------------------------------------------------------------
+    def _run(self) -> None:
+        last_purge = None
+        retry: list = []
+        backoff = 0.1
+        while True:
+            self._wake.wait(timeout=60.0)
+            if not self._closing:
+                time.sleep(self._batch_s)            # let a batch gather
+            self._wake.clear()
+            batch, markers = retry, []
+            while self._pending:
+                item = self._pending.popleft()
+                (markers if isinstance(item, threading.Event) else batch).append(item)
+            retry = []
+            latest = None
+            if batch:
+                try:
+                    rows = [self._row(item) for item in batch]
+                    self.store.append(rows)
+                    latest = rows[-1]["at"]
+                    backoff = 0.1
+                except StorageFailure as exc:
+                    self.failures += 1
+                    log.error("decision log: a batch of %d was not written (%s); retrying", len(batch), exc.kind)
+                    retry = batch
+                    if self._closing:
+                        log.error("decision log closing: %d decision(s) not written", len(batch))
+                        retry = []
+                    else:
+                        time.sleep(backoff)
+                        backoff = min(backoff * 2, 5.0)
+                        self._wake.set()
+            if not retry:
+                for marker in markers:
+                    marker.set()
+            else:
+                self._pending.extendleft(reversed(markers))
+            now = time.monotonic()
+            if not self._closing and self._purge_every is not None and (
+                    last_purge is None or now - last_purge >= self._purge_every):
+                last_purge = now
+                try:                                    # "now" is the newest decision's time when there is one:
+                    self.purge(latest)                  # an injected clock is read once per decision only
+                except StorageFailure as exc:
+                    log.error("decision log: retention not enforced this time (%s)", exc.kind)
+            if self._closing and not self._pending and not retry:
+                return
+
+    def _row(self, item: tuple) -> dict:
+        (decision, at, duration, tool, principal, role, project, arguments, arguments_text, ok, error,
+         rulebook, text) = item
+        known = isinstance(tool, str) and tool in self._tools
+        name = tool if known else UNKNOWN_TOOL
+        policy = self.masking.policy(name)
+        row = {"project": project, "id": decision, "at": times.text(at), "principal": principal, "role": role,
+               "tool": name, "rulebook": rulebook, "ok": int(bool(ok)),
+               "error_code": error.get("code") if isinstance(error, dict) else None,
+               "duration_us": max(0, duration // 1000), "key_id": None, "sealed": None}
+        if policy.whole:
+            return dict(row, kept="none", dropped='["all"]')
+        dropped: list = []
+        if arguments_text is None:                  # not JSON: refused as such, nothing to keep
+            arguments_text, dropped = "null", ["arguments"]
+        payload = f'{{"arguments":{arguments_text},"answer":{text or "null"}'
+        if policy.never_keep:
+            doc = {"arguments": json.loads(arguments_text), "answer": json.loads(text) if text else None}
+            removed = [".".join(p) for p in policy.never_keep if masking.drop(doc, p)]
+            if removed:
+                dropped += removed
+                payload = json.dumps(doc, ensure_ascii=False)[:-1]
+        if not known:
+            payload += f',"tool":{json.dumps(tool if isinstance(tool, str) else None, ensure_ascii=False)}'
+        sealed = self.key.seal((payload + "}").encode("utf-8"), crypto.associated(project, decision))
+        return dict(row, kept="part" if dropped else "all", dropped=json.dumps(dropped), key_id=self.key.id,
+                    sealed=sealed)
+
+    def flush(self, timeout: float | None = 30.0) -> bool:
+        """Wait until every decision recorded before this call is committed (False on timeout)."""
+        marker = threading.Event()
+        self._pending.append(marker)
+        self._wake.set()
+        return marker.wait(timeout)
+
+    def close(self) -> None:
+        """Write every queued decision, then stop the writer and close the store."""
+        if self._closing:
+            return
+        atexit.unregister(self.close)
+        self._closing = True
+        self._wake.set()
+        self._writer.join()
+        self.store.close()
+
+    # -- retention ------------------------------------------------------------------------------
+    def purge(self, now: str | None = None) -> int:
+        """Delete the decisions older than their tool's retention; returns how many."""
+        now = now or times.text(self._clock())
+        table = self.masking
+        cutoffs = {tool: times.days_before(now, p.retention_days) for tool, p in table.tools.items()}
+        deleted = self.store.purge(cutoffs, times.days_before(now, table.default_days))
+        if deleted:
+            self.store.forget()
+        return deleted
+
+    # -- reading --------------------------------------------------------------------------------
+    def opened(self, row: dict) -> dict | None:
+        """A row's arguments and answer ({"arguments", "answer"}), or None when nothing was kept."""
+        if row["sealed"] is None:
+            return None
+        return json.loads(self._plaintext(row))
+
+    def texts(self, row: dict) -> tuple[str, str] | None:
+        """(arguments, answer) as the JSON texts the Service made, when the payload holds them as
+        written (nothing masked away); else None. Inside either text a nested key is followed by
+        ', ' and ': ', so the payload's own ',"answer":' is found once, where it was put."""
+        if row["sealed"] is None or row["dropped"] != "[]":
+            return None
+        payload = self._plaintext(row)
+        at = payload.find(',"answer":')
+        if not payload.startswith('{"arguments":') or at < 0:
+            return None
+        return payload[13:at], payload[at + 10:-1]
+
+    def _plaintext(self, row: dict) -> str:
+        return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"])).decode("utf-8")
+
+    def rows(self, **filters: Any) -> Iterator[dict]:
+        """Every row the filters keep, in append order (replay, promote)."""
+        self.flush()
+        return self.store.scan(**filters)
+
+    def now(self) -> str:
+        return times.text(self._clock())
+
+    def read(self, arguments: dict, *, project: str) -> dict:
+        """The read_decisions tool: a page of the project's log, newest first, or one decision."""
+        self.flush()
+        table = self.masking
+        since = None
+        if "since" in arguments:
+            since = times.since(arguments["since"], self.now())
+            if since is None:
+                raise GroundrulesError("INVALID_ARGUMENT", table.message("bad_time", value=arguments["since"][:40]),
+                                       field="since")
+        before = None
+        if "before" in arguments:
+            before = self.store.seq_of(project, arguments["before"])
+            if before is None:
+                raise GroundrulesError("DECISION_NOT_FOUND", table.message(
+                    "not_found", decision=arguments["before"][:40], project=project), field="before")
+        limit = arguments.get("limit", 20)
+        outcome = arguments.get("outcome")
+        rows = self.store.page(project, decision_id=arguments.get("decision_id"), tool=arguments.get("tool"),
+                               since=since, ok=None if outcome is None else outcome == "ok", before=before,
+                               limit=limit + 1)
+        if "decision_id" in arguments and not rows:
+            raise GroundrulesError("DECISION_NOT_FOUND", table.message(
+                "not_found", decision=arguments["decision_id"][:40], project=project), field="decision_id")
+        shown = [self.view(r, reveal=bool(arguments.get("reveal"))) for r in rows[:limit]]
+        return {"decisions": shown, "next": rows[limit - 1]["id"] if len(rows) > limit else None}
+
+    def view(self, row: dict, *, reveal: bool = False) -> dict:
+        """A row as read_decisions shows it: personal values masked unless `reveal`."""
+        doc = self.opened(row)
+        if doc is not None and not reveal:
+            self.mask(row["tool"], doc)
+        out = {"id": row["id"], "at": row["at"], "principal": row["principal"], "role": row["role"],
+               "project": row["project"], "tool": row["tool"], "rulebook": row["rulebook"], "ok": bool(row["ok"]),
+               "error_code": row["error_code"], "duration_us": row["duration_us"], "kept": row["kept"],
+               "dropped": json.loads(row["dropped"])}
+        if row["erased_by"] is not None:
+            out["erased_by"] = row["erased_by"]
+        out["arguments"] = doc["arguments"] if doc else None
+        out["answer"] = doc["answer"] if doc else None
+        return out
+
+    def mask(self, tool: str, doc: dict) -> dict:
+        """Replace, in place, every value at the tool's personal paths by the table's mask."""
+        for path in self.masking.policy(tool).personal:
+            masking.replace(doc, path, self._masked)
+        return doc
+
+    def _masked(self, value: Any) -> str:
+        chars = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
+        return self.masking.message("masked", chars=chars)
+
+    # -- erasure --------------------------------------------------------------------------------
+    def erase_copies(self, project: str, events: list[dict], removed: list[dict]) -> list[str]:
+        """After a redaction in `project` removed these personal values (one dict of field -> value
+        per record), erase every logged decision of the project holding one of them: as a whole
+        JSON string, or inside a longer one when the value is long enough (erasure.substring_min_chars).
+        Returns the ids erased."""
+        needles = set()
+        for fields in removed:
+            for value in _strings(fields):
+                quoted = json.dumps(value, ensure_ascii=False)
+                needles.add(quoted)
+                if len(value) >= self.masking.substring_min_chars:
+                    needles.add(quoted[1:-1])
+        if not needles or not events:
+            return []
+        self.flush()
+        hits = [row["id"] for row in self.store.scan(projects=[project])
+                if row["sealed"] is not None and any(n in self._plaintext(row) for n in needles)]
+        if hits:
+            self.store.erase(project, hits, events[0]["id"])
+            self.store.forget()
+        return hits
+
+
+def _project(arguments: Any, projects: tuple) -> str:
+    """The project a call is logged under: the one it names when the caller is granted it, else the
+    caller's current one (a refused call is kept in the caller's partition, not the one it named)."""
+    named = arguments.get("project") if arguments.__class__ is dict else None
+    if named is not None and named != CURRENT_PROJECT and named in projects:
+        return named
+    return projects[0] if projects else ""
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if value:
+            yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def open_log(db: Any, key: crypto.DecisionKey, **options: Any) -> DecisionLog:
+    return DecisionLog(db, key=key, **options)
+
+
+def urandom_key() -> crypto.DecisionKey:
+    """A fresh random key (tests, benchmarks)."""
+    return crypto.DecisionKey(os.urandom(32))

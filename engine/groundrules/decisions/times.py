@@ -1,0 +1,46 @@
+"""Times in the decision log: one fixed text form (so that rows sort and compare as text), and the
+`since` a reader or replay names (an instant, or a duration back from now)."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+_DURATION = re.compile(r"^(\d{1,6})([dhms])$")
+_UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+
+def text(at: str | int) -> str:
+    """`at` (epoch nanoseconds, or ISO 8601 with an offset) as UTC with microseconds."""
+    if isinstance(at, int):
+        moment = datetime.fromtimestamp(at / 1e9, timezone.utc)
+    else:
+        moment = parse(at)
+        if moment is None:
+            raise ValueError(f"not an ISO 8601 time with an offset: {at[:40]!r}")
+    return moment.strftime(FORMAT)
+
+
+def parse(value: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+    if moment.tzinfo is None:
+        return None
+    return moment.astimezone(timezone.utc)
+
+
+def since(value: str, now: str) -> str | None:
+    """`value` (ISO 8601 with an offset, or 7d / 12h / 30m / 45s before `now`) in the stored form;
+    None when it is neither."""
+    match = _DURATION.match(value)
+    if match:
+        back = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        return (parse(now) - back).strftime(FORMAT)
+    moment = parse(value)
+    return moment.strftime(FORMAT) if moment is not None else None
+
+
+def days_before(now: str, days: int) -> str:
+    return (parse(now) - timedelta(days=days)).strftime(FORMAT)

@@ -1,0 +1,94 @@
+"""Decision log fixtures: the database on each backend in turn (a SQLite file, then a fresh
+PostgreSQL database), a key kept outside it, reproducible ids and clocks."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from groundrules import EvidenceLedger, FindingLedger, Service
+from groundrules.decisions.crypto import DecisionKey
+from groundrules.decisions.log import DecisionLog
+from groundrules.findings import SequentialIds, StepClock
+
+KEY_MATERIAL = b"the operator's decision key, 32+ bytes, kept outside the database"
+START = "2025-03-01T08:00:00Z"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request, tmp_path) -> Path | str:
+    return tmp_path / "ledger.db" if request.param == "sqlite" else request.getfixturevalue("pg_db")
+
+
+@pytest.fixture
+def key() -> DecisionKey:
+    return DecisionKey(KEY_MATERIAL)
+
+
+@pytest.fixture
+def make_service(rulebook, db, key):
+    """make(**log options) -> a Service over both ledgers and a decision log on `db`."""
+    opened = []
+
+    def make(book=None, *, logged: bool = True, **options) -> Service:
+        book = book or rulebook
+        ids = SequentialIds(start=100_000 * len(opened))
+        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=StepClock(START), rulebook=book)
+        findings = FindingLedger(db, rulebook=book, clock=StepClock(START), ids=ids)
+        log = None
+        if logged:
+            options.setdefault("ids", SequentialIds(start=100_000 * len(opened)))
+            options.setdefault("clock", StepClock(START))
+            log = DecisionLog(db, key=options.pop("key", key), rulebook=book, **options)
+        service = Service(book, findings=findings, evidence=evidence, decisions=log)
+        opened.append(service)
+        return service
+    yield make
+    for service in opened:
+        for part in (service.decisions, service.findings, service.evidence):
+            if part is not None:
+                part.close()
+
+
+@pytest.fixture
+def service(make_service) -> Service:
+    return make_service()
+
+
+def raw_bytes(db, pg_cluster=None) -> bytes:
+    """Every byte the database holds on disk: the SQLite file and its WAL, or the PostgreSQL
+    database's files and the cluster's WAL (after a checkpoint)."""
+    if isinstance(db, Path):
+        return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+    import psycopg
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        oid = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
+    data = Path(pg_cluster.folder) / "data"
+    files = [p for p in (data / "base" / str(oid)).rglob("*") if p.is_file()]
+    files += [p for p in (data / "pg_wal").glob("0*") if p.is_file()]
+    return b"".join(p.read_bytes() for p in files)
+
+
+@pytest.fixture
+def rulebook_with(tmp_path):
+    """rulebook_with(edit) -> the bundled tables with rules/decision_masking.yaml edited by
+    edit(data) (a copy in tmp_path)."""
+    import shutil
+
+    import yaml
+
+    from groundrules import load_rulebook
+    from groundrules.rulebook import data_root
+
+    def make(edit, name: str = "tables") -> object:
+        root = tmp_path / name
+        for part in ("rules", "locks", "schemas"):
+            shutil.copytree(Path(data_root()) / part, root / part)
+        table = root / "rules" / "decision_masking.yaml"
+        data = yaml.safe_load(table.read_text(encoding="utf-8"))
+        edit(data)
+        table.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        return load_rulebook(root)
+    return make

@@ -1,0 +1,191 @@
+"""Replay on both backends: the whole case corpus logged as traffic, then replayed. Under the
+rulebook that logged it every answer comes back byte for byte; under an edited rulebook replay
+reports exactly the calls a direct re-run says changed; a logged answer that does not reproduce
+is reported as such; promote writes a case whose placeholders keep the lock behaviour."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from groundrules import Caller, Service, load_rulebook
+from groundrules.cli.main import main
+from groundrules.decisions import replay
+from groundrules.decisions.replay import STATELESS
+from groundrules.locks import lock
+from groundrules.rulebook import data_root
+
+from conftest import KEY_MATERIAL
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "cases"
+AGENT = Caller("agent-a", "agent", ("p1",))
+OTHER = Caller("agent-b", "agent", ("p2",))
+
+
+def traffic() -> list[tuple[str, dict]]:
+    """Every case of the stateless tools' corpora, as the call an agent would make."""
+    calls = [("explain_support", {"context": json.loads(p.read_text(encoding="utf-8"))})
+             for p in sorted((CASES / "support_reason").glob("*.json"))]
+    calls += [("lock_message", {"messages": json.loads(p.read_text(encoding="utf-8"))["messages"]})
+              for p in sorted((CASES / "locks").rglob("*.json"))]
+    for p in sorted((CASES / "fold").glob("*.json")):
+        calls += [("fold_evidence", payload) for payload in json.loads(p.read_text(encoding="utf-8")).values()]
+    calls += [("verify_extraction", json.loads(p.read_text(encoding="utf-8")))
+              for p in sorted((CASES / "verify").rglob("*.json"))]
+    return calls
+
+
+@pytest.fixture
+def logged(service):
+    """The corpus logged as traffic in two projects, plus a call of a ledger tool (never replayed)."""
+    for n, (tool, arguments) in enumerate(traffic()):
+        service.call(tool, arguments, AGENT if n % 3 else OTHER)
+    service.call("get_evidence", {}, AGENT)
+    service.decisions.flush()
+    return service
+
+
+def edited(tmp_path: Path) -> Path:
+    """The bundled tables with two edits an analyst might make: a mobile's second digit may no
+    longer be 3, and recorded_unresolved yields to required_slots_missing."""
+    root = tmp_path / "candidate"
+    for part in ("rules", "locks", "schemas"):
+        shutil.copytree(Path(data_root()) / part, root / part)
+    phone = root / "locks" / "cn_mobile.yaml"
+    text = phone.read_text(encoding="utf-8")
+    assert text.count('in: "3456789"') == 1
+    phone.write_text(text.replace('in: "3456789"', 'in: "456789"'), encoding="utf-8")
+    table = root / "rules" / "support_reason.yaml"
+    text = table.read_text(encoding="utf-8")
+    old = "  - recorded_unresolved\n  - required_slots_missing\n"
+    assert old in text
+    table.write_text(text.replace(old, "  - required_slots_missing\n  - recorded_unresolved\n"), encoding="utf-8")
+    return root
+
+
+def changed_ids(result: dict) -> set:
+    return {ex["decision"] for kind in replay.KINDS if kind != "not_reproduced" for ex in result["examples"][kind]}
+
+
+def test_under_the_logged_rulebook_every_answer_reproduces(logged, rulebook):
+    result = replay.replay(logged.decisions, rulebook, examples=5)
+    stateless = [r for r in logged.decisions.rows() if r["tool"] in STATELESS]
+    assert result["replayed"] == len(stateless) == len(traffic())
+    assert (result["unchanged"], result["changed"], result["not_reproduced"]) == (len(stateless), 0, 0)
+    assert set(result["by_tool"]) == set(STATELESS)
+
+
+def test_under_an_edited_rulebook_replay_reports_exactly_what_a_direct_rerun_changes(logged, rulebook, tmp_path):
+    candidate = load_rulebook(edited(tmp_path))
+    result = replay.replay(logged.decisions, candidate, [rulebook], examples=10**6)
+    direct, primary = set(), set()
+    rerun = Service(candidate)
+    for row in logged.decisions.rows(tools=list(STATELESS)):
+        doc = logged.decisions.opened(row)
+        again = rerun.call(row["tool"], doc["arguments"], Caller(row["principal"], row["role"], (row["project"],)))
+        if {k: v for k, v in again.items() if k != "rulebook"} != {k: v for k, v in doc["answer"].items() if k != "rulebook"}:
+            direct.add(row["id"])
+            if row["tool"] == "explain_support" and again["data"]["primary"] != doc["answer"]["data"]["primary"]:
+                primary.add(row["id"])
+    assert direct and primary                                     # the edits change something of both kinds
+    assert result["changed"] == len(direct) and changed_ids(result) == direct
+    assert {ex["decision"] for ex in result["examples"]["primary"]} == primary
+    assert result["primary"]["changed"] == len(primary)
+    assert {"before": "recorded_unresolved", "after": "required_slots_missing"} in \
+        [{k: m[k] for k in ("before", "after")} for m in result["primary"]["moves"]]
+    assert result["locks"]["changed"] > 0 and [p["pattern"] for p in result["locks"]["by_pattern"]] == ["cn_mobile.mobile"]
+    assert result["not_reproduced"] == 0                          # the logged tables were given: all reproduce
+    assert result["rows"] == []                                   # a new priority order fires the same rows
+
+
+def test_filters_by_tool_project_and_time(logged, rulebook):
+    only = replay.replay(logged.decisions, rulebook, tools=["lock_message"], projects=["p2"])
+    n = sum(1 for i, (tool, _) in enumerate(traffic()) if tool == "lock_message" and i % 3 == 0)
+    assert only["replayed"] == n and set(only["by_tool"]) == {"lock_message"}
+    assert replay.replay(logged.decisions, rulebook, since="2999-01-01T00:00:00.000000Z")["replayed"] == 0
+
+
+def test_an_answer_that_does_not_reproduce_is_reported_never_hidden(service, rulebook):
+    arguments = {"message": {"id": "m1", "role": "user", "content": "手机 13812345678"}}
+    answered = service.call("lock_message", arguments, AGENT)
+    forged = json.loads(json.dumps({k: v for k, v in answered.items() if k != "decision"}))
+    forged["data"]["locks"] = []                                  # what this rulebook never answered
+    text = json.dumps(forged, ensure_ascii=False)
+    service.decisions.record("lock_message", arguments, json.dumps(arguments, ensure_ascii=False), AGENT, forged, text,
+                             service.decisions.timer())
+    result = replay.replay(service.decisions, rulebook)
+    assert (result["replayed"], result["not_reproduced"], result["changed"]) == (2, 1, 1)
+    assert len(result["examples"]["not_reproduced"]) == 1
+    assert replay.fails(result, "primary")                        # whatever --fail-on says
+
+
+def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, capsys):
+    if not isinstance(db, Path):
+        pytest.skip("the command's database options are those of the library, run once")
+    key = tmp_path / "key"
+    key.write_bytes(KEY_MATERIAL)
+    base = ["replay", "--db", str(db), "--decision-key", str(key), "--rules", str(edited(tmp_path))]
+    assert main([*base, "--fail-on", "locks", "--format", "json"]) == 1
+    masked = capsys.readouterr().out
+    result = json.loads(masked)
+    messages = [m["content"] for _, a in traffic() if "messages" in a for m in a["messages"]]
+    shown = {ex["decision"] for ex in result["examples"]["locks"]}
+    assert shown and not any(text in masked for text in messages if len(text) > 8)
+    assert main([*base, "--format", "json", "--reveal"]) == 0     # no --fail-on: a report, not a verdict
+    revealed = capsys.readouterr().out
+    assert any(text in revealed for text in messages if len(text) > 8)
+    assert main([*base, "--reveal", "--role", "agent"]) == 1
+    assert "only a reviewer" in capsys.readouterr().err
+    assert main([*base, "--tool", "get_evidence"]) == 1
+    assert main([*base, "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert '<section id="replay">' in page and "cn_mobile.mobile" in page
+    assert main(["replay", "--db", str(db), "--decision-key", str(key), "--fail-on", "any"]) == 0   # bundled = logged
+
+
+def test_promote_writes_a_case_whose_placeholders_keep_the_lock_behaviour(service, rulebook, tmp_path, capsys, db):
+    if not isinstance(db, Path):
+        pytest.skip("promote reads through the same store as replay, run once")
+    text = ("不方便接电话，微信 wx_wang01，手机 +86 139 1234 5678，或 12345678901，身份证 11010519491231002X，"
+            "邮箱 wang@163.com")
+    decision = service.call("lock_message", {"message": {"id": "m1", "role": "user", "content": text}}, AGENT)["decision"]
+    service.decisions.flush()
+    key = tmp_path / "key"
+    key.write_bytes(KEY_MATERIAL)
+    to = tmp_path / "cases" / "locks" / "promoted"
+    args = ["replay", "--db", str(db), "--decision-key", str(key), "--promote", decision, "--to", str(to)]
+    assert main(args) == 0
+    assert "answers as the logged call did: yes" in capsys.readouterr().out
+    [case] = to.glob("*.json")
+    promoted = json.loads(case.read_text(encoding="utf-8"))["messages"][0]["content"]
+    original = lock({"id": "m1", "role": "user", "content": text}, rulebook)
+    again = lock({"id": "m1", "role": "user", "content": promoted}, rulebook)
+    signature = [(c["pattern"], c["locator"]["start"], c["locator"]["end"], c["valid"], c["invalid_reason"])
+                 for c in original]
+    assert signature == [(c["pattern"], c["locator"]["start"], c["locator"]["end"], c["valid"], c["invalid_reason"])
+                         for c in again]
+    assert any(not c["valid"] for c in original)                  # an invalid candidate stays invalid, same reason
+    for c in original:                                            # no value the locks found is left
+        assert c["quote"] not in promoted and c["normalized_value"] not in promoted
+    assert main(args) == 1                                        # written once
+    assert "exists" in capsys.readouterr().err
+    wrong = ["replay", "--db", str(db), "--decision-key", str(key), "--promote", decision, "--to", str(tmp_path / "fold")]
+    assert main(wrong) == 1
+
+
+def test_promote_an_explanation_into_its_decision_tables_corpus(service, tmp_path, capsys, db):
+    if not isinstance(db, Path):
+        pytest.skip("promote reads through the same store as replay, run once")
+    context = json.loads((CASES / "support_reason" / "partial-engine-error-shenlun-count.json").read_text(encoding="utf-8"))
+    decision = service.call("explain_support", {"context": context}, AGENT)["decision"]
+    service.decisions.flush()
+    key = tmp_path / "key"
+    key.write_bytes(KEY_MATERIAL)
+    to = tmp_path / "cases" / "support_reason"
+    assert main(["replay", "--db", str(db), "--decision-key", str(key), "--promote", decision, "--to", str(to)]) == 0
+    assert "yes" in capsys.readouterr().out
+    [case] = to.glob("*.json")
+    assert json.loads(case.read_text(encoding="utf-8")) == context   # nothing personal the locks find in it
