@@ -268,8 +268,8 @@ def argument_names(tool: str) -> set:
 
 
 # the commands with a FILE that front no one tool: `call` names its tool on the command line,
-# `eval` evaluates one table of the analyst's on a case
-NOT_ONE_TOOL = {("call",), ("eval",)}
+# `eval` evaluates one table of the analyst's on a case, `tokens add` appends to the tokens file
+NOT_ONE_TOOL = {("call",), ("eval",), ("tokens", "add")}
 
 
 def file_commands() -> dict:
