@@ -30,7 +30,9 @@ TARGETS = ("engine/groundrules/decide.py", "engine/groundrules/conditions.py", "
            "engine/groundrules/locks/steps.py", "engine/groundrules/evidence/*.py")
 TESTS = ("tests/engine", "tests/locks", "tests/evidence", "tests/support_reason")
 # left out of every mutant's run: PostgreSQL (a cluster per mutant; SQLite runs the same domain code)
-PYTEST_ARGS = ("-n", "0", "-k", "not postgres")
+# and the whole-corpus runs in fresh processes per hash seed (mutmut cannot see into a process it did
+# not fork, and under its call tracing they outlast their timeout)
+PYTEST_ARGS = ("-n", "0", "-k", "not postgres and not across-three-hash-seeds")
 
 
 def staged(where: str) -> str:
