@@ -12,6 +12,7 @@ from groundrules import canonical, corpus, corpus_runs, explain, load_rulebook, 
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from groundrules.corpus_diff.text import lines
+from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
@@ -70,76 +71,114 @@ def test_no_edit_changes_nothing_and_every_decision_table_is_named(rulebook):
     assert text[-1].startswith("0 case(s) changed")
 
 
+def support_reason(tmp_path: Path) -> TableFile:
+    """The support_reason table of a copy of the tables (and corpus), to edit by what it holds."""
+    return TableFile(edited(tmp_path, "rules/support_reason.yaml") / "rules" / "support_reason.yaml")
+
+
+def co_firing_neighbours(rulebook, role: str) -> tuple[str, str, list[str]]:
+    """The first two codes of `role` next to each other in the priority that fire together on some
+    corpus case, and those cases."""
+    table = rulebook.table("support_reason")
+    fired = codes_of(rulebook, "support_reason")
+    for a, b in zip(table.priority, table.priority[1:]):
+        if table.codes[a].get("role") == role == table.codes[b].get("role"):
+            both = [case for case, codes in fired.items() if {a, b} <= set(codes)]
+            if both:
+                return a, b, both
+    raise AssertionError(f"no two {role} codes next to each other fire together on the corpus")
+
+
+def primary_of(book, case: str) -> str:
+    table = book.table("support_reason")
+    return table.primary(table.evaluate(json.loads((CASES / "support_reason" / f"{case}.json")
+                                                   .read_text(encoding="utf-8")))).code
+
+
 def test_swapping_two_diagnostic_priorities_shows_the_reordering(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
-    diff = diff_of(rulebook, root)
-    both = [case for case, codes in codes_of(rulebook, "support_reason").items()
-            if {"scope_gap", "conflict_candidate"} <= set(codes)]
+    a, b, both = co_firing_neighbours(rulebook, "diagnostic")
+    priority = rulebook.table("support_reason").priority
+    support_reason(tmp_path).swap_items(("priority",), priority.index(a), priority.index(b))
+    diff = diff_of(rulebook, tmp_path)
     table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
-    assert [c["case"] for c in table["changes"]] == both and both
+    assert [c["case"] for c in table["changes"]] == both
     text = lines(diff)
     assert "edited: rules/support_reason.yaml (support_reason, edited)" in text
     for case in both:
-        primary = rulebook.table("support_reason").primary(
-            rulebook.table("support_reason").evaluate(json.loads((CASES / "support_reason" / f"{case}.json")
-                                                                 .read_text(encoding="utf-8")))).code
         assert block(text, case) == [
             f"  {case}",
-            f"    primary: {primary} (unchanged)",
-            "    reordered: scope_gap, conflict_candidate -> conflict_candidate, scope_gap"]
+            f"    primary: {primary_of(rulebook, case)} (unchanged)",
+            f"    reordered: {a}, {b} -> {b}, {a}"]
 
 
 def test_swapping_two_status_priorities_moves_the_primary(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  - recorded_unresolved\n  - required_slots_missing\n",
-                   "  - required_slots_missing\n  - recorded_unresolved\n"))
-    text = lines(diff_of(rulebook, root))
-    both = [case for case, codes in codes_of(rulebook, "support_reason").items()
-            if {"recorded_unresolved", "required_slots_missing"} <= set(codes)]
-    assert both
+    a, b, both = co_firing_neighbours(rulebook, "status")
+    priority = rulebook.table("support_reason").priority
+    support_reason(tmp_path).swap_items(("priority",), priority.index(a), priority.index(b))
+    after = load_rulebook(tmp_path)
+    text = lines(diff_of(rulebook, tmp_path))
+    moved = [case for case in both if (primary_of(rulebook, case), primary_of(after, case)) == (a, b)]
+    assert moved
     for case in both:
+        was, now = primary_of(rulebook, case), primary_of(after, case)
         assert block(text, case)[:3] == [
             f"  {case}",
-            "    primary: recorded_unresolved -> required_slots_missing",
-            "    reordered: recorded_unresolved, required_slots_missing -> required_slots_missing, recorded_unresolved"]
-    diff = diff_of(rulebook, root)
-    change = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")["changes"][0]
-    assert change["primary"] == {"before": "recorded_unresolved", "after": "required_slots_missing"}
+            f"    primary: {was} -> {now}" if was != now else f"    primary: {now} (unchanged)",
+            f"    reordered: {a}, {b} -> {b}, {a}"]
+    diff = diff_of(rulebook, tmp_path)
+    changes = {c["case"]: c for c in next(t for t in diff["decision_tables"] if t["table"] == "support_reason")["changes"]}
+    change = changes[moved[0]]
+    assert change["primary"] == {"before": a, "after": b}
     assert change["reordered"] and change["added"] == [] and change["removed"] == []
 
 
+def relabelled(rulebook, tmp_path: Path) -> tuple[str, str]:
+    """The first diagnostic code that fires on the corpus (never primary), its label reworded."""
+    table = rulebook.table("support_reason")
+    fired = codes_of(rulebook, "support_reason")
+    code = next(c for c in table.priority if table.codes[c].get("role") == "diagnostic"
+                and any(c in codes for codes in fired.values()))
+    support_reason(tmp_path).prefix_value(("outputs", code, "label"), "改写：")
+    return code, table.codes[code]["label"]
+
+
 def test_a_label_edit_shows_the_sentence_before_and_after(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml", ("label: 检索引擎降级", "label: 检索引擎部分失败"))
-    diff = diff_of(rulebook, root)
-    firing = [case for case, codes in codes_of(rulebook, "support_reason").items() if "engine_degraded" in codes]
+    code, label = relabelled(rulebook, tmp_path)
+    diff = diff_of(rulebook, tmp_path)
+    firing = [case for case, codes in codes_of(rulebook, "support_reason").items() if code in codes]
     table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
     assert [c["case"] for c in table["changes"]] == firing and firing
-    case = json.loads((CASES / "support_reason" / "engine-degraded-only-partial-xingce-score.json")
-                      .read_text(encoding="utf-8"))
-    assert block(lines(diff), "engine-degraded-only-partial-xingce-score") == [
-        "  engine-degraded-only-partial-xingce-score",
-        f"    primary: {explain(case, rulebook)['primary']} (unchanged)",
-        "    engine_degraded.label",
-        "      - 检索引擎降级",
-        "      + 检索引擎部分失败"]
+    case = firing[0]
+    assert block(lines(diff), case) == [
+        f"  {case}",
+        f"    primary: {primary_of(rulebook, case)} (unchanged)",
+        f"    {code}.label",
+        f"      - {label}",
+        f"      + 改写：{label}"]
     assert table["changes"][0]["outputs"] == [
-        {"code": "engine_degraded", "key": "label", "before": "检索引擎降级", "after": "检索引擎部分失败"}]
+        {"code": code, "key": "label", "before": label, "after": f"改写：{label}"}]
 
 
 def test_a_detail_edit_shows_each_changed_sentence(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml", ("缺失 {gaps|count} 个槽位", "缺 {gaps|count} 个槽位"))
-    diff = diff_of(rulebook, root)
-    firing = [case for case, codes in codes_of(rulebook, "support_reason").items()
-              if "partial_slot_coverage" in codes]
-    table = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")
-    assert [c["case"] for c in table["changes"]] == firing and firing
-    for change in table["changes"]:
+    """A status code with one row, firing on the corpus: its detail template gains a prefix."""
+    table = rulebook.table("support_reason")
+    fired = codes_of(rulebook, "support_reason")
+    rows = [r.code for r in table.rows]
+    row = next(r for r in table.rows if rows.count(r.code) == 1 and table.codes[r.code].get("role") == "status"
+               and "detail" in dict(r.outputs) and any(r.code in codes for codes in fired.values()))
+    code, file = row.code, support_reason(tmp_path)
+    index = [r["id"] for r in file.at("rows")].index(row.id)
+    file.prefix_value(("rows", index, "output", "detail"), "注意：")
+    diff = diff_of(rulebook, tmp_path)
+    firing = [case for case, codes in fired.items() if code in codes]
+    changes = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")["changes"]
+    assert [c["case"] for c in changes] == firing and firing
+    for change in changes:
         [sentence] = change["outputs"]
-        assert sentence["key"] == "detail" and sentence["code"] == "partial_slot_coverage"
-        assert sentence["before"].startswith("缺失 ") and sentence["after"] == "缺" + sentence["before"][2:]
+        assert sentence["key"] == "detail" and sentence["code"] == code
+        assert sentence["after"] == "注意：" + sentence["before"]
         assert block(lines(diff), change["case"])[-3:] == [
-            "    partial_slot_coverage.detail", f"      - {sentence['before']}", f"      + {sentence['after']}"]
+            f"    {code}.detail", f"      - {sentence['before']}", f"      + {sentence['after']}"]
 
 
 def test_a_lock_pattern_edit_shows_the_locks_a_conversation_loses(tmp_path, rulebook):
@@ -221,7 +260,8 @@ def test_a_fold_refusal_change_is_shown(tmp_path, rulebook):
 
 
 def test_the_command_text_and_json_carry_the_same_diff(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml", ("label: 检索引擎降级", "label: 检索引擎部分失败"))
+    relabelled(rulebook, tmp_path)
+    root = tmp_path
     base = ["--rules", str(root), "diff", "--base", str(ROOT)]
     as_json = run_cli(*base, "--json")
     assert as_json.returncode == 0, as_json.stderr

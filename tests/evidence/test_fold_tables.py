@@ -9,6 +9,7 @@ import pytest
 
 from groundrules import RulesError, load_rulebook
 from groundrules.examples import run_all
+from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
 OURS = ("events.yaml", "merge.yaml", "evidence_refusals.yaml")
@@ -62,24 +63,30 @@ def test_bad_edits_fail_the_load_with_a_code(tmp_path, edit, code):
 
 
 def test_a_policy_without_example_fails_groundrules_test(tmp_path):
-    root = copy_tables(tmp_path, {"merge.yaml": ("policies:\n", "policies:\n  tie_break: 同分时取最新\n")})
-    failed = [o.id for o in run_all(load_rulebook(root)) if not o.ok]
-    assert failed == ["merge:policies.tie_break"]
+    merge = TableFile(copy_tables(tmp_path) / "rules" / "merge.yaml")
+    merge.insert_after(("policies", list(merge.at("policies"))[-1]), "tie_break: 同分时取最新")
+    failed = [o for o in run_all(load_rulebook(tmp_path)) if not o.ok]
+    assert [(o.file, o.key) for o in failed] == [("rules/merge.yaml", "policies.tie_break")]
 
 
 def test_a_wrong_example_expectation_fails_groundrules_test(tmp_path):
-    root = copy_tables(tmp_path, {"merge.yaml": (
-        "{scope: demand_1, slot: region, status: expired, value: 华东}",
-        "{scope: demand_1, slot: region, status: filled, value: 华东}")})
-    failed = [o.id for o in run_all(load_rulebook(root)) if not o.ok]
-    assert failed == ["merge:expiry:7"]
+    """The first whole-fold example's first expected status changed to another status the table
+    knows: `groundrules test` fails that example, at its place in the table, and no other."""
+    merge = TableFile(copy_tables(tmp_path) / "rules" / "merge.yaml")
+    [index] = [i for i, e in enumerate(merge.at("examples")) if e.get("expect")][:1]
+    status = merge.at("examples", index, "expect", 0, "status")
+    other = next(s for s in load_rulebook(ROOT).table("merge").status.codes if s != status)   # slot statuses
+    merge.replace_value(("examples", index, "expect", 0, "status"), other)
+    failed = [o for o in run_all(load_rulebook(tmp_path)) if not o.ok]
+    assert [(o.file, o.key) for o in failed] == [("rules/merge.yaml", f"examples[{index}].expect[0]")]
 
 
 def test_reordering_policy_rows_changes_the_fold(tmp_path):
     """The policy really is the table: making set-over-set replace instead of conflict."""
     from groundrules import fold
     from fold_support import group
-    root = copy_tables(tmp_path, {"merge.yaml": ("  default: {code: conflict}", "  default: {code: replace}")})
+    root = copy_tables(tmp_path)
+    TableFile(root / "rules" / "merge.yaml").replace_value(("resolve", "default", "code"), "replace")
     book = load_rulebook(root)
     slot = fold(group("precedence")["tool_receipt_against_user_statement"], book)["state"]["scopes"]["demand_1"]["slots"]
     assert (slot["company_region"]["status"], slot["company_region"]["value"]) == ("filled", "上海")
@@ -98,5 +105,8 @@ def test_question_spacing_is_the_tables_choice(tmp_path, rulebook):
     chinese_only = copy.deepcopy(payload)
     chinese_only["interpretations"][0]["events"][1]["value"] = "上海分部"
     assert _question(chinese_only, rulebook).startswith("这批产品是交付到上海分部吗？")
-    book = load_rulebook(copy_tables(tmp_path, {"merge.yaml": ("  spacing: cjk_latin\n", "  spacing: none\n")}))
+    merge = TableFile(copy_tables(tmp_path) / "rules" / "merge.yaml")
+    assert merge.at("clarify", "spacing") == "cjk_latin"
+    merge.replace_value(("clarify", "spacing"), "none")
+    book = load_rulebook(tmp_path)
     assert _question(payload, book).startswith("这批产品是交付到B 地分部吗？")

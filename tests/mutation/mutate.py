@@ -57,6 +57,7 @@ def stage(folder: Path) -> None:
            "-c", "init.defaultBranch=main"]
     for args in (["init", "-q"], ["add", "rules", "locks", "schemas"], ["commit", "-q", "-m", "the tables"]):
         subprocess.run(git + args, cwd=mutants, capture_output=True, check=True)
+    (mutants / "engine").symlink_to("src", target_is_directory=True)   # tests that read the engine's source
 
 
 def config(only: list[str], tests: list[str], timeout_multiplier: float) -> str:

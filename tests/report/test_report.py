@@ -17,6 +17,7 @@ from groundrules import load_rulebook, report
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from page_reader import Page
+from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
@@ -48,6 +49,17 @@ def edited(tmp_path: Path, file: str, *edits: tuple[str, str]) -> Path:
         text = text.replace(old, new)
     path.write_text(text, encoding="utf-8")
     return tmp_path
+
+
+def support_reason(tmp_path: Path) -> TableFile:
+    """The support_reason table of a copy of the tables, to edit by what it holds."""
+    return TableFile(edited(tmp_path, "rules/support_reason.yaml") / "rules" / "support_reason.yaml")
+
+
+def adjacent_diagnostics(table) -> tuple[str, str]:
+    """The first two diagnostic codes next to each other in the priority."""
+    diagnostic = [c for c in table.priority if table.codes[c].get("role") == "diagnostic"]
+    return next((a, b) for a, b in zip(table.priority, table.priority[1:]) if a in diagnostic and b in diagnostic)
 
 
 def test_every_decision_table_is_a_grid_of_all_its_rows(rulebook, page):
@@ -116,32 +128,41 @@ def test_same_tables_give_the_same_bytes_across_processes(tmp_path):
 
 
 def test_with_a_base_the_rows_and_cases_the_edit_changes_are_highlighted(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"),
-                  ("label: 检索引擎降级", "label: 检索引擎部分失败"))
-    after = load_rulebook(root)
+    """Two diagnostic codes swapped, and the label of a third that fires on the corpus reworded."""
+    old = rulebook.table("support_reason")
+    a, b = adjacent_diagnostics(old)
+    counts = fired_by_corpus(old, CASES / "support_reason")
+    relabelled = next(r.code for r in old.rows if r.code not in (a, b) and counts.get(r.id))
+    label = old.codes[relabelled]["label"]
+    file = support_reason(tmp_path)
+    file.swap_items(("priority",), old.priority.index(a), old.priority.index(b))
+    file.prefix_value(("outputs", relabelled, "label"), "改写：")
+    after = load_rulebook(tmp_path)
     section = Page(report.render(after, CASES, rulebook)).sections["support_reason"]
     table = after.table("support_reason")
-    touched = {"scope_gap", "conflict_candidate", "engine_degraded"}
+    touched = {a, b, relabelled}
     assert {r["id"] for r in section["rows"] if "changed" in r["class"]} == \
         {r.id for r in table.rows if r.code in touched}
     diff = corpus_diff(rulebook, after, CASES)
     changed = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")["changes"]
     assert changed and all(f"\n  {c['case']}\n" in "\n" + section["changes"] for c in changed)
-    assert "- 检索引擎降级" in section["changes"] and "+ 检索引擎部分失败" in section["changes"]
+    assert f"- {label}" in section["changes"] and f"+ 改写：{label}" in section["changes"]
 
 
 def test_with_a_base_edited_moves_and_patterns_are_highlighted(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/finding_states.yaml",
-                  ("        via: [set_finding_state]\n      - id: archive",
-                   "        via: [set_finding_state, withdraw_finding]\n      - id: archive"))
+    """One more operation allowed to make one move; a separator dropped from a lock table."""
+    root = edited(tmp_path, "rules/finding_states.yaml")
+    states = TableFile(root / "rules" / "finding_states.yaml")
+    machine, index, move = next((m, i, t) for m, raw in states.at("machines").items()
+                                for i, t in enumerate(raw["transitions"]) if t.get("via"))
+    states.add_item(("machines", machine, "transitions", index, "via"), "withdraw_finding")
     text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
     sep_line = next(line for line in text.splitlines() if line.strip().startswith("sep:"))   # the separators
     edited(root, "locks/cn_mobile.yaml", (sep_line, sep_line.replace("–—―", "–―")))
     html = report.render(load_rulebook(root), CASES, rulebook)
     page = Page(html)
     machines = page.sections["finding_states"]["transitions"]
-    assert {t for t, cls in machines if "changed" in cls} == {"withdraw"}
+    assert {t for t, cls in machines if "changed" in cls} == {move["id"]}
     assert {p for p, cls in page.sections["cn_mobile"]["patterns"] if "changed" in cls} == {"cn_mobile.mobile"}
     shown = unescape(html)
     assert "contact/em_dash_typed" in shown and '- cn_mobile.mobile [3:16] "150—1234—5678"' in shown
@@ -157,47 +178,56 @@ def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
     assert not (tmp_path / "o" / "index.html").exists()
 
 
-STALE_ROW = """  - id: stale_evidence
-    description: evidence older than its slot allows
-    when: {field: metrics.evidence_count, gt: 99}
-    output: {detail: 证据已过期}
-    examples:
-      - {given: {metrics: {evidence_count: 100}}, fires: true, output: {detail: 证据已过期}}
-      - {given: {metrics: {evidence_count: 1}}, fires: false}
-
-  - id: conflict_candidate
-"""
+STALE_ROW = """- id: CODE
+  description: evidence older than its slot allows
+  when: {field: metrics.evidence_count, gt: 99}
+  output: {detail: 证据已过期}
+  examples:
+    - {given: {metrics: {evidence_count: 100}}, fires: true, output: {detail: 证据已过期}}
+    - {given: {metrics: {evidence_count: 1}}, fires: false}"""
 
 
 def test_inserting_a_code_into_priority_marks_only_its_row(tmp_path, rulebook):
     """The analyst's edit: a reason code placed between two diagnostic codes. The codes after it
-    drop a rank, but no two codes swap, so no row but the new one decides anything differently."""
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  scope_gap:                    {label:",
-                   "  stale_evidence: {label: 证据已过期, role: diagnostic}\n  scope_gap:                    {label:"),
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - scope_gap\n  - stale_evidence\n  - conflict_candidate\n"),
-                  ("  - id: conflict_candidate\n", STALE_ROW),
-                  ("  - id: scope_gap\n    when: {field: incomparable, empty: false}",      # a note, no change
-                   "  - id: scope_gap\n    description: evidence that cannot be compared\n"
-                   "    when: {field: incomparable, empty: false}"))
-    edited(root, "schemas/knowledge-gateway.v1.schema.json", ('        "scope_gap",\n', '        "scope_gap",\n        "stale_evidence",\n'))
-    after = load_rulebook(root)
-    table, old = after.table("support_reason"), rulebook.table("support_reason")
+    drop a rank, but no two codes swap, so no row but the new one decides anything differently;
+    a description added to the row of the code before it is a note, no change."""
+    old = rulebook.table("support_reason")
+    a, b = adjacent_diagnostics(old)
+    new = f"{a}_inserted"
+    assert new not in old.codes
+    file = support_reason(tmp_path)
+    file.insert_after(("outputs", a), f"{new}: {{label: 证据已过期, role: diagnostic}}")
+    file.add_item(("priority",), new, after=old.priority.index(a))
+    noted = next(i for i, r in enumerate(old.rows) if r.code == a)
+    file.insert_after(("rows", noted), STALE_ROW.replace("CODE", new))
+    if "description" not in file.at("rows", noted):
+        file.insert_after(("rows", noted, "id"), "description: a note that changes no decision")
+    else:
+        file.prefix_value(("rows", noted, "description"), "note: ")
+    schema = tmp_path / "schemas" / "knowledge-gateway.v1.schema.json"
+    text = schema.read_text(encoding="utf-8")
+    assert text.count(f'        "{a}",\n') == 1
+    schema.write_text(text.replace(f'        "{a}",\n', f'        "{a}",\n        "{new}",\n'), encoding="utf-8")
+    after = load_rulebook(tmp_path)
+    table = after.table("support_reason")
     shifted = {r.id for r in table.rows if r.code in old.priority
                and table.priority.index(r.code) != old.priority.index(r.code)}
-    assert len(shifted) >= 4                                      # ranks moved without any order changing
+    assert shifted == {r.id for r in old.rows if old.priority.index(r.code) > old.priority.index(a)} and shifted
     rows = {r["id"]: r for r in Page(report.render(after, CASES, rulebook)).sections["support_reason"]["rows"]}
-    assert {i for i, r in rows.items() if "changed" in r["class"]} == {"stale_evidence"}
-    assert "new row" in rows["stale_evidence"]["cells"]["rid"]
-    assert "description edited" in rows["scope_gap"]["cells"]["rid"] and "changed" not in rows["scope_gap"]["class"]
+    assert {i for i, r in rows.items() if "changed" in r["class"]} == {new}
+    assert "new row" in rows[new]["cells"]["rid"]
+    noted_id = old.rows[noted].id
+    assert "description edited" in rows[noted_id]["cells"]["rid"] and "changed" not in rows[noted_id]["class"]
 
 
 def test_swapping_two_codes_says_which_way_each_moved(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
-    rows = {r["id"]: r for r in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["support_reason"]["rows"]}
-    assert "priority: now below conflict_candidate" in rows["scope_gap"]["cells"]["rid"]
-    assert "priority: now above scope_gap" in rows["conflict_candidate"]["cells"]["rid"]
+    old = rulebook.table("support_reason")
+    a, b = adjacent_diagnostics(old)
+    support_reason(tmp_path).swap_items(("priority",), old.priority.index(a), old.priority.index(b))
+    rows = {r["id"]: r for r in Page(report.render(load_rulebook(tmp_path), CASES, rulebook)).sections["support_reason"]["rows"]}
+    row_of = {code: next(r.id for r in old.rows if r.code == code) for code in (a, b)}
+    assert f"priority: now below {b}" in rows[row_of[a]]["cells"]["rid"]
+    assert f"priority: now above {a}" in rows[row_of[b]]["cells"]["rid"]
 
 
 def test_lock_tables_show_their_context_rules_in_order_with_their_examples(rulebook, page):
