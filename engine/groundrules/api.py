@@ -74,6 +74,7 @@ class Listing:
     input_schema: dict
     output_schema: dict
     output_contract: dict
+    annotations: dict = field(default_factory=dict)   # the schema file's MCP hints (readOnlyHint, …)
 
 
 # ----------------------------------------------------------------------------- the tools
@@ -108,11 +109,8 @@ def _finding_tool(name: str) -> Callable:
 
 
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    ledger = service.evidence
-    record = ledger.shaped(a["record"])          # seed 003's record shape, mapped as fold() maps it
-    if record.get("type") == "message":          # a message is never stored without its locks
-        return {"records": ledger.append_message(record, project=project)}
-    return {"records": [ledger.append(record, project=project)]}
+    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them
+    return {"records": service.evidence.append_all([a["record"]], project=project)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -127,7 +125,8 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"))
+    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
+                                 scope_context=a.get("scope_context"))
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -241,7 +240,8 @@ class Service:
             listed = dict(envelope, properties=dict(envelope["properties"], data=described),
                           **{"$defs": {**defs, "data": data}})
             return Listing(name, document.get("description", ""),
-                           bundle(self.book.schemas, f"{ref}#/$defs/input"), listed, contract)
+                           bundle(self.book.schemas, f"{ref}#/$defs/input"), listed, contract,
+                           dict(document.get("annotations", {})))
         return self.book.memoized(("listing", name), build)
 
     # -- the checks, in order -------------------------------------------------------------------
@@ -249,10 +249,8 @@ class Service:
         roles = self.roles
         tool = TOOLS.get(name) if isinstance(name, str) else None
         if tool is None or not roles.may_call(caller.role, name):
-            visible = [t for t in TOOLS if roles.may_call(caller.role, t)]
             if tool is None:
-                raise GroundrulesError("UNKNOWN_TOOL", roles.message("unknown_tool", tool=echo(name), tools=visible),
-                                       field="tool", hint=did_you_mean(name, visible) or None)
+                raise self.unknown_tool(name, [t for t in TOOLS if roles.may_call(caller.role, t)])
             raise GroundrulesError("PERMISSION_DENIED", roles.message("permission_denied", role=caller.role,
                                                                       tool=name), field="tool")
         if not isinstance(arguments, dict):
@@ -269,6 +267,11 @@ class Service:
             if getattr(self, tool.ledger) is None:
                 raise GroundrulesError("NOT_CONFIGURED", roles.message("not_configured", tool=name))
         return tool.run(self, arguments, project, caller)
+
+    def unknown_tool(self, name: Any, visible: list[str]) -> GroundrulesError:
+        """The refusal of a tool name that is not among `visible` (what the caller may call)."""
+        return GroundrulesError("UNKNOWN_TOOL", self.roles.message("unknown_tool", tool=echo(name), tools=visible),
+                                field="tool", hint=did_you_mean(name, visible) or None)
 
     def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None) -> None:
         """`arguments_text`: their JSON text when the caller already made it, so that only the

@@ -65,7 +65,53 @@ def json_text(value: Any) -> str | None:
 def beyond_limits(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
     """Nesting past max_depth or an integer past max_int_bits, in a value the encoder could write;
     and what the encoder writes though it is no JSON value (a tuple, a non-string key): the second
-    half of `json_problem`."""
+    half of `json_problem`. A pass that builds no paths answers "within" for what is plainly JSON
+    (a caller's 10,000 objects: 59 ms with a path per value, 8 ms without); only a value it cannot
+    vouch for is walked again with paths."""
+    if _plainly_within(value, max_depth if max_depth is not None else 1 << 30,
+                       max_int_bits if max_int_bits is not None else 1 << 30):
+        return None
+    return _beyond_at(value, max_depth, max_int_bits)
+
+
+_SCALARS = frozenset((str, float, bool, type(None)))
+
+
+def _plainly_within(value: Any, max_depth: int, max_int_bits: int) -> bool:
+    stack = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        cls = node.__class__
+        if cls is dict:
+            children: Any = node.values()
+            if any(k.__class__ is not str for k in node):
+                return False
+        elif cls is list:
+            children = node
+        elif cls is int:
+            if node.bit_length() > max_int_bits:
+                return False
+            continue
+        else:
+            if cls not in _SCALARS:
+                return False
+            continue
+        if depth >= max_depth:
+            return False
+        for child in children:
+            kind = child.__class__
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+            elif kind is int:
+                if child.bit_length() > max_int_bits:
+                    return False
+            elif kind not in _SCALARS:
+                return False
+    return True
+
+
+def _beyond_at(value: Any, max_depth: int | None, max_int_bits: int | None) -> tuple[tuple, str] | None:
     stack: list = [(value, (), 0)]
     while stack:
         node, path, depth = stack.pop()

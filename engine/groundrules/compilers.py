@@ -87,6 +87,11 @@ def shape_map(data: dict, ctx: CompileContext) -> Any:
     return compile_shapes(data, ctx)
 
 
+def claim_map(data: dict, ctx: CompileContext) -> Any:
+    from .claim_map import compile_claim_map
+    return compile_claim_map(data, ctx)
+
+
 def acceptance(data: dict, ctx: CompileContext) -> Any:
     from .acceptance import compile_acceptance
     return compile_acceptance(data, ctx)
@@ -114,5 +119,6 @@ COMPILERS: dict[str, Callable[[dict, CompileContext], Any]] = {
     "limits": limits,
     "shape_map": shape_map,
     "acceptance": acceptance,
+    "claim_map": claim_map,
     "decision_masking": decision_masking,
 }

@@ -110,9 +110,14 @@ def findings_runs(book: Rulebook, cases: Path) -> dict | None:
         for n, (name, steps) in enumerate(sequences):
             for a in asked.values():
                 a.case = name
-            ledger = FindingLedger(Path(tmp) / f"{n}.db", rulebook=recording, clock=StepClock(CLOCK_START),
-                                   ids=SequentialIds())
-            service = Service(recording, findings=ledger)
+            try:
+                ledger = FindingLedger(Path(tmp) / f"{n}.db", rulebook=recording, clock=StepClock(CLOCK_START),
+                                       ids=SequentialIds())
+                service = Service(recording, findings=ledger)
+            except GroundrulesError as exc:      # a rulebook of some tables only (lint FILE...): no ledger runs
+                if exc.code != "RULEBOOK_INCOMPLETE":
+                    raise
+                return None
             outcomes = []
             try:
                 for step in steps:

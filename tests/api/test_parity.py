@@ -1,7 +1,8 @@
 """One answer per tool, whatever the transport: every tool of the registry is driven with the same
 good and bad arguments through the library (`Service.call`), the CLI (`groundrules call`, and the
 part's own command where it has one, fed the very same JSON) and MCP over real stdio (`groundrules
-serve`), and the envelopes must be equal, byte for byte once serialised.
+serve`), and the envelopes must be equal, byte for byte once serialised (over MCP an unknown tool is
+the protocol error -32602, whose data is that envelope).
 
 Every transport starts from the same prepared ledger with the same injected clock and ids, so that
 ids and timestamps agree too. The CLI runs each case on its own copy, one process call each; the
@@ -19,6 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from groundrules import Caller, EvidenceLedger, FindingLedger, Service, canonical, default_rulebook
 from groundrules.api import TOOLS
@@ -53,6 +55,31 @@ MESSAGE = {"id": "M-1", "type": "message", "role": "user", "state": "sent", "sub
 DECLINE = [{"id": "I1", "events": [{"id": "e1", "type": "decline", "slot": "phone", "evidence": ["M-1"]}],
             "dispositions": []}]
 
+# seed 003: a lock is the engine's (E14 with a forged value is LOCK_MISMATCH on every path), the seed's
+# own E07 / E14 / derived shapes fold as written, and a fold may be asked for a scope_context
+PHONE = {"id": "E44", "type": "message", "role": "user", "state": "sent", "message_id": "m_44",
+         "content": "我的手机是 138 0013-8000"}
+E14 = {"id": "E14", "quote": "138 0013-8000", "locator": {"message_id": "m_44", "start": 6, "end": 19},
+       "normalized_value": "13800138000"}
+E07 = {"id": "E07", "source": "user", "timestamp": "2024-05-01T10:03:00+08:00", "turn": 3, "scope": "demand_1",
+       "quote": "我们公司登记地在 A 地", "locator": {"message_id": "m_31", "start": 0, "end": 7}}
+SEED_SHAPES = {"now": "2024-05-01T12:00:00+08:00",
+               "records": [E07, PHONE, E14, {"type": "derived", "claim": "用户留了手机号", "derived_from": ["E14"]}],
+               "interpretations": [{"id": "I1", "dispositions": [{"lock": "E14", "slot": "phone"}], "events": [
+                   {"id": "e1", "type": "set", "slot": "phone", "value": "13800138000", "evidence": ["E14"]},
+                   {"id": "e2", "type": "set", "slot": "company_region", "value": "A 地", "evidence": ["E07"]}]}]}
+FORGED = {"now": "2024-05-01T12:00:00+08:00", "records": [PHONE, dict(E14, normalized_value="13900000000")],
+          "interpretations": [{"id": "I1", "dispositions": [{"lock": "E14", "slot": "phone"}], "events": [
+              {"id": "e1", "type": "set", "slot": "phone", "value": "13900000000", "evidence": ["E14"]}]}]}
+SCOPED = {"now": "2024-05-01T12:00:00+08:00", "scope_context": {"region": "华南", "version": "2024"},
+          "records": [{"id": "P1", "type": "tool_receipt", "tool": "policy", "request_id": "q1", "body": "{}",
+                       "applicability": {"region": "华东"}},
+                      {"id": "P2", "type": "tool_receipt", "tool": "policy", "request_id": "q2", "body": "{}",
+                       "version": "2024"}],
+          "interpretations": [{"id": "I1", "dispositions": [], "events": [
+              {"id": "e1", "type": "set", "slot": "region", "value": "华东", "evidence": ["P1"]},
+              {"id": "e2", "type": "set", "slot": "region", "value": "华南", "evidence": ["P2"]}]}]}
+
 # (tool, arguments, role, writes): good and bad arguments for every tool; F-000001, RP-000001 and the
 # evidence record M-1 exist
 CASES = [
@@ -66,6 +93,11 @@ CASES = [
     ("lock_message", {"message": {}, "messages": []}, "agent", False),
     ("fold_evidence", example("fold", "seed_region-read_as_correct"), "agent", False),
     ("fold_evidence", {"now": "2024-05-01T12:00:00+08:00", "records": "nope", "interpretations": []}, "agent", False),
+    ("fold_evidence", SEED_SHAPES, "agent", False),
+    ("fold_evidence", FORGED, "agent", False),
+    ("fold_evidence", dict(FORGED, records=[PHONE], interpretations=[{"id": "I1", "events": [], "dispositions": []}]),
+     "agent", False),                                                  # LOCK_DROPPED: the locks are recomputed
+    ("fold_evidence", SCOPED, "agent", False),
     ("verify_extraction", example("verify", "end_time_only"), "agent", False),
     ("verify_extraction", example("verify", "start_time_missing"), "agent", False),
     ("verify_extraction", {"request": {}, "candidate": {}}, "agent", False),
@@ -78,6 +110,8 @@ CASES = [
     ("get_finding", {"finding_id": "F-000001", "project": "p2"}, "agent", False),
     ("log_finding", dict(FINDING, evidence=[EXPERIMENT]), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported"), "agent", True),
+    ("log_finding", dict(FINDING, epistemic_state="supported", evidence=[dict(   # seed 001: a thought is no experiment
+        EXPERIMENT, source_kind="model_thought", source_ref="thought:1", excerpt="我觉得就是这个原因")]), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "r"}), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "复盘确认"}), "reviewer", True),
     ("add_evidence", {"finding_id": "F-000001", "evidence": COUNTER}, "agent", True),
@@ -106,6 +140,12 @@ CASES = [
                                     "content": "手机 13812345678"}}, "agent", True),
     ("append_evidence", {"record": dict(MESSAGE, content="重复的 id")}, "agent", True),
     ("append_evidence", {"record": {"type": "lock"}}, "agent", True),
+    ("append_evidence", {"record": {"id": "L-9", "type": "lock", "lock": {
+        "quote": "不方便", "locator": {"message_id": "M-1", "start": 0, "end": 3}}}}, "agent", True),   # LOCK_MISMATCH
+    ("append_evidence", {"record": {"type": "tool_receipt", "tool": "crm", "request_id": "q2",
+                                    "body": "{\"phone\": \"13800000000\"}"}}, "agent", True),      # locked on append
+    ("append_evidence", {"record": {"type": "derived", "claim": "用户不方便接电话", "derived_from": ["M-1"]}},
+     "agent", True),
     ("get_evidence", {"record_id": "M-1"}, "agent", False),
     ("get_evidence", {}, "agent", False),
     ("get_evidence", {"record_id": "M-404"}, "agent", False),
@@ -114,6 +154,8 @@ CASES = [
     ("fold_ledger", {"now": "2030-01-02T00:00:00Z", "interpretations": DECLINE, "subject": "demand_1"}, "agent", False),
     ("fold_ledger", {"now": "yesterday", "interpretations": DECLINE}, "agent", False),
     ("fold_ledger", {"now": "2030-01-02T00:00:00Z"}, "agent", False),
+    ("fold_ledger", {"now": "2030-01-02T00:00:00Z", "interpretations": DECLINE,
+                     "scope_context": {"region": "华南"}}, "agent", False),
     ("append_interpretation", {"interpretation": DECLINE[0]}, "agent", True),
     ("append_interpretation", {"interpretation": dict(DECLINE[0], events=[dict(DECLINE[0]["events"][0],
                                                                             evidence=["M-404"])])}, "agent", True),
@@ -216,6 +258,12 @@ def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
                 out = []
                 for index in indices:
                     tool, arguments, _, _ = CASES[index]
+                    if tool not in TOOLS:          # MCP lists an unknown tool as a protocol error, -32602,
+                        with pytest.raises(MCPError) as caught:      # carrying the registry's envelope
+                            await client.call_tool(tool, arguments)
+                        assert caught.value.error.code == -32602
+                        out.append(caught.value.error.data)
+                        continue
                     result = await client.call_tool(tool, arguments)
                     assert result.is_error is (not result.structured_content["ok"])
                     assert json.loads(result.content[0].text) == result.structured_content

@@ -3,6 +3,7 @@ role in a copy of the tables, or change a flag or an order, and the behaviour fo
 edit; `groundrules lint` and `groundrules test` pass on the edited copy."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
@@ -12,6 +13,7 @@ import pytest
 
 from cli_inproc import run_cli
 from groundrules import Caller, FindingLedger, GroundrulesError, Service, fold, load_rulebook
+from groundrules.locks import lock_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -219,14 +221,21 @@ INJECTED_PHONE = {
         {"id": "e1", "type": "set", "slot": "phone", "value": "13812345678", "evidence": ["F1"]}]}]}
 
 
-def test_which_records_ground_a_value_without_a_lock_is_the_event_catalogues_flag(tmp_path):
-    assert fold(INJECTED_PHONE, load_rulebook(ROOT))["state"]["scopes"]["demand_1"]["slots"]["phone"]["value"] \
-        == "13812345678"
-    root = copy_of_tables(tmp_path, {"events.yaml": [(r"(injected_field:\n(?:.*\n){2})    grounds_values: true\n",
-                                                      r"\1")]})
+def test_which_sources_are_locked_and_as_whose_words_is_the_event_catalogues(tmp_path):
+    """An injected field is locked as a tool's output (events.yaml records.injected_field.locks.role);
+    read as the system's instead, no lock table counts it, and its value rests on no lock."""
+    bundled = load_rulebook(ROOT)
     with pytest.raises(GroundrulesError) as info:
-        fold(INJECTED_PHONE, load_rulebook(root))
-    assert info.value.code == "INSUFFICIENT_EVIDENCE"
+        fold(INJECTED_PHONE, bundled)
+    assert info.value.code == "INSUFFICIENT_EVIDENCE"          # the engine's lock exists, but is not assigned
+    (found,) = lock_text("F1", "tool", "sent", "13812345678", bundled)
+    assigned = copy.deepcopy(INJECTED_PHONE)
+    assigned["interpretations"][0]["dispositions"] = [{"lock": found["id"], "slot": "phone"}]
+    assert fold(assigned, bundled)["state"]["scopes"]["demand_1"]["slots"]["phone"]["value"] == "13812345678"
+    root = copy_of_tables(tmp_path, {"events.yaml": [(r"(locks: \{text: value, role: )tool", r"\1system")]})
+    with pytest.raises(GroundrulesError) as info:
+        fold(assigned, load_rulebook(root))
+    assert info.value.code == "UNKNOWN_EVIDENCE"               # no table reads a system's words: no such lock
 
 
 MIXED_VALIDITY = {

@@ -61,7 +61,7 @@ def database(request, tmp_path):
 MESSAGE = {"id": "E41", "type": "message", "role": "user", "state": "sent", "message_id": "m_41",
            "content": "不方便接电话，微信 wx_wang01"}
 LOCK = {"id": "L1", "type": "lock", "lock": {
-    "id": "L1", "pattern": "channels.wechat", "kind": "wechat", "quote": "微信 wx_wang01",
+    "id": "L1", "pattern": "wechat.account", "kind": "wechat", "quote": "微信 wx_wang01",
     "locator": {"message_id": "m_41", "start": 7, "end": 19}, "normalized_value": "wx_wang01",
     "valid": True, "invalid_reason": None}}
 INTERP = [{"id": "I1", "events": [
@@ -100,7 +100,9 @@ def test_integrity_refusals_on_append(ledger):
     assert code(lambda: ledger.append(stray)) == "UNKNOWN_EVIDENCE"
     assert code(lambda: ledger.append({"type": "derived", "claim": "?", "derived_from": ["E99"]})) == "UNKNOWN_EVIDENCE"
     assert code(lambda: ledger.append({"type": "derived", "claim": "?"})) == "PAYLOAD_INVALID"
-    assert [r["id"] for r in ledger.records()] == ["E41"]
+    assert code(lambda: ledger.append(LOCK)) == "LOCK_DUPLICATE"       # append(MESSAGE) stored it already
+    (engine,) = groundrules.lock({"id": "m_41", "role": "user", "content": MESSAGE["content"]}, ledger._book)
+    assert [r["id"] for r in ledger.records()] == ["E41", engine["id"]]
 
 
 def test_append_all_is_atomic(ledger):
@@ -297,7 +299,8 @@ def test_what_json_cannot_carry_is_refused_by_both_stores(ledger, record):
 def test_projects_never_see_each_others_records(ledger):
     ledger.append_all([MESSAGE, LOCK], project="north")
     ledger.append_all([MESSAGE], project="south")       # the same ids, another project: its own records
+    (engine,) = groundrules.lock({"id": "m_41", "role": "user", "content": MESSAGE["content"]}, ledger._book)
     assert [r["id"] for r in ledger.records(project="north")] == ["E41", "L1"]
-    assert [r["id"] for r in ledger.records(project="south")] == ["E41"]
+    assert [r["id"] for r in ledger.records(project="south")] == ["E41", engine["id"]]   # locked on append
     assert code(lambda: ledger.redact("L1", by="dpo", reason="r", project="south")) == "UNKNOWN_EVIDENCE"
     assert ledger.redactions(project="south") == [] and ledger.records(project="elsewhere") == []

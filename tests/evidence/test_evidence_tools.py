@@ -68,7 +68,7 @@ def test_receipts_and_injected_fields_are_appended_as_given(service):
     stored = ok(service.call("append_evidence", {"record": receipt}, AGENT))["records"]
     assert len(stored) == 1 and {k: stored[0][k] for k in receipt} == receipt
     assert code(service.call("append_evidence", {"record": dict(receipt, id=stored[0]["id"])}, AGENT)) == "DUPLICATE_ID"
-    assert code(service.call("append_evidence", {"record": {"type": "lock"}}, AGENT)) == "INVALID_ARGUMENT"
+    assert code(service.call("append_evidence", {"record": {"type": "lock"}}, AGENT)) == "PAYLOAD_INVALID"
     assert len(ok(service.call("get_evidence", {}, AGENT))["records"]) == 1
 
 

@@ -92,7 +92,8 @@ def test_summary_marker_counts_only_when_sent(rulebook):
     sent = slots(outcome(cases["marker_in_sent_assistant_message"], rulebook))["summary_sent"]
     assert (sent["status"], sent["value"]) == ("filled", True)
     assert outcome(cases["draft_is_not_evidence"], rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"
-    assert outcome(cases["draft_lock_is_not_evidence_either"], rulebook)["error"]["code"] == "NOT_RAW_EVIDENCE"
+    # no lock table counts a draft, so a lock record in one is not the engine's: refused before any event reads it
+    assert outcome(cases["draft_lock_is_not_evidence_either"], rulebook)["error"]["code"] == "LOCK_MISMATCH"
     both = slots(outcome(cases["draft_then_sent_counts_only_the_sent"], rulebook))["summary_sent"]
     assert both["evidence"] == ["L-m50-summary"]
     assert outcome(cases["user_need_colon_is_no_marker"], rulebook)["error"]["code"] == "INSUFFICIENT_EVIDENCE"
@@ -215,15 +216,6 @@ def test_seed003_an_event_citing_two_subjects_must_name_its_scope(rulebook):
     assert slots(outcome(payload, rulebook), "demand_2")["delivery_region"]["value"] == "B 地"
 
 
-@pytest.mark.parametrize("key, value", [("applicability", {"region": "华东"}), ("version", "v2")])
-def test_seed003_a_scope_field_the_fold_does_not_use_is_refused(rulebook, key, value):
-    """Never store a field that silently does nothing: what the fold does not read is refused."""
-    payload = copy.deepcopy(TWO_DEMANDS)
-    payload["records"][0][key] = value
-    error = outcome(payload, rulebook)["error"]
-    assert error["code"] == "PAYLOAD_INVALID" and key in error["message"]
-
-
 SEED_SHAPED = {  # §二's evidence records and §五's events, literally as the seed writes them
     "now": "2024-05-01T12:00:00+08:00",
     "records": [
@@ -249,11 +241,23 @@ def test_seed003_the_seeds_own_record_and_event_shapes_are_accepted(rulebook):
         "message", "user", "demand_1", "我们公司登记地在 A 地", "m_31")
 
 
-def test_seed003_what_the_shape_table_does_not_map_is_refused_by_name(rulebook):
+def test_seed003_e07_verbatim_with_its_offsets_is_an_excerpt_checked_against_its_message(rulebook):
+    """§二's E07 as the seed writes it, locator {message_id, start, end} and all: accepted on its own
+    (the record is the evidence of what was said); with its message in the ledger before it, the
+    quote must be that message's text at [start, end)."""
     payload = copy.deepcopy(SEED_SHAPED)
-    payload["records"][0]["locator"].update(start=0, end=7)
-    error = outcome(payload, rulebook)["error"]
-    assert error["code"] == "PAYLOAD_INVALID" and "locator" in error["message"]
+    payload["records"][0]["locator"].update(start=0, end=7)              # the seed's own offsets
+    result = outcome(payload, rulebook)
+    e07 = result["data"]["evidence"][0]["record"]
+    assert (e07["type"], e07["content"], e07["locator"]) == ("message", "我们公司登记地在 A 地",
+                                                             {"message_id": "m_31", "start": 0, "end": 7})
+    assert slots(result)["region"]["value"] == "B 地"
+    m31 = {"id": "m_31", "type": "message", "role": "user", "state": "sent", "content": "我们公司登记地在 A 地，谢谢"}
+    payload["records"].insert(0, m31)
+    error = outcome(payload, rulebook)["error"]           # [0, 7) of m_31 is 我们公司登记地, not the quote
+    assert (error["code"], error["at"], error["message_id"]) == ("QUOTE_MISMATCH", "records[1].locator", "m_31")
+    payload["records"][1]["locator"].update(end=len("我们公司登记地在 A 地"))
+    assert slots(outcome(payload, rulebook))["region"]["value"] == "B 地"
 
 
 ACTIVITY = {

@@ -16,7 +16,7 @@ def test_every_inline_example_of_the_ledger_tables_passes(book):
     outcomes = [o for o in run_all(book)]
     assert outcomes and [o.id for o in outcomes if not o.ok] == []
     assert {o.id.split(":")[0] for o in outcomes} == {"finding_states", "applicability", "findings_material_change",
-                                                       "findings_warnings"}
+                                                       "findings_warnings", "independent_support"}
 
 
 def test_the_shipped_tables_lint_clean():

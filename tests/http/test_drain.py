@@ -28,10 +28,10 @@ def start(tmp_path, *extra: str) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{port}",
                              "--db", str(tmp_path / "ledger.db"), "--tokens", str(tokens), "--grace", str(GRACE_S),
-                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             *extra], stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("ab"))
     url = f"http://127.0.0.1:{port}/mcp"
     wait_for(lambda: proc.poll() is not None or status(url, "nobody") == 401, "the server")
-    assert proc.poll() is None, proc.communicate()[1]
+    assert proc.poll() is None, (tmp_path / "server.log").read_text("utf-8")
     return proc, url
 
 
@@ -83,7 +83,7 @@ def test_sigterm_with_calls_in_flight_answers_every_commit_and_exits_in_time(tmp
     took = time.monotonic() - stopped
     for thread in threads:
         thread.join(60)
-    assert code == 0, proc.communicate()[1][-3000:]
+    assert code == 0, (tmp_path / "server.log").read_text("utf-8")[-3000:]
     assert took < GRACE_S + 5, f"exit {took:.1f} s after SIGTERM"        # not a speed claim: it did not hang
     acknowledged = {a["result"]["structuredContent"]["data"]["finding_id"] for tool, a in answers
                     if tool == "log_finding" and "result" in a and a["result"]["structuredContent"]["ok"]}

@@ -116,7 +116,8 @@ def test_sighup_puts_an_edited_table_and_a_new_token_live_with_no_call_failing(t
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "--rules", str(rules), "serve", "--http",
                              f"127.0.0.1:{port}", "--db", str(tmp_path / "ledger.db"), "--tokens", str(tokens),
-                             "--log-format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--log-format", "json"], stdout=subprocess.DEVNULL,
+                            stderr=(tmp_path / "server.log").open("ab"))
     url = f"http://127.0.0.1:{port}/mcp"
     context = json.loads((root / "schemas/examples/support_reason/cq-shenlun-partial.json").read_text("utf-8"))
     try:
@@ -152,7 +153,8 @@ def test_sighup_puts_an_edited_table_and_a_new_token_live_with_no_call_failing(t
         assert after["ok"] and after["rulebook"] != before["rulebook"]
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
+        proc.wait(60)
+    err = (tmp_path / "server.log").read_text("utf-8")
     lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
     started = next(line for line in lines if line["message"] == "groundrules serving")
     assert started["pid"] == proc.pid and started["rulebook"] == before["rulebook"]

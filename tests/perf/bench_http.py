@@ -12,9 +12,16 @@ echo's (in the mix and alone), the CPU time per call of each server and of the c
 8 sessions share one; the SDK client validates every result against the tool's listed output
 schema), and the groundrules server's RSS after warm-up and at the end.
 
+Then the noisy neighbour (issue 19): one principal, the victim, runs the mix on two sessions, once
+alone (quiet) and once while another principal floods the same server (noisy): it opens sessions
+it never closes, sends the largest arrays and strings the caps allow (uniqueItems fields, tags,
+an inline schema with uniqueItems), dribbles request bodies byte by byte, and keeps ledger reads
+running. Quiet and noisy phases alternate (paired, interleaved); printed: the victim's p50/p99 in
+each, the ratio (target: noisy p99 within 2x quiet p99), and what the flood got back.
+
     .venv/bin/python tests/perf/bench_http.py                 # 20,000 groundrules calls
     .venv/bin/python tests/perf/bench_http.py --calls 4000    # shorter, on a loaded machine
-    .venv/bin/python tests/perf/bench_http.py --tiny          # a few calls: proves the script runs
+    .venv/bin/python tests/perf/bench_http.py --tiny          # a smoke run (the test suite's)
 """
 from __future__ import annotations
 
@@ -85,7 +92,7 @@ def wait_ready(url: str, proc: subprocess.Popen) -> None:
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"a server exited: {proc.communicate()[1][-2000:]}")
+            raise SystemExit(f"a server exited ({proc.args[2]}): see its log in the work folder")
         try:
             httpx2.post(url, json={}, timeout=2)
             return
@@ -94,16 +101,22 @@ def wait_ready(url: str, proc: subprocess.Popen) -> None:
     raise SystemExit("a server did not start")
 
 
+VICTIM, FLOODER = "bench-victim", "bench-flooder"
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
 def start_servers(work: Path, tokens: list[str]) -> tuple[dict, dict]:
     grants = [{"sha256": hashlib.sha256(t.encode()).hexdigest(), "principal": f"agent-{i}", "role": "agent",
                "projects": [f"p{i % PROJECTS}"]} for i, t in enumerate(tokens)]
+    grants += [{"sha256": hashlib.sha256(t.encode()).hexdigest(), "principal": t, "role": "agent",
+                "projects": [t]} for t in (VICTIM, FLOODER)]
     (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": grants}), encoding="utf-8")
     gr_port, echo_port = free_port(), free_port()
     gr = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{gr_port}",
                            "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml")],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          stdout=subprocess.DEVNULL, stderr=(work / "groundrules.log").open("ab"))
     echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(echo_port), *tokens],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=(work / "echo.log").open("ab"))
     servers = {"groundrules": {"proc": gr, "url": f"http://127.0.0.1:{gr_port}/mcp"},
                "echo": {"proc": echo, "url": f"http://127.0.0.1:{echo_port}/mcp"}}
     for s in servers.values():
@@ -180,7 +193,7 @@ async def main_async(args) -> None:
             agents = [Agent(i, t) for i, t in enumerate(tokens)]
             warm: dict = {}
             for name, s in phases.items():                           # warm-up, not counted
-                await phase(s["url"], agents, name, 2 if args.tiny else 20, warm)
+                await phase(s["url"], agents, name, 20, warm)
             rss_start = rss_mib(gr["proc"].pid)
             per_round = args.calls // args.rounds // SESSIONS
             rates = {name: [] for name in phases}
@@ -197,6 +210,7 @@ async def main_async(args) -> None:
                 print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{n} {rates[n][-1]:.0f} calls/s" for n in phases),
                       flush=True)
             rss_end = rss_mib(gr["proc"].pid)
+            neighbour = await noisy_neighbour(gr["url"], args)
         finally:
             for s in servers.values():
                 s["proc"].send_signal(signal.SIGTERM)
@@ -220,16 +234,108 @@ async def main_async(args) -> None:
               f" calls/s (median of rounds) {statistics.median(rates[name]) / statistics.median(rates['echo']):.2f}")
     print(f"groundrules server RSS: {rss_start:.1f} MiB after warm-up, {rss_end:.1f} MiB at the end "
           f"(+{rss_end - rss_start:.1f} MiB over {total['groundrules'] + total['get_finding']} calls; target ≤ 10 MiB)")
+    quiet, noisy, flood = neighbour
+    print(f"\nnoisy neighbour ({len(quiet)} victim calls each way): victim p50 quiet {pct(quiet, .5):.1f} ms, "
+          f"noisy {pct(noisy, .5):.1f} ms ({pct(noisy, .5) / pct(quiet, .5):.2f}x); p99 quiet {pct(quiet, .99):.1f} ms, "
+          f"noisy {pct(noisy, .99):.1f} ms ({pct(noisy, .99) / pct(quiet, .99):.2f}x; target ≤ 2x)")
+    print("  the flood got: " + ", ".join(f"{k} {v}" for k, v in sorted(flood.items())))
+
+
+async def victim(url: str, calls: int, latencies: list) -> None:
+    agents = [Agent(100 + i, VICTIM) for i in range(2)]
+    by_tool: dict = {}
+    await asyncio.gather(*(session(url, a, "groundrules", calls // 2, by_tool) for a in agents))
+    latencies.extend(x for values in by_tool.values() for x in values)
+
+
+async def flood(url: str, stop: asyncio.Event, outcomes: dict) -> None:
+    """One principal doing everything a hostile agent would, as fast as it is answered."""
+    headers = {"Authorization": f"Bearer {FLOODER}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    big = [{"k": i} for i in range(2_500)]
+    bodies = [
+        {"method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "flood", "version": "1"}}},
+        {"method": "tools/call", "params": {"name": "query_findings", "arguments": {"epistemic_state": big}}},
+        {"method": "tools/call", "params": {"name": "log_finding", "arguments": {
+            "claim_kind": "diagnosis", "statement": "x", "tags": [{"k": i} for i in range(10_000)]}}},
+        {"method": "tools/call", "params": {"name": "verify_extraction", "arguments": {
+            "request": {"input": "x"}, "schema": {"type": "object", "properties": {
+                "a": {"type": "array", "uniqueItems": True}}}, "candidate": {"data": {"a": big}}}}},
+        {"method": "tools/call", "params": {"name": "query_findings", "arguments": {"keyword": "发现", "limit": 100}}},
+    ]
+    host, port = url.split("//")[1].split("/")[0].split(":")
+
+    async def poster(body: dict) -> None:
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                try:
+                    if body["method"] == "initialize":         # a legacy session, never closed
+                        r = await http.post(url, json={"jsonrpc": "2.0", "id": n, **body},
+                                            headers={"MCP-Protocol-Version": "2025-11-25"})
+                    else:                                       # a call standing alone (2026-07-28)
+                        params = dict(body["params"], _meta=MODERN_META)
+                        r = await http.post(url, json={"jsonrpc": "2.0", "id": n, "method": body["method"],
+                                                       "params": params},
+                                            headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": body["method"],
+                                                     "Mcp-Name": body["params"]["name"]})
+                    key = f"{body['params'].get('name', body['method'])} {r.status_code}"
+                except httpx2.TransportError as exc:
+                    key = f"{body['params'].get('name', body['method'])} {type(exc).__name__}"
+                outcomes[key] = outcomes.get(key, 0) + 1
+
+    async def dribbler() -> None:
+        while not stop.is_set():
+            try:
+                reader, writer = await asyncio.open_connection(host, int(port))
+                writer.write(f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {FLOODER}\r\n"
+                             "Content-Length: 1000\r\n\r\n".encode())
+                for _ in range(1000):
+                    if stop.is_set() or writer.is_closing():
+                        break
+                    writer.write(b" ")
+                    await writer.drain()
+                    await asyncio.sleep(0.5)
+                writer.close()
+                outcomes["dribbled bodies"] = outcomes.get("dribbled bodies", 0) + 1
+            except (OSError, ConnectionError):
+                outcomes["dribbled bodies cut off"] = outcomes.get("dribbled bodies cut off", 0) + 1
+
+    await asyncio.gather(*(poster(b) for b in bodies), *(dribbler() for _ in range(20)))
+
+
+async def noisy_neighbour(url: str, args) -> tuple[list, list, dict]:
+    quiet: list = []
+    noisy: list = []
+    outcomes: dict = {}
+    per_round = max(10, args.victim_calls // args.rounds)
+    await victim(url, 20, [])                                         # warm-up
+    for r in range(args.rounds):
+        for name in (("quiet", "noisy") if r % 2 == 0 else ("noisy", "quiet")):
+            if name == "quiet":
+                await victim(url, per_round, quiet)
+                continue
+            stop = asyncio.Event()
+            flooding = asyncio.ensure_future(flood(url, stop, outcomes))
+            await asyncio.sleep(0.5)                                  # let the flood build up
+            await victim(url, per_round, noisy)
+            stop.set()
+            await flooding
+        print(f"noisy neighbour round {r + 1}/{args.rounds}", flush=True)
+    return quiet, noisy, outcomes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000, help="groundrules calls in all (the echo floor makes as many)")
     parser.add_argument("--rounds", type=int, default=6, help="paired rounds (even: each order as often)")
-    parser.add_argument("--tiny", action="store_true", help="2 rounds of 2 calls per session: proves the script runs")
+    parser.add_argument("--victim-calls", type=int, default=1_200, help="the victim's calls in each of quiet and noisy")
+    parser.add_argument("--tiny", action="store_true", help="a smoke run: a few calls, two rounds")
     args = parser.parse_args()
     if args.tiny:
-        args.calls, args.rounds = 2 * 2 * SESSIONS, 2
+        args.calls, args.rounds, args.victim_calls = 320, 2, 40
     os.environ.setdefault("PYTHONHASHSEED", "0")
     asyncio.run(main_async(args))
 

@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("evidence", help="append to, read, redact and fold the stored evidence ledger",
                        description="The evidence ledger kept per project in the --db file (seed 003).")
     esub = e.add_subparsers(dest="evidence_command", metavar="ACTION", required=True)
-    a = esub.add_parser("append", help="append a message (locked on append), tool receipt or injected field")
+    a = esub.add_parser("append", help="append a record: a message, tool receipt or injected field (each locked on "
+                        "append), a lock the engine finds, or a derived claim")
     add_caller_args(a, ledger=True)
     a.add_argument("file", metavar="FILE|-", help="the record as a JSON object, or the tool's arguments "
                    "{\"record\": ...}; - for stdin")
@@ -46,9 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--interpretations", metavar="FILE|-",
                    help="a JSON list of interpretations (default: the stored ones)")
     f.add_argument("--subject", help="fold only the records about this subject")
+    f.add_argument("--scope-context", metavar="FILE|-",
+                   help="a JSON object: fold for this context (evidence whose applicability or version does not fit "
+                        "it decides nothing)")
     f.set_defaults(func=_run, tool="fold_ledger", build=lambda args, book: _given(
         now=args.now, subject=args.subject,
-        interpretations=read_json(args.interpretations, input_cap(args)) if args.interpretations else None))
+        interpretations=read_json(args.interpretations, input_cap(args)) if args.interpretations else None,
+        scope_context=read_json(args.scope_context, input_cap(args)) if args.scope_context else None))
 
 
 def _from_file(argument: str) -> Callable[[argparse.Namespace, Rulebook], Any]:

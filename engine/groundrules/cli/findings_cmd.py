@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "one server at /mcp for many agents, each calling as its bearer token's principal "
                                    "(--tokens). Tools, as each role may call them: " + ", ".join(TOOLS) + ".")
     add_caller_args(s, ledger=True)
+    s.add_argument("--tools", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
+                   help="serve only these tools: findings, evidence, stateless (the parts with no ledger), a role "
+                        "(what it may call) or tool names, comma-separated (default: every tool)")
     s.add_argument("--config", metavar="FILE", help="a YAML file of settings: any option of this command (and "
                    "--rules) by its name with underscores, e.g. 'grace: 10'; each may also be set as an "
                    "environment variable (GROUNDRULES_GRACE=10). The command line wins over the environment, "
@@ -32,6 +35,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "loopback names, required when HOST is not a loopback address")
     from ..transports.settings import add_options
     add_options(http)
+    oauth = s.add_argument_group("OAuth 2.1 resource server (--http --auth oauth; docs/oauth.md)")
+    oauth.add_argument("--auth", choices=("tokens", "oauth"), default="tokens",
+                       help="who may call: the bearer tokens of --tokens (default), or access tokens an OAuth "
+                            "authorization server issues (JWT), mapped to callers by rules/oauth_claims.yaml")
+    oauth.add_argument("--issuer", action="append", default=[], metavar="URL",
+                       help="an authorization server whose tokens are accepted, exactly as its tokens' iss "
+                            "(repeatable); named in the protected resource metadata")
+    oauth.add_argument("--resource", metavar="URL", help="this server's URL as clients reach it: the audience "
+                       "(aud) every token must name (default: http://HOST:PORT/mcp)")
+    oauth.add_argument("--jwks", metavar="URL|FILE", help="the issuer's signing keys (a JWKS URL or file); "
+                       "default: the jwks_uri of the issuer's metadata")
     s.set_defaults(func=run_serve)
 
     f = sub.add_parser("findings", help="read the finding ledger and decide rule proposals",
@@ -62,11 +76,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    if args.http is None and (args.tokens or args.allowed_host):
-        raise usage_error("--tokens and --allowed-host go with --http HOST:PORT")
+    oauth_options = args.issuer or args.resource or args.jwks
+    if args.http is None and (args.tokens or args.allowed_host or args.auth != "tokens" or oauth_options):
+        raise usage_error("--tokens, --allowed-host, --auth, --issuer, --resource and --jwks go with --http HOST:PORT")
     host, port = _host_port(args.http) if args.http is not None else (None, None)
-    if args.http is not None and not args.tokens:
-        raise usage_error("--http needs --tokens FILE: every HTTP caller is a token's principal")
+    if args.http is not None and args.auth == "tokens" and (not args.tokens or oauth_options):
+        raise usage_error("--http needs --tokens FILE (every HTTP caller is a token's principal), "
+                          "or --auth oauth with --issuer URL")
+    if args.auth == "oauth" and args.tokens:
+        raise usage_error("--auth oauth takes no --tokens: callers are named by their access tokens' claims")
     from ..transports.settings import from_options
     try:
         settings = from_options(args)
@@ -76,13 +94,20 @@ def run_serve(args: argparse.Namespace) -> int:
     caller = caller_from(args, book) if args.http is None else None     # over HTTP each token names its caller
     service = service_from(args, book=book)
     try:
+        from ..transports.mcp_tools import select_tools
+        tools = None if args.tools is None else select_tools(service, args.tools)
         if args.http is None:
             from ..transports.mcp_tools import serve_stdio
-            serve_stdio(service, caller)
+            serve_stdio(service, caller, tools=tools)
         else:
             from ..transports.mcp_http import serve_http
+            oauth = None
+            if args.auth == "oauth":
+                from ..transports.oauth import OAuthVerifier
+                oauth = OAuthVerifier.configured(service.book, issuers=args.issuer, jwks=args.jwks,
+                                                 resource=args.resource or _url(host, port))
             serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
-                       settings=settings, rules_root=args.rules)
+                       settings=settings, rules_root=args.rules, tools=tools, oauth=oauth)
     finally:
         close(service)
     return 0
@@ -94,6 +119,10 @@ def _host_port(text: str) -> tuple[str, int]:
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise usage_error(f"--http {text}: expected HOST:PORT, e.g. 127.0.0.1:8765")
     return host, int(port)
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -1,15 +1,40 @@
 """The event catalogue (rules/events.yaml): record types and event types, compiled.
 
-Record types say whether a record may be cited as raw evidence (a condition over {record, message})
-and which fields hold personal data; event types say which keys an event must and must not carry.
+Record types say whether a record may be cited as raw evidence (a condition over {record, message}),
+which fields hold personal data, and how the lock tables read it (which field is its raw text, and
+as what role and state); event types say which keys an event must and must not carry.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..conditions import Condition, compile_condition
 from ..examples import ExampleResult
+
+
+@dataclass(frozen=True)
+class Locked:
+    """How the lock tables read a record type: its raw text is `text`, scanned as written by `role`
+    in `state` (a constant, or the record's own field named by ("field", name))."""
+
+    text: str
+    role: Any
+    state: Any
+    json_strings: bool
+
+    def reading(self, record: dict) -> tuple[str, str, Any]:
+        """(role, state, raw text) of `record`; the text is a string, a redaction's tombstone, or the
+        JSON text of a scalar (an injected number is scanned as it is written)."""
+        text = record[self.text]
+        if not isinstance(text, (str, dict)):
+            text = json.dumps(text, ensure_ascii=False)
+        return self._of(self.role, record), self._of(self.state, record), text
+
+    @staticmethod
+    def _of(spec: Any, record: dict) -> str:
+        return record.get(spec[1], "") if isinstance(spec, tuple) else spec
 
 
 @dataclass(frozen=True)
@@ -20,7 +45,7 @@ class RecordType:
     not_raw: str
     personal: tuple
     examples: tuple
-    grounds_values: bool = False      # a value it carries needs no lock
+    locked: Locked | None = None      # a raw source the lock tables scan (message, receipt, injected field)
 
     def is_raw(self, facts: dict) -> bool:
         return self.raw if isinstance(self.raw, bool) else self.raw.test(facts)
@@ -73,6 +98,13 @@ class EventCatalogue:
                                     ("events", name, "examples", n - 1))
 
 
+def _locked(spec: dict | None) -> Locked | None:
+    if spec is None:
+        return None
+    role, state = (("field", v["field"]) if isinstance(v, dict) else v for v in (spec["role"], spec["state"]))
+    return Locked(spec["text"], role, state, spec.get("json_strings", False))
+
+
 def compile_catalogue(data: dict, ctx) -> EventCatalogue | None:
     records = {}
     for name, spec in data["records"].items():
@@ -82,8 +114,12 @@ def compile_catalogue(data: dict, ctx) -> EventCatalogue | None:
         if raw is False and "not_raw" not in spec or isinstance(raw, Condition) and "not_raw" not in spec:
             ctx.fault("missing-key", f"record type '{name}' can be non-raw but has no 'not_raw' reason",
                       ("records", name), "add not_raw: <why it is not raw evidence>")
+        if "locks" in spec and spec["locks"]["text"] not in spec["personal"]:
+            ctx.fault("bad-value", f"record type '{name}' is locked on '{spec['locks']['text']}', which is not "
+                      "personal: its locks copy it, so a redaction must remove it", ("records", name, "locks", "text"),
+                      f"add {spec['locks']['text']} to personal")
         records[name] = RecordType(name, spec["label"], raw, spec.get("not_raw", ""),
-                                   tuple(spec["personal"]), tuple(spec["examples"]), spec.get("grounds_values", False))
+                                   tuple(spec["personal"]), tuple(spec["examples"]), _locked(spec.get("locks")))
     events = {}
     for name, spec in data["events"].items():
         both = set(spec["requires"]) & set(spec.get("forbids", ()))

@@ -3,13 +3,14 @@
 Three linear passes. Scopes: which scopes exist, and which one is current at every position of the
 event stream (scope events first, so a field event lands in the scope it belongs to even when the
 new_scope event came later). Fields: every field event folds into its scope's slot through the
-`resolve` table; an event whose scope is unresolved only flags the slots of its readings and adds a
-clarification question. Finish: inheritance along new_scope parents, then every slot's status from
+`resolve` table, resting only on the evidence that may decide the context asked for (`fits`); one
+that rests on none folds nowhere (set_aside); an event whose scope is unresolved only flags the
+slots of its readings and adds a clarification question. Finish: inheritance along new_scope parents, then every slot's status from
 the `status` table at `now`. Nothing reads a clock; `now` comes in.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .interpret import NO_VALUE, Event
@@ -63,8 +64,9 @@ class Result:
 
 
 class Folder:
-    def __init__(self, index: LedgerIndex, policy: MergePolicy):
+    def __init__(self, index: LedgerIndex, policy: MergePolicy, fits: dict | None = None):
         self.index, self.policy = index, policy
+        self.fits = fits                           # record id -> scope_fit verdict (None: no context asked for)
         self.refuse = index.refusals.error
         self.scopes: dict[str, Scope] = {policy.initial_scope: Scope(policy.initial_scope, None, None)}
         self.results: dict[str, Result] = {}
@@ -115,6 +117,13 @@ class Folder:
                 continue
             if ev.layer != "field":
                 continue
+            if self.fits is not None:
+                deciding = [rid for rid in ev.evidence if self.fits[rid]["decides"]]
+                if not deciding:
+                    self._set_aside(ev, current)
+                    continue
+                if len(deciding) < len(ev.evidence):
+                    ev = replace(ev, evidence=deciding)
             if ev.readings is not None:
                 self._clarify(ev, current)
                 continue
@@ -126,6 +135,17 @@ class Folder:
             state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
                                   "value": None if ev.value is NO_VALUE else ev.value})
             self.results[ev.id] = Result(outcome, rule, target)
+
+    def _set_aside(self, ev: Event, current: str) -> None:
+        """A field event whose every record was set aside for the context decides nothing there:
+        its slot shows it in the history, with the verdict of the first record it cites."""
+        target = ev.scope or self._subject(ev) or current
+        rule = self.fits[ev.evidence[0]]["verdict"] if ev.evidence else None
+        if ev.slot is not None and target in self.scopes:
+            state = self.scopes[target].slots.setdefault(ev.slot, SlotState())
+            state.history.append({"event": ev.id, "type": ev.type, "outcome": "set_aside", "rule": rule,
+                                  "value": None if ev.value is NO_VALUE else ev.value})
+        self.results[ev.id] = Result("set_aside", rule, None)
 
     def _tally(self, ev: Event, current: str) -> None:
         """An activity event (a question asked about a slot, an action's outcome, a tool's receipt):

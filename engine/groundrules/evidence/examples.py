@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import GroundrulesError
 from .core import Folder
 from .index import LedgerIndex
+from . import scope as scoping
 from .interpret import NO_VALUE, Event
 from .timeutil import parse
 
@@ -44,7 +45,11 @@ def run_example(policy, given: dict) -> tuple[dict, list]:
                             scope if isinstance(scope, str) else None, readings, raw.get("parent"),
                             citations, list(dict.fromkeys(c["record"] for c in citations)),
                             tuple(raw.get("resolves", ())), f"examples.events[{n}]"))
-    folder = Folder(index, policy)
+    fits = None
+    if "scope_context" in given:
+        context, _ = scoping.flatten(given["scope_context"])
+        fits = scoping.weigh(index, policy, context)
+    folder = Folder(index, policy, fits)
     folder.field_pass(events, folder.scope_pass(events))
     return folder.finish(), list(folder.clarifications.values())
 

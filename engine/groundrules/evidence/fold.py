@@ -1,8 +1,10 @@
 """`fold(payload)`: the public entry of the evidence part (seed 003; design.md Part 2).
 
-payload = {now, records, interpretations} (schemas/evidence.v1.schema.json). The payload is
-checked against the contract, the ledger index is built and checked, every interpretation is
-checked against it, then the merge policy folds the events. Returns {evidence, events, state};
+payload = {now, scope_context?, records, interpretations} (schemas/evidence.v1.schema.json). The
+payload is checked against the contract, the ledger index is built and checked (every raw source
+locked by the engine), every interpretation is checked against it; asked for a scope_context, each
+record's applicability and version are weighed against it (scope.py); then the merge policy folds
+the events. Returns {evidence, events, state};
 refuses with a GroundrulesError whose code is in rules/evidence_refusals.yaml, and never raises
 anything else.
 """
@@ -18,9 +20,10 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
 from .catalogue import EventCatalogue
 from .contract import first_problem
 from .core import Folder
-from .index import LedgerIndex
+from .index import LedgerIndex, Locker
 from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
+from . import scope as scoping
 from .refusals import RefusalCatalogue
 from .timeutil import parse
 
@@ -43,7 +46,9 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
     catalogue, policy, refusals = tables(book)
     try:
         return _fold(payload, book, catalogue, policy, refusals, redaction_key)
-    except GroundrulesError:
+    except GroundrulesError as exc:
+        if exc.code == "LOCK_TIMEOUT" and exc.code in refusals.codes:     # the scanner's, worded by the table
+            raise refusals.error("LOCK_TIMEOUT", **exc.details) from None
         raise
     except RecursionError:
         raise refusals.error("PAYLOAD_INVALID", problem="nested too deeply") from None
@@ -61,9 +66,11 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     now = parse(payload["now"])
     if now is None:
         raise refusals.error("PAYLOAD_INVALID", problem="now: not a real date and time")
-    index = LedgerIndex(payload["records"], policy, refusals, now)
+    index = LedgerIndex(payload["records"], policy, refusals, now, Locker(catalogue, book, redaction_key))
     checked = Checker(index, catalogue, policy, redaction_key).check(payload["interpretations"])
-    folder = Folder(index, policy)
+    context = _context(payload, refusals)
+    fits = None if context is None else scoping.weigh(index, policy, context)
+    folder = Folder(index, policy, fits)
     folder.field_pass(checked.events, folder.scope_pass(checked.events))
     scopes = folder.finish()
     for event in checked.events:
@@ -73,7 +80,38 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
              "clarifications": list(folder.clarifications.values()), "locks": _locks(index, checked)}
     if folder.activity:
         state["activity"] = folder.activity
+    if context is not None:
+        state["scope_context"] = _fit_report(context, fits, checked)
     return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder), "state": state}
+
+
+def _context(payload: dict, refusals: RefusalCatalogue) -> dict | None:
+    """The scope_context asked for, as dotted keys; a key given both nested and dotted is refused,
+    since which value wins would depend on the order of the keys."""
+    if "scope_context" not in payload:
+        return None
+    flat, twice = scoping.flatten(payload["scope_context"])
+    if twice:
+        raise refusals.error("PAYLOAD_INVALID", problem=f"scope_context: {', '.join(twice)} given twice "
+                             "(nested and dotted)")
+    return flat
+
+
+def _fit_report(context: dict, fits: dict, checked: Checked) -> dict:
+    """Which records were set aside for the context and why, and which fit only on conditions it
+    does not name, each with the field events citing it."""
+    citing: dict = {}
+    for ev in checked.events:
+        if ev.layer == "field":
+            for rid in ev.evidence:
+                citing.setdefault(rid, []).append(ev.id)
+    report: dict = {"given": dict(context), "set_aside": [], "conditional": []}
+    for rid, fit in fits.items():
+        where = "set_aside" if not fit["decides"] else "conditional" if fit["by_row"] else None
+        if where:
+            report[where].append({"record": rid, "verdict": fit["verdict"], "label": fit["label"],
+                                  "detail": fit["detail"], "events": citing.get(rid, [])})
+    return report
 
 
 def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:

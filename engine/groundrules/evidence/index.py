@@ -1,24 +1,42 @@
-"""The ledger as the fold reads it: every record by id, lock id and message id, checked once.
+"""The ledger as the fold reads it: every record by id, lock id and source id, checked once.
 
 One pass over the records in ledger order: ids are unique across all three namespaces, a lock
-points into an earlier message and quotes it exactly, a derived record names earlier records, every
-timestamp is a real instant, and no record was observed after the fold's now. Each record's source class (merge.yaml `sources`) and validity window
-are computed here, once, so the fold never re-reads a record.
+points into an earlier raw source (a message, a tool receipt, an injected field), quotes it exactly
+and is one of the locks the engine finds there (locking.py), an excerpt quotes an earlier message
+exactly, a derived record names earlier records, every timestamp is a real instant, and no record
+was observed after the fold's now. Then every lock the engine finds that no record named is added
+right after its source, so a payload without its lock records folds as the ledger would have
+stored it. Each record's source class (merge.yaml `sources`) and validity window are computed
+here, once, so the fold never re-reads a record.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from . import locking
 from . import records as rec
 from .timeutil import parse, validity
 
 if TYPE_CHECKING:
+    from .catalogue import EventCatalogue
     from .policy import MergePolicy
     from .refusals import RefusalCatalogue
 
 SCOPE_TIMES = ("observed_at", "recorded_at", "valid_from", "valid_until")
+INHERITED = ("applicability", "version")        # a lock without them takes its source's, as its window
+
+
+@dataclass(frozen=True)
+class Locker:
+    """What the index needs to lock raw sources: the event catalogue (which records are sources,
+    and their text), the rulebook whose lock tables scan them, and the redaction key (a redacted
+    field of a supplied lock is compared by its keyed digest)."""
+
+    catalogue: EventCatalogue
+    book: Any
+    key: bytes | None = None
 
 
 @dataclass
@@ -28,19 +46,31 @@ class Entry:
     source: str = ""
     rank: int = 0
     window: tuple = (None, None)
-    message: dict | None = None          # a lock's message record
+    message: dict | None = None          # a lock's source record (a message, receipt or injected field)
     cited_by: list = field(default_factory=list)
 
 
+@dataclass
+class Source:
+    record_id: str
+    text: Any                            # the raw text (a tombstone once redacted)
+    found: list | None                   # the engine's locks (None: redacted, nothing to rescan)
+    claimed: dict = field(default_factory=dict)    # engine lock id -> the record that names it
+
+
 class LedgerIndex:
-    def __init__(self, records: list, policy: MergePolicy, refusals: RefusalCatalogue, now: datetime):
-        self.policy, self.refusals, self.now = policy, refusals, now
+    def __init__(self, records: list, policy: MergePolicy, refusals: RefusalCatalogue, now: datetime,
+                 locker: Locker | None = None):
+        self.policy, self.refusals, self.now, self.locker = policy, refusals, now, locker
         self.entries: dict[str, Entry] = {}
         self.refs: dict[str, tuple[str, str]] = {}          # name -> (kind, record id)
-        self.messages: dict[str, str] = {}                  # message id -> record id
-        self.locks_in: dict[str, list[str]] = {}            # message id -> lock record ids
+        self.sources: dict[str, Source] = {}                # source id (a message id, a record id) -> source
+        self.source_ids: dict[str, str] = {}                # a source's record id -> its source id
+        self.locks_in: dict[str, list[str]] = {}            # source id -> lock record ids
         for position, record in enumerate(records):
             self._add(record, position)
+        if locker is not None:
+            self._add_engine_locks()
 
     # -- building -------------------------------------------------------------------------------
     def _name(self, name: str, kind: str, record_id: str, at: str) -> None:
@@ -49,6 +79,11 @@ class LedgerIndex:
             raise self.refusals.error("DUPLICATE_ID", id=name, at=at)
         if seen is None or kind == "record":
             self.refs[name] = (kind, record_id)
+
+    def _source_id(self, record: dict) -> str | None:
+        if self.locker is None:           # merge.yaml's examples: messages only, nothing scanned
+            return rec.message_id(record) if record["type"] == "message" else None
+        return locking.source_id(record, self.locker.catalogue)
 
     def _add(self, record: dict, position: int) -> None:
         at = f"records[{position}]"
@@ -69,36 +104,94 @@ class LedgerIndex:
                                       now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
         kind = record["type"]
-        if kind == "message":
-            mid = rec.message_id(record)
-            self._name(mid, "message", rid, at)
-            self.messages[mid] = rid
-            self.locks_in.setdefault(mid, [])
+        sid = self._source_id(record)
+        if sid is not None:
+            self._add_source(record, sid, at)
+        if kind == "message" and "locator" in record:
+            self._check_excerpt(record, at)
         elif kind == "lock":
-            self._add_lock(record, entry, at)
+            entry.record = record = self._add_lock(record, entry, at)
         elif kind == "derived":
             for n, ref in enumerate(record["derived_from"]):
                 if ref not in self.refs:
                     raise self.refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
-        entry.source, entry.rank = self.policy.source_of({"record": record, "message": entry.message}
-                                                         if entry.message else {"record": record})
+        self._classify(entry)
         self.entries[rid] = entry
 
-    def _add_lock(self, record: dict, entry: Entry, at: str) -> None:
-        lock = record["lock"]
-        loc = lock["locator"]
-        mid = loc["message_id"]
-        if mid not in self.messages:
-            raise self.refusals.error("UNKNOWN_EVIDENCE", ref=mid, at=f"{at}.lock.locator.message_id")
-        message = self.entries[self.messages[mid]].record
-        if rec.span_problem(message["content"], loc["start"], loc["end"], lock["quote"]) == "mismatch":
-            raise self.refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", message_id=mid,
+    def _classify(self, entry: Entry) -> None:
+        record = entry.record
+        entry.source, entry.rank = self.policy.source_of({"record": record, "message": entry.message}
+                                                         if entry.message else {"record": record})
+
+    def _add_source(self, record: dict, sid: str, at: str) -> None:
+        if sid != record["id"]:
+            self._name(sid, "message", record["id"], at)
+        if self.locker is None:
+            text, found = record.get("content"), []
+        else:
+            text = locking.text_of(record, self.locker.catalogue)
+            found = locking.engine_locks(record, self.locker.catalogue, self.locker.book)
+        self.sources[sid] = Source(record["id"], text, found)
+        self.source_ids[record["id"]] = sid
+        self.locks_in.setdefault(sid, [])
+
+    def _check_excerpt(self, record: dict, at: str) -> None:
+        """The seed's E07 quotes [start, end) of a message: checked against it when it came first."""
+        loc = record["locator"]
+        source = self.sources.get(loc["message_id"])
+        if source is not None and source.record_id != record["id"] and \
+                rec.span_problem(source.text, loc["start"], loc["end"], record["content"]) == "mismatch":
+            raise self.refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
                                       start=loc["start"], end=loc["end"])
-        self._name(lock["id"], "lock", record["id"], at)
-        self.locks_in[mid].append(record["id"])
+
+    def _add_lock(self, record: dict, entry: Entry, at: str) -> dict:
+        """The lock record as accepted: one of the engine's locks of an earlier source, completed
+        from it (locking.accept). Without a locker (merge.yaml's examples) it is taken as written."""
+        lock = record["lock"]
+        sid = lock["locator"]["message_id"]
+        source = self.sources.get(sid)
+        if source is None:
+            raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
+        if "id" in lock:                  # ids first, as for every record: a name is never used twice
+            self._name(lock["id"], "lock", record["id"], at)
+        if self.locker is not None:
+            record = locking.accept(record, source.text, source.found, source.claimed, self.locker.key,
+                                    self.refusals, at)
+            self._name(record["lock"]["id"], "lock", record["id"], at)
+        self.locks_in[sid].append(record["id"])
+        self._inherit(entry, record, sid)
+        return record
+
+    def _inherit(self, entry: Entry, record: dict, sid: str) -> None:
+        """A lock is read with its source: the source record, its window, its applicability."""
+        origin = self.entries.get(self.sources[sid].record_id)
+        message = origin.record if origin is not None else None
         entry.message = message
-        if entry.window == (None, None):
-            entry.window = self.entries[self.messages[mid]].window
+        if origin is not None and entry.window == (None, None):
+            entry.window = origin.window
+        entry.record = record
+
+    def _add_engine_locks(self) -> None:
+        """Every engine lock no record named, as a record of its own right after its source."""
+        ordered: dict[str, Entry] = {}
+        for rid, entry in self.entries.items():
+            ordered[rid] = entry
+            sid = self.source_ids.get(rid)
+            source = self.sources[sid] if sid is not None else None
+            for lock in (source.found or []) if source else []:
+                if lock["id"] in source.claimed:
+                    continue
+                record = {"id": lock["id"], "type": "lock", "lock": lock}
+                self._name(lock["id"], "record", lock["id"], f"records[{entry.position}] (its lock {lock['id']})")
+                added = Entry(record, entry.position)
+                self._inherit(added, record, sid)
+                self._classify(added)
+                ordered[lock["id"]] = added
+        self.entries = ordered
+        self.locks_in = {sid: [] for sid in self.locks_in}
+        for rid, e in ordered.items():                    # in ledger order, the added ones included
+            if e.record["type"] == "lock":
+                self.locks_in[e.record["lock"]["locator"]["message_id"]].append(rid)
 
     # -- reading --------------------------------------------------------------------------------
     def validity(self, record_id: str) -> str:
@@ -106,3 +199,12 @@ class LedgerIndex:
 
     def lock_records(self) -> list[str]:
         return [rid for rid, e in self.entries.items() if e.record["type"] == "lock"]
+
+    def scope_of(self, record_id: str) -> dict:
+        """The record's applicability and version (§六: 适用于什么, 哪个版本); a lock's are its source's
+        unless it has its own."""
+        entry = self.entries[record_id]
+        own = {k: entry.record[k] for k in INHERITED if k in entry.record}
+        if entry.message is not None:
+            return {**{k: entry.message[k] for k in INHERITED if k in entry.message}, **own}
+        return own

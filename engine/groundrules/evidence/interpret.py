@@ -182,20 +182,19 @@ class Checker:
             self._raw(rid, cite, at)
             if record["type"] == "lock":
                 covered = [rid]
-            elif record["type"] == "message":
-                covered = list(index.locks_in[rec.message_id(record)])
-            else:
-                covered = []
+            else:                            # a raw source covers the locks inside it
+                sid = index.source_ids.get(rid)
+                covered = list(index.locks_in[sid]) if sid is not None else []
             return {"ref": cite, "kind": kind, "record": rid}, covered
         mid = cite["message_id"]
-        rid = index.messages.get(mid)
-        if rid is None:
+        source = index.sources.get(mid)
+        if source is None:
             raise self.refuse("UNKNOWN_EVIDENCE", ref=mid, at=at + ".message_id")
-        content = index.entries[rid].record["content"]
+        rid = source.record_id
         start, end = cite["start"], cite["end"]
-        problem = rec.span_problem(content, start, end, cite["quote"])
+        problem = rec.span_problem(source.text, start, end, cite["quote"])
         if problem == "redacted":
-            raise self.refuse("EVIDENCE_REDACTED", ref=rid, at=at, redaction=content["redaction"])
+            raise self.refuse("EVIDENCE_REDACTED", ref=rid, at=at, redaction=source.text["redaction"])
         if problem:
             raise self.refuse("QUOTE_MISMATCH", at=at, message_id=mid, start=start, end=end)
         self._raw(rid, mid, at)
@@ -230,8 +229,7 @@ class Checker:
                          else f"dismissed ({disposition['dismissed']})")
                 raise self.refuse("DISPOSITION_CONFLICT", event=event.id, lock=lock["id"], slot=event.slot,
                                   disposition=shown)
-        grounded = any(self.catalogue.records[entries[r].record["type"]].grounds_values for r in event.evidence)
-        if slot.lock_required and not grounded and not assigned:
+        if slot.lock_required and not assigned:
             raise self.refuse("INSUFFICIENT_EVIDENCE", event=event.id, slot=event.slot,
                               kinds=list(slot.lock_kinds))
         if slot.lock_match == "normalized_value" and assigned and not any(

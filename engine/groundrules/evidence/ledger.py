@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
+from . import locking
 from . import records as rec
 from .contract import record_problem
 from ..errors import GroundrulesError
@@ -75,31 +76,43 @@ class EvidenceLedger:
         return record
 
     def append(self, record: dict, *, project: str | None = None) -> dict:
-        """Check one record and append it; returns it as stored (with id, observed_at, recorded_at)."""
+        """Check one record and append it (a raw source with the locks the engine finds in it);
+        returns it as stored (with id, observed_at, recorded_at)."""
         return self.append_all([record], project=project)[0]
 
     def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
-        """Append a message record and its lock records in one step. `locks` defaults to
-        `groundrules.lock` over the message, so a stored message never lacks its locks."""
+        """Append a message and its lock records in one step. The locks are the engine's
+        (`groundrules.lock` under this rulebook); `locks` given (lock candidates) are checked
+        against them and name them, and every lock they leave out is appended all the same."""
         message = self.shaped(message)
         if isinstance(message, dict) and "id" not in message:
             message = dict(message, id=self._ids())           # the locks point at the id it will have
-        if locks is None:
-            from ..locks import lock
-            text = message.get("content")
-            locks = lock({"id": message.get("message_id", message.get("id")), "role": message.get("role"),
-                          "state": message.get("state"), "content": text}, self._book)
-        return self.append_all([message] + [{"id": c["id"], "type": "lock", "lock": c} for c in locks],
-                               project=project)
+        named = [{"id": c["id"], "type": "lock", "lock": c} if isinstance(c, dict) and "id" in c
+                 else {"type": "lock", "lock": c} for c in locks or []]
+        return self.append_all([message] + named, project=project)
 
     def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
-        """Append several records atomically: all of them, or none when one is refused."""
+        """Append several records atomically: all of them, or none when one is refused. Every raw
+        source (message, tool receipt, injected field) is locked as it is appended: a lock record
+        in `records` must be one of the engine's locks of its source (and is completed from it);
+        the engine's locks no record names are appended right after their source. Returns every
+        record as stored, in order."""
         def attempt(tx: Any) -> list[dict]:
-            rows, stored, pending = [], [], {}
             now = self._clock()
-            for n, raw in enumerate(records):
-                record = self._prepare(raw, now, f"records[{n}]")
-                self._check(tx, record, pending, f"records[{n}]")
+            prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
+            sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
+            ordered: list = []                # (record, at)
+            for n, record in enumerate(prepared):
+                at = f"records[{n}]"
+                sid = locking.source_id(record, self._catalogue)
+                if sid is not None:
+                    sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
+                elif record["type"] == "lock":
+                    record = self._claim(tx, record, sources, at)
+                ordered.append((record, at))
+            rows, stored, pending = [], [], {}
+            for record, at in self._with_engine_locks(ordered, sources, now):
+                self._check(tx, record, pending, at)
                 row = self._to_row(record)
                 pending[record["id"]] = row
                 for name in (row["message_id"], row["lock_id"]):
@@ -109,7 +122,55 @@ class EvidenceLedger:
                 stored.append(record)
             tx.insert(rows)
             return stored
-        return self.store.run_write(project or self.project, attempt)
+        try:
+            return self.store.run_write(project or self.project, attempt)
+        except GroundrulesError as exc:
+            if exc.code == "LOCK_TIMEOUT" and exc.code in self._refusals.codes:
+                raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
+            raise
+
+    def _claim(self, tx: Any, record: dict, sources: dict, at: str) -> dict:
+        """A lock record as it will be stored: one of the engine's locks of its source (earlier in
+        this batch, or stored), completed from it; refused as the fold refuses it."""
+        lock = record["lock"]
+        sid = lock["locator"]["message_id"]
+        if sid not in sources:
+            source = self._message(tx, sid, {})
+            if source is None:
+                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
+            found = locking.engine_locks(source, self._catalogue, self._book)
+            sources[sid] = (source, found, self._stored_claims(tx, sid, found))
+        source, found, claimed = sources[sid]
+        return locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
+                              self._refusals, at)
+
+    def _stored_claims(self, tx: Any, sid: str, found: list | None) -> dict:
+        """{engine lock id: record id} of the locks already stored for a stored source (a lock
+        appended after its source: rare, so the rows are read only then)."""
+        spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}
+        claimed = {}
+        for row in tx.rows():
+            if row["type"] == "lock":
+                lock = json.loads(row["body"])["lock"]
+                loc = lock["locator"]
+                if loc["message_id"] == sid:
+                    claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
+        return claimed
+
+    def _with_engine_locks(self, ordered: list, sources: dict, now: str) -> list:
+        """`ordered` with each new source followed by the engine's locks that no record names."""
+        out = []
+        for record, at in ordered:
+            out.append((record, at))
+            sid = locking.source_id(record, self._catalogue)
+            if sid is None or sources.get(sid, (None,))[0] is not record:
+                continue
+            _, found, claimed = sources[sid]
+            for c in found or []:
+                if c["id"] not in claimed:
+                    out.append((self._prepare({"id": c["id"], "type": "lock", "lock": c}, now, f"{at} (its lock)"),
+                                f"{at} (its lock {c['id']})"))
+        return out
 
     def _prepare(self, raw: Any, now: str, at: str) -> dict:
         if not isinstance(raw, dict):
@@ -136,28 +197,28 @@ class EvidenceLedger:
         for name, key in names:
             if name in pending or tx.owner(name) is not None:
                 raise self._refusals.error("DUPLICATE_ID", id=name, at=f"{at}.{key}")
-        if record["type"] == "lock":
-            loc = record["lock"]["locator"]
-            message = self._message(tx, loc["message_id"], pending)
-            if message is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=loc["message_id"],
-                                           at=f"{at}.lock.locator.message_id")
-            if rec.span_problem(message["content"], loc["start"], loc["end"], record["lock"]["quote"]) == "mismatch":
-                raise self._refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", message_id=loc["message_id"],
+        if record["type"] == "message" and "locator" in record:       # the seed's E07: an excerpt of a message
+            loc = record["locator"]
+            source = self._message(tx, loc["message_id"], pending)
+            if source is not None and rec.span_problem(locking.text_of(source, self._catalogue), loc["start"],
+                                                       loc["end"], record["content"]) == "mismatch":
+                raise self._refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
                                            start=loc["start"], end=loc["end"])
         if record["type"] == "derived":
             for n, ref in enumerate(record["derived_from"]):
                 if ref not in pending and tx.owner(ref) is None:
                     raise self._refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
 
-    def _message(self, tx: Any, mid: str, pending: dict) -> dict | None:
-        row = pending.get(mid)
+    def _message(self, tx: Any, sid: str, pending: dict) -> dict | None:
+        """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
+        row = pending.get(sid)
         if row is None:
-            owner = tx.owner(mid)
+            owner = tx.owner(sid)
             row = tx.row(owner) if owner is not None else None
-        if row is None or row["type"] != "message":
+        if row is None:
             return None
-        return self._from_row(tx, row)
+        record = self._from_row(tx, row)
+        return record if locking.source_id(record, self._catalogue) == sid else None
 
     # -- rows -----------------------------------------------------------------------------------
     def _fields(self, record: dict) -> tuple:
@@ -249,23 +310,26 @@ class EvidenceLedger:
             raise self._refusals.error("LEDGER_CORRUPT", record="(interpretations)") from None
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
-             subject: str | None = None) -> dict:
+             subject: str | None = None, scope_context: dict | None = None) -> dict:
         """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
-        with `subject`, of the records about it and the locks inside its messages."""
+        with `subject`, of the records about it and the locks inside them; with `scope_context`, for
+        that context (fold() sets aside the evidence that does not fit it)."""
         with self.store.read(project or self.project) as tx:
             records = [self._from_row(tx, row) for row in tx.rows()]
             if interpretations is None:
                 interpretations = self._stored(tx)
         if subject is not None:
             about = {r["id"] for r in records if r.get("subject") == subject}
-            messages = {rec.message_id(r) for r in records if r["id"] in about and r["type"] == "message"}
-            records = [r for r in records if r["id"] in about or (r["type"] == "lock" and rec.message_id(r) in messages)]
-        return fold({"now": now, "records": records, "interpretations": interpretations},
-                    self._book, redaction_key=self._key)
+            inside = {locking.source_id(r, self._catalogue) for r in records if r["id"] in about}
+            records = [r for r in records if r["id"] in about or (r["type"] == "lock" and rec.message_id(r) in inside)]
+        payload = {"now": now, "records": records, "interpretations": interpretations}
+        if scope_context is not None:
+            payload["scope_context"] = scope_context
+        return fold(payload, self._book, redaction_key=self._key)
 
     # -- the one audited change -----------------------------------------------------------------
     def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
-        """Replace the personal fields of a record (and of the locks inside a message) by tombstones,
+        """Replace the personal fields of a record (and of the locks inside a source) by tombstones,
         recording who and why, and leave no readable copy in the store's files. Returns the
         redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
@@ -279,10 +343,11 @@ class EvidenceLedger:
                 raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
             at = self._clock()
             events = [self._event(row, by, reason, at, None)]
-            if row["type"] == "message":
+            sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None
+            if sid is not None:                       # a source's locks copy its text: they go with it
                 for lock_row in tx.rows():
                     if (lock_row["type"] == "lock" and lock_row["redaction_id"] is None
-                            and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == row["message_id"]):
+                            and json.loads(lock_row["body"])["lock"]["locator"]["message_id"] == sid):
                         events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed

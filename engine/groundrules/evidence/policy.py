@@ -1,4 +1,4 @@
-"""The merge policy (rules/merge.yaml), compiled: scopes, ops, slots and four decision tables.
+"""The merge policy (rules/merge.yaml), compiled: scopes, ops, slots and five decision tables.
 
 The decision tables are ordinary `decide` tables embedded in the policy file (so their rows, hit
 policy, conditions, templates and row examples work exactly like any decision table); their faults
@@ -16,7 +16,7 @@ from ..errors import Fault, did_you_mean
 from ..examples import ExampleResult
 from ..templates import Template, compile_template
 
-TABLES = ("sources", "resolve", "status", "questions")
+TABLES = ("sources", "resolve", "status", "questions", "scope_fit")
 SCOPE_OPS = ("open", "switch", "close")
 # activity ops (seed 003 §五: 工具回执、动作成败、询问次数): op -> the event key they are tallied under
 ACTIVITY_OPS = {"ask": "slot", "outcome": "action", "receipt": "tool"}
@@ -57,6 +57,8 @@ class MergePolicy:
     resolve: DecisionTable
     status: DecisionTable
     questions: DecisionTable
+    scope_fit: DecisionTable
+    version_key: str          # the scope_context key a record's version is compared with
     examples: tuple
 
     def sentence(self, text: str) -> str:
@@ -77,6 +79,15 @@ class MergePolicy:
         """(source class, rank) of a record: the first fired row of `sources`."""
         code = self.sources.evaluate(facts).fired[0].code
         return code, int(self.sources.codes[code].get("rank", 0))
+
+    def fit(self, facts: dict) -> dict:
+        """{verdict, label, decides, detail, by_row} of one record for a scope_context: scope_fit's
+        first row (by_row false: no row fired, the default decided)."""
+        fired = self.scope_fit.evaluate(facts).fired[0]
+        attrs = self.scope_fit.codes.get(fired.code, {})
+        return {"verdict": fired.code, "label": attrs.get("label", fired.code),
+                "decides": bool(attrs.get("decides", True)), "detail": fired.outputs.get("detail", ""),
+                "by_row": fired.row.index >= 0}
 
     def check_examples(self) -> Iterator[ExampleResult]:
         for name in TABLES:
@@ -124,7 +135,7 @@ def compile_policy(data: dict, ctx) -> MergePolicy | None:
                        tuple(data["clarify"].get("reading_ops", ())), tuple(data["validity_precedence"]),
                        dict(data["policies"]),
                        tables["sources"], tables["resolve"], tables["status"], tables["questions"],
-                       tuple(data["examples"]))
+                       tables["scope_fit"], data["scope_context"]["version_key"], tuple(data["examples"]))
 
 
 def _check_outputs(data: dict, ctx) -> None:
@@ -138,7 +149,7 @@ def _check_outputs(data: dict, ctx) -> None:
         if "text" not in row.get("output", {}):
             ctx.fault("missing-key", "a questions row must output 'text'", ("questions", "rows", n),
                       "add output: {text: <sentence template>}")
-    for name in ("sources", "resolve", "status"):
+    for name in ("sources", "resolve", "status", "scope_fit"):
         if "default" not in data[name]:
             ctx.fault("missing-key", f"{name} needs a default: the fold must get an answer for every input",
                       (name,), "add default: {code: <code>}")

@@ -2,15 +2,18 @@
 writes them, mapped to the internal shape before the payload is checked.
 
 One table says every mapping; this module only applies it. A shape applies to an item that lacks
-its `when.missing` key and has its `when.present` key, so an item already in the internal shape is
-never touched, and what a shape does not map is left for the contract to refuse by name.
+its `when.missing` key and has its `when.present` key (either dotted for a nested one), so an item
+already in the internal shape is never touched, and what a shape does not map is left for the
+contract to refuse by name. An id a shape makes is deterministic: by position (`{n}`) or by the
+item's own content (`{digest}`), so the fold and the ledger give the same record the same id.
 """
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..canonical import detached
+from ..canonical import detached, digest
 from ..examples import ExampleResult
 
 KIND = "shape_map"
@@ -22,24 +25,24 @@ class Shape:
     applies_to: str           # records | events
     missing: str
     present: str
-    rename: tuple             # (dotted source key, target key)
+    rename: tuple             # (dotted source key, dotted target key)
     set: tuple                # (key, constant) when absent
-    id_template: str          # events: the id of an event that has none ("{n}": 1-based position)
+    id_template: str          # the id of an item that has none ("{n}": 1-based position, "{digest}": of its content)
     examples: tuple
 
     def applies(self, item: Any) -> bool:
-        return type(item) is dict and self.missing not in item and self.present in item
+        return type(item) is dict and _get(item, self.missing) is _ABSENT and _get(item, self.present) is not _ABSENT
 
     def apply(self, item: dict, position: int) -> dict:
         out = detached(item)
         for source, target in self.rename:
             value = _pop(out, source)
-            if value is not _ABSENT and target not in out:
-                out[target] = value
+            if value is not _ABSENT:
+                _put(out, target, value)
         for key, value in self.set:
             out.setdefault(key, value)
         if self.id_template and "id" not in out:
-            out["id"] = self.id_template.format(n=position + 1)
+            out["id"] = self.id_template.format(n=position + 1, digest=digest(item)[:16])
         return out
 
 
@@ -92,6 +95,25 @@ class ShapeMap:
 _ABSENT = object()
 
 
+def _get(item: dict, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if type(item) is not dict or part not in item:
+            return _ABSENT
+        item = item[part]
+    return item
+
+
+def _put(item: dict, dotted: str, value: Any) -> None:
+    """item[a][b] = value for 'a.b' unless it is already given (an object on the way is made)."""
+    *heads, last = dotted.split(".")
+    for head in heads:
+        inner = item.setdefault(head, {})
+        if type(inner) is not dict:
+            return
+        item = inner
+    item.setdefault(last, value)
+
+
 def _pop(item: dict, dotted: str) -> Any:
     """Remove and return item[a][b] for 'a.b' (an emptied parent object is removed too)."""
     head, _, rest = dotted.partition(".")
@@ -108,12 +130,19 @@ def _pop(item: dict, dotted: str) -> Any:
     return value
 
 
+ID_FIELDS = {"n", "digest"}
+
+
 def compile_shapes(data: dict, ctx) -> ShapeMap | None:
     shapes = []
     for i, raw in enumerate(data["shapes"]):
         targets = [t for _, t in raw.get("rename", {}).items()]
         if len(targets) != len(set(targets)):
             ctx.fault("duplicate-target", "two keys are renamed to the same key", ("shapes", i, "rename"))
+        fields = {f for _, f, _, _ in string.Formatter().parse(raw.get("new_id", "")) if f is not None}
+        if fields - ID_FIELDS:
+            ctx.fault("unknown-placeholder", f"new_id may name only {{n}} and {{digest}}, not {sorted(fields - ID_FIELDS)}",
+                      ("shapes", i, "new_id"))
         shapes.append(Shape(raw["id"], raw["applies_to"], raw["when"]["missing"], raw["when"]["present"],
                             tuple(raw.get("rename", {}).items()), tuple(raw.get("set", {}).items()),
                             raw.get("new_id", ""), tuple(raw["examples"])))

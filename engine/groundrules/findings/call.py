@@ -21,6 +21,7 @@ VOCABULARY_TABLE = "findings_vocabulary"
 APPLICABILITY_TABLE = "applicability"
 CHANGE_TABLE = "findings_material_change"
 WARNINGS_TABLE = "findings_warnings"
+SUPPORT_TABLE = "independent_support"
 
 
 class Call:
@@ -54,8 +55,20 @@ class Call:
         if facts is None:
             return ()
         if self._warned is None or self._warned[0] is not facts:
+            facts["evidence"] = self.judged(facts.get("evidence", []))
             self._warned = (facts, self.book.table(WARNINGS_TABLE).evaluate(facts).fired)
         return self._warned[1]
+
+    def judged(self, links: list[dict]) -> list[dict]:
+        """Each evidence link with `independent`: whether rules/independent_support.yaml counts its
+        source_kind and method as independent support (a model's thought or a user's word never,
+        whatever method it is filed under)."""
+        table = self.book.table(SUPPORT_TABLE)
+        out = []
+        for link in links:
+            code = table.evaluate({k: link[k] for k in ("source_kind", "method", "relation") if k in link}).fired[0].code
+            out.append(dict(link, independent=bool(table.codes.get(code, {}).get("independent"))))
+        return out
 
     # -- refusals -------------------------------------------------------------------------
     def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:
@@ -116,6 +129,7 @@ class Call:
 
     # -- state machines -------------------------------------------------------------------
     def check_move(self, machine: str, source: str, target: str, facts: dict) -> None:
+        facts = dict(facts, **{k: self.judged(facts[k]) for k in ("basis", "links") if k in facts})
         blocked = self.states.check(machine, source, target, facts, via=self.tool, role=self.role)
         if blocked is not None:
             extra = {"guard": blocked.guard} if blocked.guard else {}
@@ -177,7 +191,8 @@ class Call:
             found = self.tx.evidence(self.project, item["evidence_id"])
             if found is None:
                 raise self.refuse("NOT_FOUND", "evidence_not_found", evidence_id=item["evidence_id"])
-            return dict(link, evidence_seq=found["seq"], evidence_id=found["id"], reuse="reused")
+            return dict(link, evidence_seq=found["seq"], evidence_id=found["id"], source_kind=found["source_kind"],
+                        reuse="reused")
         if "source_kind" not in item or "source_ref" not in item:
             raise self.refuse("INVALID_ARGUMENT", "evidence_identity", field=field)
         excerpt = item.get("excerpt", "")
@@ -188,6 +203,7 @@ class Call:
         record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
                   "locator": item.get("locator", ""), "revision": item.get("revision", ""),
                   "content_hash": digest, "excerpt": excerpt}
+        link["source_kind"] = record["source_kind"]
         same, others = self._same_source(record)
         if same is not None:
             return dict(link, evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")
@@ -271,8 +287,8 @@ class Call:
         the new evidence as basis), its tags, search terms, evidence links and 'created' event."""
         epistemic = self.states.machine("epistemic")
         lifecycle = self.states.machine("lifecycle")
-        links = [{"relation": e["relation"], "method": e["method"], "evidence_id": e.get("evidence_id", "")}
-                 for e in evidence]
+        links = [{"relation": e["relation"], "method": e["method"], "evidence_id": e.get("evidence_id", ""),
+                  "source_kind": e["source_kind"]} for e in evidence]
         if body["epistemic_state"] != epistemic.initial:
             self.check_move("epistemic", epistemic.initial, body["epistemic_state"], {
                 "finding": {"claim_kind": body["claim_kind"], "epistemic_state": epistemic.initial,

@@ -22,8 +22,8 @@ def _finding_facts(row: dict) -> dict:
 def _write_facts(call: Call, finding: dict, links: list[dict], *, to_state: str | None = None,
                  manual_exception: dict | None = None) -> dict:
     facts = {"tool": call.tool, "finding": finding,
-             "evidence": [{"relation": l["relation"], "method": l["method"], "reuse": l.get("reuse", "reused")}
-                          for l in links]}
+             "evidence": [{"relation": l["relation"], "method": l["method"], "source_kind": l["source_kind"],
+                           "reuse": l.get("reuse", "reused")} for l in links]}
     if to_state is not None:
         facts["to_state"] = to_state
     if manual_exception is not None:
@@ -32,7 +32,8 @@ def _write_facts(call: Call, finding: dict, links: list[dict], *, to_state: str 
 
 
 def _basis(links: list[dict]) -> list[dict]:
-    return [{"evidence_id": l["evidence_id"], "relation": l["relation"], "method": l["method"]} for l in links]
+    return [{"evidence_id": l["evidence_id"], "relation": l["relation"], "method": l["method"],
+             "source_kind": l["source_kind"]} for l in links]
 
 
 def _transition_facts(row: dict, basis: list[dict], links: list[dict], arguments: dict) -> dict:

@@ -1,6 +1,6 @@
 """Evidence locks (seed 003 §3): mechanical candidates locked before any semantic judgement."""
 from .compile import LockPattern, LockTable, compile_lock_patterns
-from .messages import lock, lock_messages
+from .messages import lock, lock_messages, lock_text
 from .scan import lock_id
 
-__all__ = ["LockPattern", "LockTable", "compile_lock_patterns", "lock", "lock_id", "lock_messages"]
+__all__ = ["LockPattern", "LockTable", "compile_lock_patterns", "lock", "lock_id", "lock_messages", "lock_text"]

@@ -1,8 +1,10 @@
 """Locking messages: the public entry of the lock part (`groundrules.lock`, `lock_messages`).
 
 A message is checked against the evidence contract's message vocabulary, then scanned by every
-lock table of the rulebook (`scan`). This module, not `scan`, finds the default rulebook, so that
-the table compiler (which scans its own examples) never imports the rulebook that imports it.
+lock table of the rulebook that counts in its role and state (`sources`, `scan`). This module, not
+`scan` or `sources`, finds the default rulebook, so that the table compiler (which scans its own
+examples) and the evidence part (which the rulebook compiles) never import the rulebook that
+imports them.
 """
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..canonical import encodable
 from ..errors import GroundrulesError
+from . import sources
 from .scan import scan
+from .sources import patterns as _patterns
 
 if TYPE_CHECKING:
     from ..rulebook import Rulebook
@@ -30,6 +34,14 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> list[dict]:
     message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
     patterns = _patterns(book)[role, state]
     return scan(patterns, message_id, role, state, content) if patterns else []
+
+
+def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook | None" = None, *,
+              json_strings: bool = False) -> list[dict]:
+    """The locks of any raw text read as written by `role` in `state` (a message's content, a tool
+    receipt's body, an injected field's value), with locators into `text` under `source_id`; with
+    `json_strings`, a JSON text's string values are read decoded too (sources.py)."""
+    return sources.lock_text(source_id, role, state, text, _book(rulebook), json_strings=json_strings)
 
 
 def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[dict]:
@@ -57,28 +69,6 @@ def _book(rulebook: "Rulebook | None") -> "Rulebook":
         from ..rulebook import default
         return default()
     return rulebook
-
-
-def _patterns(rulebook: "Rulebook") -> dict:
-    """{(role, state): the patterns of every lock table that count in it}, filled on demand: a
-    message is only ever offered the patterns that may read it (flattening the tables costs a third
-    of a typical lock() call, so it is done once per rulebook)."""
-    try:
-        return rulebook.memo["locks.patterns"]
-    except KeyError:
-        every = tuple(p for table in rulebook.of_kind("lock_patterns") for p in table.patterns)
-        return rulebook.memoized("locks.patterns", lambda: _ByRole(every))
-
-
-class _ByRole(dict):
-    def __init__(self, patterns: tuple):
-        super().__init__()
-        self.patterns = patterns
-
-    def __missing__(self, key: tuple) -> tuple:
-        role, state = key
-        found = self[key] = tuple(p for p in self.patterns if role in p.roles and state in p.states)
-        return found
 
 
 def _vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:

@@ -102,7 +102,7 @@ class FindingOps:
 
     # -- evidence ---------------------------------------------------------------------------------
     def evidence(self, project: str, evidence_id: str) -> dict | None:
-        return self._one("SELECT seq, id FROM evidence WHERE id = ? AND project = ?", (evidence_id, project))
+        return self._one("SELECT seq, id, source_kind FROM evidence WHERE id = ? AND project = ?", (evidence_id, project))
 
     def evidence_by_source(self, project: str, source_ref: str, locator: str) -> list[dict]:
         """Evidence with this source_ref and locator, oldest first."""
@@ -171,10 +171,11 @@ class FindingOps:
         return self._changed(sql, params)
 
     def links(self, finding_seq: int) -> list[dict]:
-        rows = self._all("SELECT e.id, fe.relation, fe.method FROM finding_evidence fe "
+        rows = self._all("SELECT e.id, e.source_kind, fe.relation, fe.method FROM finding_evidence fe "
                          f"JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = ? {LINK_ORDER}",
                          (finding_seq,))
-        return [{"evidence_id": r["id"], "relation": r["relation"], "method": r["method"]} for r in rows]
+        return [{"evidence_id": r["id"], "relation": r["relation"], "method": r["method"],
+                 "source_kind": r["source_kind"]} for r in rows]
 
     def linked_evidence(self, finding_seq: int, relation: str | None = None, *, limit: int = -1,
                         offset: int = 0) -> list[dict]:

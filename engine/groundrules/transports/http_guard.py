@@ -16,7 +16,6 @@ import json
 from typing import Any, Callable
 
 import anyio
-import mcp_types as types
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..api import Caller
@@ -28,6 +27,7 @@ from .settings import ServerSettings
 from .stdio_guard import INVALID_REQUEST, Refused, WireLimits, parse
 
 SESSION_HEADER = b"mcp-session-id"
+OFF_LOOP_BYTES = 64 * 1024             # bodies larger than this are parsed in a worker thread
 SERVER_ERROR = -32000                  # JSON-RPC's range for errors a server defines
 
 
@@ -41,6 +41,7 @@ class Guard:
         self.app, self.dispatcher, self.limits, self.settings = app, dispatcher, limits, settings
         self.sessions, self.caller = sessions, caller
         self.draining = False
+        self._parsers = anyio.CapacityLimiter(2)
         self._in_flight: set[tuple[str, Any]] = set()
         self.posts = 0                  # POSTs being served (the drain waits for them)
 
@@ -80,12 +81,14 @@ class Guard:
         except _Disconnected:
             return
         try:
-            value, message_id = parse(body, self.limits)
-            types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+            if len(body) > OFF_LOOP_BYTES:            # a large body is parsed beside the loop, not on it
+                value, message_id = await anyio.to_thread.run_sync(parse, body, self.limits, limiter=self._parsers)
+            else:
+                value, message_id = parse(body, self.limits)
         except Refused as refused:
             await _error(send, 400, refused.message_id, refused.code, refused.message)
             return
-        except Exception:  # noqa: BLE001 - pydantic's ValidationError: not a JSON-RPC message
+        if not _json_rpc(value):
             await _error(send, 400, message_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
             return
         if "method" not in value or "id" not in value:           # a notification or a client's answer
@@ -116,6 +119,20 @@ class Guard:
             await self.app(scope, _replay(body, receive), send)
         finally:
             self._in_flight.discard(key)
+
+
+def _json_rpc(value: dict) -> bool:
+    """The shape of a JSON-RPC 2.0 request, notification, answer or error (ids were checked by
+    parse): what the SDK's own model accepts, checked without building it."""
+    if value.get("jsonrpc") != "2.0":
+        return False
+    if "method" in value:
+        return isinstance(value["method"], str) and isinstance(value.get("params", {}), dict) and \
+            not ({"result", "error"} & value.keys())
+    if "id" not in value or ("result" in value) == ("error" in value):
+        return False
+    error = value.get("error", {"code": 0, "message": ""})
+    return isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
 
 
 async def _body(receive: Receive, cap: int) -> bytes:

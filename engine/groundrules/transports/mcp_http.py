@@ -5,7 +5,9 @@ middleware (a request without a token the tokens file lists gets HTTP 401 before
 and its Host/Origin check (kept on: loopback hosts by default, or the hosts the operator names).
 The caller of a tool is read from the verified token inside the call, so the registry checks the
 token's role and projects exactly as it checks the command line's over stdio. SIGHUP re-reads the
-tokens file; a bad file keeps the grants in force and logs why.
+tokens file; a bad file keeps the grants in force and logs why. With an OAuthVerifier instead, the
+server is an OAuth 2.1 resource server (oauth.py, oauth_http.py): JWT access tokens from the
+organisation's authorization server, mapped to callers by the claim map table.
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
 from .http_serve import run
 from .http_sessions import FairSessionManager
 from .mcp_tools import ToolServer, wire_limits
+from .oauth import OAuthVerifier
+from .oauth_http import BearerGate
 from .settings import ServerSettings
 from .tokens import Grants, load_grants
 
@@ -98,7 +102,7 @@ class Served:
     """The ASGI app of the shared server and the parts a stop drains and a reload swaps: its guard
     (takes nothing new), its sessions (closed last), its dispatcher (calls in flight; the service)."""
 
-    app: Starlette
+    app: Any                  # the Starlette app, or the OAuth gate before it
     guard: Guard
     sessions: FairSessionManager
     dispatcher: Dispatcher
@@ -118,13 +122,15 @@ class Served:
         self.dispatcher.service = service
 
 
-def http_app(service: Service, verifier: TokenVerifier, *, host: str, port: int,
-             allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None) -> Served:
-    """The ASGI app: the registry's tools at /mcp behind the token check, the guard and the Host
-    check; /healthz, /readyz and /metrics beside it."""
+def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host: str, port: int,
+             allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None,
+             tools: Iterable[str] | None = None) -> Served:
+    """The ASGI app: the registry's tools (of `tools`, when given) at /mcp behind the token check
+    (the tokens file's, or an OAuth resource server's), the guard and the Host check; /healthz,
+    /readyz and /metrics beside it."""
     settings = settings or ServerSettings()
     dispatcher = Dispatcher(service, settings)
-    server = ToolServer(service, token_caller, dispatcher=dispatcher)
+    server = ToolServer(service, token_caller, tools=tools, dispatcher=dispatcher)
     sessions = FairSessionManager(server._lowlevel_server, per_principal=settings.sessions_per_principal,
                                   json_response=True, stateless=settings.stateless,
                                   security_settings=security(host, port, allowed_hosts),
@@ -132,11 +138,15 @@ def http_app(service: Service, verifier: TokenVerifier, *, host: str, port: int,
                                   max_request_body_size=wire_limits(service).message_bytes)
     guard = Guard(StreamableHTTPASGIApp(sessions), dispatcher=dispatcher, limits=wire_limits(service),
                   settings=settings, sessions=sessions, caller=token_caller)
-    app = Starlette(routes=[Route(PATH, endpoint=RequireAuthMiddleware(guard, [], None))],
-                    middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
-                                Middleware(AuthContextMiddleware)],
-                    lifespan=lambda _app: sessions.run())
-    served = Served(app, guard, sessions, dispatcher)
+    if isinstance(verifier, OAuthVerifier):        # its gate, before the app, checks tokens and serves the metadata
+        app = Starlette(routes=[Route(PATH, endpoint=guard)], lifespan=lambda _app: sessions.run())
+        served = Served(BearerGate(app, verifier, path=PATH), guard, sessions, dispatcher)
+    else:
+        app = Starlette(routes=[Route(PATH, endpoint=RequireAuthMiddleware(guard, [], None))],
+                        middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+                                    Middleware(AuthContextMiddleware)],
+                        lifespan=lambda _app: sessions.run())
+        served = Served(app, guard, sessions, dispatcher)
     served.metrics = Metrics(served)
     dispatcher.observer = CallLog(served.metrics)
     metrics_token = _read_secret(settings.metrics_token_file) if settings.metrics_token_file else None
@@ -147,7 +157,7 @@ def http_app(service: Service, verifier: TokenVerifier, *, host: str, port: int,
 class Reloader:
     """SIGHUP: the tokens file and the rule tables read again, each swapped in whole or not at all."""
 
-    def __init__(self, served: Served, verifier: GrantsVerifier, rules_root: str | Path | None):
+    def __init__(self, served: Served, verifier: GrantsVerifier | OAuthVerifier, rules_root: str | Path | None):
         self.served, self.verifier, self.rules_root = served, verifier, rules_root
         self._lock = threading.Lock()
 
@@ -159,7 +169,11 @@ class Reloader:
         The tokens file is read after them, against the roles of the rulebook in force."""
         with self._lock:
             swapped = self._reload_rules()
-            self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
+            book = self.served.dispatcher.service.book
+            if isinstance(self.verifier, OAuthVerifier):          # the claim map of the rulebook in force
+                self.verifier.use(book)
+            else:
+                self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
             self.verifier.reload()
             return swapped
 
@@ -180,14 +194,18 @@ class Reloader:
         return True
 
 
-def serve_http(service: Service, tokens_file: str | Path, *, host: str, port: int, allowed_hosts: Iterable[str] = (),
-               settings: ServerSettings | None = None, rules_root: str | Path | None = None) -> None:
-    """Serve until SIGINT/SIGTERM (a drain: see http_serve); SIGHUP reloads the tokens file and the
-    rule tables under `rules_root` (the bundled ones when None)."""
+def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, port: int,
+               allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None,
+               rules_root: str | Path | None = None, tools: Iterable[str] | None = None,
+               oauth: OAuthVerifier | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (a drain: see http_serve); SIGHUP reloads the tokens file (with
+    `oauth`: the claim map and the key sets) and the rule tables under `rules_root` (the bundled
+    ones when None)."""
     settings = settings or ServerSettings()
     configure_logging(settings.log_format)
-    verifier = GrantsVerifier(tokens_file, service.roles.roles)
-    served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings)
+    verifier = oauth if oauth is not None else GrantsVerifier(tokens_file, service.roles.roles)
+    served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
+                      tools=tools)
     signal.signal(signal.SIGHUP, Reloader(served, verifier, rules_root))
     log.info("groundrules serving", extra={"fields": {
         "address": f"http://{_url_host(host)}:{port}{PATH}", "pid": os.getpid(), "rulebook": service.book.version,

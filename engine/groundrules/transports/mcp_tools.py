@@ -5,41 +5,67 @@ its role may call; a call hands the raw arguments to `Service.call` (no SDK-side
 every refusal is our envelope with its stable code), and the envelope comes back as the result's
 structured content, `isError` when `ok` is false. Which caller is asking is the transport's
 business: a fixed operator over stdio, a bearer token's principal over HTTP.
+
+The server declares only what it serves (tools: no prompts, resources or subscriptions), names
+the package version in `serverInfo`, lists each tool's annotations from its schema file, and
+answers a tool it does not serve (unknown, or left out by `tools=`) with the protocol error the
+spec lists for it (-32602), carrying the registry's envelope as the error's data.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from importlib.metadata import version
+from typing import Any, Callable, Iterable
 
 import anyio
 from mcp.server import MCPServer
-from mcp.types import CallToolResult, TextContent, Tool as MCPTool
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTool, ToolAnnotations
 
 from .. import canonical, limits
-from ..api import Caller, Service
+from ..api import TOOLS, Caller, Service
+from ..errors import GroundrulesError, did_you_mean, echo
 from .dispatch import Dispatcher
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
 
 SERVER_NAME = "groundrules"
+# What MCPServer registers whether or not anything is there to serve; capabilities follow the
+# registered handlers, so these go (a request for one then answers -32601, method not found).
+UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read")
 
 
 class ToolServer(MCPServer):
-    """An MCPServer whose tools are the registry's, for the caller `caller()` names; calls run
-    through the dispatcher (worker threads in lanes, a turn per principal)."""
+    """An MCPServer whose tools are the registry's (or the subset `tools` names), for the caller
+    `caller()` names; calls run through the dispatcher (worker threads in lanes, a turn per principal)."""
 
-    def __init__(self, service: Service, caller: Callable[[], Caller], *, dispatcher: Dispatcher | None = None,
-                 **settings: Any):
-        super().__init__(SERVER_NAME, log_level="WARNING", **settings)
+    def __init__(self, service: Service, caller: Callable[[], Caller], *, tools: Iterable[str] | None = None,
+                 dispatcher: Dispatcher | None = None, **settings: Any):
+        super().__init__(SERVER_NAME, version=version("groundrules"), log_level="WARNING", subscriptions=False,
+                         **settings)
+        for method in UNSERVED:
+            self._lowlevel_server._request_handlers.pop(method, None)
         self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
+        self._served = frozenset(TOOLS if tools is None else tools)
 
     async def list_tools(self) -> list[MCPTool]:
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
-                        output_schema=t.output_schema)
-                for t in self._dispatcher.service.listings(self._caller())]
+                        output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
+                for t in self._dispatcher.service.listings(self._caller()) if t.name in self._served]
+
+    def _unknown(self, name: Any, caller: Caller) -> MCPError:
+        """The protocol error for a tool this server does not serve, carrying the registry's refusal."""
+        service = self._dispatcher.service
+        visible = [t.name for t in service.listings(caller) if t.name in self._served]
+        refusal = service.unknown_tool(name, visible)
+        envelope = canonical.envelope(ok=False, error=refusal.as_dict(), rulebook=service.book.version)
+        return MCPError(INVALID_PARAMS, refusal.message, data=envelope)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
-        return result_of(await self._dispatcher.call(name, arguments, self._caller()))
+        caller = self._caller()
+        if not (isinstance(name, str) and name in self._served and name in TOOLS):
+            raise self._unknown(name, caller)
+        return result_of(await self._dispatcher.call(name, arguments, caller))
 
 
 def result_of(envelope: dict) -> CallToolResult:
@@ -47,28 +73,54 @@ def result_of(envelope: dict) -> CallToolResult:
                           content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
 
 
-def serve_stdio(service: Service, caller: Caller) -> None:
-    """Serve every tool the caller's role may call over stdin/stdout until the client hangs up;
-    every line is answered, garbage with a JSON-RPC error (stdio_guard)."""
-    server = ToolServer(service, lambda: caller)
+def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
+    """The tools a server is to serve, from names an operator gives (`--tools`): a ledger's group
+    (findings, evidence), `stateless` (the parts that need no ledger), a role of rules/roles.yaml
+    (what it may call) or a tool's own name."""
+    groups = {group: {n for n, t in TOOLS.items() if t.ledger == ledger}
+              for group, ledger in (("findings", "findings"), ("evidence", "evidence"), ("stateless", ""))}
+    for role in service.roles.roles:
+        groups.setdefault(role, {n for n in TOOLS if service.roles.may_call(role, n)})
+    chosen: set[str] = set()
+    for name in names:
+        if name in groups:
+            chosen |= groups[name]
+        elif name in TOOLS:
+            chosen.add(name)
+        else:
+            hint = did_you_mean(name, [*groups, *TOOLS]) or "groups and roles: " + ", ".join(groups)
+            raise GroundrulesError("USAGE", f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
+    if not chosen:
+        raise GroundrulesError("USAGE", "--tools names no tool")
+    return frozenset(chosen)
+
+
+def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None = None) -> None:
+    """Serve every tool the caller's role may call (of `tools`, when given) over stdin/stdout until
+    the client hangs up; every line is answered, garbage with a JSON-RPC error (stdio_guard)."""
+    server = ToolServer(service, lambda: caller, tools=tools)
+    served = frozenset(TOOLS if tools is None else tools)
     limits = wire_limits(service)
 
     async def run() -> None:
-        async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller)) \
+        async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller,
+                                                                                      served)) \
                 as (read_stream, write_stream):
             lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
     anyio.run(run)
 
 
-def non_object_arguments(service: Service, request: dict, caller: Caller) -> dict | None:
-    """The result of a tools/call whose arguments are not an object (null included): the
-    registry's envelope, not the SDK's bare -32602 (nor, for null, a call as if given {}), so every
-    transport refuses it alike. None for any other message."""
+def non_object_arguments(service: Service, request: dict, caller: Caller,
+                         served: frozenset = frozenset(TOOLS)) -> dict | None:
+    """The result of a tools/call of a served tool whose arguments are not an object (null
+    included): the registry's envelope, not the SDK's bare -32602 (nor, for null, a call as if
+    given {}), so every transport refuses it alike. None for any other message (a tool not served
+    is the SDK's -32602, as an unknown tool is)."""
     params = request.get("params")
     if request.get("method") != "tools/call" or "id" not in request or not isinstance(params, dict) \
-            or not isinstance(params.get("name"), str) or "arguments" not in params \
-            or isinstance(params["arguments"], dict):
+            or not isinstance(params.get("name"), str) or params["name"] not in served \
+            or "arguments" not in params or isinstance(params["arguments"], dict):
         return None
     return result_of(service.call(params["name"], params["arguments"], caller)).model_dump(
         by_alias=True, exclude_none=True)

@@ -1,0 +1,139 @@
+"""What the MCP server declares and how it answers what it does not serve (issue 21), in-process.
+
+It declares only tools (no prompts, resources or subscriptions, which it does not serve), names
+the package version, lists each tool's annotations as its schema file declares them, answers an
+unknown tool with the protocol error the spec lists (-32602) carrying the registry's refusal, and
+serves a subset when told (`tools=`, `--tools`). What a host hands its model (names, descriptions,
+input schemas) and the whole tools/list stay within the budgets docs/mcp-protocol.md states.
+"""
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from groundrules import Caller, FindingLedger, Service, canonical
+from groundrules.api import TOOLS
+from groundrules.cli.main import main
+from groundrules.errors import GroundrulesError
+from groundrules.findings import SequentialIds, StepClock
+from groundrules.transports.mcp_tools import ToolServer, select_tools
+
+REVIEWER = Caller("user:alice", "reviewer", ("p1",))
+# The budgets (bytes of compact UTF-8 JSON), stated in docs/mcp-protocol.md "Listing size". Measured
+# when set: 36.2 KB for what a reviewer's model sees of 21 tools (the largest tool 4.7 KB), and
+# 118.7 KB for the whole tools/list with output schemas; with read_decisions (22 tools) 37.7 KB and
+# 128.6 KB, which raised the tools/list budget from 128,000. A tool description or input schema
+# that grows past them is a reviewed change of the budget, not a drift.
+MODEL_FACING_BUDGET = 40_000
+ONE_TOOL_BUDGET = 5_000
+TOOLS_LIST_BUDGET = 136_000
+
+
+@pytest.fixture
+def service(rulebook, tmp_path):
+    ledger = FindingLedger(tmp_path / "l.db", rulebook=rulebook, clock=StepClock(), ids=SequentialIds())
+    yield Service(rulebook, findings=ledger)
+    ledger.close()
+
+
+def session(server, body):
+    async def go():
+        async with Client(server, raise_exceptions=True) as client:
+            return await body(client)
+    return anyio.run(go)
+
+
+def test_it_declares_only_tools_and_names_the_package_version(service):
+    async def body(client):
+        return client.server_info, client.server_capabilities
+    info, capabilities = session(ToolServer(service, lambda: REVIEWER), body)
+    assert info.name == "groundrules" and info.version == version("groundrules") != ""
+    declared = {k for k, v in capabilities.model_dump(exclude_none=True).items() if v}
+    assert declared == {"tools"}
+
+
+@pytest.mark.parametrize("call", [lambda c: c.get_prompt("anything"), lambda c: c.list_prompts(),
+                                  lambda c: c.list_resources(), lambda c: c.read_resource("file:///etc/passwd")])
+def test_what_it_does_not_serve_is_method_not_found(service, call):
+    async def body(client):
+        with pytest.raises(MCPError) as caught:
+            await call(client)
+        return caught.value.error.code
+    assert session(ToolServer(service, lambda: REVIEWER), body) == -32601
+
+
+def test_an_unknown_tool_is_the_protocol_error_with_the_registrys_refusal(service):
+    async def body(client):
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("log_findings", {})
+        return caught.value.error
+    error = session(ToolServer(service, lambda: REVIEWER), body)
+    library = service.call("log_findings", {}, REVIEWER)
+    assert error.code == -32602
+    assert error.message == library["error"]["message"]
+    assert canonical.dumps(error.data) == canonical.dumps(library)
+    assert library["error"]["code"] == "UNKNOWN_TOOL" and library["error"]["hint"] == "did you mean 'log_finding'?"
+
+
+def test_each_listed_tool_carries_the_annotations_of_its_schema_file(service, rulebook):
+    async def body(client):
+        return (await client.list_tools()).tools
+    tools = session(ToolServer(service, lambda: REVIEWER), body)
+    assert {t.name for t in tools} == set(TOOLS)
+    for tool in tools:
+        declared = rulebook.schemas.get(f"tools/{tool.name}.schema.json")["annotations"]
+        assert tool.annotations.model_dump(by_alias=True, exclude_none=True) == declared
+
+
+def test_a_subset_is_served_and_the_rest_is_unknown(service):
+    served = select_tools(service, ["findings"])
+    assert served == {n for n, t in TOOLS.items() if t.ledger == "findings"}
+
+    async def body(client):
+        names = {t.name for t in (await client.list_tools()).tools}
+        listed = await client.call_tool("query_findings", {})
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("lock_message", {"message": {"id": "m", "role": "user", "content": "x"}})
+        return names, listed, caught.value.error
+    names, listed, error = session(ToolServer(service, lambda: REVIEWER, tools=served), body)
+    assert names == served
+    assert listed.structured_content["ok"] is True
+    assert error.code == -32602 and "lock_message" not in error.data["error"]["message"].split("：", 1)[1]
+
+
+def test_tool_names_groups_and_roles_select_tools(service):
+    roles = service.roles
+    assert select_tools(service, ["agent"]) == {n for n in TOOLS if roles.may_call("agent", n)}
+    assert select_tools(service, ["stateless"]) == {n for n, t in TOOLS.items() if not t.ledger}
+    assert select_tools(service, ["evidence", "get_finding"]) == {n for n, t in TOOLS.items()
+                                                                  if t.ledger == "evidence"} | {"get_finding"}
+    with pytest.raises(GroundrulesError) as caught:
+        select_tools(service, ["evidense"])
+    assert caught.value.code == "USAGE" and caught.value.hint == "did you mean 'evidence'?"
+
+
+def _size(value) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def test_what_a_model_sees_of_the_tools_stays_within_its_budget(service):
+    async def body(client):
+        return (await client.list_tools()).tools
+    tools = session(ToolServer(service, lambda: REVIEWER), body)
+    facing = {t.name: _size({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
+              for t in tools}
+    assert sum(facing.values()) <= MODEL_FACING_BUDGET, facing
+    assert max(facing.values()) <= ONE_TOOL_BUDGET, facing
+    listing = _size({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]})
+    assert listing <= TOOLS_LIST_BUDGET
+
+
+def test_serve_refuses_a_tools_name_it_does_not_know(tmp_path, capsys):
+    code = main(["serve", "--db", str(tmp_path / "l.db"), "--tools", "findings,evidense"])
+    assert code == 1
+    assert "--tools: 'evidense' is no tool, group or role; did you mean 'evidence'?" in capsys.readouterr().err
