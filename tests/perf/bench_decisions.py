@@ -10,7 +10,8 @@
    replayed under the rulebook that logged them, on one core (one thread), every answer compared
    byte for byte; calls/s, and the share that reproduced.
 
-Run: .venv/bin/python tests/perf/bench_decisions.py [--rounds R] [--batch B] [--calls N]
+Run: .venv/bin/python tests/perf/bench_decisions.py [--rounds R] [--batch B] [--calls N] [--tiny]
+(--tiny: one round of a few calls: proves the script runs.)
 Targets: logging <= 10% of the call (median, paired, per tool); replay >= 5,000 calls/s; 100%
 reproduced.
 """
@@ -121,7 +122,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--batch", type=int, default=400)
     parser.add_argument("--calls", type=int, default=100_000)
+    parser.add_argument("--tiny", action="store_true", help="one round of a few calls: proves the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.rounds, args.batch, args.calls = 1, 5, 50
     book = load_rulebook(ROOT, cache=False)
     with tempfile.TemporaryDirectory() as tmp:
         cost(book, Path(tmp), args.rounds, args.batch)

@@ -24,6 +24,8 @@ RUNS = {
     "bench_report.py": [[]], "bench_startup.py": [[]], "bench_verify.py": [[]], "bench_locks.py": [[]],
     "bench_locks_ab.py": [["--base", "HEAD"]],                  # against itself: needs no history
     "bench_ledger.py": [[], ["--db", "throwaway", "--only-postgres"]],
+    "bench_decisions.py": [[]], "bench_oauth.py": [[]],
+    "bench_fold_ab.py": [["--base", "HEAD"]],                  # against itself: needs no other branch
 }
 # modules without a main of their own -> the run that reaches them
 HELPERS = {"bench_ledger_hosts.py": ("bench_ledger.py", ["--db", "throwaway", "--only-postgres"])}
