@@ -2,6 +2,7 @@
 
     python tests/mutation/mutate.py                     # the five targets below, their test folders
     python tests/mutation/mutate.py --only engine/groundrules/templates.py --tests tests/engine
+    python tests/mutation/mutate.py --mutants 'groundrules.templates.*'   # a subset of the mutants
     python tests/mutation/mutate.py --results           # the last run's survivors, one per line
 
 mutmut (pip install mutmut; 3.x) imports the mutated package from `mutants/`, `mutants/src` or
@@ -97,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", action="append", metavar="PATH",
                         help="a test folder or file the mutants run against (repeatable; default: "
                              + ", ".join(TESTS) + ")")
+    parser.add_argument("--mutants", action="append", metavar="PATTERN", default=[],
+                        help="test only the mutants whose name matches (fnmatch; repeatable), e.g. "
+                             "'groundrules.locks.steps.*'; default: every mutant of the modules")
     parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default: %(default)s)")
     parser.add_argument("--timeout-multiplier", type=float, default=15.0,
                         help="a mutant's tests may take this many times their clean duration (default: %(default)s)")
@@ -115,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                                              args.timeout_multiplier), encoding="utf-8")
     # on PYTHONPATH before mutmut fills it: a folder missing at start-up is never looked in again
     (folder / "mutants" / "src").mkdir(exist_ok=True)
-    code = mutmut(folder, "run", "--max-children", str(args.max_children))
+    code = mutmut(folder, "run", "--max-children", str(args.max_children), *args.mutants)
     found = survivors(folder)
     print(f"{len(found)} survivor(s); `mutmut show NAME` in {folder} prints one", *found, sep="\n")
     return code
