@@ -61,12 +61,12 @@ def stage(folder: Path) -> None:
     (mutants / "engine").symlink_to("src", target_is_directory=True)   # tests that read the engine's source
 
 
-def config(only: list[str], tests: list[str], timeout_multiplier: float) -> str:
+def config(only: list[str], tests: list[str], timeout_multiplier: float, deselect: list[str]) -> str:
     def listed(key: str, values) -> str:
         return f"{key}=\n" + "".join(f"    {v}\n" for v in values)
     return ("[mutmut]\nsource_paths=src/groundrules\n" + listed("only_mutate", [staged(o) for o in only])
             + listed("also_copy", ["rules", "locks", "schemas", "snapshots", "README.md", "docs"])
-            + listed("pytest_add_cli_args", PYTEST_ARGS)
+            + listed("pytest_add_cli_args", [*PYTEST_ARGS, *(f"--deselect={d}" for d in deselect)])
             + listed("pytest_add_cli_args_test_selection", tests)
             + f"timeout_multiplier={timeout_multiplier}\n")
 
@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutants", action="append", metavar="PATTERN", default=[],
                         help="test only the mutants whose name matches (fnmatch; repeatable), e.g. "
                              "'groundrules.locks.steps.*'; default: every mutant of the modules")
+    parser.add_argument("--deselect", action="append", metavar="NODEID", default=[],
+                        help="leave out a test that fails without any mutant (mutmut needs a green run first)")
     parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default: %(default)s)")
     parser.add_argument("--timeout-multiplier", type=float, default=15.0,
                         help="a mutant's tests may take this many times their clean duration (default: %(default)s)")
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (folder / "src").is_dir():
         stage(folder)
     (folder / "setup.cfg").write_text(config(args.only or list(TARGETS), args.tests or list(TESTS),
-                                             args.timeout_multiplier), encoding="utf-8")
+                                             args.timeout_multiplier, args.deselect), encoding="utf-8")
     # on PYTHONPATH before mutmut fills it: a folder missing at start-up is never looked in again
     (folder / "mutants" / "src").mkdir(exist_ok=True)
     code = mutmut(folder, "run", "--max-children", str(args.max_children), *args.mutants)
