@@ -11,15 +11,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .api import Caller, Service
-    from .errors import GroundrulesError, Problem, RulesError
-    from .evidence import EvidenceLedger, fold
-    from .findings import FindingLedger
-    from .locks import lock, lock_messages
-    from .rulebook import Holder, Rulebook, default as default_rulebook, load as load_rulebook
-    from .support_reason import contract_text, explain, explain_with_trace
-    from .verification import repair_loop, verify
+if TYPE_CHECKING:                                  # what a type checker reads (re-exported explicitly)
+    from .api import Caller as Caller, Service as Service
+    from .errors import GroundrulesError as GroundrulesError, Problem as Problem, RulesError as RulesError
+    from .evidence import EvidenceLedger as EvidenceLedger
+    from .evidence.fold import fold as fold
+    from .findings import FindingLedger as FindingLedger
+    from .locks import lock as lock, lock_messages as lock_messages
+    from .rulebook import Holder as Holder, Rulebook as Rulebook
+    from .rulebook import default as default_rulebook, load as load_rulebook
+    from .support_reason import contract_text as contract_text, explain as explain
+    from .support_reason import explain_with_trace as explain_with_trace
+    from .verification import repair_loop as repair_loop, verify as verify
 
 # public name -> (module, its name there)
 _EXPORTS = {

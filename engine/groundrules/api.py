@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import bounded_patterns, canonical, limits
 from . import rulebook as rulebooks
@@ -20,6 +20,9 @@ from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .errors import GroundrulesError, as_error, did_you_mean, echo, shown
 from .rulebook import Rulebook
 from .schema_check import bundle, contract
+
+if TYPE_CHECKING:
+    from .results import Envelope
 
 _faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
@@ -186,7 +189,7 @@ class Service:
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook), decisions=self.decisions)
 
-    def call(self, tool: str, arguments: Any, caller: Caller) -> dict:
+    def call(self, tool: str, arguments: Any, caller: Caller) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
         decision log, the envelope also names the decision it is logged under (`decision`): the
         log is handed the JSON texts the checks made anyway, and writes them off this path."""

@@ -6,7 +6,7 @@ touches the context: an explanation that fails must not take retrieval down with
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import rulebook as rulebooks
 from .canonical import plain
@@ -14,17 +14,20 @@ from .decide import Decision, DecisionTable
 from .rulebook import Rulebook
 from .schema_check import contract
 
+if TYPE_CHECKING:
+    from .results import SupportReason
+
 TABLE = "support_reason"
 CONTRACT = "knowledge-gateway.v1.schema.json"
 UNKNOWN = "unknown"
 
 
-def explain(ctx: Any, rulebook: Rulebook | None = None) -> dict:
+def explain(ctx: Any, rulebook: Rulebook | None = None) -> "SupportReason":
     """The `support_reason` object for `ctx`; `primary: unknown` when it cannot be explained."""
     return _explain(ctx, rulebook)[0]
 
 
-def explain_with_trace(ctx: Any, rulebook: Rulebook | None = None) -> tuple[dict, list]:
+def explain_with_trace(ctx: Any, rulebook: Rulebook | None = None) -> tuple["SupportReason", list]:
     """The `support_reason` and, for every row, whether it fired and else the first failing test."""
     reason, decision = _explain(ctx, rulebook, trace=True)
     return reason, list(decision.trace or ()) if decision else []

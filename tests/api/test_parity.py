@@ -89,6 +89,12 @@ CASES = [
     ("lock_message", {"message": {"id": "m1", "role": "user", "content": "不方便接电话，微信 wx_wang01"}}, "agent", False),
     ("lock_message", {"messages": [{"id": "m1", "role": "user", "content": "手机 13812345678"},
                                    {"id": "m1", "role": "user", "content": "x"}]}, "agent", False),
+    ("lock_message", {"message": {"id": "m1", "role": "user", "content": "电话 23800138000，手机 03800138000"}}, "agent",
+     False),                                           # issue 22: invalid candidates beside labels
+    ("lock_message", {"messages": [{"id": "m1", "role": "user", "content": "1380013800"},
+                                   {"id": "m2", "role": "user", "content": "(138)0013 8000，电话 139\n0000 1234"},
+                                   {"id": "m3", "role": "user", "content": "188.0000.1234 或 一三八零零零零一二三四"}]},
+     "agent", False),                                  # issue 22: the chat forms
     ("lock_message", {"message": {"id": "m1", "role": "robot", "content": "x"}}, "agent", False),
     ("lock_message", {"message": {}, "messages": []}, "agent", False),
     ("fold_evidence", example("fold", "seed_region-read_as_correct"), "agent", False),

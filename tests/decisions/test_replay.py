@@ -56,8 +56,9 @@ def edited(tmp_path: Path) -> Path:
         shutil.copytree(Path(data_root()) / part, root / part)
     phone = root / "locks" / "cn_mobile.yaml"
     text = phone.read_text(encoding="utf-8")
-    assert text.count('in: "3456789"') == 1
-    phone.write_text(text.replace('in: "3456789"', 'in: "456789"'), encoding="utf-8")
+    check = 'in: "{second_digit}", reason: bad_second_digit}\n    examples:\n      - name: spaced'   # the mobile pattern's
+    assert text.count(check) == 1
+    phone.write_text(text.replace(check, check.replace('"{second_digit}"', '"456789"')), encoding="utf-8")
     table = root / "rules" / "support_reason.yaml"
     text = table.read_text(encoding="utf-8")
     old = "  - recorded_unresolved\n  - required_slots_missing\n"

@@ -196,8 +196,8 @@ def test_a_lock_pattern_edit_shows_the_locks_a_conversation_loses(tmp_path, rule
 
 
 def test_a_lock_check_edit_shows_locks_that_change_verdict(tmp_path, rulebook):
-    # the analyst forgets 8 among the allowed second digits
-    root = edited(tmp_path, "locks/cn_mobile.yaml", ('in: "3456789"', 'in: "345679"'))
+    # the analyst forgets 8 among the allowed second digits (the set every phone pattern's check reads)
+    root = edited(tmp_path, "locks/cn_mobile.yaml", ('second_digit: "3456789"', 'second_digit: "345679"'))
     diff = diff_of(rulebook, root)
     change = next(c for c in diff["locks"]["changes"] if c["case"] == "contact/two_numbers_one_message")
     [message] = change["messages"]
@@ -303,17 +303,17 @@ def test_the_diff_runs_the_chat_corpus_and_names_each_message_a_lock_edit_change
 
 
 def test_the_diff_runs_the_findings_corpus_over_an_edited_transition_table(tmp_path, rulebook):
-    """Drop one method from the independent-support guard: each call sequence whose call relied on it
-    now shows that call refused by the guard, at the call, with the move it checked."""
+    """Flip the yes/no test of the independent-support guard: each call sequence whose call it let
+    through now shows that call refused by the guard, at the call, with the move it checked."""
     table = rulebook.table("finding_states")
     guard = table.guards["independent-support"]
-    methods = next(t.arg for t in _tests(guard.when) if t.op == "in")
+    flag = next(t for t in _tests(guard.when) if t.op == "eq" and isinstance(t.arg, bool))
     runs = corpus_runs.findings_runs(rulebook, CASES)
-    used = [m[4]["basis"] for run in runs.values() for step in run["steps"] for m in step["moves"]
-            if m[-1] is None and "independent-support" in getattr(table.machines[m[1]].find(m[2], m[3]), "guards", ())]
-    method = next(b["method"] for basis in used for b in basis if b.get("relation") == "supports" and b["method"] in methods)
-    listed = "[" + ", ".join(methods) + "]"
-    root = edited(tmp_path, "rules/finding_states.yaml", (listed, "[" + ", ".join(m for m in methods if m != method) + "]"))
+    assert any(m[-1] is None and "independent-support" in getattr(table.machines[m[1]].find(m[2], m[3]), "guards", ())
+               for run in runs.values() for step in run["steps"] for m in step["moves"])  # the guard let moves by
+    written = f"{{field: {flag.field}, eq: {str(flag.arg).lower()}}}"
+    root = edited(tmp_path, "rules/finding_states.yaml", (written, written.replace(str(flag.arg).lower(),
+                                                                                   str(not flag.arg).lower())))
     diff = diff_of(rulebook, root)
     part = diff["transitions"]
     assert part["corpus"] == "findings" and part["cases"] == len(runs)

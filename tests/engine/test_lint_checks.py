@@ -274,11 +274,19 @@ def test_a_mistyped_guard_literal_is_reported_at_its_line_in_words(root):
     """(d') A typo in a guard's literal makes its positive example fail: the failure is at the
     literal's line, names the test and the value read, and dumps no Python dict."""
     book = load_rulebook(ROOT)
-    guard_id, guard = next((g_id, g) for g_id, g in sorted(book.table("finding_states").guards.items())
-                           if any(t.op == "in" for t in _tests(g.when)))
-    test = next(t for t in _tests(guard.when) if t.op == "in")
-    literal = test.arg[0]
-    line = edit(root, "rules/finding_states.yaml", f"in: [{literal},", f"in: [{literal[:2]}x{literal[2:]},")
+    text = (ROOT / "rules" / "finding_states.yaml").read_text(encoding="utf-8")
+
+    def spelled(test) -> str | None:
+        """How the test's first string literal is written in the table, when that text is unique."""
+        literal = test.arg[0] if test.op == "in" else test.arg
+        if not isinstance(literal, str) or len(literal) < 3:
+            return None
+        written = f"in: [{literal}," if test.op == "in" else f"{test.op}: {literal}}}"
+        return written if text.count(written) == 1 else None
+    guard_id, test, written = next((g_id, t, spelled(t)) for g_id, g in sorted(book.table("finding_states").guards.items())
+                                   for t in _tests(g.when) if t.op in ("in", "eq") and spelled(t))
+    literal = test.arg[0] if test.op == "in" else test.arg
+    line = edit(root, "rules/finding_states.yaml", written, written.replace(literal, f"{literal[:2]}x{literal[2:]}", 1))
     failing = [p for p in lint(root).problems if p.code == "failing-example"]
     own = [p for p in failing if p.message.startswith(f"finding_states:{guard_id}:")]
     assert own and {p.line for p in own} == {line}                 # the guard's examples: at the literal

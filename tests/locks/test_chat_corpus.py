@@ -10,9 +10,10 @@ from groundrules import lock
 MESSAGES = chat_corpus.load()
 RULES = chat_corpus.rules()
 
-# The categories issue 11 lists (and the seed's test-number rule); the corpus may hold more.
+# The categories issues 11 and 22 list (and the seed's test-number rule); the corpus may hold more.
 REQUIRED = {"country_code", "trunk_zero", "invisible_separators", "lone_digit", "bank_cards", "resident_ids",
-            "letter_codes", "landlines", "other_numbers", "multiple", "line_breaks", "typos", "test_looking"}
+            "letter_codes", "landlines", "other_numbers", "multiple", "line_breaks", "typos", "test_looking",
+            "near_misses", "dots_and_slashes", "chinese_numerals"}
 SUBSCRIBER_PLACEHOLDERS = ("12345678", "87654321")
 PUBLIC_SERVICE_NUMBERS = {"13800138000"}     # China Mobile's customer service line
 

@@ -92,9 +92,10 @@ def test_a_phone_label_glued_to_the_number_is_no_code(lock_book, label):
 
 
 @pytest.mark.parametrize("text", [
-    "+86 10 6000 0000", "发票代码 144031900111", "时间戳 1701536084", "1701536084", "ts=1701536084123",
+    "+86 10 6000 0000", "发票代码 144031900111", "时间戳 1701536084", "ts 1701536084 ok", "ts=1701536084123",
     "订单号 250612153012345678", "运单 1380000123401", "序列号 1380000123", "共 1380000123 份",
-    "会议号 138 000 123", "固话 1060000000",
+    "会议号 138 000 123", "固话 1060000000", "电话 01060000000", "电话 2380013800", "手机/座机 010-6000-0000",
+    "手机 2023-12-01 13:45", "编号 23800138000", "共 1380013800 份",
 ])
 def test_no_invalid_candidate_where_no_phone_was_attempted(lock_book, text):
     assert lock({"id": "m", "role": "user", "content": text}, lock_book) == []
@@ -105,7 +106,14 @@ def test_no_invalid_candidate_where_no_phone_was_attempted(lock_book, text):
     ("+86 138 0000 123", "+86 138 0000 123"),                 # a dialling prefix
     ("139 0000 12345", "139 0000 12345"),                     # a phone's grouping
     ("12800001234", "12800001234"),                           # 11 digits from 1, a bad second digit
-    ("我号码 138.0000.1234", "138.0000.1234"),                 # a phone's shape with dots
+    ("我号码 128.0000.1234", "128.0000.1234"),                 # a phone's shape with dots, a bad second digit
+    ("电话 23800138000", "23800138000"),                       # issue 22: a phone label, a wrong first digit
+    ("手机 03800138000", "03800138000"),                       # a mobile label, a leading 0 (no trunk 0 + 1)
+    ("手机号 2380013800", "2380013800"),                       # a mobile label, 10 digits
+    ("1380013800", "1380013800"),                             # all the message says
+    ("手机 010-6000-0000", "010-6000-0000"),                   # a landline where a mobile was asked for
+    ("电话 128\n0000 1234", "128\n0000 1234"),                 # across a line break after a label
+    ("电话 一三八零零零零一二三", "一三八零零零零一二三"),             # Chinese numerals, one short
 ])
 def test_an_invalid_candidate_is_recorded_when_it_looks_like_an_attempt(lock_book, text, quote):
     [(got, _, valid)] = read(text, lock_book)

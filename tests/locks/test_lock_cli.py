@@ -125,3 +125,28 @@ def test_a_ten_megabyte_message(rules_dir, capsys):
     assert (code, err) == (0, "")
     [found] = json.loads(out)["data"]["locks"]
     assert found["locator"]["start"] == len(content) + 3
+
+
+# issue 22 items 3 and 8, as the CLI answers them: (content, [(pattern, quote, normalized value, invalid_reason)])
+ISSUE_22 = [
+    ("电话 23800138000", [("cn_mobile.wrong_prefix", "23800138000", "23800138000", "bad_first_digit")]),
+    ("手机 03800138000", [("cn_mobile.wrong_prefix", "03800138000", "03800138000", "bad_first_digit")]),
+    ("手机号 2380013800", [("cn_mobile.wrong_prefix", "2380013800", "2380013800", "wrong_length")]),
+    ("1380013800", [("cn_mobile.mobile", "1380013800", "1380013800", "wrong_length")]),
+    ("(138)0013 8000", [("cn_mobile.mobile", "(138)0013 8000", "13800138000", None)]),
+    ("电话 139\n0000 1234", [("cn_mobile.line_broken", "139\n0000 1234", "13900001234", None)]),
+    ("188.0000.1234", [("cn_mobile.other_separators", "188.0000.1234", "18800001234", None)]),
+    ("幺三八 零零零零 一二三四", [("cn_mobile.chinese_numerals", "幺三八 零零零零 一二三四", "13800001234", None)]),
+]
+
+
+@pytest.mark.parametrize("content, want", ISSUE_22, ids=[c for c, _ in ISSUE_22])
+def test_near_misses_and_chat_forms_through_the_cli(rules_dir, capsys, content, want):
+    """Every near miss leaves an invalid candidate with its reason, and each chat form is a candidate
+    judged by the structural rule, the quote as typed: the CLI's envelope holds exactly the library's."""
+    message = {"id": "m1", "role": "user", "content": content}
+    code, out, err = run(rules_dir, capsys, message)
+    locks = json.loads(out)["data"]["locks"]
+    assert (code, err) == (0, "") and locks == lock(message, load_rulebook(rules_dir))
+    assert [(c["pattern"], c["quote"], c["normalized_value"], c["invalid_reason"]) for c in locks] == want
+    assert all(c["valid"] is (c["invalid_reason"] is None) for c in locks)

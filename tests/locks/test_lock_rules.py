@@ -187,27 +187,47 @@ def test_a_gate_passes_exactly_the_messages_with_count_characters_and_a_run(tmp_
         assert bool(lock({"id": "m", "role": "user", "content": text}, b)) is want, (text, run, count)
 
 
-def test_gates_of_several_patterns_on_one_set_agree_with_each_alone(tmp_path):
-    """What one gate learned about a message (fewer than 6 digits) answers another pattern's gate
-    on the same set; each pattern still gets exactly the locks it gets alone."""
-    two = TICKETS.replace("    value_group: number\n", "    value_group: number\n    prefilter_chars: {chars: \"{d}\", count: 4}\n", 1)
-    two = two.replace("drop:", """  - id: long
+@pytest.mark.parametrize("digits, padding, found", [(99, 0, False), (100, 0, True), (150, 50_000, True)])
+def test_the_census_counts_as_far_as_the_largest_gate_may_ask(tmp_path, digits, padding, found):
+    """The one walk that counts a set per message stops at the schema's largest count (100): a gate
+    asking for 100 digits sees 99 as too few and 100 or 150 as enough, however long the text."""
+    table = DIGIT.replace("GATE", "count: 100").replace("GIVEN", "1" * 100).replace(
+        "WANTED", "[{quote: \"1\", start: 0, end: 1, normalized_value: \"1\", valid: true}]")
+    b = load_rulebook(ROOT, files=[write(tmp_path, "digit", table)])
+    text = "x" * padding + "a".join("1" * digits)
+    assert bool(lock({"id": "m", "role": "user", "content": text}, b)) is found
+
+
+@pytest.mark.parametrize("first, second", [("count: 4", "run: 6, count: 6"), ("run: 3", "count: 6"),
+                                           ("run: 3", "run: 6, count: 6")])
+def test_gates_of_several_patterns_on_one_set_agree_with_each_alone(tmp_path, first, second):
+    """What one gate learned about a message (its census: how many digits, which runs) answers
+    another pattern's gate on the same set, whichever asked first (a run-only gate counts nothing);
+    each pattern still gets exactly the locks it gets alone."""
+    two = TICKETS.replace("    value_group: number\n", f"    value_group: number\n    prefilter_chars: {{chars: \"{{d}}\", {first}}}\n", 1)
+    two = two.replace("drop:", f"""  - id: long
     kind: ticket
-    regex: '(?<!{d}){d}{6}(?!{d})'
-    prefilter_chars: {chars: "{d}", run: 6, count: 6}
-    counts_in: {roles: [user], states: [sent]}
+    regex: '(?<!{{d}}){{d}}{{6}}(?!{{d}})'
+    prefilter_chars: {{chars: "{{d}}", {second}}}
+    counts_in: {{roles: [user], states: [sent]}}
     normalize: []
     validate: []
     examples:
       - text: "123456"
-        locks: [{quote: "123456", start: 0, end: 6, normalized_value: "123456", valid: true}]
+        locks: [{{quote: "123456", start: 0, end: 6, normalized_value: "123456", valid: true}}]
       - text: "12345"
         locks: []
 drop:""", 1)
     b = book(tmp_path, tickets=two, codes=None)
-    for text, patterns in (("#123", []), ("#123 4", ["tickets.ticket"]), ("#123456", ["tickets.ticket", "tickets.long"]),
-                           ("#123 456", ["tickets.ticket"])):
-        assert [c["pattern"] for c in lock({"id": "m", "role": "user", "content": text}, b)] == patterns, text
+    alone = []                         # each pattern with the other one switched off
+    for name in ("long", "ticket"):
+        (tmp_path / name).mkdir()
+        off = two.replace(f"  - id: {name}\n", f"  - id: {name}\n    prefilter: [nowhere]\n", 1)
+        alone.append(book(tmp_path / name, tickets=off, codes=None))
+    for text in ("#123", "#12 34", "#123 4", "#123456", "#123 456", "#12 3456", "#1 2 3 4 5 6"):
+        got = [c["pattern"] for c in lock({"id": "m", "role": "user", "content": text}, b)]
+        each = sorted(c["pattern"] for one in alone for c in lock({"id": "m", "role": "user", "content": text}, one))
+        assert sorted(got) == each, text
 
 
 def test_a_drop_rule_reads_other_tables_candidates(tmp_path):

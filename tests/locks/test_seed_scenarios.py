@@ -50,7 +50,8 @@ def test_channel_word_alone_locks_no_value(lock_book, text):
     ("电话 138 1234 5678", "138 1234 5678"),
     ("电话 138-1234-5678", "138-1234-5678"),
     ("电话 138 1234-5678", "138 1234-5678"),
-    ("电话（138）1234 5678", "138）1234 5678"),
+    ("电话（138）1234 5678", "（138）1234 5678"),                # the opening bracket is typed too
+    ("(138)1234 5678", "(138)1234 5678"),
     ("电话 138 – 1234 – 5678", "138 – 1234 – 5678"),
 ])
 def test_normalisation_keeps_the_raw_quote(lock_book, text, quote):
@@ -93,14 +94,17 @@ def test_every_dash_an_ime_types_is_a_hyphen(lock_book, dash):
     assert c["normalized_value"] == "13812345678" and c["valid"] is True
 
 
-@pytest.mark.parametrize("text, invalid", [("138.1234.5678", True), ("138/1234/5678", True),
-                                           ("138，1234，5678", False), ("138\n1234\n5678", False)])
-def test_other_separators_never_make_a_valid_phone(lock_book, text, invalid):
-    """The seed deletes only spaces, hyphens and parentheses: a dot or slash is never normalised away.
-    In a phone's 3-4-4 shape the run is still an attempt, recorded invalid with its raw value."""
-    phones = [(c["quote"], c["normalized_value"], c["valid"], c["invalid_reason"])
-              for c in only(lock(user(text), lock_book), "phone")]
-    assert phones == ([(text, text, False, "not_digits")] if invalid else [])
+@pytest.mark.parametrize("text, value, valid", [
+    ("138.1234.5678", "13812345678", True), ("138/1234/5678", "13812345678", True),
+    ("188．1234．5678", "18812345678", True), ("128.1234.5678", "12812345678", False),
+    ("138，1234，5678", None, None), ("138.1234/5678", None, None), ("13.8.1234.5678", None, None),
+])
+def test_dots_and_slashes_in_a_phones_shape_are_separators_and_the_same_rule_decides(lock_book, text, value, valid):
+    """Issue 22 item 8: a phone's 3-4-4 groups joined by one dot or slash, twice, are a number; the
+    separators are deleted like spaces and the structural rule (11 digits, 1, 3-9) decides. Mixed or
+    other groupings are no phone shape."""
+    phones = [(c["quote"], c["normalized_value"], c["valid"]) for c in only(lock(user(text), lock_book), "phone")]
+    assert phones == ([] if value is None else [(text, value, valid)])
 
 
 def test_summary_marker_counts_only_in_a_sent_assistant_message(lock_book):

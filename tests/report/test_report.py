@@ -11,6 +11,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cli_inproc import run_cli
 from groundrules import load_rulebook, report
@@ -163,7 +164,9 @@ def test_with_a_base_edited_moves_and_patterns_are_highlighted(tmp_path, ruleboo
     page = Page(html)
     machines = page.sections["finding_states"]["transitions"]
     assert {t for t, cls in machines if "changed" in cls} == {move["id"]}
-    assert {p for p, cls in page.sections["cn_mobile"]["patterns"] if "changed" in cls} == {"cn_mobile.mobile"}
+    uses_sep = {f"cn_mobile.{p['id']}" for p in yaml.safe_load(text)["patterns"] if "{sep}" in str(p)}
+    assert "cn_mobile.mobile" in uses_sep
+    assert {p for p, cls in page.sections["cn_mobile"]["patterns"] if "changed" in cls} == uses_sep
     shown = unescape(html)
     assert "contact/em_dash_typed" in shown and '- cn_mobile.mobile [3:16] "150—1234—5678"' in shown
 

@@ -16,6 +16,7 @@ from .. import rulebook as rulebooks
 from ..canonical import detached
 from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..results import Fold
     from ..rulebook import Rulebook
 from .catalogue import EventCatalogue
 from .contract import first_problem
@@ -39,7 +40,7 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
     return tuple(found)
 
 
-def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None) -> dict:
+def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None) -> "Fold":
     """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError.
     `redaction_key` lets a value be checked against a redacted lock's keyed digest."""
     book = rulebook or rulebooks.default()

@@ -15,7 +15,7 @@ import regex
 
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
-from .charsets import as_class, expand
+from .charsets import REFERENCE, as_class, expand, namespace
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
@@ -30,7 +30,7 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # (key, run, count, run test, count test) the message must pass, or ()
+    gate: tuple              # (key, run, count, run test, counter) the message must pass, or ()
     groups: tuple            # (number of start_group, of value_group, ((name, number), ...)); 0: none.
                              # The lock starts where start_group (in a lookbehind) starts, else at the
                              # match; the normalized value is value_group's text, else the whole quote
@@ -43,6 +43,7 @@ class LockPattern:
     examples: tuple
     where: tuple             # key path of the pattern inside its table
     rules: Rules = NO_RULES  # the table's context rows that apply to this pattern
+    counts: frozenset = frozenset()   # "<role> <state>" for every role and state it counts in
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
     reasons = dict(data["invalid_reasons"])
-    sets = dict(data.get("sets", {}))
+    names = namespace(data, faults)
     timeout = data["timeout_ms"] / 1000
     fold = _fold(data.get("fold", ()), faults)
     patterns = []
@@ -178,29 +179,31 @@ def compile_lock_patterns(data: dict, ctx) -> LockTable | None:
             faults.append(Fault("duplicate-pattern-id", f"pattern id '{raw['id']}' is used twice",
                                 where + ("id",)))
         seen.add(raw["id"])
-        pattern = _compile_pattern(data["id"], raw, where, reasons, sets, timeout, fold, faults)
+        pattern = _compile_pattern(data["id"], raw, where, reasons, names, data.get("maps", {}), timeout, fold,
+                                   faults)
         if pattern is not None:
             patterns.append(pattern)
-    rows = compile_rows(data, [p["id"] for p in data["patterns"]], sets, faults)
+    rows = compile_rows(data, [p["id"] for p in data["patterns"]], names, faults)
     for section in ("drop", "attempt"):
         for index, row in enumerate(data.get(section, ())):
             _check_example_reasons(row.get("examples", ()), (section, index), reasons, faults)
     if any(f.severity == "error" for f in faults[before:]):
         return None
     context_chars = data.get("context_chars", DEFAULT_CONTEXT_CHARS)
-    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars)) for p in patterns]
+    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars),
+                        counts=frozenset(f"{r} {st}" for r in p.roles for st in p.states)) for p in patterns]
     return LockTable("lock_patterns", data["id"], ctx.source.file, data["timeout_ms"], reasons,
                      tuple(patterns), rows["drop"] + rows["attempt"])
 
 
-def _expand_args(steps: list, key: str, sets: dict, where: tuple, faults: list[Fault], literal: bool) -> list:
-    """Steps with `{set}` expanded in every `key` argument (also inside any_of branches)."""
+def _expand_args(steps: list, key: str, names: dict, where: tuple, faults: list[Fault], literal: bool) -> list:
+    """Steps with `{name}` expanded in every `key` argument (also inside any_of branches)."""
     def walk(node, at):
         if isinstance(node, dict):
             out = {}
             for k, v in node.items():
                 if k == key and isinstance(v, str):
-                    expanded = expand(v, sets, at + (k,), faults, literal)
+                    expanded = expand(v, names, at + (k,), faults, literal)
                     out[k] = v if expanded is None else expanded
                 else:
                     out[k] = walk(v, at + (k,))
@@ -209,6 +212,21 @@ def _expand_args(steps: list, key: str, sets: dict, where: tuple, faults: list[F
             return [walk(item, at + (i,)) for i, item in enumerate(node)]
         return node
     return walk(steps, where)
+
+
+def _named_maps(steps: list, maps: dict, where: tuple, faults: list[Fault]) -> list:
+    """Steps with a `map: <name>` argument given the table's map of that name."""
+    out = []
+    for i, node in enumerate(steps):
+        name = node.get("map") if isinstance(node, dict) else None
+        if isinstance(name, str):
+            if name not in maps:
+                faults.append(Fault("unknown-map", f"'{name}' is no map of this table", where + (i, "map"),
+                                    did_you_mean(name, maps) or "define it under maps: {" + name + ": {...}}"))
+            else:
+                node = dict(node, map=maps[name])
+        out.append(node)
+    return out
 
 
 def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[Fault]) -> None:
@@ -221,21 +239,45 @@ def _check_example_reasons(examples, where: tuple, reasons: dict, faults: list[F
                                     at, did_you_mean(reason, reasons)))
 
 
-def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
-    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, count test): the message
+def _prefilter(items: list, names: dict, where: tuple, faults: list[Fault]) -> tuple:
+    """The prefilter's words: an item that is just `{name}` stands for every word of a word list
+    (or every character of a set or map), so a pattern kept only beside a label is skipped for a
+    message holding none of the labels its rules read; any other item is literal."""
+    out: list[str] = []
+    for i, item in enumerate(items):
+        named = REFERENCE.fullmatch(item)
+        if named is None:
+            out.append(item)
+        elif named.group(1) not in names:
+            faults.append(Fault("unknown-set", f"'{item}' names no set, word list or map of this table",
+                                where + (i,), did_you_mean(named.group(1), names)))
+        else:
+            entry = names[named.group(1)]
+            out += entry.words if entry.chars is None else list(entry.chars)
+    return tuple(dict.fromkeys(out))
+
+
+GATE_CAP = 100     # the schema's largest prefilter_chars count: a census counts this far, no further
+
+
+def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
+    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, counter): the message
     holds `run` consecutive characters of the set, and at least `count` of them in all. It is
     tested on the RAW content, so a message that fails it is never folded: the set is widened by
-    every character the table's fold maps into it. Both tests are anchored possessive walks the
-    engine writes itself, linear in the text, so they run without a timeout, and in the standard
-    library's `re`, which walks a class about twice as fast as `regex` on a chat message; the key
-    (the set) lets the patterns of every table share what one test learned."""
+    every character the table's fold maps into it. The counter takes the census of the set in one
+    anchored possessive walk, exact up to GATE_CAP (nested optional groups: the last one matched
+    is the count; it stops at the cap, so a long text costs no more than a message), which answers
+    every gate on the set; the run test walks only when the count passes. Both are linear walks the
+    engine writes itself, so they run without a timeout, and in the standard library's `re`, which
+    walks a class about twice as fast as `regex` on a chat message; the key (the set) lets the
+    patterns of every table share the census."""
     if spec is None:
         return ()
     if "run" not in spec and "count" not in spec:
         faults.append(Fault("missing-step-argument", "prefilter_chars needs 'run' and/or 'count'", where,
                             "add run: N (N characters in a row) or count: N (N in the whole message)"))
         return ()
-    chars = expand(spec["chars"], sets, where + ("chars",), faults, literal=True)
+    chars = expand(spec["chars"], names, where + ("chars",), faults, literal=True)
     if chars is None:
         return ()
     if fold:                  # the raw characters that read as one of the set through the fold
@@ -253,8 +295,16 @@ def _gate(spec: dict | None, sets: dict, where: tuple, faults: list[Fault], fold
     # a run of `run`: skip the shorter runs whole (possessive, so a failing pass costs one walk)
     shorter = f"(?:{cls}{{1,{run - 1}}}+{other}++)*+" if run > 1 else ""
     run_test = re.compile(rf"\A{other}*+{shorter}{cls}{{{run}}}").match if run else None
-    count_test = re.compile(rf"\A(?:{other}*+{cls}){{{count}}}").match if count else None
-    return (cls, run, count, run_test, count_test)
+    return (cls, run, count, run_test, _counter(cls, other))
+
+
+def _counter(cls: str, other: str):
+    """text -> how many characters of the class it holds, up to GATE_CAP, in one walk."""
+    source = ""
+    for _ in range(GATE_CAP):
+        source = f"(?:{other}*+({cls}){source})?"
+    match = re.compile(r"\A" + source).match
+    return lambda text: match(text).lastindex or 0
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:
@@ -277,10 +327,10 @@ def _fold(names: list, faults: list[Fault]) -> tuple:
     return ("+".join(names), Fold(chars, table))
 
 
-def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets: dict, timeout: float,
-                     fold: tuple, faults: list[Fault]) -> LockPattern | None:
+def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, names: dict, maps: dict,
+                     timeout: float, fold: tuple, faults: list[Fault]) -> LockPattern | None:
     before = len(faults)
-    source = expand(raw["regex"], sets, where + ("regex",), faults)
+    source = expand(raw["regex"], names, where + ("regex",), faults)
     compiled = None
     if source is not None:
         try:
@@ -296,15 +346,18 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, sets
             faults.append(Fault("unknown-group", f"{key} '{group}' is not a named group of the regex",
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
-    gate = _gate(raw.get("prefilter_chars"), sets, where + ("prefilter_chars",), faults, fold)
-    normalize = compile_normalizers(_expand_args(raw["normalize"], "chars", sets, where + ("normalize",),
-                                                 faults, True), where + ("normalize",), faults)
-    checks = compile_checks(_expand_args(raw["validate"], "regex", sets, where + ("validate",), faults, False),
+    prefilter = _prefilter(raw.get("prefilter", ()), names, where + ("prefilter",), faults)
+    gate = _gate(raw.get("prefilter_chars"), names, where + ("prefilter_chars",), faults, fold)
+    steps = _expand_args(raw["normalize"], "chars", names, where + ("normalize",), faults, True)
+    normalize = compile_normalizers(_named_maps(steps, maps, where + ("normalize",), faults),
+                                    where + ("normalize",), faults)
+    validate = _expand_args(raw["validate"], "in", names, where + ("validate",), faults, True)
+    checks = compile_checks(_expand_args(validate, "regex", names, where + ("validate",), faults, False),
                             where + ("validate",), faults, reasons, timeout)
     _check_example_reasons(raw.get("examples", ()), where, reasons, faults)
     if len(faults) != before:
         return None
-    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, tuple(raw.get("prefilter", ())), gate,
+    return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, prefilter, gate,
                        _group_numbers(compiled, raw.get("start_group"), raw.get("value_group")),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
                        normalize, checks, timeout, fold, tuple(raw.get("examples", ())), where)

@@ -17,13 +17,14 @@ from .scan import scan
 from .sources import patterns as _patterns
 
 if TYPE_CHECKING:
+    from ..results import Lock
     from ..rulebook import Rulebook
 
 CONTRACT = "evidence.v1.schema.json"   # its $defs message_role / message_state: the message vocabulary
 DEFAULT_STATE = "sent"
 
 
-def lock(message: dict, rulebook: "Rulebook | None" = None) -> list[dict]:
+def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     """Every lock candidate of `message` ({id, role, content, state?}), sorted by (start, end, pattern).
 
     Refuses a malformed message with INVALID_MESSAGE, a scan past its time budget with LOCK_TIMEOUT,
@@ -44,7 +45,7 @@ def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Ruleb
     return sources.lock_text(source_id, role, state, text, _book(rulebook), json_strings=json_strings)
 
 
-def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> list[dict]:
+def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     """The locks of every message, message by message in the given order."""
     if not isinstance(messages, list):
         raise GroundrulesError("INVALID_MESSAGE", "messages must be a list of messages", field="messages")

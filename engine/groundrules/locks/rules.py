@@ -30,6 +30,8 @@ FACTS = {
     "reason": "its invalid_reason (missing when valid)",
     "before": "up to context_chars characters of the message before the candidate",
     "after": "up to context_chars characters of the message after the candidate",
+    "prev": "the one character right before the candidate (empty at the start), a test cheaper than a regex on before",
+    "next": "the one character right after it (empty at the end)",
     "groups": "the regex's named groups that took part in the match, by name",
     "inside": "every other raw candidate whose span strictly contains this one: [{kind, pattern, valid}]",
     "overlaps": "every other raw candidate whose span shares a character with this one: [{kind, pattern, valid}]",
@@ -58,13 +60,13 @@ class Rules:
     attempt: tuple = ()
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
-    context: bool = False     # a row reads before / after
+    context: bool = False     # a row reads before / after / prev / next
 
 
 NO_RULES = Rules()
 
 
-def compile_rows(data: dict, pattern_ids: list, sets: dict, faults: list[Fault]) -> dict:
+def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]) -> dict:
     """Both sections -> {section: (Row, ...)}; faults located at the row's keys."""
     out: dict = {}
     seen: set = set()
@@ -75,14 +77,14 @@ def compile_rows(data: dict, pattern_ids: list, sets: dict, faults: list[Fault])
             if raw["id"] in seen:
                 faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",)))
             seen.add(raw["id"])
-            row = _compile_row(data["id"], section, raw, where, pattern_ids, sets, faults)
+            row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults)
             if row is not None:
                 rows.append(row)
         out[section] = tuple(rows)
     return out
 
 
-def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, sets: dict,
+def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, names: dict,
                  faults: list[Fault]) -> Row | None:
     before = len(faults)
     applies = raw.get("patterns", pattern_ids)
@@ -90,7 +92,7 @@ def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_id
         if pid not in pattern_ids:
             faults.append(Fault("unknown-pattern", f"'{pid}' is no pattern of this table",
                                 where + ("patterns", i), did_you_mean(pid, pattern_ids)))
-    node = expand_tree(raw["when"], sets, where + ("when",), faults)
+    node = expand_tree(raw["when"], names, where + ("when",), faults)
     cond = compile_condition(node, where + ("when",), faults)
     if cond is not None:
         _check_fields(cond, faults)
@@ -121,7 +123,7 @@ def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
     return Rules(tuple(r.when.test for r in drop), tuple(r.when.test for r in attempt), context_chars,
-                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after"}))
+                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after", "prev", "next"}))
 
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
@@ -153,9 +155,11 @@ def facts(raw: Raw, content: str, neighbours: "Neighbours | None") -> dict:
     c, rules = raw.lock, raw.rules
     out = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"], "groups": raw.groups}
     if rules.context:
-        width = rules.context_chars
-        out["before"] = content[max(0, raw.start - width):raw.start]
-        out["after"] = content[raw.end:raw.end + width]
+        width, start, end = rules.context_chars, raw.start, raw.end
+        out["before"] = content[max(0, start - width):start]
+        out["after"] = content[end:end + width]
+        out["prev"] = content[start - 1:start] if start else ""
+        out["next"] = content[end:end + 1]
     if c["invalid_reason"] is not None:
         out["reason"] = c["invalid_reason"]
     if rules.neighbours and neighbours is not None:

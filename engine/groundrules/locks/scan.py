@@ -33,16 +33,24 @@ def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, con
 
 
 def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
-    """Every pattern's raw candidates. A pattern runs if the raw content holds one of its prefilter
-    words and passes its gate (one census of each character set per message, shared by the
-    patterns); its regex then reads the content through its fold, computed once per message and
-    fold, only for a message that got this far. Quotes, values and groups are always read from the
-    raw content."""
+    """Every pattern's raw candidates. A pattern runs if the raw content passes its gate and holds
+    one of its prefilter words. The gate's census of a character set is taken once per message and
+    shared by the patterns (so it is asked first once taken: most messages fail every digit gate at
+    once, without a word looked for); a gate on a set not yet counted is asked after the words. The
+    regex then reads the content through its fold, computed once per message and fold, only for a
+    message that got this far. Quotes, values and groups are always read from the raw content."""
     raws: list[Raw] = []
-    texts = census = None             # made on first use: most messages never need them
+    texts = None                      # made on first use: most messages never need them
+    census: dict = {}
+    counts = role + " " + state       # one lookup per pattern (its hash is computed once)
     for p in patterns:                # the loop every message pays for
-        if role not in p.roles or state not in p.states:
+        if counts not in p.counts:
             continue
+        gate = p.gate
+        if gate:
+            known = census.get(gate[0])
+            if known is not None and (-1 < known[0] < gate[2] or not _passes(known, gate, content)):
+                continue
         words = p.prefilter
         if words:
             for word in words:
@@ -50,13 +58,8 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
                     break
             else:
                 continue
-        gate = p.gate
-        if gate:
-            if census is None:
-                census = {}
-            known = census.get(gate[0])
-            if known is None:
-                known = census[gate[0]] = [0, NEVER, 0, NEVER]
+        if gate and known is None:
+            known = census[gate[0]] = [gate[4](content) if gate[2] else -1, 0, NEVER]
             if not _passes(known, gate, content):
                 continue
         fold = p.fold
@@ -76,34 +79,33 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
     return raws
 
 
-NEVER = 1 << 62     # "fewer than" / "no run of" before any test said so
+NEVER = 1 << 62     # "no run of" before any test said so
 
 
 def _passes(known: list, gate: tuple, content: str) -> bool:
-    """Whether the message passes a gate (key, run, count, run test, count test): `count` of its
-    characters in all and `run` in a row. `known` is what the gates learned about this set in this
-    message so far, [at least, fewer than, a run of, no run of] so many: one failed test answers
-    the stricter ones of other patterns (fewer than 10 digits: fewer than 16) without a scan. (A
-    list and a function, not an object with a method: it is made for most messages.)"""
-    _, run, count, run_test, count_test = gate
-    if count > known[0]:
-        if count >= known[1]:
+    """Whether the message passes a gate (key, run, count, run test, counter): `count` of its
+    characters in all and `run` in a row. `known` is the census of the gate's set in this message,
+    [how many (the counter's one walk, exact up to its cap, which no gate's count exceeds; -1 until
+    a gate with a count asks), a run of, no run of] so many: every count test is answered by that
+    walk, a run-only gate costs its run test alone, and one failed run test answers the longer runs
+    of other patterns without a scan. (A list and a function, not an object
+    with a method: it is made for most messages.)"""
+    _, run, count, run_test, counter = gate
+    have = known[0]
+    if count:
+        if have < 0:                     # a run-only gate took the census: count now
+            have = known[0] = counter(content)
+        if have < count:
             return False
-        if count_test(content) is None:
-            known[1] = count
-            if count < known[3]:
-                known[3] = count                 # a run of n would be n characters
-            return False
-        known[0] = count
-    if run > known[2]:
-        if run >= known[3]:
+    if -1 < have < run:
+        return False
+    if run > known[1]:
+        if run >= known[2]:
             return False
         if run_test(content) is None:
-            known[3] = run
+            known[2] = run
             return False
-        known[2] = run
-        if run > known[0]:
-            known[0] = run
+        known[1] = run
     return True
 
 

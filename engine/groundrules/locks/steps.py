@@ -30,6 +30,9 @@ ARG_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "regex": (lambda v: isinstance(v, str) and v != "", "a regular expression"),
     "checks": (lambda v: isinstance(v, list) and bool(v) and all(isinstance(x, list) and x for x in v),
                "a non-empty list of non-empty check lists"),
+    "charmap": (lambda v: isinstance(v, dict) and bool(v)
+                and all(isinstance(k, str) and len(k) == 1 and isinstance(x, str) for k, x in v.items()),
+                "the name of one of the table's maps (or a mapping of single characters to strings)"),
 }
 
 
@@ -65,6 +68,14 @@ def _translate_non_ascii(table: dict) -> Callable[[str], str]:
     return lambda s: s if s.isascii() else s.translate(table)
 
 
+def _map_chars(args: dict, timeout: float) -> Callable[[str], str]:
+    """Each character the map names becomes its string (the table's Chinese numerals their digits)."""
+    table = str.maketrans(args["map"])
+    if all(not c.isascii() for c in args["map"]):
+        return _translate_non_ascii(table)
+    return lambda s: s.translate(table)
+
+
 def _strip_labels(args: dict, timeout: float) -> Callable[[str], str]:
     """Drop ONE leading label (longest first, ASCII case-insensitive) and the blanks/colons around it."""
     labels = sorted(args["labels"], key=lambda x: (-len(x), x))
@@ -86,10 +97,11 @@ NORMALIZERS: dict[str, StepKind] = {
     "fullwidth_digits": StepKind((), (), lambda a, t: _translate_non_ascii(FULLWIDTH_DIGITS)),
     "fullwidth_ascii": StepKind((), (), lambda a, t: _translate_non_ascii(FULLWIDTH_ASCII)),
     "strip_labels": StepKind(("labels",), (), _strip_labels),       # drop one leading label of `labels`
+    "map_chars": StepKind(("map",), (), _map_chars),                # each character of `map` to its string
     "lowercase": StepKind((), (), lambda a, t: str.lower),
     "uppercase": StepKind((), (), lambda a, t: str.upper),
 }
-NORMALIZER_ARGS = {"chars": "text", "labels": "texts"}
+NORMALIZER_ARGS = {"chars": "text", "labels": "texts", "map": "charmap"}
 
 
 # ---- folds: what a table's regexes read instead of the raw text ---------------------------------

@@ -35,6 +35,9 @@ class _Recording:
         return getattr(self._table, name)
 
 
+SET_ASIDE = "set_aside"       # an event resting only on evidence the asked-for scope set aside
+
+
 def fold_trace(book: "Rulebook", policy_id: str, payload: Any) -> dict:
     """The fold's answer, and per event the resolve facts and rows (events that resolve nothing:
     scope, decline and activity events, a reading left for clarification, say so)."""
@@ -48,7 +51,9 @@ def fold_trace(book: "Rulebook", policy_id: str, payload: Any) -> dict:
     for ev in answer["events"]:
         item = {"event": ev["id"], "type": ev["type"], "layer": ev["layer"], "slot": ev["slot"],
                 "scope": ev["scope"], "outcome": ev["outcome"], "rule": ev["rule"]}
-        if ev["rule"] is not None:
+        if ev["outcome"] == SET_ASIDE:              # decided by the scope-fit table, before any resolve
+            item["decided_by"] = "scope_fit"
+        elif ev["rule"] is not None:
             facts, decision = next(asked)
             fired = decision.fired[0]
             if (fired.row.id if fired.row.index >= 0 else "default") != ev["rule"]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter, deque
 from typing import Any, Callable
 
 import anyio
@@ -23,13 +24,62 @@ LANES = ("ledger", "stateless")
 Observer = Callable[[Any, Any, Caller, dict, float, int], None]   # (tool, arguments, caller, envelope, seconds, attempts)
 
 
+class FairLane:
+    """A lane's worker slots, granted to the waiting principal that runs fewest calls in it: a
+    principal alone may take every slot, and one that floods still gets only its share of the slots
+    that free up while another waits (anyio's limiter serves whoever queued first)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.threads = anyio.CapacityLimiter(capacity)
+        self._running: Counter = Counter()
+        self._busy = 0
+        self._waiting: dict[str, deque] = {}
+
+    async def acquire(self, principal: str) -> None:
+        if self._busy < self.capacity and not self._waiting:
+            self._take(principal)
+            return
+        granted = anyio.Event()
+        self._waiting.setdefault(principal, deque()).append(granted)
+        try:
+            await granted.wait()
+        except BaseException:
+            if granted.is_set():
+                self.release(principal)
+            else:
+                queue = self._waiting.get(principal)
+                if queue is not None and granted in queue:
+                    queue.remove(granted)
+                    if not queue:
+                        del self._waiting[principal]
+            raise
+
+    def release(self, principal: str) -> None:
+        self._running[principal] -= 1
+        if not self._running[principal]:
+            del self._running[principal]
+        self._busy -= 1
+        while self._busy < self.capacity and self._waiting:
+            principal = min(self._waiting, key=lambda p: self._running[p])   # dict order: who waited first
+            queue = self._waiting[principal]
+            granted = queue.popleft()
+            if not queue:
+                del self._waiting[principal]
+            self._take(principal)
+            granted.set()
+
+    def _take(self, principal: str) -> None:
+        self._running[principal] += 1
+        self._busy += 1
+
+
 class Dispatcher:
     def __init__(self, service: Service, settings: ServerSettings, observer: Observer | None = None):
         self.service = service
         self.settings = settings
         self.observer = observer
-        self._lanes = {"ledger": anyio.CapacityLimiter(settings.ledger_threads),
-                       "stateless": anyio.CapacityLimiter(settings.compute_threads)}
+        self._lanes = {"ledger": FairLane(settings.ledger_threads), "stateless": FairLane(settings.compute_threads)}
         self._turns: dict[str, anyio.Semaphore] = {}
         self._running: dict[threading.Event, str] = {}
         self._idle = threading.Condition()
@@ -42,8 +92,13 @@ class Dispatcher:
         turn = self._turns.setdefault(caller.principal, anyio.Semaphore(limit))
         try:
             async with turn:
-                return await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
-                                                      limiter=self._lanes[lane], abandon_on_cancel=True)
+                slots = self._lanes[lane]
+                await slots.acquire(caller.principal)
+                try:
+                    return await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
+                                                          limiter=slots.threads, abandon_on_cancel=True)
+                finally:
+                    slots.release(caller.principal)
         finally:
             if turn.value == limit:                   # nobody holds or awaits it: forget the principal
                 self._turns.pop(caller.principal, None)
@@ -85,3 +140,4 @@ class Dispatcher:
         """Block until no call's thread runs (True), or `timeout` seconds passed (False)."""
         with self._idle:
             return self._idle.wait_for(lambda: not self._running, timeout)
+

@@ -13,6 +13,7 @@ spec lists for it (-32602), carrying the registry's envelope as the error's data
 """
 from __future__ import annotations
 
+import signal
 from importlib.metadata import version
 from typing import Any, Callable, Iterable
 
@@ -95,20 +96,43 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
     return frozenset(chosen)
 
 
-def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None = None) -> None:
+def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None = None,
+                grace_s: float = ServerSettings.grace_s) -> None:
     """Serve every tool the caller's role may call (of `tools`, when given) over stdin/stdout until
-    the client hangs up; every line is answered, garbage with a JSON-RPC error (stdio_guard)."""
+    the client hangs up or SIGTERM; every line is answered, garbage with a JSON-RPC error
+    (stdio_guard). SIGTERM drains as over HTTP: the calls running are answered (within `grace_s`,
+    then abandoned: none commits unanswered) before the server returns and its ledgers close."""
     server = ToolServer(service, lambda: caller, tools=tools)
     served = frozenset(TOOLS if tools is None else tools)
     limits = wire_limits(service)
 
     async def run() -> None:
-        async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller,
-                                                                                      served)) \
-                as (read_stream, write_stream):
-            lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        async with anyio.create_task_group() as group:
+            group.start_soon(_drain_on_sigterm, group.cancel_scope, server._dispatcher, grace_s)
+            async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller,
+                                                                                          served)) \
+                    as (read_stream, write_stream):
+                lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
     anyio.run(run)
+
+
+ANSWERED_S = 0.2          # after the last call's thread returns: for its answer to be written
+
+
+async def _drain_on_sigterm(scope: anyio.CancelScope, dispatcher: Dispatcher, grace_s: float) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            break
+    deadline = anyio.current_time() + grace_s
+    while dispatcher.running and anyio.current_time() < deadline:
+        await anyio.sleep(0.02)
+    if dispatcher.running:
+        dispatcher.abandon_all()
+        await anyio.to_thread.run_sync(dispatcher.wait_idle, 1.0)
+    await anyio.sleep(ANSWERED_S)
+    scope.cancel()
 
 
 def non_object_arguments(service: Service, request: dict, caller: Caller,

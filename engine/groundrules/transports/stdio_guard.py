@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, BinaryIO, Callable
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
@@ -177,11 +180,9 @@ async def guarded_stdio(limits: WireLimits, *, answer: Callable[[dict], Any] | N
         await anyio.to_thread.run_sync(_write, stdout, data.encode("utf-8") + b"\n")
 
     async def reader() -> None:
-        async with read_writer:
-            while True:
-                line = await anyio.to_thread.run_sync(_read_line, stdin, limits.message_bytes)
-                if line is None:
-                    return
+        lines = _daemon_lines(stdin, limits.message_bytes)
+        async with read_writer, lines:
+            async for line in lines:
                 try:
                     frame = message(line, limits)
                     result = answer(frame.message.model_dump(by_alias=True, exclude_unset=True)) if answer else None
@@ -213,6 +214,26 @@ async def guarded_stdio(limits: WireLimits, *, answer: Callable[[dict], Any] | N
         for saved, fd in restore:
             os.dup2(saved, fd)
             os.close(saved)
+
+
+def _daemon_lines(source: BinaryIO, cap: int) -> "anyio.abc.ObjectReceiveStream[bytes]":
+    """The lines of `source`, read by a daemon thread: a read blocked on an idle stdin must not keep
+    a stopping server (SIGTERM) from exiting, as a worker thread of anyio's would."""
+    send, receive = anyio.create_memory_object_stream[bytes](16)
+    token = anyio.lowlevel.current_token()
+
+    def read_all() -> None:
+        try:
+            while (line := _read_line(source, cap)) is not None:
+                anyio.from_thread.run(send.send, line, token=token)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError, OSError, ValueError):
+            return                              # the server stopped listening, or stdin closed under us
+        try:
+            anyio.from_thread.run_sync(send.close, token=token)
+        except RuntimeError:
+            return
+    threading.Thread(target=read_all, name="groundrules-stdin", daemon=True).start()
+    return receive
 
 
 def _write(out: BinaryIO, data: bytes) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
+    from ..results import Repair, VerifyReport
     from ..rulebook import Rulebook
 from .checks import Tables, run
 from .instances import INVALID_ARGUMENT, resolve
@@ -26,7 +27,7 @@ TABLES = {"catalogue": "verify.issues", "phrases": "verify.prohibition_phrases",
           "heuristics": "verify.intent_heuristics"}
 
 
-def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None = None) -> dict:
+def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None = None) -> "VerifyReport":
     """The verification report of `candidate` for `request` under `schema` (a JSON Schema object
     or the name of an instance in rules/instances/)."""
     tables, book = _tables(rulebook)
@@ -35,7 +36,7 @@ def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None 
 
 
 def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int = 3,
-                rulebook: Rulebook | None = None) -> dict:
+                rulebook: Rulebook | None = None) -> "Repair":
     """Call `propose(request, schema, feedback_issues) -> candidate` until a candidate verifies, an
     error is not repairable, or `max_attempts` attempts were made; every attempt is in `history`."""
     tables, book = _tables(rulebook)
