@@ -233,15 +233,3 @@ def test_a_rules_folder_with_broken_schemas_is_one_message_not_a_traceback(tmp_p
     text = (out.stdout + out.stderr).decode("utf-8")
     assert out.returncode != 0 and "Traceback" not in text
     assert ("bad-schema" in text) or ("unreadable" in text)
-
-
-def test_every_command_has_help_and_is_in_the_readme():
-    from groundrules.cli.main import build_parser
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    helps = {c.dest: c.help for c in sub._choices_actions}
-    assert set(helps) == set(sub.choices)
-    for name, command in sub.choices.items():
-        assert helps[name] and command.description, name
-        assert f"groundrules {name}" in readme, f"'groundrules {name}' is not documented in the README"
