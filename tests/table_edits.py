@@ -4,6 +4,7 @@ the file for fixed text. So an edit made elsewhere in the same table (a code ins
 added, a label reworded) neither moves nor breaks the edits a test makes (issue 23, item 4)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,53 @@ class TableFile:
         assert text[start:start + len(old)] == old, (self.path.name, path, text)
         lines[line - 1] = text[:start] + value + text[start + len(old):]
         self._write_lines(lines)
+
+    def write_scalar(self, path: tuple, value: Any) -> None:
+        """Write `value` (a string, number or bool) in place of the one-line scalar at `path`, the
+        value of a key or an item of a list, plain or quoted, in block or flow style."""
+        line, col = self._where(path)
+        lines = self.text.splitlines(keepends=True)
+        text = lines[line - 1]
+        start = col - 1
+        if not isinstance(path[-1], int):
+            key = str(path[-1])
+            assert text[start:start + len(key) + 1] == key + ":", (self.path.name, path, text)
+            start += len(key) + 1
+            while text[start] == " ":
+                start += 1
+        end = _scalar_end(text, start)
+        written = json.dumps(value) if isinstance(value, (str, bool)) else str(value)
+        lines[line - 1] = text[:start] + written + text[end:]
+        self._write_lines(lines)
+        assert self.at(*path) == value, (self.path.name, path)
+
+    def rename_key(self, path: tuple, new: str) -> None:
+        """Rename the key at `path` (block or flow mapping), its value left as it is."""
+        line, col = self._where(path)
+        lines = self.text.splitlines(keepends=True)
+        text = lines[line - 1]
+        key = str(path[-1])
+        assert text[col - 1:col - 1 + len(key) + 1] == key + ":", (self.path.name, path, text)
+        lines[line - 1] = text[:col - 1] + new + text[col - 1 + len(key):]
+        self._write_lines(lines)
+
+
+def _scalar_end(text: str, start: int) -> int:
+    """Where the one-line scalar starting at `start` ends: its closing quote, or (plain) the flow
+    indicator, comment or line end after it."""
+    quote = text[start]
+    if quote in "'\"":
+        at = start + 1
+        while True:
+            if text[at] == "\\" and quote == '"':
+                at += 2
+            elif text[at] == quote and quote == "'" and text[at + 1:at + 2] == "'":
+                at += 2
+            elif text[at] == quote:
+                return at + 1
+            else:
+                at += 1
+    at = start
+    while at < len(text) and text[at] not in ",]}\n" and text[at:at + 2] != " #":
+        at += 1
+    return len(text[:at].rstrip())
