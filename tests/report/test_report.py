@@ -11,13 +11,13 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-import yaml
 
 from cli_inproc import run_cli
-from groundrules import load_rulebook, report
+from groundrules import load_rulebook, lock_messages, report
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from page_reader import Page
+from lock_edits import separator_edit
 from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,22 +39,17 @@ def fired_by_corpus(table, folder: Path) -> dict:
     return counts
 
 
-def edited(tmp_path: Path, file: str, *edits: tuple[str, str]) -> Path:
+def copied(tmp_path: Path) -> Path:
+    """A copy of the tables in `tmp_path`, to edit by what they hold (tests/table_edits.py)."""
     if not (tmp_path / "rules").exists():
         for d in ("rules", "locks", "schemas"):
             shutil.copytree(ROOT / d, tmp_path / d)
-    path = tmp_path / file
-    text = path.read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
     return tmp_path
 
 
 def support_reason(tmp_path: Path) -> TableFile:
     """The support_reason table of a copy of the tables, to edit by what it holds."""
-    return TableFile(edited(tmp_path, "rules/support_reason.yaml") / "rules" / "support_reason.yaml")
+    return TableFile(copied(tmp_path) / "rules" / "support_reason.yaml")
 
 
 def adjacent_diagnostics(table) -> tuple[str, str]:
@@ -96,7 +91,8 @@ def test_merge_tables_are_covered_by_the_fold_corpus(rulebook, page):
     policy = rulebook.of_kind("merge_policy")[0]
     payloads = sum(len(json.loads(p.read_text(encoding="utf-8"))) for p in sorted((CASES / "fold").glob("*.json")))
     rows = {r["id"]: r["cells"]["cov"] for r in page.sections[policy.resolve.id]["rows"]}
-    assert rows["first_value"].endswith(f" / {payloads}") and not rows["first_value"].startswith("0 ")
+    assert rows and all(cov.endswith(f" / {payloads}") for cov in rows.values())
+    assert any(not cov.startswith("0 ") for cov in rows.values())
 
 
 def test_transition_tables_are_drawn_and_lock_tables_list_their_patterns(rulebook, page):
@@ -152,23 +148,22 @@ def test_with_a_base_the_rows_and_cases_the_edit_changes_are_highlighted(tmp_pat
 
 def test_with_a_base_edited_moves_and_patterns_are_highlighted(tmp_path, rulebook):
     """One more operation allowed to make one move; a separator dropped from a lock table."""
-    root = edited(tmp_path, "rules/finding_states.yaml")
-    states = TableFile(root / "rules" / "finding_states.yaml")
+    root = copied(tmp_path)
+    states = TableFile(root / rulebook.table("finding_states").file)
     machine, index, move = next((m, i, t) for m, raw in states.at("machines").items()
                                 for i, t in enumerate(raw["transitions"]) if t.get("via"))
     states.add_item(("machines", machine, "transitions", index, "via"), "withdraw_finding")
-    text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
-    sep_line = next(line for line in text.splitlines() if line.strip().startswith("sep:"))   # the separators
-    edited(root, "locks/cn_mobile.yaml", (sep_line, sep_line.replace("–—―", "–―")))
+    edit = separator_edit(rulebook, root)         # a separator a corpus lock's quote holds, dropped
     html = report.render(load_rulebook(root), CASES, rulebook)
     page = Page(html)
     machines = page.sections["finding_states"]["transitions"]
     assert {t for t, cls in machines if "changed" in cls} == {move["id"]}
-    uses_sep = {f"cn_mobile.{p['id']}" for p in yaml.safe_load(text)["patterns"] if "{sep}" in str(p)}
-    assert "cn_mobile.mobile" in uses_sep
-    assert {p for p, cls in page.sections["cn_mobile"]["patterns"] if "changed" in cls} == uses_sep
+    assert edit.lock["pattern"] in edit.patterns
+    assert {p for p, cls in page.sections[edit.table]["patterns"] if "changed" in cls} == edit.patterns
+    at = edit.lock["locator"]
     shown = unescape(html)
-    assert "contact/em_dash_typed" in shown and '- cn_mobile.mobile [3:16] "150—1234—5678"' in shown
+    quote = json.dumps(edit.lock["quote"], ensure_ascii=False)
+    assert edit.case in shown and f'- {edit.lock["pattern"]} [{at["start"]}:{at["end"]}] {quote}' in shown
 
 
 def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
@@ -208,9 +203,10 @@ def test_inserting_a_code_into_priority_marks_only_its_row(tmp_path, rulebook):
     else:
         file.prefix_value(("rows", noted, "description"), "note: ")
     schema = tmp_path / "schemas" / "knowledge-gateway.v1.schema.json"
-    text = schema.read_text(encoding="utf-8")
-    assert text.count(f'        "{a}",\n') == 1
-    schema.write_text(text.replace(f'        "{a}",\n', f'        "{a}",\n        "{new}",\n'), encoding="utf-8")
+    contract = json.loads(schema.read_text(encoding="utf-8"))
+    enum = contract["$defs"]["reason_code"]["enum"]
+    enum.insert(enum.index(a) + 1, new)
+    schema.write_text(json.dumps(contract, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     after = load_rulebook(tmp_path)
     table = after.table("support_reason")
     shifted = {r.id for r in table.rows if r.code in old.priority
@@ -241,14 +237,31 @@ def test_lock_tables_show_their_context_rules_in_order_with_their_examples(ruleb
             assert f"{len(row.examples)}/{len(row.examples)}" in r["text"]
 
 
+def rule_counts(rulebook, folder: Path, conversations: dict) -> dict:
+    """'<table>:<section>.<rule>' -> the page's 'holds in' text, over `conversations` (name -> texts)."""
+    (folder / "locks").mkdir(parents=True)
+    for name, texts in conversations.items():
+        (folder / "locks" / f"{name}.json").write_text(json.dumps({"messages": [
+            {"id": f"m{n}", "role": "user", "content": t} for n, t in enumerate(texts, 1)]}, ensure_ascii=False),
+            encoding="utf-8")
+    page = Page(report.render(rulebook, folder))
+    return {f"{t.id}:{r['id']}": r["text"] for t in rulebook.of_kind("lock_patterns")
+            for r in page.sections[t.id]["items"].get("rule", [])}
+
+
 def test_a_rules_coverage_counts_the_conversations_it_held_in(tmp_path, rulebook):
-    """One conversation where only cn_mobile's inside_an_email rule has work to do."""
-    (tmp_path / "locks").mkdir()
-    (tmp_path / "locks" / "one.json").write_text(json.dumps({"messages": [
-        {"id": "m1", "role": "user", "content": "邮箱 13800001234@163.com"}]}, ensure_ascii=False), encoding="utf-8")
-    rules = {r["id"]: r["text"] for r in Page(report.render(rulebook, tmp_path)).sections["cn_mobile"]["items"]["rule"]}
-    assert "holds in 1 of 1 conversation(s)" in rules["drop.inside_an_email"]
-    assert all("holds in 0 of 1 conversation(s)" in text for rule, text in rules.items() if rule != "drop.inside_an_email")
+    """A drop rule's own example (one where it drops every candidate) as one conversation, and a
+    conversation with nothing to lock: the rule held in one of the two; no rule in more than one;
+    over the plain conversation alone, in none."""
+    table, row, example = next((t, r, ex) for t in rulebook.of_kind("lock_patterns") for r in t.rows
+                               if r.section == "drop" for ex in r.examples[:1] if ex.get("locks") == [])
+    plain = "好的，谢谢"
+    assert not lock_messages([{"id": "m1", "role": "user", "content": plain}], rulebook)
+    counts = rule_counts(rulebook, tmp_path / "two", {"example": [example["text"]], "plain": [plain]})
+    assert "holds in 1 of 2 conversation(s)" in counts[f"{table.id}:{row.section}.{row.id}"]
+    assert counts and all("holds in 0 of 2" in text or "holds in 1 of 2" in text for text in counts.values())
+    alone = rule_counts(rulebook, tmp_path / "one", {"plain": [plain]})
+    assert alone.keys() == counts.keys() and all("holds in 0 of 1 conversation(s)" in t for t in alone.values())
 
 
 def test_merge_policies_show_every_slot_with_the_patterns_that_back_it(rulebook, page):
@@ -266,10 +279,26 @@ def test_merge_policies_show_every_slot_with_the_patterns_that_back_it(rulebook,
 
 
 def test_a_slot_whose_lock_kind_nothing_produces_is_flagged(tmp_path, rulebook):
-    root = edited(tmp_path, "locks/qq.yaml", ("    kind: qq\n", "    kind: qq_account\n"))
-    slots = {s["id"]: s for s in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["merge"]["items"]["slot"]}
-    assert "no lock pattern produces kind qq" in slots["qq"]["text"]
-    assert "no lock pattern produces" not in slots["wechat"]["text"]
+    """The patterns of one lock table renamed to another kind: a slot that needs their kind is flagged."""
+    produced: dict = {}
+    for table in rulebook.of_kind("lock_patterns"):
+        for p in table.patterns:
+            produced.setdefault(p.kind, set()).add(table.id)
+    policy = rulebook.of_kind("merge_policy")[0]
+    needing = [s for s in policy.slots.values() if s.lock_kinds]
+    kind = next(k for s in needing for k in s.lock_kinds if len(produced.get(k, ())) == 1)
+    [owner] = produced[kind]
+    root = copied(tmp_path)
+    file = TableFile(root / rulebook.table(owner).file)
+    for i, p in enumerate(file.at("patterns")):
+        if p.get("kind") == kind:
+            file.write_scalar(("patterns", i, "kind"), f"{kind}_renamed")
+    slots = {s["id"]: s for s in Page(report.render(load_rulebook(root), CASES, rulebook)).sections[policy.id]["items"]["slot"]}
+    for slot in needing:
+        flagged = f"no lock pattern produces kind {kind}" in slots[slot.id]["text"]
+        assert flagged == (kind in slot.lock_kinds), slot.id
+        assert ("no lock pattern produces" in slots[slot.id]["text"]) == flagged, slot.id
+    assert any(kind in slot.lock_kinds for slot in needing)
 
 
 def test_each_move_names_the_roles_the_role_table_lets_take_it(rulebook):
@@ -296,11 +325,14 @@ def test_each_move_names_the_roles_the_role_table_lets_take_it(rulebook):
 def test_a_transitions_own_roles_narrow_what_its_operations_allow(rulebook):
     from groundrules.report.machine_html import may_take
     roles = rulebook.of_kind("role_table")[0]
-    support = next(t for t in rulebook.table("finding_states").machines["epistemic"].transitions if t.id == "support")
-    assert may_take(support, (), roles)[0] == tuple(roles.roles)
-    assert may_take(support, ("reviewer",), roles)[0] == ("reviewer",)
-    withdraw = next(t for t in rulebook.table("finding_states").machines["lifecycle"].transitions if t.id == "withdraw")
-    assert may_take(withdraw, ("nobody",), roles)[0] == ()
+    moves = [t for table in rulebook.of_kind("transition_table") for m in table.machines.values() for t in m.transitions]
+    free = next(t for t in moves if not t.via)            # any operation may make it
+    assert may_take(free, (), roles)[0] == tuple(roles.roles)
+    for role in roles.roles:
+        assert may_take(free, (role,), roles)[0] == (role,)
+    nobody = "nobody"
+    assert nobody not in roles.roles
+    assert all(may_take(t, (nobody,), roles)[0] == () for t in moves)
 
 
 def test_every_anchor_the_page_links_to_exists(page):
