@@ -15,16 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 OURS = ("events.yaml", "merge.yaml", "evidence_refusals.yaml")
 
 
-def copy_tables(tmp_path: Path, edit=None) -> Path:
+def copy_tables(tmp_path: Path) -> Path:
+    """A copy of the fold's tables (and the schemas), to edit by what they hold (tests/table_edits.py)."""
     shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
     (tmp_path / "rules").mkdir()
     for name in OURS:
-        text = (ROOT / "rules" / name).read_text(encoding="utf-8")
-        if edit and name in edit:
-            old, new = edit[name]
-            assert old in text
-            text = text.replace(old, new, 1)
-        (tmp_path / "rules" / name).write_text(text, encoding="utf-8")
+        shutil.copy2(ROOT / "rules" / name, tmp_path / "rules" / name)
     return tmp_path
 
 
@@ -46,20 +42,70 @@ def test_events_and_merge_name_the_same_event_types(rulebook):
     assert all(events.events[name].layer == merge.layer(name) for name in merge.ops)
 
 
+def paths(value, path: tuple = ()):
+    """(path, value) of every node of a loaded table, the root first."""
+    yield path, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield from paths(child, path + (key,))
+
+
+def first(table: TableFile, under: tuple, test) -> tuple:
+    """The path of the first node under `under` for which test(value) holds."""
+    return next(p for p, v in paths(table.at(*under), under) if test(v))
+
+
+def unknown_outcome(t):          # an outcome the fold does not know, beside the ones it does
+    merge = t["merge.yaml"]
+    merge.insert_after(("resolve", "outputs", list(merge.at("resolve", "outputs"))[-1]), "no_such_outcome: {label: x}")
+
+
+def misspelt_policy(t):          # a policy example naming a policy the table does not have
+    merge = t["merge.yaml"]
+    where = first(merge, ("examples",), lambda v: isinstance(v, dict) and "policy" in v)
+    merge.write_scalar(where + ("policy",), merge.at(*where, "policy") + "_typo")
+
+
+def misspelt_field(t):           # a resolve row reading a field of `current` that does not exist
+    merge = t["merge.yaml"]
+    where = first(merge, ("resolve", "rows"), lambda v: isinstance(v, dict) and str(v.get("field", "")).startswith("current."))
+    merge.write_scalar(where + ("field",), merge.at(*where, "field") + "s")
+
+
+def unknown_operator(t):         # a test written with an operator the grammar does not have
+    merge = t["merge.yaml"]
+    where = first(merge, ("resolve", "rows"), lambda v: isinstance(v, dict) and "eq" in v and "field" in v)
+    merge.rename_key(where + ("eq",), "equals")
+
+
+def unknown_op(t):               # an event type mapped to an op the fold does not have
+    merge = t["merge.yaml"]
+    merge.write_scalar(("events", next(iter(merge.at("events")))), "no_such_op")
+
+
+def required_and_forbidden(t):   # an event type that forbids a key it requires
+    events = t["events.yaml"]
+    name = next(n for n, e in events.at("events").items() if e["requires"] and e.get("forbids"))
+    events.write_scalar(("events", name, "forbids", 0), events.at("events", name, "requires", 0))
+
+
+def unknown_filter(t):           # a refusal message through a filter templates do not have
+    refusals = t["evidence_refusals.yaml"]
+    where = first(refusals, (), lambda v: isinstance(v, dict) and "{" in str(v.get("message", "")))
+    message = refusals.at(*where, "message")
+    end = message.index("}")
+    refusals.write_scalar(where + ("message",), message[:end] + "|no_such_filter" + message[end:])
+
+
 @pytest.mark.parametrize("edit, code", [
-    ({"merge.yaml": ("    conflict:    {label: 记为冲突，两值都作为候选}", "    conflicted:  {label: x}\n    conflict:    {label: y}")},
-     "unknown-code"),
-    ({"merge.yaml": ("  - policy: expiry\n    name: closing", "  - policy: expiri\n    name: closing")}, "unknown-policy"),
-    ({"merge.yaml": ("{field: current.status, eq: empty}", "{field: current.statuss, eq: empty}")}, "unknown-field"),
-    ({"merge.yaml": ("{field: event.type, eq: confirm}", "{field: event.type, equals: confirm}")}, "unknown-operator"),
-    ({"merge.yaml": ("  set: value\n", "  set: assign\n")}, "bad-value"),
-    ({"events.yaml": ("    requires: [slot, value]\n    forbids: [parent]\n    examples:\n      - {given: {id: e1",
-                      "    requires: [slot, value]\n    forbids: [value]\n    examples:\n      - {given: {id: e1")},
-     "bad-value"),
-    ({"evidence_refusals.yaml": ('message: "{at} cites', 'message: "{at|upper} cites')}, "unknown-filter"),
-])
+    (unknown_outcome, "unknown-code"), (misspelt_policy, "unknown-policy"), (misspelt_field, "unknown-field"),
+    (unknown_operator, "unknown-operator"), (unknown_op, "bad-value"), (required_and_forbidden, "bad-value"),
+    (unknown_filter, "unknown-filter"),
+], ids=lambda v: v.__name__ if callable(v) else v)
 def test_bad_edits_fail_the_load_with_a_code(tmp_path, edit, code):
-    assert code in codes_of(copy_tables(tmp_path, edit))
+    root = copy_tables(tmp_path)
+    edit({name: TableFile(root / "rules" / name) for name in OURS})
+    assert code in codes_of(root)
 
 
 def test_a_policy_without_example_fails_groundrules_test(tmp_path):
