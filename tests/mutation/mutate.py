@@ -33,7 +33,8 @@ TESTS = ("tests/engine", "tests/locks", "tests/evidence", "tests/support_reason"
 # left out of every mutant's run: PostgreSQL (a cluster per mutant; SQLite runs the same domain code)
 # and the whole-corpus runs in fresh processes per hash seed (mutmut cannot see into a process it did
 # not fork, and under its call tracing they outlast their timeout)
-PYTEST_ARGS = ("-n", "0", "-k", "not postgres and not across-three-hash-seeds")
+# A mutant's run is a subset of the tests, so some snapshots go unused: syrupy only warns then
+PYTEST_ARGS = ("-n", "0", "-k", "not postgres and not across-three-hash-seeds", "--snapshot-warn-unused")
 # and tests that fail in mutmut's clean run, with no mutant active: the first two read the engine's
 # source text (mutmut's copy holds every mutant beside the original); the third failed there too
 DESELECT = ("tests/engine/test_lint_checks.py::test_a_mistyped_guard_literal_is_reported_at_its_line_in_words",
