@@ -107,3 +107,14 @@ def test_inline_filters_are_their_functions(name, value):
     assert fn in INLINE
     inline = eval(INLINE[fn].format(x="x", a=repr(arg), rv="rv"), {"x": value, "rv": render_value})  # noqa: S307
     assert inline == fn(value, arg)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("first", []), ("first", "text"), ("first", {"a": 1}), ("first", 3),
+    ("min", []), ("min", [1, "a"]), ("min", [None]), ("max", []), ("max", [1, "a"]),
+])
+def test_a_filter_given_what_it_cannot_take_gives_nothing(name, value):
+    """first of an empty list or of no list, min/max of an empty or mixed list: no value (the
+    template then renders as a missing field does), never an exception or a guess."""
+    from groundrules.templates import FILTERS, MISSING
+    assert FILTERS[name][1](value, "") is MISSING
