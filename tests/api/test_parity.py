@@ -1,8 +1,8 @@
 """One answer per tool, whatever the transport: every tool of the registry is driven with the same
 good and bad arguments through the library (`Service.call`), the CLI (`groundrules call`, and the
-part's own command where it has one) and MCP over real stdio (`groundrules serve`), and the three
-envelopes must be equal, byte for byte once serialised (over MCP an unknown tool is the protocol
-error -32602, whose data is that envelope).
+part's own command where it has one, fed the very same JSON) and MCP over real stdio (`groundrules
+serve`), and the envelopes must be equal, byte for byte once serialised (over MCP an unknown tool is
+the protocol error -32602, whose data is that envelope).
 
 Every transport starts from the same prepared ledger with the same injected clock and ids, so that
 ids and timestamps agree too. The CLI runs each case on its own copy, one process call each; the
@@ -10,6 +10,7 @@ library runs the same cases the same way, and also as one session per role, whic
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -212,13 +213,17 @@ def _fresh(prepared, name: str) -> tuple[Path, Path]:
 
 def by_library(prepared, indices: list[int], name: str, role: str) -> list[dict]:
     """The cases, in order, in one session on one copy of the prepared ledger."""
+    return calls_by_library(prepared, [CASES[i][:2] for i in indices], name, role)
+
+
+def calls_by_library(prepared, calls: list[tuple], name: str, role: str) -> list[dict]:
     db, root = _fresh(prepared, name)
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)      # shared by both ledgers, as the CLI does
     ledger = FindingLedger(db, clock=clock, ids=ids, rules_root=root)
     evidence = EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"))
     service = Service(default_rulebook(), findings=ledger, evidence=evidence)
     try:
-        return [service.call(CASES[i][0], CASES[i][1], Caller(OPERATOR, role, (PROJECT,))) for i in indices]
+        return [service.call(tool, arguments, Caller(OPERATOR, role, (PROJECT,))) for tool, arguments in calls]
     finally:
         ledger.close()
         evidence.close()
@@ -233,12 +238,14 @@ def _cli_options(db: Path, root: Path, role: str) -> list[str]:
             "--step-clock", CLOCK, "--sequential-ids", str(IDS)]
 
 
-def by_cli(prepared, index: int, capsys) -> dict:
-    tool, arguments, role, _ = CASES[index]
+def by_cli(prepared, index: int, capsys, command: tuple[str, ...] | None = None, arguments=None) -> dict:
+    """The case through `groundrules call TOOL FILE`, or through `command` (a part's own command)
+    with FILE holding `arguments` (default: the case's)."""
+    tool, given, role, _ = CASES[index]
     db, root = _fresh(prepared, f"cli-{index}")
     path = db.parent / "arguments.json"
-    path.write_text(json.dumps(arguments, ensure_ascii=False), encoding="utf-8")
-    code = main(["call", tool, str(path), *_cli_options(db, root, role)])
+    path.write_text(json.dumps(given if arguments is None else arguments, ensure_ascii=False), encoding="utf-8")
+    code = main([*(command or ("call", tool)), str(path), *_cli_options(db, root, role)])
     out, err = capsys.readouterr()
     envelope = json.loads(out)
     assert err == "" and code == (0 if envelope["ok"] else 1)
@@ -299,20 +306,81 @@ def test_the_cases_are_what_they_claim(prepared):
     assert sum(ok for _, ok, _ in outcomes) >= 12 and sum(not ok for _, ok, _ in outcomes) >= 12
 
 
-# the parts' own commands take the file as the context, the message, or the payload
-COMMANDS = {"explain_support": ("explain", lambda a: a["context"]), "lock_message": ("lock", lambda a: a["message"]),
-            "fold_evidence": ("fold", lambda a: a), "verify_extraction": ("verify", lambda a: a)}
-OWN_COMMAND_CASES = [i for i, (tool, arguments, _, _) in enumerate(CASES)
-                     if tool in COMMANDS and set(arguments) != {"ctx"} and set(arguments) != {"message", "messages"}
-                     and (tool != "lock_message" or "message" in arguments)]
+# the commands that front a tool with a FILE, and the convenience shape each also reads
+OWN_COMMANDS = {"explain_support": (("explain",), lambda doc: {"context": doc}),
+                "lock_message": (("lock",), lambda doc: {"messages": doc} if isinstance(doc, list) else {"message": doc}),
+                "fold_evidence": (("fold",), lambda doc: doc),
+                "verify_extraction": (("verify",), lambda doc: doc),
+                "append_evidence": (("evidence", "append"), lambda doc: {"record": doc}),
+                "append_interpretation": (("evidence", "interpret"), lambda doc: {"interpretation": doc})}
+OWN_COMMAND_CASES = [i for i, (tool, *_) in enumerate(CASES) if tool in OWN_COMMANDS]
+
+
+def argument_names(tool: str) -> set:
+    schema = json.loads((ROOT / "schemas" / "tools" / f"{tool}.schema.json").read_text(encoding="utf-8"))
+    return set(schema["$defs"]["input"]["properties"])
+
+
+# the commands with a FILE that front no one tool: `call` names its tool on the command line,
+# `eval` evaluates one table of the analyst's on a case, `tokens add` appends to the tokens file
+NOT_ONE_TOOL = {("call",), ("eval",), ("tokens", "add")}
+
+
+def file_commands() -> dict:
+    """command words -> tool, for every other command that reads a FILE."""
+    from groundrules.cli.main import build_parser
+    from groundrules.cli.tool_cmds import COMMANDS
+    found: dict = {}
+
+    def walk(parser: argparse.ArgumentParser, words: tuple) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, words + (name,))
+        if any(a.dest == "file" for a in parser._actions) and words not in NOT_ONE_TOOL:
+            found[words] = parser.get_default("tool") or COMMANDS[parser.get_default("command_name")][0]
+    walk(build_parser(), ())
+    return found
+
+
+def test_every_command_fronting_a_tool_with_a_file_is_driven():
+    assert file_commands() == {command: tool for tool, (command, _) in OWN_COMMANDS.items()}
+    assert set(OWN_COMMANDS) <= {case[0] for case in CASES}
 
 
 @pytest.mark.parametrize("index", OWN_COMMAND_CASES)
-def test_the_parts_own_commands_answer_like_the_tool(prepared, capsys, index):
-    tool, arguments, _, _ = CASES[index]
-    command, file_of = COMMANDS[tool]
-    path = Path(prepared[0]) / f"command-{index}.json"
-    path.write_text(json.dumps(file_of(arguments), ensure_ascii=False), encoding="utf-8")
-    main([command, str(path)])
-    out, _ = capsys.readouterr()
-    assert canonical.dumps(json.loads(out)) == canonical.dumps(alone(prepared, index))
+def test_the_parts_own_commands_take_the_tools_arguments_and_answer_like_the_tool(prepared, capsys, index):
+    """The same JSON the library and MCP get, fed to the part's own command: the same envelope.
+    A file that is not the tool's arguments (a key the tool does not have) is the command's
+    convenience shape, and answers as the tool does on that shape mapped to its arguments."""
+    tool, arguments, role, _ = CASES[index]
+    command, convenience = OWN_COMMANDS[tool]
+    own = by_cli(prepared, index, capsys, command)
+    if arguments and set(arguments) <= argument_names(tool):
+        expected = alone(prepared, index)
+    else:
+        expected = by_library_with(prepared, index, convenience(arguments))
+    assert canonical.dumps(own) == canonical.dumps(expected), (command, own, expected)
+
+
+def by_library_with(prepared, index: int, arguments) -> dict:
+    tool, _, role, _ = CASES[index]
+    return calls_by_library(prepared, [(tool, arguments)], f"lib-{index}-as-given", role)[0]
+
+
+CONVENIENCE = [("lock", {"id": "m1", "role": "user", "content": "手机 13812345678"}, "lock_message"),
+               ("lock", [{"id": "m1", "role": "user", "content": "手机 13812345678"}], "lock_message"),
+               ("explain", example("support_reason", "cq-shenlun-partial"), "explain_support")]
+
+
+@pytest.mark.parametrize("command, doc, tool", CONVENIENCE)
+def test_a_convenience_shape_beside_the_tools_arguments_answers_the_same(tmp_path, capsys, command, doc, tool):
+    convenience = OWN_COMMANDS[tool][1]
+    bare, wrapped = tmp_path / "bare.json", tmp_path / "wrapped.json"
+    bare.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    wrapped.write_text(json.dumps(convenience(doc), ensure_ascii=False), encoding="utf-8")
+    outs = []
+    for path in (bare, wrapped):
+        main([command, str(path)])
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and json.loads(outs[0])["ok"]

@@ -1,14 +1,17 @@
-"""The rules the code acts on live in the tables: rename a state, a relation or an event type in a
-copy of the tables, or change a flag or an order, and the behaviour follows with no Python edit."""
+"""The rules the code acts on live in the tables: rename a state, a relation, an event type or a
+role in a copy of the tables, or change a flag or an order, and the behaviour follows with no Python
+edit; `groundrules lint` and `groundrules test` pass on the edited copy."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from cli_inproc import run_cli
 from groundrules import Caller, FindingLedger, GroundrulesError, Service, fold, load_rulebook
 from groundrules.locks import lock_text
 
@@ -16,10 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def copy_of_tables(tmp_path: Path, edits: dict[str, list[tuple[str, str]]]) -> Path:
-    """rules/, locks/ and schemas/ copied to tmp_path, with regex edits applied per rules file."""
+    """rules/, locks/ and schemas/ copied to tmp_path (the case corpus the acceptance tables run on
+    beside them), with regex edits applied per rules file."""
     root = tmp_path / "tables"
     for folder in ("rules", "locks", "schemas"):
         shutil.copytree(ROOT / folder, root / folder)
+    (root / "tests").mkdir()
+    (root / "tests" / "cases").symlink_to(ROOT / "tests" / "cases", target_is_directory=True)
     for name, replacements in edits.items():
         path = root / "rules" / name
         text = path.read_text(encoding="utf-8")
@@ -35,9 +41,18 @@ COUNTER = {"source_kind": "log", "source_ref": "log:gpu", "excerpt": "温度升�
            "method": "log_inspection"}
 
 
-def ledger_service(root: Path, db: Path) -> tuple[Service, Caller]:
+def ledger_service(root: Path, db: Path, rules_root: Path | None = None) -> tuple[Service, Caller]:
     book = load_rulebook(root)
-    return Service(book, findings=FindingLedger(db, rulebook=book)), Caller("analyst", "agent", ("p1",))
+    return (Service(book, findings=FindingLedger(db, rulebook=book, rules_root=rules_root)),
+            Caller("analyst", "agent", ("p1",)))
+
+
+def assert_the_analysts_gate_passes(root: Path) -> None:
+    """`groundrules lint` and `groundrules test` on the edited copy: what an analyst runs."""
+    lint = run_cli("--rules", root, "lint")
+    assert lint.returncode == 0 and "lint: 0 error(s)" in lint.stdout.decode(), lint.stdout.decode()
+    test = run_cli("--rules", root, "test")
+    assert test.returncode == 0 and " 0 failed" in test.stdout.decode(), test.stdout.decode()[-2000:]
 
 
 def test_renaming_finding_states_and_relations_in_the_tables_renames_what_the_tools_do(tmp_path):
@@ -59,6 +74,92 @@ def test_renaming_finding_states_and_relations_in_the_tables_renames_what_the_to
     listed = service.call("query_findings", {"include_history": True}, caller)["data"]["findings"]
     current = {f["finding_id"]: f["applicability"]["current"] for f in listed}
     assert current[first] is False and current[second] is False and current[newer["data"]["finding_id"]] is True
+
+
+def test_renaming_a_proposal_state_renames_what_approve_and_reject_do(tmp_path):
+    """approve_rule moves a proposal to the state its transition names (finding_states.yaml `via`),
+    whatever that state is called."""
+    root = copy_of_tables(tmp_path, {"finding_states.yaml": [(r"\bapplied\b", "accepted"),
+                                                             (r"\brejected\b", "declined")]})
+    assert_the_analysts_gate_passes(root)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("# 规则\n", encoding="utf-8")
+    service, agent = ledger_service(root, tmp_path / "l.db", rules_root=project)
+    reviewer = Caller("user:alice", "reviewer", ("p1",))
+    fid = service.call("log_finding", FINDING, agent)["data"]["finding_id"]
+
+    def propose() -> str:
+        return service.call("propose_rule", {"finding_id": fid, "rule_text": "- 先记录温度", "target_path": "AGENTS.md",
+                                             "rationale": "两次误判"}, agent)["data"]["proposal_id"]
+    first, second = propose(), propose()
+    approved = service.call("approve_rule", {"proposal_id": first}, reviewer)
+    assert approved["ok"], approved["error"]
+    assert approved["data"]["status"] == "accepted"
+    again = service.call("approve_rule", {"proposal_id": first}, reviewer)      # a re-run writes nothing twice
+    assert again["ok"] and again["data"]["version"] == approved["data"]["version"]
+    assert (project / "AGENTS.md").read_text(encoding="utf-8").count("- 先记录温度") == 1
+    assert service.call("reject_rule", {"proposal_id": second}, reviewer)["data"]["status"] == "declined"
+    refused = service.call("approve_rule", {"proposal_id": second}, reviewer)["error"]
+    assert refused["code"] == "INVALID_STATE_TRANSITION" and "declined" in refused["message"]
+    shown = service.call("get_finding", {"finding_id": fid}, agent)["data"]
+    assert [(p["proposal_id"], p["status"]) for p in shown["rule_proposals"]] == [(first, "accepted"),
+                                                                               (second, "declined")]
+
+
+def test_a_decision_no_transition_leads_to_fails_the_ledger_at_the_machine(tmp_path):
+    root = copy_of_tables(tmp_path, {"finding_states.yaml": [(r"via: \[reject_rule\]", "via: [set_finding_state]")]})
+    with pytest.raises(GroundrulesError) as info:
+        ledger_service(root, tmp_path / "l.db")
+    [problem] = info.value.problems
+    assert (problem.file, problem.code, problem.key) == ("rules/finding_states.yaml", "decision-target",
+                                                        "machines.proposal.transitions")
+    assert "reject_rule" in problem.message
+
+
+def test_renaming_an_event_kind_renames_what_the_history_records(tmp_path, rulebook):
+    vocabulary = (ROOT / "rules" / "findings_vocabulary.yaml").read_text(encoding="utf-8")
+    kinds = rulebook.table("findings_vocabulary").event_kinds
+    old = kinds["set_finding_state"]
+    assert re.search(rf"set_finding_state: {old}\n", vocabulary)
+    root = copy_of_tables(tmp_path, {"findings_vocabulary.yaml": [(rf"set_finding_state: {old}\n",
+                                                                   "set_finding_state: belief_moved\n")]})
+    assert_the_analysts_gate_passes(root)
+    service, caller = ledger_service(root, tmp_path / "l.db")
+    fid = service.call("log_finding", FINDING, caller)["data"]["finding_id"]
+    moved = service.call("set_finding_state", {"finding_id": fid, "epistemic_state": "provisional", "reason": "初判",
+                                               "expected_version": 1}, caller)
+    assert moved["ok"], moved["error"]
+    events = service.call("get_finding", {"finding_id": fid}, caller)["data"]["events"]
+    assert sorted(e["kind"] for e in events) == sorted([kinds["new_finding"], "belief_moved"])
+
+
+def test_two_writes_recording_one_event_kind_fail_the_load_at_the_second(tmp_path, rulebook):
+    kinds = rulebook.table("findings_vocabulary").event_kinds
+    root = copy_of_tables(tmp_path, {"findings_vocabulary.yaml": [
+        (rf"link_finding: {kinds['link_finding']}\n", f"link_finding: {kinds['add_evidence']}\n")]})
+    lint = run_cli("--rules", root, "lint")
+    assert lint.returncode != 0
+    assert re.search(r"rules/findings_vocabulary\.yaml:\d+:\d+: duplicate-event-kind", lint.stdout.decode()
+                     + lint.stderr.decode())
+
+
+def test_a_role_added_to_the_role_table_can_be_chosen_on_the_command_line(tmp_path):
+    root = copy_of_tables(tmp_path, {"roles.yaml": [
+        (r"\ntools:\n", "\n  auditor:\n    label: 审计\n    description: 只读\n\ntools:\n"),
+        (r"query_findings: +\{roles: \[agent, reviewer\]\}", "query_findings: {roles: [agent, reviewer, auditor]}")]})
+    assert_the_analysts_gate_passes(root)
+    db = str(tmp_path / "l.db")
+    listed = run_cli("--rules", root, "call", "query_findings", "-", "--db", db, "--role", "auditor", stdin="{}")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["data"]["findings"] == []
+    denied = json.loads(run_cli("--rules", root, "call", "log_finding", "-", "--db", db, "--role", "auditor",
+                                stdin=json.dumps(FINDING)).stdout)
+    assert denied["error"]["code"] == "PERMISSION_DENIED"
+    unknown = run_cli("--rules", root, "call", "query_findings", "-", "--db", str(tmp_path / "other.db"),
+                      "--role", "auditr", stdin="{}")
+    assert unknown.returncode == 1 and unknown.stdout == b""
+    assert "agent, reviewer, auditor" in unknown.stderr.decode() and not (tmp_path / "other.db").exists()
 
 
 def test_the_old_state_name_no_longer_exists_once_renamed(tmp_path):

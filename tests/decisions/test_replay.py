@@ -119,7 +119,7 @@ def test_an_answer_that_does_not_reproduce_is_reported_never_hidden(service, rul
 
 
 @ONCE
-def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, capsys):
+def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, capsys, rulebook):
     key = tmp_path / "key"
     key.write_bytes(KEY_MATERIAL)
     base = ["replay", "--db", str(db), "--decision-key", str(key), "--rules", str(edited(tmp_path))]
@@ -132,8 +132,12 @@ def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, ca
     assert main([*base, "--format", "json", "--reveal"]) == 0     # no --fail-on: a report, not a verdict
     revealed = capsys.readouterr().out
     assert any(text in revealed for text in messages if len(text) > 8)
-    assert main([*base, "--reveal", "--role", "agent"]) == 1
-    assert "only a reviewer" in capsys.readouterr().err
+    roles = rulebook.of_kind("role_table")[0]
+    readers = [r for r in roles.roles if roles.may_call(r, "read_decisions")]
+    for role in (r for r in roles.roles if r not in readers):          # the role table says who may reveal
+        assert main([*base, "--reveal", "--role", role]) == 1
+        assert f"may ({', '.join(readers)}), not {role}" in capsys.readouterr().err
+    assert readers and len(readers) < len(roles.roles)
     assert main([*base, "--tool", "get_evidence"]) == 1
     assert main([*base, "--format", "html"]) == 0
     page = capsys.readouterr().out
@@ -176,6 +180,22 @@ def test_the_rulebook_report_shows_the_replay_of_its_own_tables(logged, db, tmp_
                  "--replay", str(tmp_path / "bad.json")]) == 1
     assert "not a replay (replayed:" in capsys.readouterr().err
     assert not (tmp_path / "other").exists()
+
+
+@ONCE
+def test_purge_is_for_the_roles_the_role_table_lets_read_decisions(logged, db, tmp_path, capsys, rulebook):
+    key = tmp_path / "key"
+    key.write_bytes(KEY_MATERIAL)
+    base = ["decisions", "purge", "--db", str(db), "--decision-key", str(key)]
+    roles = rulebook.of_kind("role_table")[0]
+    readers = [r for r in roles.roles if roles.may_call(r, "read_decisions")]
+    for role in roles.roles:
+        code = main([*base, "--role", role])
+        err = capsys.readouterr().err
+        assert code == (0 if role in readers else 1), (role, err)
+        assert (f"may ({', '.join(readers)}), not {role}" in err) == (role not in readers)
+    assert main([*base, "--role", "no_such_role"]) == 1
+    assert f"choose from {', '.join(roles.roles)}" in capsys.readouterr().err
 
 
 @ONCE

@@ -16,6 +16,7 @@ from groundrules.lint import lint
 from groundrules.lintchecks import operation_names
 from groundrules.yamlparse import parse
 from groundrules.yamlsrc import YamlProblem
+from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -254,8 +255,11 @@ def test_a_renamed_state_leaves_the_vocabulary_and_the_warnings_table_dangling(r
         text = (root / f).read_text(encoding="utf-8")
         (root / f).write_text(re.sub(rf"\b{old}\b", "disproved", text), encoding="utf-8")
     got = {(p.file, p.line) for p in lint(root).problems if p.code == "dangling-reference"}
+    kinds = TableFile(root / "rules" / "findings_vocabulary.yaml").source.positions
+    event_kinds = {pos[0] for path, pos in kinds.items() if path[:1] == ("event_kinds",)}   # names, not states
     for f in ("rules/findings_vocabulary.yaml", "rules/findings_warnings.yaml"):
-        lines = _lines_naming(root, f, rf":\s*{old}\b")     # rules, examples' given, the vocabulary
+        lines = [n for n in _lines_naming(root, f, rf":\s*{old}\b")     # rules, examples' given, the vocabulary
+                 if not (f.endswith("vocabulary.yaml") and n in event_kinds)]
         assert any("given:" in (root / f).read_text(encoding="utf-8").splitlines()[n - 1] for n in lines + [0]) \
             or f.endswith("vocabulary.yaml")
         assert lines and {(f, n) for n in lines} <= got, (f, lines, got)

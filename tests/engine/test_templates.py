@@ -107,3 +107,23 @@ def test_inline_filters_are_their_functions(name, value):
     assert fn in INLINE
     inline = eval(INLINE[fn].format(x="x", a=repr(arg), rv="rv"), {"x": value, "rv": render_value})  # noqa: S307
     assert inline == fn(value, arg)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("first", []), ("first", "text"), ("first", {"a": 1}), ("first", 3),
+    ("min", []), ("min", [1, "a"]), ("min", [None]), ("max", []), ("max", [1, "a"]),
+])
+def test_a_filter_given_what_it_cannot_take_gives_nothing(name, value):
+    """first of an empty list or of no list, min/max of an empty or mixed list: no value (the
+    template then renders as a missing field does), never an exception or a guess."""
+    from groundrules.templates import FILTERS, MISSING
+    assert FILTERS[name][1](value, "") is MISSING
+
+
+def test_sort_orders_objects_by_their_canonical_json():
+    """Objects sort by their JSON with keys in order and characters as written (ensure_ascii off),
+    so the order is the same whatever order a host wrote the keys in."""
+    from groundrules.templates import FILTERS
+    sort = FILTERS["sort"][1]
+    assert sort([{"b": 0, "a": 1}, {"a": 2}], "") == [{"b": 0, "a": 1}, {"a": 2}]     # {"a": 1, "b": 0} < {"a": 2}
+    assert sort([{"k": "中"}, {"k": "z"}], "") == [{"k": "z"}, {"k": "中"}]             # "z" < "中" by code point

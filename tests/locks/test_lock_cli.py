@@ -140,7 +140,7 @@ ISSUE_22 = [
 ]
 
 
-@pytest.mark.parametrize("content, want", ISSUE_22, ids=[c for c, _ in ISSUE_22])
+@pytest.mark.parametrize("content, want", [pytest.param(c, w, id=c) for c, w in ISSUE_22])
 def test_near_misses_and_chat_forms_through_the_cli(rules_dir, capsys, content, want):
     """Every near miss leaves an invalid candidate with its reason, and each chat form is a candidate
     judged by the structural rule, the quote as typed: the CLI's envelope holds exactly the library's."""

@@ -13,7 +13,8 @@
    replay/direct ratio of CPU time per call, the load average, and the share that reproduced.
 
 Run: .venv/bin/python tests/perf/bench_decisions.py [--rounds R] [--batch B] [--calls N] [--replay-rounds R]
-     [--part all|cost|replay]
+     [--part all|cost|replay] [--tiny]
+(--tiny: one round of a few calls: proves the script runs.)
 Targets: logging <= 10% of the call (median, paired, per tool); replay >= 5,000 calls/s; 100%
 reproduced.
 """
@@ -151,7 +152,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--replay-rounds", type=int, default=3)
     parser.add_argument("--part", choices=("all", "cost", "replay"), default="all")
+    parser.add_argument("--tiny", action="store_true", help="one round of a few calls: proves the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.rounds, args.batch, args.calls, args.replay_rounds = 1, 5, 50, 1
     book = load_rulebook(ROOT, cache=False)
     with tempfile.TemporaryDirectory() as tmp:
         if args.part in ("all", "cost"):

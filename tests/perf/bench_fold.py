@@ -1,12 +1,15 @@
 """Fold cost per event at 1k, 10k and 100k events (median of several runs), with the ratio of the
 per-event cost to the 1k baseline measured in the same run: a ratio near 1 means linear.
 
-    .venv/bin/python tests/perf/bench_fold.py
+    .venv/bin/python tests/perf/bench_fold.py [--tiny]
+
+(--tiny: 100 and 200 events, one run each: proves the script runs.)
 """
 from __future__ import annotations
 
 import gc
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from groundrules import fold, load_rulebook
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = ((1_000, 7), (10_000, 5), (100_000, 3))
+TINY = ((100, 1), (200, 1))
 SLOTS = ("region", "company_region", "delivery_region", "contact_name")
 
 
@@ -70,13 +74,14 @@ def _median(data: dict, book, runs: int, collect: bool) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
+def main(tiny: bool = False) -> None:
+    tiny = tiny or "--tiny" in sys.argv
     book = load_rulebook(ROOT)
     fold(payload(100), book)                                  # warm caches and compiled validators
     base_on = base_off = None
     print(f"{'events':>8} {'runs':>4} {'median s':>10} {'µs/event':>9} {'ratio vs 1k':>11}"
           f" {'µs/event, GC paused':>20} {'ratio vs 1k':>11}")
-    for n, runs in SIZES:
+    for n, runs in TINY if tiny else SIZES:
         data = payload(n)
         on = _median(data, book, runs, True) / n * 1e6
         off = _median(data, book, runs, False) / n * 1e6

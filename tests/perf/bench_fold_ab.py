@@ -1,6 +1,7 @@
 """A/B benchmark: fold() of this checkout against an earlier commit's, each with its own tables.
 
-Run: .venv/bin/python tests/perf/bench_fold_ab.py [--base REV] [--events 10000] [--rounds 5]
+Run: .venv/bin/python tests/perf/bench_fold_ab.py [--base REV] [--events 10000] [--rounds 5] [--tiny]
+(--tiny: 100 events, one round: proves the script runs; with --base HEAD it needs no other branch.)
 
 The base commit's engine, tables and bench_fold.py are exported (`git archive`) into a temporary
 folder; each round folds bench_fold.py's payload of --events events once in a fresh process of
@@ -62,7 +63,10 @@ def main() -> None:
     parser.add_argument("--base", default="main")
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tiny", action="store_true", help="100 events, one round: proves the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.events, args.rounds = 100, 1
     with tempfile.TemporaryDirectory() as tmp:
         base = export(args.base, Path(tmp))
         rounds = [(once(base, args.events), once(ROOT, args.events)) for _ in range(args.rounds)]

@@ -11,8 +11,9 @@ measured in the same run:
    raw INSERTs of the same rows by as many processes (the floor), in paired, interleaved rounds;
    query_findings medians at 10k and 100k findings on PostgreSQL.
 
-Run: .venv/bin/python tests/perf/bench_ledger.py [--quick] [--db postgresql://…|throwaway] [--only-postgres]
+Run: .venv/bin/python tests/perf/bench_ledger.py [--quick|--tiny] [--db postgresql://…|throwaway] [--only-postgres]
      [--recovery]  (with --db: only the recovery comparison of bench_ledger_hosts, issue 19)
+(--quick: smaller sizes, still a measurement; --tiny: a few rows each, proves the script runs.)
 """
 from __future__ import annotations
 
@@ -192,18 +193,20 @@ def bench_mcp(book, folder: Path, repeat: int) -> None:
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv
+    tiny = "--tiny" in sys.argv
+    quick = tiny or "--quick" in sys.argv
     db = sys.argv[sys.argv.index("--db") + 1] if "--db" in sys.argv else None
     book = load_rulebook(ROOT, TABLES)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         if "--only-postgres" not in sys.argv:
-            bench_writes(book, folder, 500 if quick else 3000)
-            bench_queries(book, folder / "queries.db", [1000, 10_000] if quick else [1000, 10_000, 100_000], 15 if quick else 31)
-            bench_mcp(book, folder, 50 if quick else 200)
+            bench_writes(book, folder, 20 if tiny else 500 if quick else 3000)
+            sizes = [50, 100] if tiny else [1000, 10_000] if quick else [1000, 10_000, 100_000]
+            bench_queries(book, folder / "queries.db", sizes, 2 if tiny else 15 if quick else 31)
+            bench_mcp(book, folder, 3 if tiny else 50 if quick else 200)
         if db is not None:
             from bench_ledger_hosts import with_postgres
-            with_postgres(db, book, folder, quick, bench_queries)
+            with_postgres(db, book, folder, "tiny" if tiny else quick, bench_queries)
 
 
 if __name__ == "__main__":

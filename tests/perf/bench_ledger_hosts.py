@@ -254,8 +254,9 @@ def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:
         conn.execute("ANALYZE findings")
 
 
-def with_postgres(db: str, book, folder: Path, quick: bool, bench_queries) -> None:
-    """Run the PostgreSQL benchmarks on `db`, or on a throwaway cluster when db == 'throwaway'."""
+def with_postgres(db: str, book, folder: Path, quick, bench_queries) -> None:
+    """Run the PostgreSQL benchmarks on `db`, or on a throwaway cluster when db == 'throwaway';
+    `quick` is True for smaller sizes, 'tiny' for a few rows (bench_ledger.py --tiny)."""
     sys.path.insert(0, str(ROOT / "tests"))
     cluster = None
     if db == "throwaway":
@@ -268,9 +269,11 @@ def with_postgres(db: str, book, folder: Path, quick: bool, bench_queries) -> No
             bench_recovery(db, book, 400 if quick else 1000, 3 if quick else 5, pg if cluster is not None else None)
             return
         sqlite_path = str(folder / "writers.db")
+        tiny = quick == "tiny"
         if "--queries-only" not in sys.argv:
-            bench_concurrent_writes(db, sqlite_path, 400 if quick else 1000, 3)
-        bench_queries(book, db, [10_000] if quick else [10_000, 100_000], 15 if quick else 31, fill_postgres)
+            bench_concurrent_writes(db, sqlite_path, 10 if tiny else 400 if quick else 1000, 1 if tiny else 3)
+        sizes = [200] if tiny else [10_000] if quick else [10_000, 100_000]
+        bench_queries(book, db, sizes, 2 if tiny else 15 if quick else 31, fill_postgres)
     finally:
         if cluster is not None:
             cluster.close()

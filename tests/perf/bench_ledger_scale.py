@@ -11,7 +11,9 @@ interpretation of the subject, append_evidence of a message of a new subject, an
 citing two new sources. Medians per project, and the ratio of each larger project's median to the
 1k project's, measured in the same run (the target: within 2x at 100k).
 
-    .venv/bin/python tests/perf/bench_ledger_scale.py [--quick] [--only sqlite|postgres] [--root <checkout>]
+    .venv/bin/python tests/perf/bench_ledger_scale.py [--quick|--tiny] [--only sqlite|postgres] [--root <checkout>]
+
+(--tiny: projects of 30, 60 and 90 records, one round: proves the script runs.)
 
 `--root` measures another checkout's engine (e.g. `git worktree add /tmp/before main~N`) with this
 script, for a before/after comparison (run both in turn: they are separate processes).
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from groundrules import Caller, EvidenceLedger, FindingLedger, Service, default_rulebook  # noqa: E402
 from groundrules.evidence import locking  # noqa: E402
 
-SIZES = (1_000, 10_000, 100_000)
+SIZES = (30, 60, 90) if "--tiny" in sys.argv else (1_000, 10_000, 100_000)
 TOOLS = ("fold_ledger", "fold_ledger given", "append_interpretation", "append_evidence", "log_finding")
 CALLER = Caller("bench", "agent", ("p1",))
 NOW = "2030-06-01T00:00:00+08:00"
@@ -189,7 +191,7 @@ def bench(backend: str, dbs: list[str], rounds: int, book) -> None:
 def main() -> None:
     quick = "--quick" in sys.argv
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    rounds = 9 if quick else 31
+    rounds = 1 if "--tiny" in sys.argv else 9 if quick else 31
     book = default_rulebook()
     if only in (None, "sqlite"):
         with tempfile.TemporaryDirectory() as folder:

@@ -1,7 +1,8 @@
 """Benchmark: how much time one counted step of locks/cost.py's bound really takes, on the texts most
 likely to make a lock regex work hard, against the STEP_S the bound is turned into seconds with.
 
-Run: .venv/bin/python tests/perf/bench_lock_bounds.py [--repeat 3]
+Run: .venv/bin/python tests/perf/bench_lock_bounds.py [--repeat 3] [--tiny]
+(--tiny: one repeat over two texts a pattern: proves the script runs.)
 
 For every pattern of the default lock tables that has a bound: the lint probe's adversarial texts
 (regexprobe: a pumped character or pair, 5000 long, with a prefix from the pattern and a suffix
@@ -33,7 +34,10 @@ def texts(pattern: str) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tiny", action="store_true", help="one repeat over short texts: proves the script runs")
     args = ap.parse_args()
+    if args.tiny:
+        args.repeat = 1
     book = load_rulebook(ROOT, files=[ROOT / "locks"])
     print(f"STEP_S = {cost.STEP_S * 1e9:.0f} ns per counted step")
     print(f"  {'pattern':28s} {'bound':>6s} {'worst ns/step':>13s} {'ns/char':>8s} {'margin':>7s}  worst text")
@@ -44,7 +48,7 @@ def main() -> None:
                 print(f"  {p.id:28s} {'none':>6s}  (always scanned with the clock)")
                 continue
             worst, which = 0.0, ""
-            for text in texts(p.regex.pattern):
+            for text in texts(p.regex.pattern)[:2 if args.tiny else None]:
                 runs = []
                 for _ in range(args.repeat):
                     t0 = time.process_time()

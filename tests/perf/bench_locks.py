@@ -1,6 +1,7 @@
 """Benchmark: evidence locks against Google's libphonenumber (`phonenumbers`) on Chinese chat.
 
-Run: .venv/bin/python tests/perf/bench_locks.py [--mb 5] [--repeat 5] [--no-fold]
+Run: .venv/bin/python tests/perf/bench_locks.py [--mb 5] [--repeat 5] [--no-fold] [--tiny]
+(--tiny: 0.05 MB, one round, the tiny fold: proves the script runs.)
 
 1. Accuracy on the labelled corpus (tests/cases/lock_chat/, see its README), both readers in one run:
    groundrules = the valid `phone` locks of all default lock tables; phonenumbers =
@@ -247,14 +248,17 @@ def main() -> None:
     ap.add_argument("--no-fold", action="store_true", help="skip the fold timing at 1k/10k/100k events")
     ap.add_argument("--mb", type=float, default=5.0)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true", help="0.05 MB, one round, the tiny fold: proves the script runs")
     args = ap.parse_args()
+    if args.tiny:
+        args.mb, args.repeat = 0.05, 1
     book = load_rulebook(ROOT, files=[ROOT / "locks"])
     print(f"phonenumbers {phonenumbers.__version__}")
     accuracy(book)
     throughput(book, args.mb, args.repeat)
     if not args.no_fold:
         print("\nfold time per event (tests/perf/bench_fold.py):")
-        bench_fold.main()
+        bench_fold.main(tiny=args.tiny)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A/B benchmark: the lock engine of this checkout against the one of an earlier commit, in one process.
 
-Run: .venv/bin/python tests/perf/bench_locks_ab.py [--base REV] [--mb 5] [--repeat 7]
+Run: .venv/bin/python tests/perf/bench_locks_ab.py [--base REV] [--mb 5] [--repeat 7] [--tiny]
+(--tiny: 0.05 MB, one round: proves the script runs; with --base HEAD it needs no history.)
 
 The base commit's `engine/groundrules` is exported (`git archive`) into a temporary folder and
 imported under another name beside this checkout's `groundrules`; both load this checkout's tables
@@ -80,7 +81,10 @@ def main() -> None:
     ap.add_argument("--base", default="HEAD~1", help="the commit to compare with (default HEAD~1)")
     ap.add_argument("--mb", type=float, default=5.0)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--tiny", action="store_true", help="0.05 MB, one round: proves the script runs")
     args = ap.parse_args()
+    if args.tiny:
+        args.mb, args.repeat = 0.05, 1
     with tempfile.TemporaryDirectory() as tmp:
         eng = engines(import_base(args.base, Path(tmp)))
         messages = bench_locks.corpus(args.mb, chat_corpus.load())

@@ -1,7 +1,7 @@
 """Median microseconds to check one bearer token: a static token against the tokens file, and a
 JWT access token through the OAuth resource server (signature, claims, claim map).
 
-    .venv/bin/python tests/perf/bench_oauth.py [ROUNDS]
+    .venv/bin/python tests/perf/bench_oauth.py [ROUNDS] [--tiny]     (--tiny: one round: proves the script runs)
 
 Both run in one process with no network (the OAuth key set is a local JWKS file, read once), on
 the same event loop, in paired, interleaved rounds (one batch of each per round, the order
@@ -77,4 +77,5 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    given = [a for a in sys.argv[1:] if a != "--tiny"]
+    anyio.run(main, 1 if "--tiny" in sys.argv else int(given[0]) if given else 9)

@@ -3,17 +3,20 @@ finding_id has a `pattern`) built as for a caller's schema (bounded: `regex` wit
 against the same check as for our own contracts (stdlib `re`), in paired, interleaved rounds;
 medians and the ratio bounded / re. Why only callers' schemas are bounded.
 
-    .venv/bin/python tests/perf/bench_patterns.py
+    .venv/bin/python tests/perf/bench_patterns.py [--tiny]
+
+(--tiny: 2 rounds of 100 calls: proves the script runs.)
 """
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 from groundrules import rulebook, schema_check
 from groundrules.access import SUFFIX, TOOL_SCHEMAS
 
-ROUNDS, CALLS = 15, 20_000
+ROUNDS, CALLS = (2, 100) if "--tiny" in sys.argv else (15, 20_000)
 ARGS = {"finding_id": "F-3f9a0c2b", "events_limit": 5}
 
 

@@ -1,6 +1,6 @@
 """What the analyst waits for: `diff` over every corpus, and the report page, in one process.
 
-    .venv/bin/python tests/perf/bench_report.py [--rounds N]
+    .venv/bin/python tests/perf/bench_report.py [--rounds N] [--tiny]
 
 Baseline: running every corpus once with one rulebook (each decision table on its cases, the lock
 tables on the conversations, the fold on its payloads) -- the work any comparison must do twice.
@@ -42,7 +42,9 @@ def run_corpora(book) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--tiny", action="store_true", help="one round: proves the script runs")
+    args = parser.parse_args()
+    rounds = 1 if args.tiny else args.rounds
     base = load_rulebook(ROOT)
     with tempfile.TemporaryDirectory() as tmp:
         for d in ("rules", "locks", "schemas"):

@@ -1,7 +1,7 @@
 """Whole-process start-up of `groundrules explain FILE` and `groundrules lock FILE`, against
 `python -c pass`, in paired, interleaved rounds.
 
-    .venv/bin/python tests/perf/bench_startup.py [ROUNDS]
+    .venv/bin/python tests/perf/bench_startup.py [ROUNDS] [--tiny]
 
 Each round runs every command once, the order rotating from round to round, so a burst of load on
 this shared machine hits all of them alike; each ratio is the median of the per-round ratios to
@@ -45,7 +45,8 @@ def run_ms(argv: list[str], env: dict) -> float:
 
 
 def main() -> int:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 21
+    given = [a for a in sys.argv[1:] if a != "--tiny"]
+    rounds = 1 if "--tiny" in sys.argv else int(given[0]) if given else 21      # --tiny: proves the script runs
     gr = groundrules_command()
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as cache:

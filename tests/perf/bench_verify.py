@@ -6,7 +6,8 @@ The baseline is a bare `str.find` pass over the same 50 quotes, measured in the 
 ratio says what the rest of verification (contract, selection, descriptions, phrase scans,
 report) costs on top of grounding. Target: median <= 5 ms per 50-field verification.
 
-Run: .venv/bin/python tests/perf/bench_verify.py
+Run: .venv/bin/python tests/perf/bench_verify.py [--tiny]
+(--tiny: a few verifications each: proves the script runs.)
 """
 from __future__ import annotations
 
@@ -73,21 +74,22 @@ def median_seconds(fn, repeat: int) -> float:
 
 
 def main() -> None:
+    scale = 100 if "--tiny" in sys.argv else 1
     book = load_verify_book()
     assert verify(REQUEST, SCHEMA, CANDIDATE, book)["ok"]
-    seed = median_seconds(lambda: verify(REQUEST, SCHEMA, CANDIDATE, book), 2000)
+    seed = median_seconds(lambda: verify(REQUEST, SCHEMA, CANDIDATE, book), 2000 // scale)
     print(f"seed example:           median {seed * 1e6:8.1f} µs/verification   {1 / seed:10.0f} verifications/s")
 
     text, request, schema, candidate, quotes = big_case()
     report = verify(request, schema, candidate, book)
     assert report["ok"], report["error"]
     assert all(g["start"] is not None for g in report["grounding"])
-    big = median_seconds(lambda: verify(request, schema, candidate, book), 300)
+    big = median_seconds(lambda: verify(request, schema, candidate, book), max(1, 300 // scale))
 
     def bare():
         for q in quotes:
             text.find(q)
-    base = median_seconds(bare, 3000)
+    base = median_seconds(bare, 3000 // scale)
     print(f"input: {len(text)} characters, {len(text.encode('utf-8'))} bytes UTF-8; "
           f"{len(quotes)} fields / {len(quotes)} quotes")
     print(f"50-field verification:  median {big * 1e3:8.3f} ms/verification   {1 / big:10.0f} verifications/s"

@@ -11,13 +11,14 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-import yaml
 
 from cli_inproc import run_cli
-from groundrules import load_rulebook, report
+from groundrules import load_rulebook, lock_messages, report
 from groundrules.corpus import decision_tables
 from groundrules.corpus_diff import corpus_diff
 from page_reader import Page
+from lock_edits import separator_edit
+from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
@@ -38,17 +39,23 @@ def fired_by_corpus(table, folder: Path) -> dict:
     return counts
 
 
-def edited(tmp_path: Path, file: str, *edits: tuple[str, str]) -> Path:
+def copied(tmp_path: Path) -> Path:
+    """A copy of the tables in `tmp_path`, to edit by what they hold (tests/table_edits.py)."""
     if not (tmp_path / "rules").exists():
         for d in ("rules", "locks", "schemas"):
             shutil.copytree(ROOT / d, tmp_path / d)
-    path = tmp_path / file
-    text = path.read_text(encoding="utf-8")
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path.write_text(text, encoding="utf-8")
     return tmp_path
+
+
+def support_reason(tmp_path: Path) -> TableFile:
+    """The support_reason table of a copy of the tables, to edit by what it holds."""
+    return TableFile(copied(tmp_path) / "rules" / "support_reason.yaml")
+
+
+def adjacent_diagnostics(table) -> tuple[str, str]:
+    """The first two diagnostic codes next to each other in the priority."""
+    diagnostic = [c for c in table.priority if table.codes[c].get("role") == "diagnostic"]
+    return next((a, b) for a, b in zip(table.priority, table.priority[1:]) if a in diagnostic and b in diagnostic)
 
 
 def test_every_decision_table_is_a_grid_of_all_its_rows(rulebook, page):
@@ -84,7 +91,8 @@ def test_merge_tables_are_covered_by_the_fold_corpus(rulebook, page):
     policy = rulebook.of_kind("merge_policy")[0]
     payloads = sum(len(json.loads(p.read_text(encoding="utf-8"))) for p in sorted((CASES / "fold").glob("*.json")))
     rows = {r["id"]: r["cells"]["cov"] for r in page.sections[policy.resolve.id]["rows"]}
-    assert rows["first_value"].endswith(f" / {payloads}") and not rows["first_value"].startswith("0 ")
+    assert rows and all(cov.endswith(f" / {payloads}") for cov in rows.values())
+    assert any(not cov.startswith("0 ") for cov in rows.values())
 
 
 def test_transition_tables_are_drawn_and_lock_tables_list_their_patterns(rulebook, page):
@@ -117,37 +125,45 @@ def test_same_tables_give_the_same_bytes_across_processes(tmp_path):
 
 
 def test_with_a_base_the_rows_and_cases_the_edit_changes_are_highlighted(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"),
-                  ("label: 检索引擎降级", "label: 检索引擎部分失败"))
-    after = load_rulebook(root)
+    """Two diagnostic codes swapped, and the label of a third that fires on the corpus reworded."""
+    old = rulebook.table("support_reason")
+    a, b = adjacent_diagnostics(old)
+    counts = fired_by_corpus(old, CASES / "support_reason")
+    relabelled = next(r.code for r in old.rows if r.code not in (a, b) and counts.get(r.id))
+    label = old.codes[relabelled]["label"]
+    file = support_reason(tmp_path)
+    file.swap_items(("priority",), old.priority.index(a), old.priority.index(b))
+    file.prefix_value(("outputs", relabelled, "label"), "改写：")
+    after = load_rulebook(tmp_path)
     section = Page(report.render(after, CASES, rulebook)).sections["support_reason"]
     table = after.table("support_reason")
-    touched = {"scope_gap", "conflict_candidate", "engine_degraded"}
+    touched = {a, b, relabelled}
     assert {r["id"] for r in section["rows"] if "changed" in r["class"]} == \
         {r.id for r in table.rows if r.code in touched}
     diff = corpus_diff(rulebook, after, CASES)
     changed = next(t for t in diff["decision_tables"] if t["table"] == "support_reason")["changes"]
     assert changed and all(f"\n  {c['case']}\n" in "\n" + section["changes"] for c in changed)
-    assert "- 检索引擎降级" in section["changes"] and "+ 检索引擎部分失败" in section["changes"]
+    assert f"- {label}" in section["changes"] and f"+ 改写：{label}" in section["changes"]
 
 
 def test_with_a_base_edited_moves_and_patterns_are_highlighted(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/finding_states.yaml",
-                  ("        via: [set_finding_state]\n      - id: archive",
-                   "        via: [set_finding_state, withdraw_finding]\n      - id: archive"))
-    text = (ROOT / "locks" / "cn_mobile.yaml").read_text(encoding="utf-8")
-    sep_line = next(line for line in text.splitlines() if line.strip().startswith("sep:"))   # the separators
-    edited(root, "locks/cn_mobile.yaml", (sep_line, sep_line.replace("–—―", "–―")))
+    """One more operation allowed to make one move; a separator dropped from a lock table."""
+    root = copied(tmp_path)
+    states = TableFile(root / rulebook.table("finding_states").file)
+    machine, index, move = next((m, i, t) for m, raw in states.at("machines").items()
+                                for i, t in enumerate(raw["transitions"]) if t.get("via"))
+    states.add_item(("machines", machine, "transitions", index, "via"), "withdraw_finding")
+    edit = separator_edit(rulebook, root)         # a separator a corpus lock's quote holds, dropped
     html = report.render(load_rulebook(root), CASES, rulebook)
     page = Page(html)
     machines = page.sections["finding_states"]["transitions"]
-    assert {t for t, cls in machines if "changed" in cls} == {"withdraw"}
-    uses_sep = {f"cn_mobile.{p['id']}" for p in yaml.safe_load(text)["patterns"] if "{sep}" in str(p)}
-    assert "cn_mobile.mobile" in uses_sep
-    assert {p for p, cls in page.sections["cn_mobile"]["patterns"] if "changed" in cls} == uses_sep
+    assert {t for t, cls in machines if "changed" in cls} == {move["id"]}
+    assert edit.lock["pattern"] in edit.patterns
+    assert {p for p, cls in page.sections[edit.table]["patterns"] if "changed" in cls} == edit.patterns
+    at = edit.lock["locator"]
     shown = unescape(html)
-    assert "contact/em_dash_typed" in shown and '- cn_mobile.mobile [3:16] "150—1234—5678"' in shown
+    quote = json.dumps(edit.lock["quote"], ensure_ascii=False)
+    assert edit.case in shown and f'- {edit.lock["pattern"]} [{at["start"]}:{at["end"]}] {quote}' in shown
 
 
 def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
@@ -160,47 +176,57 @@ def test_the_command_refuses_a_file_as_out_and_a_bad_base_in_one_line(tmp_path):
     assert not (tmp_path / "o" / "index.html").exists()
 
 
-STALE_ROW = """  - id: stale_evidence
-    description: evidence older than its slot allows
-    when: {field: metrics.evidence_count, gt: 99}
-    output: {detail: 证据已过期}
-    examples:
-      - {given: {metrics: {evidence_count: 100}}, fires: true, output: {detail: 证据已过期}}
-      - {given: {metrics: {evidence_count: 1}}, fires: false}
-
-  - id: conflict_candidate
-"""
+STALE_ROW = """- id: CODE
+  description: evidence older than its slot allows
+  when: {field: metrics.evidence_count, gt: 99}
+  output: {detail: 证据已过期}
+  examples:
+    - {given: {metrics: {evidence_count: 100}}, fires: true, output: {detail: 证据已过期}}
+    - {given: {metrics: {evidence_count: 1}}, fires: false}"""
 
 
 def test_inserting_a_code_into_priority_marks_only_its_row(tmp_path, rulebook):
     """The analyst's edit: a reason code placed between two diagnostic codes. The codes after it
-    drop a rank, but no two codes swap, so no row but the new one decides anything differently."""
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  scope_gap:                    {label:",
-                   "  stale_evidence: {label: 证据已过期, role: diagnostic}\n  scope_gap:                    {label:"),
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - scope_gap\n  - stale_evidence\n  - conflict_candidate\n"),
-                  ("  - id: conflict_candidate\n", STALE_ROW),
-                  ("  - id: scope_gap\n    when: {field: incomparable, empty: false}",      # a note, no change
-                   "  - id: scope_gap\n    description: evidence that cannot be compared\n"
-                   "    when: {field: incomparable, empty: false}"))
-    edited(root, "schemas/knowledge-gateway.v1.schema.json", ('        "scope_gap",\n', '        "scope_gap",\n        "stale_evidence",\n'))
-    after = load_rulebook(root)
-    table, old = after.table("support_reason"), rulebook.table("support_reason")
+    drop a rank, but no two codes swap, so no row but the new one decides anything differently;
+    a description added to the row of the code before it is a note, no change."""
+    old = rulebook.table("support_reason")
+    a, b = adjacent_diagnostics(old)
+    new = f"{a}_inserted"
+    assert new not in old.codes
+    file = support_reason(tmp_path)
+    file.insert_after(("outputs", a), f"{new}: {{label: 证据已过期, role: diagnostic}}")
+    file.add_item(("priority",), new, after=old.priority.index(a))
+    noted = next(i for i, r in enumerate(old.rows) if r.code == a)
+    file.insert_after(("rows", noted), STALE_ROW.replace("CODE", new))
+    if "description" not in file.at("rows", noted):
+        file.insert_after(("rows", noted, "id"), "description: a note that changes no decision")
+    else:
+        file.prefix_value(("rows", noted, "description"), "note: ")
+    schema = tmp_path / "schemas" / "knowledge-gateway.v1.schema.json"
+    contract = json.loads(schema.read_text(encoding="utf-8"))
+    enum = contract["$defs"]["reason_code"]["enum"]
+    enum.insert(enum.index(a) + 1, new)
+    schema.write_text(json.dumps(contract, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    after = load_rulebook(tmp_path)
+    table = after.table("support_reason")
     shifted = {r.id for r in table.rows if r.code in old.priority
                and table.priority.index(r.code) != old.priority.index(r.code)}
-    assert len(shifted) >= 4                                      # ranks moved without any order changing
+    assert shifted == {r.id for r in old.rows if old.priority.index(r.code) > old.priority.index(a)} and shifted
     rows = {r["id"]: r for r in Page(report.render(after, CASES, rulebook)).sections["support_reason"]["rows"]}
-    assert {i for i, r in rows.items() if "changed" in r["class"]} == {"stale_evidence"}
-    assert "new row" in rows["stale_evidence"]["cells"]["rid"]
-    assert "description edited" in rows["scope_gap"]["cells"]["rid"] and "changed" not in rows["scope_gap"]["class"]
+    assert {i for i, r in rows.items() if "changed" in r["class"]} == {new}
+    assert "new row" in rows[new]["cells"]["rid"]
+    noted_id = old.rows[noted].id
+    assert "description edited" in rows[noted_id]["cells"]["rid"] and "changed" not in rows[noted_id]["class"]
 
 
 def test_swapping_two_codes_says_which_way_each_moved(tmp_path, rulebook):
-    root = edited(tmp_path, "rules/support_reason.yaml",
-                  ("  - scope_gap\n  - conflict_candidate\n", "  - conflict_candidate\n  - scope_gap\n"))
-    rows = {r["id"]: r for r in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["support_reason"]["rows"]}
-    assert "priority: now below conflict_candidate" in rows["scope_gap"]["cells"]["rid"]
-    assert "priority: now above scope_gap" in rows["conflict_candidate"]["cells"]["rid"]
+    old = rulebook.table("support_reason")
+    a, b = adjacent_diagnostics(old)
+    support_reason(tmp_path).swap_items(("priority",), old.priority.index(a), old.priority.index(b))
+    rows = {r["id"]: r for r in Page(report.render(load_rulebook(tmp_path), CASES, rulebook)).sections["support_reason"]["rows"]}
+    row_of = {code: next(r.id for r in old.rows if r.code == code) for code in (a, b)}
+    assert f"priority: now below {b}" in rows[row_of[a]]["cells"]["rid"]
+    assert f"priority: now above {a}" in rows[row_of[b]]["cells"]["rid"]
 
 
 def test_lock_tables_show_their_context_rules_in_order_with_their_examples(rulebook, page):
@@ -211,14 +237,31 @@ def test_lock_tables_show_their_context_rules_in_order_with_their_examples(ruleb
             assert f"{len(row.examples)}/{len(row.examples)}" in r["text"]
 
 
+def rule_counts(rulebook, folder: Path, conversations: dict) -> dict:
+    """'<table>:<section>.<rule>' -> the page's 'holds in' text, over `conversations` (name -> texts)."""
+    (folder / "locks").mkdir(parents=True)
+    for name, texts in conversations.items():
+        (folder / "locks" / f"{name}.json").write_text(json.dumps({"messages": [
+            {"id": f"m{n}", "role": "user", "content": t} for n, t in enumerate(texts, 1)]}, ensure_ascii=False),
+            encoding="utf-8")
+    page = Page(report.render(rulebook, folder))
+    return {f"{t.id}:{r['id']}": r["text"] for t in rulebook.of_kind("lock_patterns")
+            for r in page.sections[t.id]["items"].get("rule", [])}
+
+
 def test_a_rules_coverage_counts_the_conversations_it_held_in(tmp_path, rulebook):
-    """One conversation where only cn_mobile's inside_an_email rule has work to do."""
-    (tmp_path / "locks").mkdir()
-    (tmp_path / "locks" / "one.json").write_text(json.dumps({"messages": [
-        {"id": "m1", "role": "user", "content": "邮箱 13800001234@163.com"}]}, ensure_ascii=False), encoding="utf-8")
-    rules = {r["id"]: r["text"] for r in Page(report.render(rulebook, tmp_path)).sections["cn_mobile"]["items"]["rule"]}
-    assert "holds in 1 of 1 conversation(s)" in rules["drop.inside_an_email"]
-    assert all("holds in 0 of 1 conversation(s)" in text for rule, text in rules.items() if rule != "drop.inside_an_email")
+    """A drop rule's own example (one where it drops every candidate) as one conversation, and a
+    conversation with nothing to lock: the rule held in one of the two; no rule in more than one;
+    over the plain conversation alone, in none."""
+    table, row, example = next((t, r, ex) for t in rulebook.of_kind("lock_patterns") for r in t.rows
+                               if r.section == "drop" for ex in r.examples[:1] if ex.get("locks") == [])
+    plain = "好的，谢谢"
+    assert not lock_messages([{"id": "m1", "role": "user", "content": plain}], rulebook)
+    counts = rule_counts(rulebook, tmp_path / "two", {"example": [example["text"]], "plain": [plain]})
+    assert "holds in 1 of 2 conversation(s)" in counts[f"{table.id}:{row.section}.{row.id}"]
+    assert counts and all("holds in 0 of 2" in text or "holds in 1 of 2" in text for text in counts.values())
+    alone = rule_counts(rulebook, tmp_path / "one", {"plain": [plain]})
+    assert alone.keys() == counts.keys() and all("holds in 0 of 1 conversation(s)" in t for t in alone.values())
 
 
 def test_merge_policies_show_every_slot_with_the_patterns_that_back_it(rulebook, page):
@@ -236,10 +279,26 @@ def test_merge_policies_show_every_slot_with_the_patterns_that_back_it(rulebook,
 
 
 def test_a_slot_whose_lock_kind_nothing_produces_is_flagged(tmp_path, rulebook):
-    root = edited(tmp_path, "locks/qq.yaml", ("    kind: qq\n", "    kind: qq_account\n"))
-    slots = {s["id"]: s for s in Page(report.render(load_rulebook(root), CASES, rulebook)).sections["merge"]["items"]["slot"]}
-    assert "no lock pattern produces kind qq" in slots["qq"]["text"]
-    assert "no lock pattern produces" not in slots["wechat"]["text"]
+    """The patterns of one lock table renamed to another kind: a slot that needs their kind is flagged."""
+    produced: dict = {}
+    for table in rulebook.of_kind("lock_patterns"):
+        for p in table.patterns:
+            produced.setdefault(p.kind, set()).add(table.id)
+    policy = rulebook.of_kind("merge_policy")[0]
+    needing = [s for s in policy.slots.values() if s.lock_kinds]
+    kind = next(k for s in needing for k in s.lock_kinds if len(produced.get(k, ())) == 1)
+    [owner] = produced[kind]
+    root = copied(tmp_path)
+    file = TableFile(root / rulebook.table(owner).file)
+    for i, p in enumerate(file.at("patterns")):
+        if p.get("kind") == kind:
+            file.write_scalar(("patterns", i, "kind"), f"{kind}_renamed")
+    slots = {s["id"]: s for s in Page(report.render(load_rulebook(root), CASES, rulebook)).sections[policy.id]["items"]["slot"]}
+    for slot in needing:
+        flagged = f"no lock pattern produces kind {kind}" in slots[slot.id]["text"]
+        assert flagged == (kind in slot.lock_kinds), slot.id
+        assert ("no lock pattern produces" in slots[slot.id]["text"]) == flagged, slot.id
+    assert any(kind in slot.lock_kinds for slot in needing)
 
 
 def test_each_move_names_the_roles_the_role_table_lets_take_it(rulebook):
@@ -266,11 +325,14 @@ def test_each_move_names_the_roles_the_role_table_lets_take_it(rulebook):
 def test_a_transitions_own_roles_narrow_what_its_operations_allow(rulebook):
     from groundrules.report.machine_html import may_take
     roles = rulebook.of_kind("role_table")[0]
-    support = next(t for t in rulebook.table("finding_states").machines["epistemic"].transitions if t.id == "support")
-    assert may_take(support, (), roles)[0] == tuple(roles.roles)
-    assert may_take(support, ("reviewer",), roles)[0] == ("reviewer",)
-    withdraw = next(t for t in rulebook.table("finding_states").machines["lifecycle"].transitions if t.id == "withdraw")
-    assert may_take(withdraw, ("nobody",), roles)[0] == ()
+    moves = [t for table in rulebook.of_kind("transition_table") for m in table.machines.values() for t in m.transitions]
+    free = next(t for t in moves if not t.via)            # any operation may make it
+    assert may_take(free, (), roles)[0] == tuple(roles.roles)
+    for role in roles.roles:
+        assert may_take(free, (role,), roles)[0] == (role,)
+    nobody = "nobody"
+    assert nobody not in roles.roles
+    assert all(may_take(t, (nobody,), roles)[0] == () for t in moves)
 
 
 def test_every_anchor_the_page_links_to_exists(page):

@@ -12,7 +12,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from .. import canonical, rulebook
-from ..api import Service
+from ..api import ROLES_TABLE, Service
+from ..errors import echo
 from ..store import is_postgres
 from .io import emit, emit_envelope, emit_text, usage_error
 from .session import add_caller_args, add_key_arg, caller_from, decision_log, rulebook_from
@@ -65,8 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "decision does not reproduce)")
     r.add_argument("--examples", type=int, default=3, metavar="N", help="examples shown per kind of change (default 3)")
     r.add_argument("--reveal", action="store_true", help="show personal values in the examples (reviewers)")
-    r.add_argument("--role", default="reviewer", choices=("agent", "reviewer"),
-                   help="who is replaying; only a reviewer may --reveal (default: %(default)s)")
+    r.add_argument("--role", default="reviewer",
+                   help="who is replaying, a role of rules/roles.yaml; --reveal needs one that may call "
+                        "read_decisions (default: %(default)s)")
     r.add_argument("--promote", metavar="DECISION_ID",
                    help="instead of replaying, write this logged call as a corpus case (with --to)")
     r.add_argument("--to", metavar="DIR", help="the case folder to write the promoted case into "
@@ -95,15 +97,26 @@ def run_read(args: argparse.Namespace) -> int:
     if args.reveal:
         arguments["reveal"] = True
     try:
-        return emit_envelope(service.call("read_decisions", arguments, caller_from(args)))
+        return emit_envelope(service.call("read_decisions", arguments, caller_from(args, book)))
     finally:
         service.decisions.close()
 
 
+def _may_read_decisions(args: argparse.Namespace, book, what: str) -> None:
+    """Reading the log's personal values or deleting its rows is for the roles the role table lets
+    call read_decisions (rules/roles.yaml), as `decisions list --reveal` is."""
+    roles = book.table(ROLES_TABLE)
+    if args.role not in roles.roles:
+        raise usage_error(f"--role {echo(args.role)}: not a role of rules/roles.yaml (choose from {', '.join(roles.roles)})")
+    if not roles.may_call(args.role, "read_decisions"):
+        allowed = [r for r in roles.roles if roles.may_call(r, "read_decisions")]
+        raise usage_error(f"{what}: only a role rules/roles.yaml lets call read_decisions may "
+                          f"({', '.join(allowed) or 'none'}), not {args.role}")
+
+
 def run_purge(args: argparse.Namespace) -> int:
-    if args.role != "reviewer":
-        raise usage_error("only a reviewer enforces retention")
     book = rulebook_from(args)
+    _may_read_decisions(args, book, "enforcing retention")
     log = decision_log(args, book, _db(args))
     try:
         deleted = log.purge()
@@ -117,8 +130,8 @@ def run_replay(args: argparse.Namespace) -> int:
     from ..decisions import promote, replay
     from ..decisions.log import DecisionLog
     from .base_tables import base_rulebook
-    if args.reveal and args.role != "reviewer":
-        raise usage_error("--reveal shows personal values: only a reviewer may ask for them")
+    if args.reveal:
+        _may_read_decisions(args, rulebook_from(args), "--reveal shows personal values")
     if (args.promote is None) != (args.to is None):
         raise usage_error("--promote DECISION_ID and --to DIR go together")
     if args.examples < 0:

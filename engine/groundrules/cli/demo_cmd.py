@@ -13,7 +13,7 @@ from typing import Any, Callable
 from .. import canonical
 from ..api import Caller, Service
 from .io import emit, emit_text
-from .session import rulebook_from
+from .session import rulebook_from, tool_arguments
 from .tool_cmds import lock_arguments
 
 CALLER = Caller("demo", "agent")
@@ -70,7 +70,8 @@ def _verify(doc: Any, envelope: dict) -> list[str]:
     return lines + [f"out: {error['code']}" + (f": {issues}" if issues else "")]
 
 
-# folder under schemas/examples/ -> (what it shows, tool, file -> arguments, answer -> lines)
+# folder under schemas/examples/ -> (what it shows, tool, convenience shape -> arguments, answer -> lines);
+# a file holding the tool's own arguments is passed as it is
 DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, dict], list[str]]]] = {
     "support_reason": ("why a retrieval context got its support status (seed 000)", "explain_support",
                        lambda doc: {"context": doc}, _support),
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         text += ["", f"{part} ({tool}): {what}"]
         for path in sorted((base / part).glob("*.json")):
             doc = json.loads(path.read_text(encoding="utf-8"))
-            envelope = service.call(tool, arguments_of(doc), CALLER)
+            envelope = service.call(tool, tool_arguments(book, tool, doc, arguments_of), CALLER)
             answers[path.stem] = {key: envelope[key] for key in ("ok", "data", "warnings", "error")}
             lines = summary(doc, envelope) if envelope["ok"] or part in ("fold", "verify") else _refused(envelope)
             text += [f"  {path.stem}"] + [f"    {line}" for line in lines]

@@ -8,9 +8,11 @@ the same tools with a JSON file.
 from __future__ import annotations
 
 import argparse
+from typing import Any, Callable
 
+from ..rulebook import Rulebook
 from .io import emit_envelope, read_json
-from .session import add_caller_args, call_once, input_cap
+from .session import add_caller_args, call_once, input_cap, rulebook_from, tool_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,24 +22,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = esub.add_parser("append", help="append a record: a message, tool receipt or injected field (each locked on "
                         "append), a lock the engine finds, or a derived claim")
     add_caller_args(a, ledger=True)
-    a.add_argument("file", metavar="FILE|-", help="the record as a JSON object, or - for stdin")
-    a.set_defaults(func=_run, tool="append_evidence", build=lambda args: {"record": read_json(args.file, input_cap(args))})
+    a.add_argument("file", metavar="FILE|-", help="the record as a JSON object, or the tool's arguments "
+                   "{\"record\": ...}; - for stdin")
+    a.set_defaults(func=_run, tool="append_evidence", build=_from_file("record"))
     g = esub.add_parser("get", help="one record (by record, message or lock id), or every record")
     add_caller_args(g, ledger=True)
     g.add_argument("record_id", metavar="RECORD_ID", nargs="?")
-    g.set_defaults(func=_run, tool="get_evidence", build=lambda args: _given(record_id=args.record_id))
+    g.set_defaults(func=_run, tool="get_evidence", build=lambda args, book: _given(record_id=args.record_id))
     r = esub.add_parser("redact", help="remove a record's personal fields for good (reviewers)",
                         description="Redact a record; the redaction records --operator as who did it.")
     add_caller_args(r, role="reviewer", ledger=True)
     r.add_argument("record_id", metavar="RECORD_ID")
     r.add_argument("--reason", required=True, help="why (recorded)")
     r.set_defaults(func=_run, tool="redact_evidence",
-                   build=lambda args: {"record_id": args.record_id, "reason": args.reason})
+                   build=lambda args, book: {"record_id": args.record_id, "reason": args.reason})
     i = esub.add_parser("interpret", help="store an interpretation (events and lock dispositions), checked as the fold checks it")
     add_caller_args(i, ledger=True)
-    i.add_argument("file", metavar="FILE|-", help="the interpretation as a JSON object, or - for stdin")
-    i.set_defaults(func=_run, tool="append_interpretation",
-                   build=lambda args: {"interpretation": read_json(args.file, input_cap(args))})
+    i.add_argument("file", metavar="FILE|-", help="the interpretation as a JSON object, or the tool's arguments "
+                   "{\"interpretation\": ...}; - for stdin")
+    i.set_defaults(func=_run, tool="append_interpretation", build=_from_file("interpretation"))
     f = esub.add_parser("fold", help="fold the stored ledger with interpretations at a given time")
     add_caller_args(f, ledger=True)
     f.add_argument("--now", required=True, help="the fold's clock (ISO 8601 with an offset)")
@@ -47,10 +50,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--scope-context", metavar="FILE|-",
                    help="a JSON object: fold for this context (evidence whose applicability or version does not fit "
                         "it decides nothing)")
-    f.set_defaults(func=_run, tool="fold_ledger", build=lambda args: _given(
+    f.set_defaults(func=_run, tool="fold_ledger", build=lambda args, book: _given(
         now=args.now, subject=args.subject,
         interpretations=read_json(args.interpretations, input_cap(args)) if args.interpretations else None,
         scope_context=read_json(args.scope_context, input_cap(args)) if args.scope_context else None))
+
+
+def _from_file(argument: str) -> Callable[[argparse.Namespace, Rulebook], Any]:
+    """FILE as the tool's own arguments, or as the one argument it names (session.tool_arguments)."""
+    def build(args: argparse.Namespace, book: Rulebook) -> Any:
+        return tool_arguments(book, args.tool, read_json(args.file, input_cap(args)), lambda doc: {argument: doc})
+    return build
 
 
 def _given(**arguments) -> dict:
@@ -58,5 +68,5 @@ def _given(**arguments) -> dict:
 
 
 def _run(args: argparse.Namespace) -> int:
-    arguments = args.build(args)
-    return emit_envelope(call_once(args, args.tool, arguments))
+    book = rulebook_from(args)
+    return emit_envelope(call_once(args, args.tool, args.build(args, book), book=book))

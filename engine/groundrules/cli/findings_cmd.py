@@ -9,7 +9,7 @@ import argparse
 
 from ..api import TOOLS
 from .io import emit_envelope, usage_error
-from .session import add_caller_args, call_once, caller_from, close, service_from
+from .session import add_caller_args, call_once, caller_from, close, rulebook_from, service_from
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,13 +90,15 @@ def run_serve(args: argparse.Namespace) -> int:
         settings = from_options(args)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
-    service = service_from(args)
+    book = rulebook_from(args)
+    caller = caller_from(args, book) if args.http is None else None     # over HTTP each token names its caller
+    service = service_from(args, book=book)
     try:
         from ..transports.mcp_tools import select_tools
         tools = None if args.tools is None else select_tools(service, args.tools)
         if args.http is None:
             from ..transports.mcp_tools import serve_stdio
-            serve_stdio(service, caller_from(args), tools=tools, grace_s=settings.grace_s)
+            serve_stdio(service, caller, tools=tools, grace_s=settings.grace_s)
         else:
             from ..transports.mcp_http import serve_http
             oauth = None

@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 import getpass
 from pathlib import Path
+from typing import Any, Callable
 
 from .. import capped, limits, rulebook
-from ..api import Caller, Service
-from ..errors import GroundrulesError
+from ..access import SUFFIX, TOOL_SCHEMAS
+from ..api import ROLES_TABLE, Caller, Service
+from ..errors import GroundrulesError, echo
 from ..rulebook import Rulebook
 from .io import usage_error
 
@@ -42,8 +44,8 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
     p.add_argument("--operator", metavar="NAME", help="who is calling, as recorded in the audit trail "
                                                       "(default: the login name)")
-    p.add_argument("--role", default=role, choices=("agent", "reviewer"),
-                   help="the caller's role in rules/roles.yaml (default: %(default)s)")
+    p.add_argument("--role", default=role,
+                   help="the caller's role, one of the roles in rules/roles.yaml (default: %(default)s)")
     decisions = p.add_argument_group("decision log (docs/decision-log.md)")
     decisions.add_argument("--log-decisions", action="store_true",
                            help="log every call in the --db database, sealed with the decision key and masked by "
@@ -82,15 +84,31 @@ def decision_log(args: argparse.Namespace, book: Rulebook, db):
     return DecisionLog(db, key=decision_key(args), rulebook=book, ids=options.get("ids"), clock=options.get("clock"))
 
 
-def caller_from(args: argparse.Namespace) -> Caller:
+def tool_arguments(book: Rulebook, tool: str, doc: Any, convenience: Callable[[Any], Any]) -> Any:
+    """One input shape per tool: a file holding the tool's own arguments, as MCP takes them (an object
+    whose keys are all the tool's argument names), is passed on as it is; anything else is the
+    command's convenience shape (a bare message, a bare context), mapped to the arguments."""
+    schema = book.schemas.get(f"{TOOL_SCHEMAS}{tool}{SUFFIX}") or {}
+    names = schema.get("$defs", {}).get("input", {}).get("properties", {})
+    if isinstance(doc, dict) and doc and all(key in names for key in doc):
+        return doc
+    return convenience(doc)
+
+
+def caller_from(args: argparse.Namespace, book: Rulebook) -> Caller:
+    """The operator on the command line, in a role the role table (the bundled or --rules one) has."""
+    roles = book.table(ROLES_TABLE).roles if ROLES_TABLE in book.tables else {}
+    if args.role not in roles:
+        raise usage_error(f"--role {echo(args.role)}: not a role of rules/roles.yaml (choose from "
+                          f"{', '.join(roles) or 'none: the table has no roles'})")
     return Caller(args.operator or _login(), args.role, (args.project,))
 
 
-def service_from(args: argparse.Namespace, *, read_only: bool = False) -> Service:
-    """The registry over the bundled (or --rules) tables and, with --db, both ledgers in that file;
-    `read_only` opens the finding ledger alone, read-only (list, show), so that they work in a
-    read-only folder and never create or migrate a database."""
-    book = rulebook_from(args)
+def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rulebook | None = None) -> Service:
+    """The registry over `book` (default: the bundled or --rules tables) and, with --db, both ledgers
+    in that file; `read_only` opens the finding ledger alone, read-only (list, show), so that they
+    work in a read-only folder and never create or migrate a database."""
+    book = book or rulebook_from(args)
     if not getattr(args, "db", None):
         if getattr(args, "log_decisions", False):
             raise usage_error("--log-decisions needs --db: decisions are kept in the ledgers' database")
@@ -123,12 +141,15 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False) -> Servic
     return Service(book, findings=findings, evidence=evidence, decisions=decisions)
 
 
-def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False) -> dict:
+def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False,
+              book: Rulebook | None = None) -> dict:
     """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
     before the command returns."""
-    service = service_from(args, read_only=read_only)
+    book = book or rulebook_from(args)
+    caller = caller_from(args, book)                  # a bad --role opens no ledger
+    service = service_from(args, read_only=read_only, book=book)
     try:
-        return service.call(tool, arguments, caller_from(args))
+        return service.call(tool, arguments, caller)
     finally:
         close(service)
 

@@ -1,5 +1,6 @@
-"""The parts' commands: each reads a file, maps it to the tool's arguments, and prints the envelope
-`Service.call` answers (exit 0 when ok). `groundrules call TOOL FILE` reaches any tool."""
+"""The parts' commands: each reads a file, takes it as the tool's arguments (or maps the command's
+convenience shape to them), and prints the envelope `Service.call` answers (exit 0 when ok).
+`groundrules call TOOL FILE` reaches any tool."""
 from __future__ import annotations
 
 import argparse
@@ -7,24 +8,24 @@ from typing import Any, Callable
 
 from .. import canonical
 from .io import emit, emit_envelope, emit_text, read_json
-from .session import add_caller_args, call_once, input_cap, rulebook_from
+from .session import add_caller_args, call_once, input_cap, rulebook_from, tool_arguments
 
 
 def lock_arguments(doc: Any) -> Any:
-    """A list is the messages, an object with `messages` the tool's own arguments, else one message."""
-    if isinstance(doc, list):
-        return {"messages": doc}
-    return doc if isinstance(doc, dict) and "messages" in doc else {"message": doc}
+    """The convenience shapes: a list is the messages, anything else one message."""
+    return {"messages": doc} if isinstance(doc, list) else {"message": doc}
 
 
-# command -> (tool, help, description, file -> arguments)
+# command -> (tool, help, description, convenience shape -> arguments); every command also takes
+# the tool's own arguments, as MCP does (session.tool_arguments)
 COMMANDS: dict[str, tuple[str, str, str, Callable[[Any], Any]]] = {
     "explain": ("explain_support", "explain why a knowledge-gateway context has its support_status",
-                "Print the support_reason of a knowledge-gateway v1 context (the explain_support tool).",
-                lambda doc: {"context": doc}),
+                "Print the support_reason of a knowledge-gateway v1 context, given as the explain_support "
+                "tool's arguments {\"context\": ...} or bare.", lambda doc: {"context": doc}),
     "lock": ("lock_message", "lock the mechanical evidence (phones, accounts, IDs, markers) of messages",
-             "Lock a message {id, role, content, state?}, a list of them, or {\"messages\": [...]} "
-             "(the lock_message tool).", lock_arguments),
+             "Lock messages given as the lock_message tool's arguments ({\"message\": {...}} or "
+             "{\"messages\": [...]}), or a bare message {id, role, content, state?}, or a list of them.",
+             lock_arguments),
     "fold": ("fold_evidence", "fold evidence records and interpretations into slot state per scope",
              "Read {now, records, interpretations} (evidence v1) and print {evidence, events, state} "
              "(the fold_evidence tool).", lambda doc: doc),
@@ -61,16 +62,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    tool, _, _, arguments_of = COMMANDS[args.command_name]
-    doc = read_json(args.file, input_cap(args))
+    tool, _, _, convenience = COMMANDS[args.command_name]
+    book = rulebook_from(args)
+    arguments = tool_arguments(book, tool, read_json(args.file, input_cap(args)), convenience)
     if args.command_name == "explain" and (args.contract or args.trace):
-        return _explain_extra(args, doc)
+        return _explain_extra(args, arguments["context"])
     if args.command_name == "lock" and args.trace:
-        return _lock_trace(args, doc)
-    arguments = arguments_of(doc)
+        return _lock_trace(args, arguments, book)
     if getattr(args, "report", False) and isinstance(arguments, dict):
         arguments = dict(arguments, report=True)
-    return emit_envelope(call_once(args, tool, arguments))
+    return emit_envelope(call_once(args, tool, arguments, book=book))
 
 
 def run_call(args: argparse.Namespace) -> int:
@@ -89,15 +90,13 @@ def _explain_extra(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
-def _lock_trace(args: argparse.Namespace, doc: Any) -> int:
+def _lock_trace(args: argparse.Namespace, arguments: Any, book) -> int:
     """The locks (the lock_message tool's answer) and, per message, why each table found them."""
     from ..trace.locks import lock_trace
     from .trace_text import located_lock_trace
-    book = rulebook_from(args)
-    envelope = call_once(args, "lock_message", lock_arguments(doc))
+    envelope = call_once(args, "lock_message", arguments, book=book)
     if not envelope["ok"]:
         return emit_envelope(envelope)
-    arguments = lock_arguments(doc)
     messages = arguments.get("messages") or [arguments.get("message")]
     sources = {t.id: book.sources[t.id] for t in book.of_kind("lock_patterns")}
     traces = [located_lock_trace(lock_trace(book, None, m), sources) for m in messages]

@@ -123,6 +123,10 @@ class Call:
                            "from_state": from_state, "to_state": to_state, "reason": reason,
                            "payload": payload or {}, "version": version, "at": self.now})
 
+    def event_kind(self, key: str | None = None) -> str:
+        """The event kind this call's tool (or `key`: new_finding) records (findings_vocabulary.yaml)."""
+        return self.vocab.event_kinds[key or self.tool]
+
     # -- state machines -------------------------------------------------------------------
     def check_move(self, machine: str, source: str, target: str, facts: dict) -> None:
         facts = dict(facts, **{k: self.judged(facts[k]) for k in ("basis", "links") if k in facts})
@@ -305,7 +309,8 @@ class Call:
         payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
         if body.get("manual_exception"):
             payload["manual_exception"] = body["manual_exception"]
-        self.event(seq, "created", 1, to_state=body["epistemic_state"], payload=dict(payload, **(event_payload or {})))
+        self.event(seq, self.event_kind("new_finding"), 1, to_state=body["epistemic_state"],
+                   payload=dict(payload, **(event_payload or {})))
         return seq, finding_id, attached
 
 

@@ -136,5 +136,15 @@ def _check_names(book: Rulebook) -> None:
             problems.append(Problem(vocab.file, line, col, "unknown-state",
                                     f"acts_on.{key} '{name}' is not a state of machine '{machine}' "
                                     f"in {states.file}", f"acts_on.{key}"))
+    machine = states.machine(proposals.MACHINE)
+    for tool in proposals.DECISIONS:
+        targets = proposals.targets_via(states, tool)
+        if len(targets) != 1:
+            line, col = book.sources[states.id].where(machine.where + ("transitions",))
+            problems.append(Problem(states.file, line, col, "decision-target",
+                                    f"{tool} must move a proposal to exactly one state; the transitions of "
+                                    f"machine '{proposals.MACHINE}' naming it under 'via' lead to "
+                                    f"{', '.join(targets) or 'none'}", f"machines.{proposals.MACHINE}.transitions",
+                                    f"name {tool} under 'via' of one transition"))
     if problems:
         raise RulesError(problems)

@@ -15,7 +15,14 @@ from .call import Call
 from .rule_files import Unwritable, apply_rule, probe
 
 TARGETS_TABLE = "rule_targets"
-APPLIED, REJECTED = "applied", "rejected"
+MACHINE = "proposal"
+WRITES_RULE = "approve_rule"        # the decision that appends the rule to its document
+
+
+def targets_via(states, tool: str) -> list[str]:
+    """The states the proposal machine lets `tool` move a proposal to (its transitions naming the
+    tool under `via`, finding_states.yaml); the ledger opens only when each decision has one."""
+    return list(dict.fromkeys(t.to for t in states.machine(MACHINE).transitions if tool in t.via))
 
 
 def _proposal(call: Call, proposal_id: str) -> dict:
@@ -63,25 +70,26 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
     """approve_rule / reject_rule: {proposal_id, note?}; the decider is the authenticated caller,
     and the document root the one the ledger was opened with."""
     row = _proposal(call, a["proposal_id"])
-    target = APPLIED if call.tool == "approve_rule" else REJECTED
+    [target] = targets_via(call.states, call.tool)
+    writes = call.tool == WRITES_RULE
     answer = {"proposal_id": row["id"], "finding_id": row["finding_id"], "status": target,
               "target_path": row["target_path"], "version": row["version"] + 1}
-    if target == APPLIED:
+    if writes:
         if call.rules_root is None or not call.rules_root.is_dir():
             raise call.refuse("INVALID_ARGUMENT", "root_missing", field="root")
         refused = target_refusal(call, row["target_path"], row["rule_text"])
         if refused is not None:
             raise refused
         _probe(call, row)
-        if row["status"] == APPLIED:                  # approved before: make sure the document has it
+        if row["status"] == target:                   # approved before: make sure the document has it
             call.after_commit(lambda: _apply(call, row))
             return dict(answer, version=row["version"]), None
-    call.check_move("proposal", row["status"], target, {})
+    call.check_move(MACHINE, row["status"], target, {})
     if not call.tx.decide_proposal(row["seq"], row["version"], target, call.now, call.principal, a.get("note", "")):
         raise call.refuse("CONCURRENT_MODIFICATION", "proposal_conflict", proposal_id=row["id"])
-    call.event(row["finding_seq"], f"rule_{target}", row["finding_version"], reason=a.get("note", ""),
+    call.event(row["finding_seq"], call.event_kind(), row["finding_version"], reason=a.get("note", ""),
                payload={"proposal_id": row["id"], "decided_by": call.principal})
-    if target == APPLIED:
+    if writes:
         call.after_commit(lambda: _apply(call, row))
     return answer, None
 

@@ -167,7 +167,7 @@ def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
     version = row["version"]
     if link["linked"]:
         version = call.bump(row)
-        call.event(row["seq"], "evidence_added", version, payload={
+        call.event(row["seq"], call.event_kind(), version, payload={
             "evidence_id": link["evidence_id"], "relation": link["relation"], "method": link["method"]})
     return {"finding_id": row["id"], "version": version, "evidence_id": link["evidence_id"],
             "reused": link["reuse"] == "reused", "linked": link["linked"],
@@ -198,7 +198,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     payload = {"machine": machine, "evidence_ids": [l["evidence_id"] for l in basis] if "evidence_ids" in a else []}
     if a.get("manual_exception"):
         payload["manual_exception"] = a["manual_exception"]
-    call.event(row["seq"], "state_changed", version, from_state=source, to_state=target, reason=reason,
+    call.event(row["seq"], call.event_kind(), version, from_state=source, to_state=target, reason=reason,
                payload=payload)
     after = dict(_finding_facts(row), **{column: target})
     data = {"finding_id": row["id"], "version": version, "machine": machine, "from": source, "to": target,
@@ -219,7 +219,7 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
                     _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
     version = call.bump(row, epistemic_state=refuted)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
-    call.event(row["seq"], "refuted", version, from_state=row["epistemic_state"], to_state=refuted,
+    call.event(row["seq"], call.event_kind(), version, from_state=row["epistemic_state"], to_state=refuted,
                reason=reason, payload={"evidence_ids": ids})
     after = dict(_finding_facts(row), epistemic_state=refuted)
     return {"finding_id": row["id"], "version": version, "epistemic_state": refuted,
@@ -239,7 +239,7 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
                                             event_payload={"supersedes": old["id"]})
     add_relation(call, seq, call.names["supersede_relation"], old["seq"], reason)
     old_version = call.bump(old, lifecycle_state=superseded)
-    call.event(old["seq"], "superseded", old_version, from_state=old["lifecycle_state"], to_state=superseded,
+    call.event(old["seq"], call.event_kind(), old_version, from_state=old["lifecycle_state"], to_state=superseded,
                reason=reason, payload={"superseded_by": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     return {"finding_id": finding_id, "version": 1, "superseded_id": old["id"], "superseded_version": old_version,
@@ -305,7 +305,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
         columns["epistemic_state"] = target
     version = call.bump(row, **columns)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
-    call.event(row["seq"], "revalidated", version, from_state=source, to_state=target, reason=reason,
+    call.event(row["seq"], call.event_kind(), version, from_state=source, to_state=target, reason=reason,
                payload={"result": result, "evidence_ids": ids, "change": fired.code})
     after = dict(_finding_facts(row), epistemic_state=target, scope=scope)
     data = {"finding_id": row["id"], "revalidated_id": row["id"], "created_new": False,
@@ -329,7 +329,7 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
                                             event_payload={"revalidates": row["id"], "result": a["result"]})
     add_relation(call, seq, call.vocab.new_finding_relation, row["seq"], reason)
     old_version = call.bump(row, lifecycle_state=replaced)
-    call.event(row["seq"], "revalidated", old_version, from_state=row["lifecycle_state"], to_state=replaced,
+    call.event(row["seq"], call.event_kind(), old_version, from_state=row["lifecycle_state"], to_state=replaced,
                reason=reason, payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     data = {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
@@ -363,7 +363,7 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
     version = row["version"]
     if created:
         version = call.bump(row)
-        call.event(row["seq"], "linked", version, reason=note,
+        call.event(row["seq"], call.event_kind(), version, reason=note,
                    payload={"relation": relation, "target": target_view})
     return {"finding_id": row["id"], "version": version, "relation": relation, "target": target_view,
             "created": created}, None
@@ -389,7 +389,7 @@ def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
     call.tx.add_proposal({"id": proposal_id, "project": call.project, "finding_seq": row["seq"],
                           "rule_text": a["rule_text"], "target_path": a["target_path"], "rationale": a["rationale"],
                           "status": status, "created_at": call.now})
-    call.event(row["seq"], "rule_proposed", row["version"], reason=a["rationale"],
+    call.event(row["seq"], call.event_kind(), row["version"], reason=a["rationale"],
                payload={"proposal_id": proposal_id})
     return {"proposal_id": proposal_id, "finding_id": row["id"], "status": status, "version": 1}, \
         _write_facts(call, _finding_facts(row), [])

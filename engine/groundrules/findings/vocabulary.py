@@ -42,6 +42,7 @@ class Vocabulary:
     revalidation_results: dict
     new_finding_relation: str
     acts_on: dict             # the states and relations the tools act on by name
+    event_kinds: dict         # tool (or new_finding) -> the event kind it records
     limits: dict
     messages: dict
 
@@ -79,6 +80,13 @@ def compile_vocabulary(data: dict, ctx: CompileContext) -> Vocabulary | None:
         if names[key] not in known:
             ctx.fault("unknown-value", f"acts_on.{key} '{names[key]}' is not in {lists[0]}", ("acts_on", key),
                       did_you_mean(names[key], known))
+    seen: dict = {}
+    for key, kind in data["event_kinds"].items():
+        if kind in seen:
+            ctx.fault("duplicate-event-kind", f"event_kinds.{key} records '{kind}', as event_kinds.{seen[kind]} "
+                      "does: a finding's history could not tell them apart", ("event_kinds", key),
+                      "give every write its own event kind")
+        seen.setdefault(kind, key)
     limits = data["limits"]
     if limits["query_default"] > limits["query_max"]:
         ctx.fault("bad-value", "limits.query_default is larger than limits.query_max", ("limits", "query_default"))
@@ -98,4 +106,4 @@ def compile_vocabulary(data: dict, ctx: CompileContext) -> Vocabulary | None:
         dict(data["retrieval_policies"]), data["default_retrieval_policy"], dict(data["evidence_relations"]),
         dict(data["methods"]), dict(data["finding_relations"]), dict(data["link_targets"]),
         dict(data["revalidate_triggers"]), dict(data["revalidation_results"]), relation, dict(names),
-        dict(limits), messages)
+        dict(data["event_kinds"]), dict(limits), messages)
