@@ -7,6 +7,7 @@ import pytest
 
 from findings_support import EXPERIMENT, counts, finding, ok, refused
 from groundrules.errors import GroundrulesError
+from groundrules.findings import arguments as argument_checks
 from groundrules.findings.call import Call
 from groundrules.findings.clock import SequentialIds
 
@@ -122,11 +123,11 @@ def test_seed001_a_blank_reason_is_refused_by_the_domain_too(ledger):
     """The tools check the reason themselves, so a caller that bypasses the registry's schema
     cannot store a state change without one."""
     call = Call(ledger.book, None, "set_finding_state", "p1", "tester", "2025-01-01T00:00:00Z", SequentialIds())
-    for arguments in ({}, {"reason": ""}, {"reason": " \u3000"}):
+    for given in ({}, {"reason": ""}, {"reason": " \u3000"}):
         with pytest.raises(GroundrulesError) as info:
-            call.reason(arguments)
+            argument_checks.reason(call, given)
         assert (info.value.code, info.value.field) == ("INVALID_ARGUMENT", "reason")
-    assert call.reason({"reason": "复查"}) == "复查"
+    assert argument_checks.reason(call, {"reason": "复查"}) == "复查"
 
 
 def test_seed001_the_reason_is_kept_with_each_state_change(ledger):

@@ -10,10 +10,10 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import GroundrulesError, did_you_mean, shown
+from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import applicability
+from . import arguments
 from .clock import Ids
 
 STATES_TABLE = "finding_states"
@@ -78,22 +78,6 @@ class Call:
     def invalid(self, field: str, problem: str) -> GroundrulesError:
         return self.refuse("INVALID_ARGUMENT", "invalid_argument", field=field, problem=problem)
 
-    def reason(self, arguments: dict) -> str:
-        """The call's reason; seed 001 §1: every state change takes one, and a blank one is none
-        (the schema says so too; this holds for any caller that skips the schema)."""
-        text = arguments.get("reason", "")
-        if not isinstance(text, str) or not text.strip():
-            raise self.refuse("INVALID_ARGUMENT", "reason_required", field="reason")
-        return text
-
-    def choose(self, field: str, value: str, choices: dict | tuple) -> str:
-        """`value` if it is one of `choices`, else INVALID_ARGUMENT naming the allowed values."""
-        if value not in choices:
-            hint = did_you_mean(value, choices)
-            raise self.refuse("INVALID_ARGUMENT", "unknown_value", field=field, choices=list(choices),
-                              hint=f"（{hint}）" if hint else "")
-        return value
-
     # -- records ------------------------------------------------------------------------
     def finding(self, finding_id: str) -> dict:
         """The finding of this project; an id of another project is as unknown as one that never
@@ -140,29 +124,6 @@ class Call:
         if blocked is not None:
             raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard)
 
-    def caller_context(self, arguments: dict) -> dict:
-        """The caller's scope_context as dotted keys; a key given both nested and dotted is refused,
-        since which value wins would depend on the order of the keys."""
-        return self._flat(arguments, "scope_context")
-
-    def task_context(self, arguments: dict, environment: dict) -> dict:
-        """The caller's task_context (seed 001 §3: the current task, beside scope_context's
-        environment) as dotted keys; a key that both contexts give is refused rather than one
-        silently winning."""
-        task = self._flat(arguments, "task_context")
-        both = sorted(k for k in task if k in environment)
-        if both:
-            raise self.refuse("INVALID_ARGUMENT", "context_overlap", field="task_context",
-                              keys=[shown(k) for k in both])
-        return task
-
-    def _flat(self, arguments: dict, key: str) -> dict:
-        flat, twice = applicability.flatten(arguments.get(key))
-        if twice:
-            raise self.refuse("INVALID_ARGUMENT", "scope_context_duplicate", field=key,
-                              keys=[shown(k) for k in twice])
-        return flat
-
     # -- evidence --------------------------------------------------------------------------
     def resolve_evidence_items(self, items: list, field: str, default_relation: str | None = None,
                                required_relation: str | None = None) -> list[dict]:
@@ -180,10 +141,10 @@ class Call:
         relation = item.get("relation", default_relation)
         if relation is None:
             raise self.invalid(f"{field}.relation", "missing required argument relation")
-        self.choose(f"{field}.relation", relation, self.vocab.evidence_relations)
+        arguments.choose(self, f"{field}.relation", relation, self.vocab.evidence_relations)
         if required_relation is not None and relation != required_relation:
             raise self.refuse("INVALID_ARGUMENT", "evidence_relation", field=field, required=required_relation)
-        self.choose(f"{field}.method", item["method"], self.vocab.methods)
+        arguments.choose(self, f"{field}.method", item["method"], self.vocab.methods)
         link = {"relation": relation, "method": item["method"], "rationale": item.get("rationale", "")}
         if "evidence_id" in item:
             if any(k in item for k in ("source_kind", "source_ref", "locator", "revision", "excerpt", "content_hash")):
@@ -260,26 +221,6 @@ class Call:
             records.append(first[key])
             resolved["evidence_id"] = first[key]["id"]
         return records
-
-    # -- findings ------------------------------------------------------------------------
-    def check_body(self, body: dict, prefix: str = "") -> dict:
-        """Validate a new finding's words against the vocabulary; returns it with defaults filled."""
-        self.choose(f"{prefix}claim_kind", body["claim_kind"], self.vocab.claim_kinds)
-        policy = body.get("retrieval_policy", self.vocab.default_retrieval_policy)
-        self.choose(f"{prefix}retrieval_policy", policy, self.vocab.retrieval_policies)
-        epistemic = self.states.machine("epistemic")
-        state = body.get("epistemic_state", epistemic.initial)
-        self.choose(f"{prefix}epistemic_state", state, epistemic.states)
-        scope = self.check_scope(body.get("scope"), f"{prefix}scope")
-        return dict(body, retrieval_policy=policy, epistemic_state=state, scope=scope,
-                    tags=list(body.get("tags", [])), details=body.get("details", ""))
-
-    def check_scope(self, scope: dict | None, field: str) -> dict:
-        scope = scope or {}
-        for trigger in scope.get("revalidate_on", []):
-            self.choose(f"{field}.revalidate_on", trigger, self.vocab.revalidate_triggers)
-        return {"match": dict(scope.get("match", {})), "context": dict(scope.get("context", {})),
-                "revalidate_on": list(scope.get("revalidate_on", []))}
 
     def create(self, body: dict, evidence: list[dict], *, validated_at: str | None = None,
                event_payload: dict | None = None) -> tuple[int, str, list[dict]]:

@@ -9,7 +9,7 @@ import copy
 import re
 from pathlib import PurePosixPath
 
-from . import applicability, proposals, views
+from . import applicability, arguments, contexts, proposals, views
 from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call, needs
 
 # --------------------------------------------------------------------------------- helpers
@@ -36,12 +36,12 @@ def _basis(links: list[dict]) -> list[dict]:
              "source_kind": l["source_kind"]} for l in links]
 
 
-def _transition_facts(row: dict, basis: list[dict], links: list[dict], arguments: dict) -> dict:
+def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict) -> dict:
     facts = {"finding": {"claim_kind": row["claim_kind"], "epistemic_state": row["epistemic_state"],
                          "lifecycle_state": row["lifecycle_state"]},
-             "basis": basis, "links": links, "reason": arguments.get("reason", "")}
-    if arguments.get("manual_exception"):
-        facts["manual_exception"] = arguments["manual_exception"]
+             "basis": basis, "links": links, "reason": a.get("reason", "")}
+    if a.get("manual_exception"):
+        facts["manual_exception"] = a["manual_exception"]
     return facts
 
 
@@ -59,13 +59,13 @@ def add_relation(call: Call, from_seq: int, relation: str, to_seq: int, note: st
     return call.tx.add_relation(from_seq, relation, to_seq, note, call.now)
 
 
-def _state_list(call: Call, arguments: dict, key: str, machine: str) -> list[str] | None:
-    value = arguments.get(key)
+def _state_list(call: Call, a: dict, key: str, machine: str) -> list[str] | None:
+    value = a.get(key)
     if value is None:
         return None
     states = call.states.machine(machine).states
     values = [value] if isinstance(value, str) else list(value)
-    return [call.choose(key, v, states) for v in values]
+    return [arguments.choose(call, key, v, states) for v in values]
 
 
 def _presentable(call: Call, row: dict) -> bool:
@@ -82,8 +82,8 @@ def _conflict(call: Call, seq: int) -> dict:
             "contradicting": _evidence(call, seq, limit, call.names["refute_relation"])}
 
 
-def _limit(call: Call, arguments: dict, key: str, default: int, cap: int) -> int:
-    value = arguments.get(key, default)
+def _limit(call: Call, a: dict, key: str, default: int, cap: int) -> int:
+    value = a.get(key, default)
     if value > cap:
         raise call.refuse("INVALID_ARGUMENT", "limit_cap", field=key, max=cap)
     return value
@@ -104,8 +104,8 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
             raise call.refuse("INVALID_ARGUMENT", "history_needed", field="lifecycle_state", states=old)
         lifecycles = [lifecycle_machine.initial]
     epistemic = _state_list(call, a, "epistemic_state", "epistemic")
-    caller = call.caller_context(a)
-    task = call.task_context(a, caller)
+    caller = contexts.caller_context(call, a)
+    task = contexts.task_context(call, a, caller)
     rows = call.tx.search(call.project, keyword=a.get("keyword"), tags=list(a.get("tags", [])),
                           lifecycles=lifecycles, epistemic=epistemic)
     if rows is None:
@@ -149,7 +149,7 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
 
 
 def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
-    body = call.check_body(a)
+    body = arguments.check_body(call, a)
     resolved = call.resolve_evidence_items(body.get("evidence", []), "evidence")
     _seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None)
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
@@ -176,12 +176,12 @@ def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
 
 def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
-    reason = call.reason(a)
+    reason = arguments.reason(call, a)
     targets = [(m, k) for m, k in (("epistemic", "epistemic_state"), ("lifecycle", "lifecycle_state")) if k in a]
     if len(targets) != 1:
         raise call.refuse("INVALID_ARGUMENT", "one_state", field="epistemic_state")
     machine, column = targets[0]
-    target = call.choose(column, a[column], call.states.machine(machine).states)
+    target = arguments.choose(call, column, a[column], call.states.machine(machine).states)
     call.expect_version(row, a["expected_version"])
     links = call.tx.links(row["seq"])
     basis = links
@@ -210,7 +210,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
 
 def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
-    reason = call.reason(a)
+    reason = arguments.reason(call, a)
     call.expect_version(row, a["expected_version"])
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
     resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence", counter, counter)
@@ -229,11 +229,11 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
 
 def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     old = call.finding(a["finding_id"])
-    reason = call.reason(a)
+    reason = arguments.reason(call, a)
     call.expect_version(old, a["expected_version"])
     superseded = call.names["supersede_state"]
     call.check_move("lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
-    body = call.check_body(a["new"], "new.")
+    body = arguments.check_body(call, a["new"], "new.")
     resolved = call.resolve_evidence_items(body.get("evidence", []), "new.evidence")
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
                                             event_payload={"supersedes": old["id"]})
@@ -267,9 +267,9 @@ def _change_facts(old: dict, old_scope: dict, statement: str, claim_kind: str, s
 def _revalidated_scope(call: Call, old_scope: dict, a: dict) -> dict:
     """The scope after revalidation: the caller's new scope if given, and the context keys of the
     caller's scope_context (keys the old context has, or that some revalidation trigger watches)."""
-    scope = call.check_scope(a["scope"], "scope") if "scope" in a else copy.deepcopy(old_scope)
+    scope = arguments.check_scope(call, a["scope"], "scope") if "scope" in a else copy.deepcopy(old_scope)
     watched = {k for t in call.vocab.revalidate_triggers.values() for k in t["context_keys"]}
-    for key, value in call.caller_context(a).items():
+    for key, value in contexts.caller_context(call, a).items():
         if key in old_scope["context"] or key in watched:
             scope["context"][key] = value
     return scope
@@ -277,8 +277,8 @@ def _revalidated_scope(call: Call, old_scope: dict, a: dict) -> dict:
 
 def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     row = call.finding(a["finding_id"])
-    reason = call.reason(a)
-    result = call.choose("result", a["result"], call.vocab.revalidation_results)
+    reason = arguments.reason(call, a)
+    result = arguments.choose(call, "result", a["result"], call.vocab.revalidation_results)
     target = call.vocab.revalidation_results[result]["to"]
     epistemic = call.states.machine("epistemic")
     if target not in epistemic.states:
@@ -287,7 +287,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     call.check_stay("epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
     old_scope = row["scope"]
     statement = a.get("statement", row["statement"])
-    claim_kind = call.choose("claim_kind", a.get("claim_kind", row["claim_kind"]), call.vocab.claim_kinds)
+    claim_kind = arguments.choose(call, "claim_kind", a.get("claim_kind", row["claim_kind"]), call.vocab.claim_kinds)
     scope = _revalidated_scope(call, old_scope, a)
     change = call.book.table(CHANGE_TABLE)
     fired = change.evaluate(_change_facts(row, old_scope, statement, claim_kind, scope)).fired[0]
@@ -348,14 +348,14 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
     relation, note = a["relation"], a.get("note", "")
     if kind == "finding_id":
         spec = call.vocab.finding_relations.get(relation)
-        call.choose("relation", relation, call.vocab.finding_relations)
+        arguments.choose(call, "relation", relation, call.vocab.finding_relations)
         if spec.get("via"):
             raise call.refuse("INVALID_ARGUMENT", "relation_via", field="relation", relation=relation, via=spec["via"])
         target = call.finding(ref)
         created = add_relation(call, row["seq"], relation, target["seq"], note)
         target_view = {"kind": "finding", "ref": target["id"]}
     else:
-        call.choose("relation", relation, call.vocab.target_relations(kind))
+        arguments.choose(call, "relation", relation, call.vocab.target_relations(kind))
         created = call.tx.add_document_link({"id": call.ids.new("L"), "finding_seq": row["seq"], "target_kind": kind,
                                              "target": ref, "relation": relation, "note": note,
                                              "created_at": call.now})
