@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import arguments
+from . import arguments, events
 from .clock import Ids
 
 STATES_TABLE = "finding_states"
@@ -77,39 +77,6 @@ class Call:
 
     def invalid(self, field: str, problem: str) -> GroundrulesError:
         return self.refuse("INVALID_ARGUMENT", "invalid_argument", field=field, problem=problem)
-
-    # -- records ------------------------------------------------------------------------
-    def finding(self, finding_id: str) -> dict:
-        """The finding of this project; an id of another project is as unknown as one that never
-        existed, so no answer tells a caller what other projects hold."""
-        row = self.tx.finding(self.project, finding_id)
-        if row is None:
-            raise self.refuse("NOT_FOUND", "not_found", finding_id=finding_id)
-        return row
-
-    def expect_version(self, row: dict, expected: int | None) -> None:
-        if expected is not None and expected != row["version"]:
-            raise GroundrulesError("CONCURRENT_MODIFICATION", self.vocab.message(
-                "version_conflict", finding_id=row["id"], actual=row["version"], expected=expected),
-                current_version=row["version"])
-
-    def bump(self, row: dict, **columns: Any) -> int:
-        """Set `columns`, raise the version by one; the store updates only the version read, so a
-        lost update is impossible even if a caller skipped expect_version."""
-        if not self.tx.update_finding(row["seq"], row["version"], self.now, columns):
-            raise self.refuse("CONCURRENT_MODIFICATION", "version_conflict", finding_id=row["id"],
-                              actual="?", expected=row["version"])
-        return row["version"] + 1
-
-    def event(self, finding_seq: int, kind: str, version: int, *, from_state: str | None = None,
-              to_state: str | None = None, reason: str = "", payload: dict | None = None) -> None:
-        self.tx.add_event({"id": self.ids.new("EV"), "finding_seq": finding_seq, "kind": kind, "tool": self.tool,
-                           "from_state": from_state, "to_state": to_state, "reason": reason,
-                           "payload": payload or {}, "version": version, "at": self.now})
-
-    def event_kind(self, key: str | None = None) -> str:
-        """The event kind this call's tool (or `key`: new_finding) records (findings_vocabulary.yaml)."""
-        return self.vocab.event_kinds[key or self.tool]
 
     # -- state machines -------------------------------------------------------------------
     def check_move(self, machine: str, source: str, target: str, facts: dict) -> None:
@@ -250,8 +217,8 @@ class Call:
         payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
         if body.get("manual_exception"):
             payload["manual_exception"] = body["manual_exception"]
-        self.event(seq, self.event_kind("new_finding"), 1, to_state=body["epistemic_state"],
-                   payload=dict(payload, **(event_payload or {})))
+        events.record(self, seq, 1, key="new_finding", to_state=body["epistemic_state"],
+                      payload=dict(payload, **(event_payload or {})))
         return seq, finding_id, attached
 
 

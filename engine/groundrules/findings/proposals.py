@@ -11,6 +11,7 @@ only if its marker is missing, so a re-run after a crash at any step neither los
 from __future__ import annotations
 
 from ..errors import GroundrulesError
+from . import events
 from .call import Call
 from .rule_files import Unwritable, apply_rule, probe
 
@@ -87,8 +88,8 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
     call.check_move(MACHINE, row["status"], target, {})
     if not call.tx.decide_proposal(row["seq"], row["version"], target, call.now, call.principal, a.get("note", "")):
         raise call.refuse("CONCURRENT_MODIFICATION", "proposal_conflict", proposal_id=row["id"])
-    call.event(row["finding_seq"], call.event_kind(), row["finding_version"], reason=a.get("note", ""),
-               payload={"proposal_id": row["id"], "decided_by": call.principal})
+    events.record(call, row["finding_seq"], row["finding_version"], reason=a.get("note", ""),
+                  payload={"proposal_id": row["id"], "decided_by": call.principal})
     if writes:
         call.after_commit(lambda: _apply(call, row))
     return answer, None

@@ -9,7 +9,7 @@ import copy
 import re
 from pathlib import PurePosixPath
 
-from . import applicability, arguments, contexts, proposals, views
+from . import applicability, arguments, contexts, events, finding_rows, proposals, views
 from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call, needs
 
 # --------------------------------------------------------------------------------- helpers
@@ -127,7 +127,7 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
 
 
 def get_finding(call: Call, a: dict) -> tuple[dict, None]:
-    row = call.finding(a["finding_id"])
+    row = finding_rows.finding(call, a["finding_id"])
     limits = call.vocab.limits
     events_limit = _limit(call, a, "events_limit", limits["events_default"], limits["events_max"])
     excerpt_limit = None if a.get("full_excerpts", False) else limits["excerpt_chars"]
@@ -161,13 +161,13 @@ def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
 
 
 def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
-    row = call.finding(a["finding_id"])
-    call.expect_version(row, a.get("expected_version"))
+    row = finding_rows.finding(call, a["finding_id"])
+    finding_rows.expect_version(call, row, a.get("expected_version"))
     link = call.attach(row["seq"], call.resolve_evidence(a["evidence"], "evidence"))
     version = row["version"]
     if link["linked"]:
-        version = call.bump(row)
-        call.event(row["seq"], call.event_kind(), version, payload={
+        version = finding_rows.bump(call, row)
+        events.record(call, row["seq"], version, payload={
             "evidence_id": link["evidence_id"], "relation": link["relation"], "method": link["method"]})
     return {"finding_id": row["id"], "version": version, "evidence_id": link["evidence_id"],
             "reused": link["reuse"] == "reused", "linked": link["linked"],
@@ -175,14 +175,14 @@ def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
 
 
 def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
-    row = call.finding(a["finding_id"])
+    row = finding_rows.finding(call, a["finding_id"])
     reason = arguments.reason(call, a)
     targets = [(m, k) for m, k in (("epistemic", "epistemic_state"), ("lifecycle", "lifecycle_state")) if k in a]
     if len(targets) != 1:
         raise call.refuse("INVALID_ARGUMENT", "one_state", field="epistemic_state")
     machine, column = targets[0]
     target = arguments.choose(call, column, a[column], call.states.machine(machine).states)
-    call.expect_version(row, a["expected_version"])
+    finding_rows.expect_version(call, row, a["expected_version"])
     links = call.tx.links(row["seq"])
     basis = links
     if "evidence_ids" in a:
@@ -194,12 +194,12 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
         basis = [l for l in links if l["evidence_id"] in a["evidence_ids"]]
     source = row[column]
     call.check_move(machine, source, target, _transition_facts(row, basis, links, a))
-    version = call.bump(row, **{column: target})
+    version = finding_rows.bump(call, row, **{column: target})
     payload = {"machine": machine, "evidence_ids": [l["evidence_id"] for l in basis] if "evidence_ids" in a else []}
     if a.get("manual_exception"):
         payload["manual_exception"] = a["manual_exception"]
-    call.event(row["seq"], call.event_kind(), version, from_state=source, to_state=target, reason=reason,
-               payload=payload)
+    events.record(call, row["seq"], version, from_state=source, to_state=target, reason=reason,
+                  payload=payload)
     after = dict(_finding_facts(row), **{column: target})
     data = {"finding_id": row["id"], "version": version, "machine": machine, "from": source, "to": target,
             "epistemic_state": after["epistemic_state"], "lifecycle_state": after["lifecycle_state"]}
@@ -209,18 +209,18 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
 
 
 def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
-    row = call.finding(a["finding_id"])
+    row = finding_rows.finding(call, a["finding_id"])
     reason = arguments.reason(call, a)
-    call.expect_version(row, a["expected_version"])
+    finding_rows.expect_version(call, row, a["expected_version"])
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
     resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence", counter, counter)
     attached = [call.attach(row["seq"], r) for r in resolved]
     call.check_move("epistemic", row["epistemic_state"], refuted,
                     _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
-    version = call.bump(row, epistemic_state=refuted)
+    version = finding_rows.bump(call, row, epistemic_state=refuted)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
-    call.event(row["seq"], call.event_kind(), version, from_state=row["epistemic_state"], to_state=refuted,
-               reason=reason, payload={"evidence_ids": ids})
+    events.record(call, row["seq"], version, from_state=row["epistemic_state"], to_state=refuted,
+                  reason=reason, payload={"evidence_ids": ids})
     after = dict(_finding_facts(row), epistemic_state=refuted)
     return {"finding_id": row["id"], "version": version, "epistemic_state": refuted,
             "lifecycle_state": row["lifecycle_state"], "evidence_ids": ids}, \
@@ -228,9 +228,9 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
 
 
 def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
-    old = call.finding(a["finding_id"])
+    old = finding_rows.finding(call, a["finding_id"])
     reason = arguments.reason(call, a)
-    call.expect_version(old, a["expected_version"])
+    finding_rows.expect_version(call, old, a["expected_version"])
     superseded = call.names["supersede_state"]
     call.check_move("lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
     body = arguments.check_body(call, a["new"], "new.")
@@ -238,9 +238,9 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
                                             event_payload={"supersedes": old["id"]})
     add_relation(call, seq, call.names["supersede_relation"], old["seq"], reason)
-    old_version = call.bump(old, lifecycle_state=superseded)
-    call.event(old["seq"], call.event_kind(), old_version, from_state=old["lifecycle_state"], to_state=superseded,
-               reason=reason, payload={"superseded_by": finding_id})
+    old_version = finding_rows.bump(call, old, lifecycle_state=superseded)
+    events.record(call, old["seq"], old_version, from_state=old["lifecycle_state"], to_state=superseded,
+                  reason=reason, payload={"superseded_by": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     return {"finding_id": finding_id, "version": 1, "superseded_id": old["id"], "superseded_version": old_version,
             "epistemic_state": body["epistemic_state"]}, \
@@ -276,14 +276,14 @@ def _revalidated_scope(call: Call, old_scope: dict, a: dict) -> dict:
 
 
 def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
-    row = call.finding(a["finding_id"])
+    row = finding_rows.finding(call, a["finding_id"])
     reason = arguments.reason(call, a)
     result = arguments.choose(call, "result", a["result"], call.vocab.revalidation_results)
     target = call.vocab.revalidation_results[result]["to"]
     epistemic = call.states.machine("epistemic")
     if target not in epistemic.states:
         raise call.refuse("INVALID_STATE_TRANSITION", "result_unknown", result=result, to=target)
-    call.expect_version(row, a["expected_version"])
+    finding_rows.expect_version(call, row, a["expected_version"])
     call.check_stay("epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
     old_scope = row["scope"]
     statement = a.get("statement", row["statement"])
@@ -303,10 +303,10 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
         call.check_move("epistemic", source, target,
                         _transition_facts(row, _basis(attached) or links, links, a))
         columns["epistemic_state"] = target
-    version = call.bump(row, **columns)
+    version = finding_rows.bump(call, row, **columns)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
-    call.event(row["seq"], call.event_kind(), version, from_state=source, to_state=target, reason=reason,
-               payload={"result": result, "evidence_ids": ids, "change": fired.code})
+    events.record(call, row["seq"], version, from_state=source, to_state=target, reason=reason,
+                  payload={"result": result, "evidence_ids": ids, "change": fired.code})
     after = dict(_finding_facts(row), epistemic_state=target, scope=scope)
     data = {"finding_id": row["id"], "revalidated_id": row["id"], "created_new": False,
             "material_change": {"code": fired.code, "material": False, "detail": fired.outputs.get("detail", "")},
@@ -328,9 +328,9 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now,
                                             event_payload={"revalidates": row["id"], "result": a["result"]})
     add_relation(call, seq, call.vocab.new_finding_relation, row["seq"], reason)
-    old_version = call.bump(row, lifecycle_state=replaced)
-    call.event(row["seq"], call.event_kind(), old_version, from_state=row["lifecycle_state"], to_state=replaced,
-               reason=reason, payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
+    old_version = finding_rows.bump(call, row, lifecycle_state=replaced)
+    events.record(call, row["seq"], old_version, from_state=row["lifecycle_state"], to_state=replaced,
+                  reason=reason, payload={"result": a["result"], "change": fired.code, "new_finding_id": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     data = {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
             "material_change": {"code": fired.code, "material": True, "detail": fired.outputs.get("detail", "")},
@@ -342,8 +342,8 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
 
 
 def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
-    row = call.finding(a["finding_id"])
-    call.expect_version(row, a.get("expected_version"))
+    row = finding_rows.finding(call, a["finding_id"])
+    finding_rows.expect_version(call, row, a.get("expected_version"))
     (kind, ref), = a["target"].items()
     relation, note = a["relation"], a.get("note", "")
     if kind == "finding_id":
@@ -351,7 +351,7 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
         arguments.choose(call, "relation", relation, call.vocab.finding_relations)
         if spec.get("via"):
             raise call.refuse("INVALID_ARGUMENT", "relation_via", field="relation", relation=relation, via=spec["via"])
-        target = call.finding(ref)
+        target = finding_rows.finding(call, ref)
         created = add_relation(call, row["seq"], relation, target["seq"], note)
         target_view = {"kind": "finding", "ref": target["id"]}
     else:
@@ -362,9 +362,9 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
         target_view = {"kind": kind, "ref": ref}
     version = row["version"]
     if created:
-        version = call.bump(row)
-        call.event(row["seq"], call.event_kind(), version, reason=note,
-                   payload={"relation": relation, "target": target_view})
+        version = finding_rows.bump(call, row)
+        events.record(call, row["seq"], version, reason=note,
+                      payload={"relation": relation, "target": target_view})
     return {"finding_id": row["id"], "version": version, "relation": relation, "target": target_view,
             "created": created}, None
 
@@ -378,7 +378,7 @@ def safe_relative(path: str) -> bool:
 
 
 def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
-    row = call.finding(a["finding_id"])
+    row = finding_rows.finding(call, a["finding_id"])
     if not safe_relative(a["target_path"]):
         raise call.refuse("INVALID_ARGUMENT", "target_path", field="target_path")
     refused = proposals.target_refusal(call, a["target_path"], a["rule_text"])
@@ -389,8 +389,8 @@ def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
     call.tx.add_proposal({"id": proposal_id, "project": call.project, "finding_seq": row["seq"],
                           "rule_text": a["rule_text"], "target_path": a["target_path"], "rationale": a["rationale"],
                           "status": status, "created_at": call.now})
-    call.event(row["seq"], call.event_kind(), row["version"], reason=a["rationale"],
-               payload={"proposal_id": proposal_id})
+    events.record(call, row["seq"], row["version"], reason=a["rationale"],
+                  payload={"proposal_id": proposal_id})
     return {"proposal_id": proposal_id, "finding_id": row["id"], "status": status, "version": 1}, \
         _write_facts(call, _finding_facts(row), [])
 
