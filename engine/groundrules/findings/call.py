@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import arguments, events
+from . import arguments, events, moves
 from .clock import Ids
+from .write_warnings import WarningRows
 
 STATES_TABLE = "finding_states"
 VOCABULARY_TABLE = "findings_vocabulary"
 APPLICABILITY_TABLE = "applicability"
 CHANGE_TABLE = "findings_material_change"
-WARNINGS_TABLE = "findings_warnings"
-SUPPORT_TABLE = "independent_support"
 
 
 class Call:
@@ -38,7 +37,7 @@ class Call:
         self.names = self.vocab.acts_on
         self.ids = ids
         self.now = now
-        self._warned: tuple | None = None
+        self.warning_rows = WarningRows(book)
         self._after: list[Callable[[], None]] = []
 
     def after_commit(self, effect: Callable[[], None]) -> None:
@@ -50,26 +49,6 @@ class Call:
         while self._after:
             self._after.pop(0)()
 
-    def warning_rows(self, facts: dict | None) -> tuple:
-        """The warnings table's fired rows for `facts` (evaluated once per call)."""
-        if facts is None:
-            return ()
-        if self._warned is None or self._warned[0] is not facts:
-            facts["evidence"] = self.judged(facts.get("evidence", []))
-            self._warned = (facts, self.book.table(WARNINGS_TABLE).evaluate(facts).fired)
-        return self._warned[1]
-
-    def judged(self, links: list[dict]) -> list[dict]:
-        """Each evidence link with `independent`: whether rules/independent_support.yaml counts its
-        source_kind and method as independent support (a model's thought or a user's word never,
-        whatever method it is filed under)."""
-        table = self.book.table(SUPPORT_TABLE)
-        out = []
-        for link in links:
-            code = table.evaluate({k: link[k] for k in ("source_kind", "method", "relation") if k in link}).fired[0].code
-            out.append(dict(link, independent=bool(table.codes.get(code, {}).get("independent"))))
-        return out
-
     # -- refusals -------------------------------------------------------------------------
     def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:
         """The refusal `code` worded by the vocabulary's message `message` (which may name {field})."""
@@ -77,19 +56,6 @@ class Call:
 
     def invalid(self, field: str, problem: str) -> GroundrulesError:
         return self.refuse("INVALID_ARGUMENT", "invalid_argument", field=field, problem=problem)
-
-    # -- state machines -------------------------------------------------------------------
-    def check_move(self, machine: str, source: str, target: str, facts: dict) -> None:
-        facts = dict(facts, **{k: self.judged(facts[k]) for k in ("basis", "links") if k in facts})
-        blocked = self.states.check(machine, source, target, facts, via=self.tool, role=self.role)
-        if blocked is not None:
-            extra = {"guard": blocked.guard} if blocked.guard else {}
-            raise GroundrulesError(blocked.code, blocked.message, machine=machine, **extra)
-
-    def check_stay(self, machine: str, state: str, facts: dict) -> None:
-        blocked = self.states.check_stay(machine, state, facts, via=self.tool, role=self.role)
-        if blocked is not None:
-            raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard)
 
     # -- evidence --------------------------------------------------------------------------
     def resolve_evidence_items(self, items: list, field: str, default_relation: str | None = None,
@@ -198,7 +164,7 @@ class Call:
         links = [{"relation": e["relation"], "method": e["method"], "evidence_id": e.get("evidence_id", ""),
                   "source_kind": e["source_kind"]} for e in evidence]
         if body["epistemic_state"] != epistemic.initial:
-            self.check_move("epistemic", epistemic.initial, body["epistemic_state"], {
+            moves.check_move(self, "epistemic", epistemic.initial, body["epistemic_state"], {
                 "finding": {"claim_kind": body["claim_kind"], "epistemic_state": epistemic.initial,
                             "lifecycle_state": lifecycle.initial},
                 "basis": links, "links": links, "manual_exception": body.get("manual_exception"),
@@ -220,11 +186,6 @@ class Call:
         events.record(self, seq, 1, key="new_finding", to_state=body["epistemic_state"],
                       payload=dict(payload, **(event_payload or {})))
         return seq, finding_id, attached
-
-
-def needs(call: Call, facts: dict) -> list[str]:
-    """What the warnings table says a new finding still lacks (log_finding's `needs`)."""
-    return [f.outputs["need"] for f in call.warning_rows(facts) if f.outputs.get("need")]
 
 
 def content_hash(text: str) -> str:

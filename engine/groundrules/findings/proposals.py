@@ -11,7 +11,7 @@ only if its marker is missing, so a re-run after a crash at any step neither los
 from __future__ import annotations
 
 from ..errors import GroundrulesError
-from . import events
+from . import events, moves
 from .call import Call
 from .rule_files import Unwritable, apply_rule, probe
 
@@ -85,7 +85,7 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
         if row["status"] == target:                   # approved before: make sure the document has it
             call.after_commit(lambda: _apply(call, row))
             return dict(answer, version=row["version"]), None
-    call.check_move(MACHINE, row["status"], target, {})
+    moves.check_move(call, MACHINE, row["status"], target, {})
     if not call.tx.decide_proposal(row["seq"], row["version"], target, call.now, call.principal, a.get("note", "")):
         raise call.refuse("CONCURRENT_MODIFICATION", "proposal_conflict", proposal_id=row["id"])
     events.record(call, row["finding_seq"], row["finding_version"], reason=a.get("note", ""),

@@ -9,8 +9,9 @@ import copy
 import re
 from pathlib import PurePosixPath
 
-from . import applicability, arguments, contexts, events, finding_rows, proposals, views
-from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call, needs
+from . import applicability, arguments, contexts, events, finding_rows, moves, proposals, views
+from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call
+from .write_warnings import needs
 
 # --------------------------------------------------------------------------------- helpers
 
@@ -193,7 +194,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
                                   finding_id=row["id"])
         basis = [l for l in links if l["evidence_id"] in a["evidence_ids"]]
     source = row[column]
-    call.check_move(machine, source, target, _transition_facts(row, basis, links, a))
+    moves.check_move(call, machine, source, target, _transition_facts(row, basis, links, a))
     version = finding_rows.bump(call, row, **{column: target})
     payload = {"machine": machine, "evidence_ids": [l["evidence_id"] for l in basis] if "evidence_ids" in a else []}
     if a.get("manual_exception"):
@@ -215,8 +216,8 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
     resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence", counter, counter)
     attached = [call.attach(row["seq"], r) for r in resolved]
-    call.check_move("epistemic", row["epistemic_state"], refuted,
-                    _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
+    moves.check_move(call, "epistemic", row["epistemic_state"], refuted,
+                     _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
     version = finding_rows.bump(call, row, epistemic_state=refuted)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
     events.record(call, row["seq"], version, from_state=row["epistemic_state"], to_state=refuted,
@@ -232,7 +233,7 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     reason = arguments.reason(call, a)
     finding_rows.expect_version(call, old, a["expected_version"])
     superseded = call.names["supersede_state"]
-    call.check_move("lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
+    moves.check_move(call, "lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
     body = arguments.check_body(call, a["new"], "new.")
     resolved = call.resolve_evidence_items(body.get("evidence", []), "new.evidence")
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
@@ -284,7 +285,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     if target not in epistemic.states:
         raise call.refuse("INVALID_STATE_TRANSITION", "result_unknown", result=result, to=target)
     finding_rows.expect_version(call, row, a["expected_version"])
-    call.check_stay("epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
+    moves.check_stay(call, "epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
     old_scope = row["scope"]
     statement = a.get("statement", row["statement"])
     claim_kind = arguments.choose(call, "claim_kind", a.get("claim_kind", row["claim_kind"]), call.vocab.claim_kinds)
@@ -300,8 +301,8 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     source = row["epistemic_state"]
     columns: dict = {"last_validated_at": call.now, "scope": scope}
     if target != source:
-        call.check_move("epistemic", source, target,
-                        _transition_facts(row, _basis(attached) or links, links, a))
+        moves.check_move(call, "epistemic", source, target,
+                         _transition_facts(row, _basis(attached) or links, links, a))
         columns["epistemic_state"] = target
     version = finding_rows.bump(call, row, **columns)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
@@ -324,7 +325,7 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
     if a.get("manual_exception"):
         body["manual_exception"] = a["manual_exception"]
     replaced = call.names["revalidation_replaced_state"]
-    call.check_move("lifecycle", row["lifecycle_state"], replaced, _transition_facts(row, [], [], a))
+    moves.check_move(call, "lifecycle", row["lifecycle_state"], replaced, _transition_facts(row, [], [], a))
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now,
                                             event_payload={"revalidates": row["id"], "result": a["result"]})
     add_relation(call, seq, call.vocab.new_finding_relation, row["seq"], reason)
