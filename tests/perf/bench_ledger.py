@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "engine"))
 
 from groundrules import Caller, FindingLedger, Service, load_rulebook  # noqa: E402
 from groundrules.findings import tools  # noqa: E402
-from groundrules.findings.call import content_hash  # noqa: E402
+from groundrules.findings.evidence_items import content_hash  # noqa: E402
 from groundrules.store.cjk_search import grams  # noqa: E402
 from groundrules.store.findings_sqlite import SqliteFindingStore as Store  # noqa: E402
 

@@ -65,7 +65,7 @@ def _writer(kind: str, db: str, project: str, n: int, seed: int, shared: bool, r
 
 def _raw(db: str, project: str, tag: str):
     """The raw-INSERT floor on `db`'s backend: the same rows, one transaction per finding."""
-    from groundrules.findings.call import content_hash
+    from groundrules.findings.evidence_items import content_hash
     from groundrules.store import open_finding_store
     from groundrules.store.cjk_search import grams
     store = open_finding_store(db)

@@ -9,7 +9,8 @@ import copy
 import re
 from pathlib import PurePosixPath
 
-from . import applicability, arguments, contexts, events, finding_rows, moves, proposals, views
+from . import (applicability, arguments, contexts, events, evidence_items, evidence_links, finding_rows, moves,
+               proposals, views)
 from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call
 from .write_warnings import needs
 
@@ -151,7 +152,7 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
 
 def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
     body = arguments.check_body(call, a)
-    resolved = call.resolve_evidence_items(body.get("evidence", []), "evidence")
+    resolved = evidence_items.resolve_all(call, body.get("evidence", []), "evidence")
     _seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None)
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     facts = _write_facts(call, finding, attached, manual_exception=body.get("manual_exception"))
@@ -164,7 +165,7 @@ def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
 def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
     row = finding_rows.finding(call, a["finding_id"])
     finding_rows.expect_version(call, row, a.get("expected_version"))
-    link = call.attach(row["seq"], call.resolve_evidence(a["evidence"], "evidence"))
+    link = evidence_links.attach(call, row["seq"], evidence_items.resolve(call, a["evidence"], "evidence"))
     version = row["version"]
     if link["linked"]:
         version = finding_rows.bump(call, row)
@@ -214,8 +215,8 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     reason = arguments.reason(call, a)
     finding_rows.expect_version(call, row, a["expected_version"])
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
-    resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence", counter, counter)
-    attached = [call.attach(row["seq"], r) for r in resolved]
+    resolved = evidence_items.resolve_all(call, a.get("evidence", []), "evidence", counter, counter)
+    attached = [evidence_links.attach(call, row["seq"], r) for r in resolved]
     moves.check_move(call, "epistemic", row["epistemic_state"], refuted,
                      _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
     version = finding_rows.bump(call, row, epistemic_state=refuted)
@@ -235,7 +236,7 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     superseded = call.names["supersede_state"]
     moves.check_move(call, "lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
     body = arguments.check_body(call, a["new"], "new.")
-    resolved = call.resolve_evidence_items(body.get("evidence", []), "new.evidence")
+    resolved = evidence_items.resolve_all(call, body.get("evidence", []), "new.evidence")
     seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
                                             event_payload={"supersedes": old["id"]})
     add_relation(call, seq, call.names["supersede_relation"], old["seq"], reason)
@@ -293,10 +294,10 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     change = call.book.table(CHANGE_TABLE)
     fired = change.evaluate(_change_facts(row, old_scope, statement, claim_kind, scope)).fired[0]
     material = change.codes.get(fired.code, {}).get("role") == "material"
-    resolved = call.resolve_evidence_items(a.get("evidence", []), "evidence")
+    resolved = evidence_items.resolve_all(call, a.get("evidence", []), "evidence")
     if material:
         return _revalidate_as_new(call, row, a, resolved, target, statement, claim_kind, scope, fired, reason)
-    attached = [call.attach(row["seq"], r) for r in resolved]
+    attached = [evidence_links.attach(call, row["seq"], r) for r in resolved]
     links = call.tx.links(row["seq"])
     source = row["epistemic_state"]
     columns: dict = {"last_validated_at": call.now, "scope": scope}
