@@ -1,8 +1,12 @@
-"""What one tool call may use, and the steps every tool shares: refusals worded by the vocabulary,
-finding lookup, version checks, events, state-machine checks, evidence resolution and creation.
+"""What one tool call may use: its transaction, tables, project, caller, time and ids, the
+refusals worded by the vocabulary, and the effects that wait for the commit.
 
-Everything here is domain: it reads the tables and asks the store (one transaction, `tx`) to find
-and keep rows. Which SQL, which database, is the store's business.
+The steps the tools share are functions of a Call, each in a module named for its concern:
+arguments and contexts (checking what the caller gave), finding_rows and events (a finding's
+version and history), moves (the state machines), evidence_items and evidence_links (evidence
+resolved, then written), new_finding, write_warnings. All of it is domain: it reads the tables
+and asks the store (one transaction, `tx`) to find and keep rows; which SQL, which database, is
+the store's business.
 """
 from __future__ import annotations
 
@@ -12,14 +16,11 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import events, evidence_links, moves
 from .clock import Ids
 from .write_warnings import WarningRows
 
 STATES_TABLE = "finding_states"
 VOCABULARY_TABLE = "findings_vocabulary"
-APPLICABILITY_TABLE = "applicability"
-CHANGE_TABLE = "findings_material_change"
 
 
 class Call:
@@ -39,48 +40,16 @@ class Call:
         self.warning_rows = WarningRows(book)
         self._after: list[Callable[[], None]] = []
 
+    def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:
+        """The refusal `code` worded by the vocabulary's message `message` (which may name {field})."""
+        return GroundrulesError(code, self.vocab.message(message, field=field, **params), field=field)
+
     def after_commit(self, effect: Callable[[], None]) -> None:
         """Register an effect outside the database (writing an approved rule) to run once the
         transaction has committed: the decision is recorded first, the effect is idempotent."""
         self._after.append(effect)
 
     def committed(self) -> None:
+        """Run the registered effects, in order; the ledger calls it after the commit only."""
         while self._after:
             self._after.pop(0)()
-
-    # -- refusals -------------------------------------------------------------------------
-    def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:
-        """The refusal `code` worded by the vocabulary's message `message` (which may name {field})."""
-        return GroundrulesError(code, self.vocab.message(message, field=field, **params), field=field)
-
-    def create(self, body: dict, evidence: list[dict], *, validated_at: str | None = None,
-               event_payload: dict | None = None) -> tuple[int, str, list[dict]]:
-        """Insert a finding in its requested state (checked as a move from the initial state, with
-        the new evidence as basis), its tags, search terms, evidence links and 'created' event."""
-        epistemic = self.states.machine("epistemic")
-        lifecycle = self.states.machine("lifecycle")
-        links = [{"relation": e["relation"], "method": e["method"], "evidence_id": e.get("evidence_id", ""),
-                  "source_kind": e["source_kind"]} for e in evidence]
-        if body["epistemic_state"] != epistemic.initial:
-            moves.check_move(self, "epistemic", epistemic.initial, body["epistemic_state"], {
-                "finding": {"claim_kind": body["claim_kind"], "epistemic_state": epistemic.initial,
-                            "lifecycle_state": lifecycle.initial},
-                "basis": links, "links": links, "manual_exception": body.get("manual_exception"),
-                "reason": ""})
-        finding_id = self.ids.new("F")
-        records = evidence_links.new_records(self, evidence)
-        seq, seqs = self.tx.add_finding_with_evidence({
-            "id": finding_id, "project": self.project, "claim_kind": body["claim_kind"],
-            "statement": body["statement"], "details": body["details"], "epistemic_state": body["epistemic_state"],
-            "lifecycle_state": lifecycle.initial, "scope": body["scope"], "retrieval_policy": body["retrieval_policy"],
-            "created_at": self.now, "last_validated_at": validated_at}, body["tags"], records)
-        written = {record["id"]: s for record, s in zip(records, seqs)}
-        for resolved in evidence:
-            resolved.setdefault("evidence_seq", written.get(resolved["evidence_id"]))
-        attached = [evidence_links.link(self, seq, resolved) for resolved in evidence]
-        payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
-        if body.get("manual_exception"):
-            payload["manual_exception"] = body["manual_exception"]
-        events.record(self, seq, 1, key="new_finding", to_state=body["epistemic_state"],
-                      payload=dict(payload, **(event_payload or {})))
-        return seq, finding_id, attached

@@ -10,9 +10,12 @@ import re
 from pathlib import PurePosixPath
 
 from . import (applicability, arguments, contexts, events, evidence_items, evidence_links, finding_rows, moves,
-               proposals, views)
-from .call import APPLICABILITY_TABLE, CHANGE_TABLE, Call
+               new_finding, proposals, views)
+from .call import Call
 from .write_warnings import needs
+
+APPLICABILITY_TABLE = "applicability"
+CHANGE_TABLE = "findings_material_change"
 
 # --------------------------------------------------------------------------------- helpers
 
@@ -153,7 +156,7 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
 def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
     body = arguments.check_body(call, a)
     resolved = evidence_items.resolve_all(call, body.get("evidence", []), "evidence")
-    _seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None)
+    _seq, finding_id, attached = new_finding.create(call, body, resolved, validated_at=call.now if resolved else None)
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     facts = _write_facts(call, finding, attached, manual_exception=body.get("manual_exception"))
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
@@ -237,8 +240,8 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
     moves.check_move(call, "lifecycle", old["lifecycle_state"], superseded, _transition_facts(old, [], [], a))
     body = arguments.check_body(call, a["new"], "new.")
     resolved = evidence_items.resolve_all(call, body.get("evidence", []), "new.evidence")
-    seq, finding_id, attached = call.create(body, resolved, validated_at=call.now if resolved else None,
-                                            event_payload={"supersedes": old["id"]})
+    seq, finding_id, attached = new_finding.create(call, body, resolved, validated_at=call.now if resolved else None,
+                                                   event_payload={"supersedes": old["id"]})
     add_relation(call, seq, call.names["supersede_relation"], old["seq"], reason)
     old_version = finding_rows.bump(call, old, lifecycle_state=superseded)
     events.record(call, old["seq"], old_version, from_state=old["lifecycle_state"], to_state=superseded,
@@ -327,8 +330,8 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
         body["manual_exception"] = a["manual_exception"]
     replaced = call.names["revalidation_replaced_state"]
     moves.check_move(call, "lifecycle", row["lifecycle_state"], replaced, _transition_facts(row, [], [], a))
-    seq, finding_id, attached = call.create(body, resolved, validated_at=call.now,
-                                            event_payload={"revalidates": row["id"], "result": a["result"]})
+    seq, finding_id, attached = new_finding.create(call, body, resolved, validated_at=call.now,
+                                                   event_payload={"revalidates": row["id"], "result": a["result"]})
     add_relation(call, seq, call.vocab.new_finding_relation, row["seq"], reason)
     old_version = finding_rows.bump(call, row, lifecycle_state=replaced)
     events.record(call, row["seq"], old_version, from_state=row["lifecycle_state"], to_state=replaced,
