@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from .. import canonical
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError, Problem, RulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
@@ -20,6 +19,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
 from . import proposals, tools
 from .call import STATES_TABLE, VOCABULARY_TABLE, Call
 from .clock import Clock, Ids, RandomIds, SystemClock
+from .idempotency import Retry
 
 Handler = Callable[[Call, dict], tuple[dict, "dict | None"]]
 HANDLERS: dict[str, Handler] = {**tools.READS, **tools.WRITES, **proposals.DECISIONS}
@@ -93,18 +93,13 @@ class FindingLedger:
         return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role)
 
     def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:
-        key = arguments.get("idempotency_key")
-        if key is not None:
-            payload = canonical.digest({k: v for k, v in arguments.items() if k not in ("idempotency_key", "project")})
-            first = call.tx.remembered(call.project, key)
-            if first is not None:
-                if (first["tool"], first["payload_hash"]) != (call.tool, payload):
-                    raise call.refuse("INVALID_ARGUMENT", "idempotency_reused", field="idempotency_key")
-                return first["response"]["data"], first["response"]["warnings"]
+        retry = Retry(call, arguments)
+        first = retry.first_answer()
+        if first is not None:
+            return first
         data, facts = handler(call, arguments)
         warnings = [{"code": f.code, "message": f.outputs.get("message", "")} for f in call.warning_rows(facts)]
-        if key is not None:
-            call.tx.remember(call.project, key, call.tool, payload, {"data": data, "warnings": warnings}, call.now)
+        retry.remember(data, warnings)
         return data, warnings
 
     def ping(self) -> None:
