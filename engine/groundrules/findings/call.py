@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
+    from ..store.findings_sql import FindingOps
 from .clock import Ids
 from .write_warnings import WarningRows
 
@@ -26,7 +27,7 @@ VOCABULARY_TABLE = "findings_vocabulary"
 class Call:
     """One tool call: its transaction, tables, project, caller, time and ids."""
 
-    def __init__(self, book: Rulebook, tx: Any, tool: str, project: str, principal: str, now: str, ids: Ids,
+    def __init__(self, book: Rulebook, tx: FindingOps, tool: str, project: str, principal: str, now: str, ids: Ids,
                  rules_root: Path | None = None, role: str = ""):
         self.tx, self.tool, self.project, self.principal = tx, tool, project, principal
         self.role = role                  # the caller's, as Service.call authenticated it: moves may need one

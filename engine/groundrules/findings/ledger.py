@@ -16,6 +16,8 @@ from .. import rulebook as rulebooks
 from ..errors import GroundrulesError, Problem, RulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
+    from ..store.findings_sql import FindingOps
+    from ..store.protocols import FindingStore
 from . import proposals, tools
 from .call import STATES_TABLE, VOCABULARY_TABLE, Call
 from .clock import Clock, Ids, RandomIds, SystemClock
@@ -35,12 +37,13 @@ class FindingLedger:
     processes and hosts the version checks and the store's isolation keep calls apart.
     """
 
-    def __init__(self, store: Any, *, rulebook: Rulebook | None = None,
+    def __init__(self, store: FindingStore | str | Path, *, rulebook: Rulebook | None = None,
                  clock: Clock | None = None, ids: Ids | None = None, rules_root: str | Path | None = None):
         if isinstance(store, (str, Path)):
             from ..store import open_finding_store
-            store = open_finding_store(store)
-        self.store = store
+            self.store: FindingStore = open_finding_store(store)
+        else:
+            self.store = store
         self.book = rulebook or rulebooks.default()
         self.clock = clock or SystemClock()
         self.ids = ids or RandomIds()
@@ -63,7 +66,7 @@ class FindingLedger:
             return data, []
         calls: list[Call] = []
 
-        def attempt(tx: Any) -> tuple[dict, list]:
+        def attempt(tx: FindingOps) -> tuple[dict, list]:
             # a store may re-run the call (a serialization failure): each attempt starts afresh,
             # and only the one that committed does its effects outside the database
             calls.append(self._call(tx, tool, project, principal, role))
@@ -89,7 +92,7 @@ class FindingLedger:
             holder["manual_exception"] = {"approved_by": principal, "reason": exception["reason"]}
         return out
 
-    def _call(self, tx: Any, tool: str, project: str, principal: str, role: str = "") -> Call:
+    def _call(self, tx: FindingOps, tool: str, project: str, principal: str, role: str = "") -> Call:
         return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role)
 
     def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:

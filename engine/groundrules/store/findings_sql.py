@@ -18,7 +18,7 @@ SQLite it changes nothing observable.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, Iterator
 
 FINDING_COLUMNS = ("id", "project", "claim_kind", "statement", "details", "epistemic_state", "lifecycle_state",
                    "retrieval_policy", "version", "created_at", "updated_at", "last_validated_at")
@@ -58,6 +58,10 @@ class FindingOps:
     ALL_ROWS: int | None = -1           # the LIMIT that means no limit
     TEXT_C = ""                         # makes a text literal sort bytewise
     JOIN_IN_ORDER = "CROSS JOIN"        # a join whose left side drives (SQLite keeps a CROSS JOIN's order)
+    # each backend's own keyword search (its full-text machinery differs): (project, *, keyword, tags,
+    # lifecycles, epistemic) -> the findings newest first, or None when the keyword has nothing to search
+    search: Callable[..., "Iterator[dict] | None"]
+    add_finding: Callable[[dict, list[str]], int]     # (record, tags) -> its row id, however the backend returns it
 
     def __init__(self) -> None:
         self._sources: dict[tuple, list[dict]] = {}     # evidence_by_source answers, with this tx's additions
