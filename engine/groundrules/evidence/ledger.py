@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import locking, touches
+from . import integrity, locking, touches
 from . import records as rec
 from .contract import record_problem
 from .core import CLEARING_OPS
@@ -202,26 +202,7 @@ class EvidenceLedger:
         return record
 
     def _check(self, tx: Any, record: dict, pending: dict, at: str) -> None:
-        names = [(record["id"], "id")]
-        mid = rec.message_id(record)
-        if record["type"] == "message" and mid != record["id"]:
-            names.append((mid, "message_id"))
-        if record["type"] == "lock" and record["lock"]["id"] != record["id"]:
-            names.append((record["lock"]["id"], "lock.id"))
-        for name, key in names:
-            if name in pending or tx.owner(name) is not None:
-                raise self._refusals.error("DUPLICATE_ID", id=name, at=f"{at}.{key}")
-        if record["type"] == "message" and "locator" in record:       # the seed's E07: an excerpt of a message
-            loc = record["locator"]
-            source = self._message(tx, loc["message_id"], pending)
-            if source is not None and rec.span_problem(locking.text_of(source, self._catalogue), loc["start"],
-                                                       loc["end"], record["content"]) == "mismatch":
-                raise self._refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
-                                           start=loc["start"], end=loc["end"])
-        if record["type"] == "derived":
-            for n, ref in enumerate(record["derived_from"]):
-                if ref not in pending and tx.owner(ref) is None:
-                    raise self._refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
+        integrity.check(record, _Earlier(self, tx, pending), self._refusals, at, lambda key: f"{at}.{key}")
 
     def _message(self, tx: Any, sid: str, pending: dict) -> dict | None:
         """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
@@ -512,3 +493,16 @@ class EvidenceLedger:
         return event
 
 
+class _Earlier:
+    """What integrity.check reads of the records before one being appended: the stored ones and
+    those before it in its batch (`pending`: name -> row)."""
+
+    def __init__(self, ledger: EvidenceLedger, tx: Any, pending: dict):
+        self.ledger, self.tx, self.pending = ledger, tx, pending
+
+    def answers(self, name: str) -> bool:
+        return name in self.pending or self.tx.owner(name) is not None
+
+    def source_text(self, sid: str) -> Any:
+        source = self.ledger._message(self.tx, sid, self.pending)
+        return None if source is None else locking.text_of(source, self.ledger._catalogue)

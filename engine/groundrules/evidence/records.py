@@ -1,7 +1,7 @@
-"""Ledger records: their personal fields, tombstones and digests, and the integrity of one record.
+"""Ledger records: the names they answer to, their personal fields, tombstones and digests.
 
-Shared by the stores (checked on append) and the fold (checked on every payload), so a record the
-store accepts is exactly a record the fold accepts.
+Shared by the ledger (on append and redaction) and the fold (on every payload), so both read a
+record alike; the check of one record against the records before it is integrity.py's.
 """
 from __future__ import annotations
 
@@ -58,6 +58,17 @@ def message_id(record: dict) -> str | None:
     if record["type"] == "lock":
         return record["lock"]["locator"]["message_id"]
     return None
+
+
+def names(record: dict) -> list[tuple[str, str]]:
+    """(name, the key that gives it) of every name a record answers to: its id, a message's
+    message_id, a lock's lock id (each once)."""
+    out = [(record["id"], "id")]
+    other = message_id(record) if record["type"] == "message" else \
+        record["lock"].get("id") if record["type"] == "lock" else None
+    if other is not None and other != record["id"]:
+        out.append((other, "message_id" if record["type"] == "message" else "lock.id"))
+    return out
 
 
 def span_problem(content: Any, start: int, end: int, quote: Any) -> str | None:
