@@ -134,8 +134,8 @@ def fill_evidence(ledger: EvidenceLedger, records: int) -> None:
     for s in range(records // 3):
         at = f"2029-{1 + s % 12:02d}-{1 + s % 28:02d}T{s % 24:02d}:{s % 60:02d}:00+08:00"
         record = dict(sample, id=f"o{s}", subject=f"other_{s}", observed_at=at, recorded_at=at)
-        rows += [ledger._to_row(record), ledger._to_row(dict(record, id=f"o{s}b", content="明天再说")),
-                 ledger._to_row({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
+        rows += [ledger._filed(record), ledger._filed(dict(record, id=f"o{s}b", content="明天再说")),
+                 ledger._filed({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
                                  "lock": dict(lock, id=f"L-o{s}", locator=dict(lock["locator"], message_id=f"o{s}"))})]
         interpretations.append({"id": f"I-o{s}", "events": [{"id": f"e-o{s}", "type": "set", "slot": "wechat",
                                                              "value": "wx_other1", "evidence": [f"L-o{s}"]}],
@@ -144,11 +144,10 @@ def fill_evidence(ledger: EvidenceLedger, records: int) -> None:
     with ledger.store.write("p1") as tx:
         tx.insert(rows)
         for i in interpretations:
-            row = {"id": i["id"], "recorded_at": "2030-01-01T00:00:00+08:00", "body": json.dumps(i, ensure_ascii=False)}
             if keyed:
-                tx.add_interpretation(row, sorted(ledger._keys(tx, i)))
+                tx.add_interpretation(i, "2030-01-01T00:00:00+08:00", sorted(ledger._keys(tx, i)))
             else:
-                tx.add_interpretation(row)
+                tx.add_interpretation(i, "2030-01-01T00:00:00+08:00")
 
 
 def fill_findings(store, rows: int) -> None:

@@ -14,10 +14,11 @@ by the store's subject index, an interpretation's neighbours by the keys of what
 """
 from __future__ import annotations
 
-import json
+import copy
 import math
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
@@ -29,10 +30,7 @@ from .core import CLEARING_OPS
 from ..errors import GroundrulesError
 from .fold import fold, tables
 from ..dates import parse_instant as parse
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+from ..store.evidence_rows import CorruptRow
 
 
 class EvidenceLedger:
@@ -59,7 +57,7 @@ class EvidenceLedger:
         for row in pending:
             if row["body"] is not None:
                 with self.store.write(row["project"]) as tx:
-                    tx.add_keys(row["seq"], sorted(self._keys(tx, json.loads(row["body"]))))
+                    tx.add_keys(row["seq"], sorted(self._keys(tx, row["body"])))
         if pending:
             self.store.keyed_all()
 
@@ -126,20 +124,17 @@ class EvidenceLedger:
                 elif record["type"] == "lock":
                     record = self._claim(tx, record, sources, at)
                 ordered.append((record, at))
-            rows, stored, pending = [], [], {}
+            filed, stored, pending = [], [], {}
             for record, at in self._with_engine_locks(ordered, sources, now):
                 self._check(tx, record, pending, at)
-                row = self._to_row(record)
-                pending[record["id"]] = row
-                for name in (row["message_id"], row["lock_id"]):
-                    if name:
-                        pending[name] = row
-                rows.append(row)
+                for name, _ in rec.names(record):
+                    pending[name] = record
+                filed.append(self._filed(record))
                 stored.append(record)
-            tx.insert(rows)
+            tx.insert(filed)
             return stored
         try:
-            return self.store.run_write(project or self.project, attempt)
+            return self._write(project, attempt)
         except GroundrulesError as exc:
             if exc.code == "LOCK_TIMEOUT" and exc.code in self._refusals.codes:
                 raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
@@ -166,7 +161,7 @@ class EvidenceLedger:
         spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}
         claimed = {}
         for row in tx.locks_inside([sid]):
-            lock = json.loads(row["body"])["lock"]
+            lock = row["body"]["lock"]
             loc = lock["locator"]
             claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
         return claimed
@@ -206,22 +201,18 @@ class EvidenceLedger:
 
     def _message(self, tx: Any, sid: str, pending: dict) -> dict | None:
         """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
-        row = pending.get(sid)
-        if row is None:
+        record = pending.get(sid)
+        if record is None:
             owner = tx.owner(sid)
-            row = tx.row(owner) if owner is not None else None
-        if row is None:
-            return None
-        record = self._from_row(tx, row)
-        return record if locking.source_id(record, self._catalogue) == sid else None
+            record = self._from_row(tx, tx.row(owner)) if owner is not None else None
+        return record if record is not None and locking.source_id(record, self._catalogue) == sid else None
 
-    # -- rows -----------------------------------------------------------------------------------
-    def _fields(self, record: dict) -> tuple:
-        return self._catalogue.records[record["type"]].personal
-
-    def _to_row(self, record: dict) -> dict:
-        personal = rec.personal(record, self._fields(record))
-        body = json.loads(_dumps(record))
+    # -- what the store files and gives back (store/evidence_rows.py) --------------------------------
+    def _filed(self, record: dict) -> dict:
+        """A record as the store files it: its personal values apart from the rest (a redaction
+        clears only them), their keyed digests, the names and keys the store finds it by."""
+        personal = rec.personal(record, self._catalogue.records[record["type"]].personal)
+        body = copy.deepcopy(record)
         box = rec.holder(body)
         for f in personal:
             box[f] = None
@@ -232,47 +223,58 @@ class EvidenceLedger:
                 "subject": subject if isinstance(subject, str) else None,          # the store's indexes
                 "source_id": rec.message_id(record) if record["type"] == "lock" else None,
                 "observed_s": math.floor(parse(record["observed_at"]).timestamp()),
-                "recorded_at": record["recorded_at"], "body": _dumps(body), "personal": _dumps(personal),
-                "digests": _dumps({f: rec.keyed_digest(v, self._key) if self._key else None
-                                  for f, v in personal.items()}), "redaction_id": None}
+                "recorded_at": record["recorded_at"], "body": body, "personal": personal,
+                "digests": {f: rec.keyed_digest(v, self._key) if self._key else None for f, v in personal.items()}}
 
     def _from_row(self, tx: Any, row: dict) -> dict:
+        """The record the store gave back, its personal values in place, or their tombstones."""
         try:
-            record = json.loads(row["body"])
+            record = row["body"]                      # read afresh by the store: ours to fill
             box = rec.holder(record)
             if row["personal"] is not None:
-                box.update(json.loads(row["personal"]))
+                box.update(row["personal"])
             else:
-                for f, keyed in json.loads(row["digests"]).items():
+                for f, keyed in row["digests"].items():
                     box[f] = rec.tombstone(keyed, row["redaction_id"])
-                record["redaction"] = self._redaction_event(tx, row["redaction_id"])
+                event = tx.redaction(row["redaction_id"])
+                if event is None:
+                    raise KeyError(row["redaction_id"])
+                record["redaction"] = event["event"]
             return record
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
 
-    @staticmethod
-    def _redaction_event(tx: Any, redaction_id: str) -> dict:
-        row = tx.redaction(redaction_id)
-        if row is None:
-            raise KeyError(redaction_id)
-        return json.loads(row["event"])
+    @contextmanager
+    def _read(self, project: str | None) -> Iterator[Any]:
+        """One read transaction of `project` (None: this ledger's); a row that does not read is LEDGER_CORRUPT."""
+        try:
+            with self.store.read(project or self.project) as tx:
+                yield tx
+        except CorruptRow as exc:
+            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+
+    def _write(self, project: str | None, attempt: Callable[[Any], Any]) -> Any:
+        try:
+            return self.store.run_write(project or self.project, attempt)
+        except CorruptRow as exc:
+            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
 
     # -- reading --------------------------------------------------------------------------------
     def records(self, *, project: str | None = None) -> list[dict]:
         """Every record in append order; redacted personal fields read as tombstones."""
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             return [self._from_row(tx, row) for row in tx.rows()]
 
     def get(self, record_id: str, *, project: str | None = None) -> dict:
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             owner = tx.owner(record_id)
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
             return self._from_row(tx, tx.row(owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
-        with self.store.read(project or self.project) as tx:
-            return [json.loads(row["event"]) for row in tx.redaction_rows()]
+        with self._read(project) as tx:
+            return [row["event"] for row in tx.redaction_rows()]
 
     # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
     def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
@@ -296,24 +298,19 @@ class EvidenceLedger:
             except GroundrulesError as exc:
                 if exc.code not in self._refusals.curable:
                     raise
-            tx.add_interpretation({"id": interpretation["id"], "recorded_at": now, "body": _dumps(interpretation)},
-                                  sorted(keys))
+            tx.add_interpretation(interpretation, now, sorted(keys))
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
             raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
-        return self.store.run_write(project or self.project, attempt)
+        return self._write(project, attempt)
 
     def interpretations(self, *, project: str | None = None) -> list[dict]:
         """The stored interpretations in append order, but those a redaction withdrew."""
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             return self._stored(tx)
 
     def _stored(self, tx: Any, rows: list[dict] | None = None) -> list[dict]:
-        try:
-            return [json.loads(row["body"]) for row in (tx.interpretation_rows() if rows is None else rows)
-                    if row["body"] is not None]
-        except ValueError:
-            raise self._refusals.error("LEDGER_CORRUPT", record="(interpretations)") from None
+        return [row["body"] for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
 
     # -- what a call touches (touches.py) ------------------------------------------------------------
     def _keys(self, tx: Any, interpretation: Any) -> set[str]:
@@ -329,7 +326,7 @@ class EvidenceLedger:
 
     def _key_of(self, row: dict) -> tuple[str, str | None]:
         """(the key a cited record is touched by, the subject of the record) of a stored row."""
-        body = json.loads(row["body"])
+        body = row["body"]
         return self._record_key(body), body.get("subject") if isinstance(body.get("subject"), str) else None
 
     def _record_key(self, record: dict) -> str:
@@ -363,7 +360,7 @@ class EvidenceLedger:
         fold refuses a project that holds one (OBSERVED_AFTER_NOW), whatever a call touches."""
         at = parse(now)
         later = None if at is None else next((row for row in tx.observed_from(math.floor(at.timestamp()))
-                                              if parse(json.loads(row["body"])["observed_at"]) > at), None)
+                                              if parse(row["body"]["observed_at"]) > at), None)
         return set() if later is None else {self._key_of(later)[0]}
 
     def _records_touched(self, tx: Any, keys: set[str]) -> list[dict]:
@@ -381,7 +378,7 @@ class EvidenceLedger:
                     continue
                 found[row["seq"]] = row
                 if row["type"] == "derived":
-                    for ref in json.loads(row["body"]).get("derived_from", []):
+                    for ref in row["body"].get("derived_from", []):
                         owner = tx.owner(ref) if isinstance(ref, str) else None
                         if owner is not None:
                             key = self._key_of(tx.row(owner))[0]
@@ -393,7 +390,7 @@ class EvidenceLedger:
         """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
         with `subject`, of the records about it and the locks inside them; with `scope_context`, for
         that context (fold() sets aside the evidence that does not fit it)."""
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             if subject is None:
                 records = [self._from_row(tx, row) for row in tx.rows()]
                 if interpretations is None:
@@ -450,13 +447,12 @@ class EvidenceLedger:
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
                 events[0]["withdrawn_interpretations"] = withdrawn
-            removed[:] = [json.loads(tx.row(e["record"])["personal"] or "{}") for e in events] \
-                if self._on_redaction else []
-            tx.clear([dict(e, json=_dumps(e)) for e in events])
+            removed[:] = [tx.row(e["record"])["personal"] or {} for e in events] if self._on_redaction else []
+            tx.clear(events)
             tx.withdraw(withdrawn, events[0]["id"])
             return events
         removed: list = []
-        events = self.store.run_write(project or self.project, attempt)
+        events = self._write(project, attempt)
         for listener in self._on_redaction:
             listener(project or self.project, events, removed)
         self.store.forget()
@@ -475,7 +471,7 @@ class EvidenceLedger:
         for row in tx.interpretations_at(tx.keyed(sorted(keys))):    # those that touch it, by their keys
             if row["body"] is None:
                 continue
-            body = json.loads(row["body"])
+            body = row["body"]
             refs = {d.get("lock") for d in body.get("dispositions", []) if isinstance(d, dict)}
             for event in body.get("events", []):
                 for cite in event.get("evidence", []) if isinstance(event, dict) else []:
@@ -487,7 +483,7 @@ class EvidenceLedger:
 
     def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:
         event = {"id": self._ids(), "record": row["id"], "by": by, "reason": reason, "at": at,
-                 "fields": list(json.loads(row["digests"]))}
+                 "fields": list(row["digests"])}
         if cascade_of:
             event["cascade_of"] = cascade_of
         return event
