@@ -84,7 +84,7 @@ class LedgerIndex:
 
     def _source_id(self, record: dict) -> str | None:
         if self.locker is None:           # merge.yaml's examples: messages only, nothing scanned
-            return rec.message_id(record) if record["type"] == "message" else None
+            return rec.message_name(record)
         return locking.source_id(record, self.locker.catalogue)
 
     def _add(self, record: dict, position: int) -> None:
@@ -102,9 +102,9 @@ class LedgerIndex:
                                       now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
         integrity.check(record, self, self.refusals, at, lambda key: at)
-        if record["type"] == "lock":
+        if rec.is_lock(record):
             accepted = self._accept_lock(record, at)
-            if accepted["lock"].get("id") != record["lock"].get("id"):     # named by the engine: a name of its own
+            if rec.lock_id(accepted) != rec.lock_id(record):     # named by the engine: a name of its own
                 integrity.check(accepted, self, self.refusals, at, lambda key: at)
             record = accepted
         for name, key in rec.names(record):
@@ -112,8 +112,8 @@ class LedgerIndex:
         sid = self._source_id(record)
         if sid is not None:
             self._add_source(record, sid)
-        if record["type"] == "lock":
-            sid = record["lock"]["locator"]["message_id"]
+        if rec.is_lock(record):
+            sid = rec.inside(record)
             self.locks_in[sid].append(record["id"])
             self._inherit(entry, record, sid)
         self._classify(entry)
@@ -145,7 +145,7 @@ class LedgerIndex:
     def _accept_lock(self, record: dict, at: str) -> dict:
         """The lock record as accepted: one of the engine's locks of an earlier source, completed
         from it (locking.accept). Without a locker (merge.yaml's examples) it is taken as written."""
-        sid = record["lock"]["locator"]["message_id"]
+        sid = rec.inside(record)
         source = self.sources.get(sid)
         if source is None:
             raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
@@ -172,7 +172,7 @@ class LedgerIndex:
             for lock in (source.found or []) if source else []:
                 if lock["id"] in source.claimed:
                     continue
-                record = {"id": lock["id"], "type": "lock", "lock": lock}
+                record = rec.lock_record(lock, lock["id"])
                 self._name(lock["id"], "record", lock["id"], f"records[{entry.position}] (its lock {lock['id']})")
                 added = Entry(record, entry.position)
                 self._inherit(added, record, sid)
@@ -181,15 +181,15 @@ class LedgerIndex:
         self.entries = ordered
         self.locks_in = {sid: [] for sid in self.locks_in}
         for rid, e in ordered.items():                    # in ledger order, the added ones included
-            if e.record["type"] == "lock":
-                self.locks_in[e.record["lock"]["locator"]["message_id"]].append(rid)
+            if rec.is_lock(e.record):
+                self.locks_in[rec.inside(e.record)].append(rid)
 
     # -- reading --------------------------------------------------------------------------------
     def validity(self, record_id: str) -> str:
         return validity(self.entries[record_id].window, self.now)
 
     def lock_records(self) -> list[str]:
-        return [rid for rid, e in self.entries.items() if e.record["type"] == "lock"]
+        return [rid for rid, e in self.entries.items() if rec.is_lock(e.record)]
 
     def scope_of(self, record_id: str) -> dict:
         """The record's applicability and version (§六: 适用于什么, 哪个版本); a lock's are its source's

@@ -32,13 +32,12 @@ def check(record: dict, earlier: Earlier, refusals: RefusalCatalogue, at: str, n
     for name, key in rec.names(record):
         if earlier.answers(name):
             raise refusals.error("DUPLICATE_ID", id=name, at=name_at(key))
-    if record["type"] == "message" and "locator" in record:
-        loc = record["locator"]
+    loc = rec.excerpt(record)
+    if loc is not None:
         text = earlier.source_text(loc["message_id"])
         if text is not None and rec.span_problem(text, loc["start"], loc["end"], record["content"]) == "mismatch":
             raise refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
                                  start=loc["start"], end=loc["end"])
-    if record["type"] == "derived":
-        for n, ref in enumerate(record["derived_from"]):
-            if not earlier.answers(ref):
-                raise refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
+    for n, ref in enumerate(rec.derived_from(record)):
+        if not earlier.answers(ref):
+            raise refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")

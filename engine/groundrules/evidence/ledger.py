@@ -101,8 +101,7 @@ class EvidenceLedger:
         message = self.shaped(message)
         if isinstance(message, dict) and "id" not in message:
             message = dict(message, id=self._ids())           # the locks point at the id it will have
-        named = [{"id": c["id"], "type": "lock", "lock": c} if isinstance(c, dict) and "id" in c
-                 else {"type": "lock", "lock": c} for c in locks or []]
+        named = [rec.lock_record(c, c["id"] if isinstance(c, dict) and "id" in c else None) for c in locks or []]
         return self.append_all([message] + named, project=project)
 
     def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
@@ -121,7 +120,7 @@ class EvidenceLedger:
                 sid = locking.source_id(record, self._catalogue)
                 if sid is not None:
                     sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
-                elif record["type"] == "lock":
+                elif rec.is_lock(record):
                     record = self._claim(tx, record, sources, at)
                 ordered.append((record, at))
             filed, stored, pending = [], [], {}
@@ -143,8 +142,7 @@ class EvidenceLedger:
     def _claim(self, tx: Any, record: dict, sources: dict, at: str) -> dict:
         """A lock record as it will be stored: one of the engine's locks of its source (earlier in
         this batch, or stored), completed from it; refused as the fold refuses it."""
-        lock = record["lock"]
-        sid = lock["locator"]["message_id"]
+        sid = rec.inside(record)
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
@@ -177,7 +175,7 @@ class EvidenceLedger:
             _, found, claimed = sources[sid]
             for c in found or []:
                 if c["id"] not in claimed:
-                    out.append((self._prepare({"id": c["id"], "type": "lock", "lock": c}, now, f"{at} (its lock)"),
+                    out.append((self._prepare(rec.lock_record(c, c["id"]), now, f"{at} (its lock)"),
                                 f"{at} (its lock {c['id']})"))
         return out
 
@@ -218,10 +216,9 @@ class EvidenceLedger:
             box[f] = None
         subject = record.get("subject")
         return {"id": record["id"], "type": record["type"],
-                "message_id": rec.message_id(record) if record["type"] == "message" else None,
-                "lock_id": record["lock"]["id"] if record["type"] == "lock" else None,
+                "message_id": rec.message_name(record), "lock_id": rec.lock_id(record),
                 "subject": subject if isinstance(subject, str) else None,          # the store's indexes
-                "source_id": rec.message_id(record) if record["type"] == "lock" else None,
+                "source_id": rec.inside(record),
                 "observed_s": math.floor(parse(record["observed_at"]).timestamp()),
                 "recorded_at": record["recorded_at"], "body": body, "personal": personal,
                 "digests": {f: rec.keyed_digest(v, self._key) if self._key else None for f, v in personal.items()}}
@@ -331,9 +328,9 @@ class EvidenceLedger:
 
     def _record_key(self, record: dict) -> str:
         """`src:<source>` for a raw source and the locks inside it, `rec:<id>` for any other record."""
-        if record["type"] == "lock":
-            return "src:" + rec.message_id(record)
-        sid = locking.source_id(record, self._catalogue)
+        sid = rec.inside(record)
+        if sid is None:
+            sid = locking.source_id(record, self._catalogue)
         return "src:" + sid if sid is not None else "rec:" + record["id"]
 
     def _touched(self, tx: Any, wanted: set[str]) -> tuple[set[str], list[dict]] | None:
@@ -377,12 +374,11 @@ class EvidenceLedger:
                 if row["seq"] in found:
                     continue
                 found[row["seq"]] = row
-                if row["type"] == "derived":
-                    for ref in row["body"].get("derived_from", []):
-                        owner = tx.owner(ref) if isinstance(ref, str) else None
-                        if owner is not None:
-                            key = self._key_of(tx.row(owner))[0]
-                            (sources if key.startswith("src:") else others).add(key[4:])
+                for ref in rec.derived_from(row["body"]):
+                    owner = tx.owner(ref) if isinstance(ref, str) else None
+                    if owner is not None:
+                        key = self._key_of(tx.row(owner))[0]
+                        (sources if key.startswith("src:") else others).add(key[4:])
         return [self._from_row(tx, found[s]) for s in sorted(found)]
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
@@ -414,7 +410,7 @@ class EvidenceLedger:
         for row in rows.values():
             key = self._key_of(row)[0]
             keys.add(key)
-            if key.startswith("src:") and row["type"] != "lock":        # a source about it: its locks too
+            if key.startswith("src:") and rec.inside(row["body"]) is None:    # a source about it: its locks too
                 inside.add(key[4:])
         rows.update((row["seq"], row) for row in tx.locks_inside(sorted(inside)))
         records = [self._from_row(tx, rows[s]) for s in sorted(rows)]
