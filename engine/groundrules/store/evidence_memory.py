@@ -68,16 +68,16 @@ class MemoryEvidenceTx:
         return next((r["id"] for r in self.data["records"] if name in (r["id"], r["message_id"], r["lock_id"])), None)
 
     def rows_about(self, subject: str) -> list[dict]:
-        return self._seq_rows(lambda r: r.get("subject") == subject)
+        return self._seq_rows(lambda r: r["subject"] == subject)
 
     def locks_inside(self, sources: list[str]) -> list[dict]:
-        return self._seq_rows(lambda r: r["type"] == "lock" and r.get("source_id") in sources)
+        return self._seq_rows(lambda r: r["source_id"] is not None and r["source_id"] in sources)
 
     def rows_named(self, ids: list[str]) -> list[dict]:
         return self._seq_rows(lambda r: r["id"] in ids)
 
     def observed_from(self, second: int) -> list[dict]:
-        return self._seq_rows(lambda r: r.get("observed_s") is not None and r["observed_s"] >= second)
+        return self._seq_rows(lambda r: r["observed_s"] >= second)
 
     def _seq_rows(self, wanted: Callable[[dict], bool]) -> list[dict]:
         return [layout.record(dict(r, seq=n)) for n, r in enumerate(self.data["records"], 1) if wanted(r)]
