@@ -238,7 +238,7 @@ class EvidenceLedger:
                     raise KeyError(row["redaction_id"])
                 record["redaction"] = event["event"]
             return record
-        except (KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError):
             raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
 
     @contextmanager

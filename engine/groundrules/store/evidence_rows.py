@@ -38,7 +38,8 @@ def row(filed: Mapping) -> dict:
 
 
 def record(r: Mapping) -> dict:
-    """What the ledger reads of a record row (and its `seq` when selected): the JSON read."""
+    """What the ledger reads of a record row (and its `seq` when selected): the JSON read, into
+    objects of its own on every read (the caller may fill them in)."""
     out = {k: r[k] for k in COLUMNS}
     if "seq" in r.keys():
         out["seq"] = r["seq"]
