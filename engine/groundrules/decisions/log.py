@@ -26,11 +26,14 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError, StorageFailure
 from . import crypto, masking, times
+
+if TYPE_CHECKING:
+    from ..store.protocols import DecisionStore
 
 log = logging.getLogger("groundrules.decisions")
 UNKNOWN_TOOL = "(unknown)"
@@ -56,7 +59,7 @@ class _Writer:
     rulebook takes over retention with the first call it answers, and a reload that failed
     after its log was made never does)."""
 
-    def __init__(self, store: Any, key: crypto.DecisionKey, ids: Any, clock: Callable[[], str | int],
+    def __init__(self, store: DecisionStore, key: crypto.DecisionKey, ids: Any, clock: Callable[[], str | int],
                  timer: Callable[[], int], batch_s: float, max_pending: int, purge_every_s: float | None,
                  masking_table: Any):
         from ..api import TOOLS
@@ -194,7 +197,7 @@ class DecisionLog:
     on start and every `purge_every_s` (None: only when `purge` is called). `with_rulebook` gives
     the same log masked and kept by another rulebook's table (a rule reload)."""
 
-    def __init__(self, store: Any, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
+    def __init__(self, store: DecisionStore, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
                  clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
                  batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
         self.masking = _table(rulebook or rulebooks.default())
