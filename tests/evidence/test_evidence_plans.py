@@ -8,7 +8,6 @@ a table or search an index on the project alone."""
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
 
@@ -42,18 +41,18 @@ def fill(ledger: EvidenceLedger, subjects: int) -> None:
     for s in range(subjects):
         at = f"2029-{1 + s % 12:02d}-{1 + s % 28:02d}T{s % 24:02d}:{s % 60:02d}:00+08:00"
         record = dict(sample, id=f"o{s}", subject=f"other_{s}", observed_at=at, recorded_at=at)
-        rows.append(ledger._to_row(record))
-        rows.append(ledger._to_row(dict(record, id=f"o{s}b", content="明天再说")))
-        rows.append(ledger._to_row({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
+        rows.append(ledger._filed(record))
+        rows.append(ledger._filed(dict(record, id=f"o{s}b", content="明天再说")))
+        rows.append(ledger._filed({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
                                     "lock": dict(lock, id=f"L-o{s}", locator=dict(lock["locator"], message_id=f"o{s}"))}))
         interpretations.append({"id": f"I-o{s}", "events": [{"id": f"e-o{s}", "type": "decline", "slot": "phone",
                                                               "evidence": [f"o{s}"]}],
                                 "dispositions": [{"lock": f"L-o{s}", "dismissed": "noise"}]})
     with ledger.store.write("p1") as tx:
         tx.insert(rows)
-        tx.clear([{"id": f"R-o{s}", "record": f"o{s}b", "json": "{}"} for s in range(0, subjects, 3)])
+        tx.clear([{"id": f"R-o{s}", "record": f"o{s}b"} for s in range(0, subjects, 3)])
         for i in interpretations:
-            tx.add_interpretation({"id": i["id"], "recorded_at": "2030-01-01T00:00:00+08:00", "body": json.dumps(i)},
+            tx.add_interpretation(i, "2030-01-01T00:00:00+08:00",
                                   sorted({f"i:{i['id']}", f"e:{i['events'][0]['id']}", f"src:{i['events'][0]['evidence'][0]}"}))
 
 

@@ -130,25 +130,29 @@ def fill_evidence(ledger: EvidenceLedger, records: int) -> None:
     interpretation each), as the ledger writes them, in one transaction."""
     sample = {"id": "o", "type": "message", "role": "user", "state": "sent", "content": "微信 wx_other1"}
     (lock,) = locking.engine_locks(sample, ledger._catalogue, ledger._book)
+    filed = hasattr(ledger, "_filed")            # an earlier commit's ledger wrote the rows itself (--root)
+    file = ledger._filed if filed else ledger._to_row
     rows, interpretations = [], []
     for s in range(records // 3):
         at = f"2029-{1 + s % 12:02d}-{1 + s % 28:02d}T{s % 24:02d}:{s % 60:02d}:00+08:00"
         record = dict(sample, id=f"o{s}", subject=f"other_{s}", observed_at=at, recorded_at=at)
-        rows += [ledger._to_row(record), ledger._to_row(dict(record, id=f"o{s}b", content="明天再说")),
-                 ledger._to_row({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
-                                 "lock": dict(lock, id=f"L-o{s}", locator=dict(lock["locator"], message_id=f"o{s}"))})]
+        rows += [file(record), file(dict(record, id=f"o{s}b", content="明天再说")),
+                 file({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
+                       "lock": dict(lock, id=f"L-o{s}", locator=dict(lock["locator"], message_id=f"o{s}"))})]
         interpretations.append({"id": f"I-o{s}", "events": [{"id": f"e-o{s}", "type": "set", "slot": "wechat",
                                                              "value": "wx_other1", "evidence": [f"L-o{s}"]}],
                                 "dispositions": [{"lock": f"L-o{s}", "slot": "wechat"}]})
     keyed = hasattr(ledger, "_keys")             # an earlier commit's ledger keeps no keys (--root)
+    recorded = "2030-01-01T00:00:00+08:00"
     with ledger.store.write("p1") as tx:
         tx.insert(rows)
         for i in interpretations:
-            row = {"id": i["id"], "recorded_at": "2030-01-01T00:00:00+08:00", "body": json.dumps(i, ensure_ascii=False)}
-            if keyed:
-                tx.add_interpretation(row, sorted(ledger._keys(tx, i)))
+            keys = [sorted(ledger._keys(tx, i))] if keyed else []
+            if filed:
+                tx.add_interpretation(i, recorded, *keys)
             else:
-                tx.add_interpretation(row)
+                tx.add_interpretation({"id": i["id"], "recorded_at": recorded, "body": json.dumps(i, ensure_ascii=False)},
+                                      *keys)
 
 
 def fill_findings(store, rows: int) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import locking
+from . import integrity, locking
 from . import records as rec
 from ..dates import parse_instant as parse
 from .timeutil import validity
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 SCOPE_TIMES = ("observed_at", "recorded_at", "valid_from", "valid_until")
 INHERITED = ("applicability", "version")        # a lock without them takes its source's, as its window
+NAME_KINDS = {"id": "record", "message_id": "message", "lock.id": "lock"}     # records.names' keys
 
 
 @dataclass(frozen=True)
@@ -83,15 +84,11 @@ class LedgerIndex:
 
     def _source_id(self, record: dict) -> str | None:
         if self.locker is None:           # merge.yaml's examples: messages only, nothing scanned
-            return rec.message_id(record) if record["type"] == "message" else None
+            return rec.message_name(record)
         return locking.source_id(record, self.locker.catalogue)
 
     def _add(self, record: dict, position: int) -> None:
         at = f"records[{position}]"
-        rid = record["id"]
-        if rid in self.entries:
-            raise self.refusals.error("DUPLICATE_ID", id=rid, at=at)
-        self._name(rid, "record", rid, at)
         entry = Entry(record, position)
         times = {}
         for key in SCOPE_TIMES:
@@ -104,29 +101,38 @@ class LedgerIndex:
             raise self.refusals.error("OBSERVED_AFTER_NOW", at=f"{at}.observed_at", observed_at=record["observed_at"],
                                       now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
-        kind = record["type"]
+        integrity.check(record, self, self.refusals, at, lambda key: at)
+        if rec.is_lock(record):
+            accepted = self._accept_lock(record, at)
+            if rec.lock_id(accepted) != rec.lock_id(record):     # named by the engine: a name of its own
+                integrity.check(accepted, self, self.refusals, at, lambda key: at)
+            record = accepted
+        for name, key in rec.names(record):
+            self.refs[name] = (NAME_KINDS[key], record["id"])
         sid = self._source_id(record)
         if sid is not None:
-            self._add_source(record, sid, at)
-        if kind == "message" and "locator" in record:
-            self._check_excerpt(record, at)
-        elif kind == "lock":
-            entry.record = record = self._add_lock(record, entry, at)
-        elif kind == "derived":
-            for n, ref in enumerate(record["derived_from"]):
-                if ref not in self.refs:
-                    raise self.refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
+            self._add_source(record, sid)
+        if rec.is_lock(record):
+            sid = rec.inside(record)
+            self.locks_in[sid].append(record["id"])
+            self._inherit(entry, record, sid)
         self._classify(entry)
-        self.entries[rid] = entry
+        self.entries[record["id"]] = entry
+
+    # -- what integrity.check reads -------------------------------------------------------------
+    def answers(self, name: str) -> bool:
+        return name in self.refs
+
+    def source_text(self, sid: str) -> Any:
+        source = self.sources.get(sid)
+        return None if source is None else source.text
 
     def _classify(self, entry: Entry) -> None:
         record = entry.record
         entry.source, entry.rank = self.policy.source_of({"record": record, "message": entry.message}
                                                          if entry.message else {"record": record})
 
-    def _add_source(self, record: dict, sid: str, at: str) -> None:
-        if sid != record["id"]:
-            self._name(sid, "message", record["id"], at)
+    def _add_source(self, record: dict, sid: str) -> None:
         if self.locker is None:
             text, found = record.get("content"), []
         else:
@@ -136,32 +142,16 @@ class LedgerIndex:
         self.source_ids[record["id"]] = sid
         self.locks_in.setdefault(sid, [])
 
-    def _check_excerpt(self, record: dict, at: str) -> None:
-        """The seed's E07 quotes [start, end) of a message: checked against it when it came first."""
-        loc = record["locator"]
-        source = self.sources.get(loc["message_id"])
-        if source is not None and source.record_id != record["id"] and \
-                rec.span_problem(source.text, loc["start"], loc["end"], record["content"]) == "mismatch":
-            raise self.refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
-                                      start=loc["start"], end=loc["end"])
-
-    def _add_lock(self, record: dict, entry: Entry, at: str) -> dict:
+    def _accept_lock(self, record: dict, at: str) -> dict:
         """The lock record as accepted: one of the engine's locks of an earlier source, completed
         from it (locking.accept). Without a locker (merge.yaml's examples) it is taken as written."""
-        lock = record["lock"]
-        sid = lock["locator"]["message_id"]
+        sid = rec.inside(record)
         source = self.sources.get(sid)
         if source is None:
             raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
-        if "id" in lock:                  # ids first, as for every record: a name is never used twice
-            self._name(lock["id"], "lock", record["id"], at)
-        if self.locker is not None:
-            record = locking.accept(record, source.text, source.found, source.claimed, self.locker.key,
-                                    self.refusals, at)
-            self._name(record["lock"]["id"], "lock", record["id"], at)
-        self.locks_in[sid].append(record["id"])
-        self._inherit(entry, record, sid)
-        return record
+        if self.locker is None:
+            return record
+        return locking.accept(record, source.text, source.found, source.claimed, self.locker.key, self.refusals, at)
 
     def _inherit(self, entry: Entry, record: dict, sid: str) -> None:
         """A lock is read with its source: the source record, its window, its applicability."""
@@ -182,7 +172,7 @@ class LedgerIndex:
             for lock in (source.found or []) if source else []:
                 if lock["id"] in source.claimed:
                     continue
-                record = {"id": lock["id"], "type": "lock", "lock": lock}
+                record = rec.lock_record(lock, lock["id"])
                 self._name(lock["id"], "record", lock["id"], f"records[{entry.position}] (its lock {lock['id']})")
                 added = Entry(record, entry.position)
                 self._inherit(added, record, sid)
@@ -191,15 +181,15 @@ class LedgerIndex:
         self.entries = ordered
         self.locks_in = {sid: [] for sid in self.locks_in}
         for rid, e in ordered.items():                    # in ledger order, the added ones included
-            if e.record["type"] == "lock":
-                self.locks_in[e.record["lock"]["locator"]["message_id"]].append(rid)
+            if rec.is_lock(e.record):
+                self.locks_in[rec.inside(e.record)].append(rid)
 
     # -- reading --------------------------------------------------------------------------------
     def validity(self, record_id: str) -> str:
         return validity(self.entries[record_id].window, self.now)
 
     def lock_records(self) -> list[str]:
-        return [rid for rid, e in self.entries.items() if e.record["type"] == "lock"]
+        return [rid for rid, e in self.entries.items() if rec.is_lock(e.record)]
 
     def scope_of(self, record_id: str) -> dict:
         """The record's applicability and version (§六: 适用于什么, 哪个版本); a lock's are its source's

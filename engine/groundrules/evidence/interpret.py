@@ -87,7 +87,7 @@ class Checker:
             for j, d in enumerate(interp["dispositions"]):
                 at = f"interpretations[{i}].dispositions[{j}]"
                 ref = self.index.refs.get(d["lock"])
-                if ref is None or self.index.entries[ref[1]].record["type"] != "lock":
+                if ref is None or not rec.is_lock(self.index.entries[ref[1]].record):
                     raise self.refuse("UNKNOWN_EVIDENCE", ref=d["lock"], at=at)
                 if "slot" in d:
                     self._known_slot(d["slot"], at + ".slot")
@@ -180,7 +180,7 @@ class Checker:
             kind, rid = ref
             record = index.entries[rid].record
             self._raw(rid, cite, at)
-            if record["type"] == "lock":
+            if rec.is_lock(record):
                 covered = [rid]
             else:                            # a raw source covers the locks inside it
                 sid = index.source_ids.get(rid)
@@ -216,7 +216,7 @@ class Checker:
         if not slot.lock_kinds:
             return
         entries = self.index.entries
-        direct = {c["record"] for c in event.citations if entries[c["record"]].record["type"] == "lock"}
+        direct = {c["record"] for c in event.citations if rec.is_lock(entries[c["record"]].record)}
         assigned = []
         for lock_rid in event.locks:
             lock = entries[lock_rid].record["lock"]

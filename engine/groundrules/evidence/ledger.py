@@ -14,25 +14,23 @@ by the store's subject index, an interpretation's neighbours by the keys of what
 """
 from __future__ import annotations
 
-import json
+import copy
 import math
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
-from . import locking, touches
+from . import integrity, locking, touches
 from . import records as rec
 from .contract import record_problem
 from .core import CLEARING_OPS
 from ..errors import GroundrulesError
 from .fold import fold, tables
 from ..dates import parse_instant as parse
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+from ..store.evidence_rows import CorruptRow
 
 
 class EvidenceLedger:
@@ -59,7 +57,7 @@ class EvidenceLedger:
         for row in pending:
             if row["body"] is not None:
                 with self.store.write(row["project"]) as tx:
-                    tx.add_keys(row["seq"], sorted(self._keys(tx, json.loads(row["body"]))))
+                    tx.add_keys(row["seq"], sorted(self._keys(tx, row["body"])))
         if pending:
             self.store.keyed_all()
 
@@ -103,8 +101,7 @@ class EvidenceLedger:
         message = self.shaped(message)
         if isinstance(message, dict) and "id" not in message:
             message = dict(message, id=self._ids())           # the locks point at the id it will have
-        named = [{"id": c["id"], "type": "lock", "lock": c} if isinstance(c, dict) and "id" in c
-                 else {"type": "lock", "lock": c} for c in locks or []]
+        named = [rec.lock_record(c, c["id"] if isinstance(c, dict) and "id" in c else None) for c in locks or []]
         return self.append_all([message] + named, project=project)
 
     def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
@@ -123,23 +120,20 @@ class EvidenceLedger:
                 sid = locking.source_id(record, self._catalogue)
                 if sid is not None:
                     sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
-                elif record["type"] == "lock":
+                elif rec.is_lock(record):
                     record = self._claim(tx, record, sources, at)
                 ordered.append((record, at))
-            rows, stored, pending = [], [], {}
+            filed, stored, pending = [], [], {}
             for record, at in self._with_engine_locks(ordered, sources, now):
                 self._check(tx, record, pending, at)
-                row = self._to_row(record)
-                pending[record["id"]] = row
-                for name in (row["message_id"], row["lock_id"]):
-                    if name:
-                        pending[name] = row
-                rows.append(row)
+                for name, _ in rec.names(record):
+                    pending[name] = record
+                filed.append(self._filed(record))
                 stored.append(record)
-            tx.insert(rows)
+            tx.insert(filed)
             return stored
         try:
-            return self.store.run_write(project or self.project, attempt)
+            return self._write(project, attempt)
         except GroundrulesError as exc:
             if exc.code == "LOCK_TIMEOUT" and exc.code in self._refusals.codes:
                 raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
@@ -148,8 +142,7 @@ class EvidenceLedger:
     def _claim(self, tx: Any, record: dict, sources: dict, at: str) -> dict:
         """A lock record as it will be stored: one of the engine's locks of its source (earlier in
         this batch, or stored), completed from it; refused as the fold refuses it."""
-        lock = record["lock"]
-        sid = lock["locator"]["message_id"]
+        sid = rec.inside(record)
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
@@ -166,7 +159,7 @@ class EvidenceLedger:
         spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}
         claimed = {}
         for row in tx.locks_inside([sid]):
-            lock = json.loads(row["body"])["lock"]
+            lock = row["body"]["lock"]
             loc = lock["locator"]
             claimed[spans.get((loc["start"], loc["end"], lock["pattern"]), lock["id"])] = row["id"]
         return claimed
@@ -182,7 +175,7 @@ class EvidenceLedger:
             _, found, claimed = sources[sid]
             for c in found or []:
                 if c["id"] not in claimed:
-                    out.append((self._prepare({"id": c["id"], "type": "lock", "lock": c}, now, f"{at} (its lock)"),
+                    out.append((self._prepare(rec.lock_record(c, c["id"]), now, f"{at} (its lock)"),
                                 f"{at} (its lock {c['id']})"))
         return out
 
@@ -202,96 +195,83 @@ class EvidenceLedger:
         return record
 
     def _check(self, tx: Any, record: dict, pending: dict, at: str) -> None:
-        names = [(record["id"], "id")]
-        mid = rec.message_id(record)
-        if record["type"] == "message" and mid != record["id"]:
-            names.append((mid, "message_id"))
-        if record["type"] == "lock" and record["lock"]["id"] != record["id"]:
-            names.append((record["lock"]["id"], "lock.id"))
-        for name, key in names:
-            if name in pending or tx.owner(name) is not None:
-                raise self._refusals.error("DUPLICATE_ID", id=name, at=f"{at}.{key}")
-        if record["type"] == "message" and "locator" in record:       # the seed's E07: an excerpt of a message
-            loc = record["locator"]
-            source = self._message(tx, loc["message_id"], pending)
-            if source is not None and rec.span_problem(locking.text_of(source, self._catalogue), loc["start"],
-                                                       loc["end"], record["content"]) == "mismatch":
-                raise self._refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
-                                           start=loc["start"], end=loc["end"])
-        if record["type"] == "derived":
-            for n, ref in enumerate(record["derived_from"]):
-                if ref not in pending and tx.owner(ref) is None:
-                    raise self._refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
+        integrity.check(record, _Earlier(self, tx, pending), self._refusals, at, lambda key: f"{at}.{key}")
 
     def _message(self, tx: Any, sid: str, pending: dict) -> dict | None:
         """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
-        row = pending.get(sid)
-        if row is None:
+        record = pending.get(sid)
+        if record is None:
             owner = tx.owner(sid)
-            row = tx.row(owner) if owner is not None else None
-        if row is None:
-            return None
-        record = self._from_row(tx, row)
-        return record if locking.source_id(record, self._catalogue) == sid else None
+            record = self._from_row(tx, tx.row(owner)) if owner is not None else None
+        return record if record is not None and locking.source_id(record, self._catalogue) == sid else None
 
-    # -- rows -----------------------------------------------------------------------------------
-    def _fields(self, record: dict) -> tuple:
-        return self._catalogue.records[record["type"]].personal
-
-    def _to_row(self, record: dict) -> dict:
-        personal = rec.personal(record, self._fields(record))
-        body = json.loads(_dumps(record))
+    # -- what the store files and gives back (store/evidence_rows.py) --------------------------------
+    def _filed(self, record: dict) -> dict:
+        """A record as the store files it: its personal values apart from the rest (a redaction
+        clears only them), their keyed digests, the names and keys the store finds it by."""
+        personal = rec.personal(record, self._catalogue.records[record["type"]].personal)
+        body = copy.deepcopy(record)
         box = rec.holder(body)
         for f in personal:
             box[f] = None
         subject = record.get("subject")
         return {"id": record["id"], "type": record["type"],
-                "message_id": rec.message_id(record) if record["type"] == "message" else None,
-                "lock_id": record["lock"]["id"] if record["type"] == "lock" else None,
+                "message_id": rec.message_name(record), "lock_id": rec.lock_id(record),
                 "subject": subject if isinstance(subject, str) else None,          # the store's indexes
-                "source_id": rec.message_id(record) if record["type"] == "lock" else None,
+                "source_id": rec.inside(record),
                 "observed_s": math.floor(parse(record["observed_at"]).timestamp()),
-                "recorded_at": record["recorded_at"], "body": _dumps(body), "personal": _dumps(personal),
-                "digests": _dumps({f: rec.keyed_digest(v, self._key) if self._key else None
-                                  for f, v in personal.items()}), "redaction_id": None}
+                "recorded_at": record["recorded_at"], "body": body, "personal": personal,
+                "digests": {f: rec.keyed_digest(v, self._key) if self._key else None for f, v in personal.items()}}
 
     def _from_row(self, tx: Any, row: dict) -> dict:
+        """The record the store gave back, its personal values in place, or their tombstones."""
         try:
-            record = json.loads(row["body"])
+            record = row["body"]                      # read afresh by the store: ours to fill
             box = rec.holder(record)
             if row["personal"] is not None:
-                box.update(json.loads(row["personal"]))
+                box.update(row["personal"])
             else:
-                for f, keyed in json.loads(row["digests"]).items():
+                for f, keyed in row["digests"].items():
                     box[f] = rec.tombstone(keyed, row["redaction_id"])
-                record["redaction"] = self._redaction_event(tx, row["redaction_id"])
+                event = tx.redaction(row["redaction_id"])
+                if event is None:
+                    raise KeyError(row["redaction_id"])
+                record["redaction"] = event["event"]
             return record
-        except (ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
 
-    @staticmethod
-    def _redaction_event(tx: Any, redaction_id: str) -> dict:
-        row = tx.redaction(redaction_id)
-        if row is None:
-            raise KeyError(redaction_id)
-        return json.loads(row["event"])
+    @contextmanager
+    def _read(self, project: str | None) -> Iterator[Any]:
+        """One read transaction of `project` (None: this ledger's); a row that does not read is LEDGER_CORRUPT."""
+        try:
+            with self.store.read(project or self.project) as tx:
+                yield tx
+        except CorruptRow as exc:
+            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+
+    def _write(self, project: str | None, attempt: Callable[[Any], Any]) -> Any:
+        try:
+            return self.store.run_write(project or self.project, attempt)
+        except CorruptRow as exc:
+            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
 
     # -- reading --------------------------------------------------------------------------------
     def records(self, *, project: str | None = None) -> list[dict]:
         """Every record in append order; redacted personal fields read as tombstones."""
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             return [self._from_row(tx, row) for row in tx.rows()]
 
     def get(self, record_id: str, *, project: str | None = None) -> dict:
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             owner = tx.owner(record_id)
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
             return self._from_row(tx, tx.row(owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
-        with self.store.read(project or self.project) as tx:
-            return [json.loads(row["event"]) for row in tx.redaction_rows()]
+        with self._read(project) as tx:
+            return [row["event"] for row in tx.redaction_rows()]
 
     # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
     def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
@@ -315,24 +295,19 @@ class EvidenceLedger:
             except GroundrulesError as exc:
                 if exc.code not in self._refusals.curable:
                     raise
-            tx.add_interpretation({"id": interpretation["id"], "recorded_at": now, "body": _dumps(interpretation)},
-                                  sorted(keys))
+            tx.add_interpretation(interpretation, now, sorted(keys))
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
             raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
-        return self.store.run_write(project or self.project, attempt)
+        return self._write(project, attempt)
 
     def interpretations(self, *, project: str | None = None) -> list[dict]:
         """The stored interpretations in append order, but those a redaction withdrew."""
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             return self._stored(tx)
 
     def _stored(self, tx: Any, rows: list[dict] | None = None) -> list[dict]:
-        try:
-            return [json.loads(row["body"]) for row in (tx.interpretation_rows() if rows is None else rows)
-                    if row["body"] is not None]
-        except ValueError:
-            raise self._refusals.error("LEDGER_CORRUPT", record="(interpretations)") from None
+        return [row["body"] for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
 
     # -- what a call touches (touches.py) ------------------------------------------------------------
     def _keys(self, tx: Any, interpretation: Any) -> set[str]:
@@ -348,14 +323,14 @@ class EvidenceLedger:
 
     def _key_of(self, row: dict) -> tuple[str, str | None]:
         """(the key a cited record is touched by, the subject of the record) of a stored row."""
-        body = json.loads(row["body"])
+        body = row["body"]
         return self._record_key(body), body.get("subject") if isinstance(body.get("subject"), str) else None
 
     def _record_key(self, record: dict) -> str:
         """`src:<source>` for a raw source and the locks inside it, `rec:<id>` for any other record."""
-        if record["type"] == "lock":
-            return "src:" + rec.message_id(record)
-        sid = locking.source_id(record, self._catalogue)
+        sid = rec.inside(record)
+        if sid is None:
+            sid = locking.source_id(record, self._catalogue)
         return "src:" + sid if sid is not None else "rec:" + record["id"]
 
     def _touched(self, tx: Any, wanted: set[str]) -> tuple[set[str], list[dict]] | None:
@@ -382,7 +357,7 @@ class EvidenceLedger:
         fold refuses a project that holds one (OBSERVED_AFTER_NOW), whatever a call touches."""
         at = parse(now)
         later = None if at is None else next((row for row in tx.observed_from(math.floor(at.timestamp()))
-                                              if parse(json.loads(row["body"])["observed_at"]) > at), None)
+                                              if parse(row["body"]["observed_at"]) > at), None)
         return set() if later is None else {self._key_of(later)[0]}
 
     def _records_touched(self, tx: Any, keys: set[str]) -> list[dict]:
@@ -399,12 +374,11 @@ class EvidenceLedger:
                 if row["seq"] in found:
                     continue
                 found[row["seq"]] = row
-                if row["type"] == "derived":
-                    for ref in json.loads(row["body"]).get("derived_from", []):
-                        owner = tx.owner(ref) if isinstance(ref, str) else None
-                        if owner is not None:
-                            key = self._key_of(tx.row(owner))[0]
-                            (sources if key.startswith("src:") else others).add(key[4:])
+                for ref in rec.derived_from(row["body"]):
+                    owner = tx.owner(ref) if isinstance(ref, str) else None
+                    if owner is not None:
+                        key = self._key_of(tx.row(owner))[0]
+                        (sources if key.startswith("src:") else others).add(key[4:])
         return [self._from_row(tx, found[s]) for s in sorted(found)]
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
@@ -412,7 +386,7 @@ class EvidenceLedger:
         """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
         with `subject`, of the records about it and the locks inside them; with `scope_context`, for
         that context (fold() sets aside the evidence that does not fit it)."""
-        with self.store.read(project or self.project) as tx:
+        with self._read(project) as tx:
             if subject is None:
                 records = [self._from_row(tx, row) for row in tx.rows()]
                 if interpretations is None:
@@ -436,7 +410,7 @@ class EvidenceLedger:
         for row in rows.values():
             key = self._key_of(row)[0]
             keys.add(key)
-            if key.startswith("src:") and row["type"] != "lock":        # a source about it: its locks too
+            if key.startswith("src:") and rec.inside(row["body"]) is None:    # a source about it: its locks too
                 inside.add(key[4:])
         rows.update((row["seq"], row) for row in tx.locks_inside(sorted(inside)))
         records = [self._from_row(tx, rows[s]) for s in sorted(rows)]
@@ -469,13 +443,12 @@ class EvidenceLedger:
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
                 events[0]["withdrawn_interpretations"] = withdrawn
-            removed[:] = [json.loads(tx.row(e["record"])["personal"] or "{}") for e in events] \
-                if self._on_redaction else []
-            tx.clear([dict(e, json=_dumps(e)) for e in events])
+            removed[:] = [tx.row(e["record"])["personal"] or {} for e in events] if self._on_redaction else []
+            tx.clear(events)
             tx.withdraw(withdrawn, events[0]["id"])
             return events
         removed: list = []
-        events = self.store.run_write(project or self.project, attempt)
+        events = self._write(project, attempt)
         for listener in self._on_redaction:
             listener(project or self.project, events, removed)
         self.store.forget()
@@ -494,7 +467,7 @@ class EvidenceLedger:
         for row in tx.interpretations_at(tx.keyed(sorted(keys))):    # those that touch it, by their keys
             if row["body"] is None:
                 continue
-            body = json.loads(row["body"])
+            body = row["body"]
             refs = {d.get("lock") for d in body.get("dispositions", []) if isinstance(d, dict)}
             for event in body.get("events", []):
                 for cite in event.get("evidence", []) if isinstance(event, dict) else []:
@@ -506,9 +479,22 @@ class EvidenceLedger:
 
     def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:
         event = {"id": self._ids(), "record": row["id"], "by": by, "reason": reason, "at": at,
-                 "fields": list(json.loads(row["digests"]))}
+                 "fields": list(row["digests"])}
         if cascade_of:
             event["cascade_of"] = cascade_of
         return event
 
 
+class _Earlier:
+    """What integrity.check reads of the records before one being appended: the stored ones and
+    those before it in its batch (`pending`: name -> row)."""
+
+    def __init__(self, ledger: EvidenceLedger, tx: Any, pending: dict):
+        self.ledger, self.tx, self.pending = ledger, tx, pending
+
+    def answers(self, name: str) -> bool:
+        return name in self.pending or self.tx.owner(name) is not None
+
+    def source_text(self, sid: str) -> Any:
+        source = self.ledger._message(self.tx, sid, self.pending)
+        return None if source is None else locking.text_of(source, self.ledger._catalogue)

@@ -27,7 +27,8 @@ def source_id(record: dict, catalogue: "EventCatalogue") -> str | None:
     id), or None for a record type the lock tables do not read."""
     if catalogue.records[record["type"]].locked is None:
         return None
-    return record.get("message_id", record["id"]) if record["type"] == "message" else record["id"]
+    name = rec.message_name(record)
+    return record["id"] if name is None else name
 
 
 def text_of(record: dict, catalogue: "EventCatalogue") -> Any:

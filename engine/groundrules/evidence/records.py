@@ -1,7 +1,10 @@
-"""Ledger records: their personal fields, tombstones and digests, and the integrity of one record.
+"""Ledger records: what each record type holds (the names it answers to, the source a lock is
+inside, what an excerpt quotes, what a derived record derives from, where personal fields sit),
+and their tombstones and digests.
 
-Shared by the stores (checked on append) and the fold (checked on every payload), so a record the
-store accepts is exactly a record the fold accepts.
+The one place that reads a record by its type (message, lock, derived), shared by the ledger (on
+append and redaction), its store's filing and the fold, so all of them read a record alike; the
+check of one record against the records before it is integrity.py's.
 """
 from __future__ import annotations
 
@@ -40,9 +43,18 @@ def tombstone(hmac_sha256: str | None, redaction_id: str) -> dict:
     return stone
 
 
+def is_lock(record: dict) -> bool:
+    return record["type"] == "lock"
+
+
+def lock_record(lock: dict, record_id: str | None = None) -> dict:
+    """A lock record holding the lock candidate `lock` (with an id of its own, or one assigned on append)."""
+    return {"type": "lock", "lock": lock} if record_id is None else {"id": record_id, "type": "lock", "lock": lock}
+
+
 def holder(record: dict) -> dict:
     """The dict that holds a record's personal fields: the lock candidate for locks, else the record."""
-    return record["lock"] if record["type"] == "lock" else record
+    return record["lock"] if is_lock(record) else record
 
 
 def personal(record: dict, fields: tuple) -> dict:
@@ -51,13 +63,39 @@ def personal(record: dict, fields: tuple) -> dict:
     return {f: box[f] for f in fields if f in box}
 
 
-def message_id(record: dict) -> str | None:
-    """The message id a message record answers to, or that a lock points into."""
-    if record["type"] == "message":
-        return record.get("message_id", record["id"])
-    if record["type"] == "lock":
-        return record["lock"]["locator"]["message_id"]
-    return None
+def message_name(record: dict) -> str | None:
+    """The name a message answers to as a source (its message_id, else its id); None for any other type."""
+    return record.get("message_id", record["id"]) if record["type"] == "message" else None
+
+
+def lock_id(record: dict) -> str | None:
+    """A lock record's lock id (None for any other type, or a lock candidate not named yet)."""
+    return record["lock"].get("id") if is_lock(record) else None
+
+
+def inside(record: dict) -> str | None:
+    """The source a lock record is inside (its locator's message id); None for any other type."""
+    return record["lock"]["locator"]["message_id"] if is_lock(record) else None
+
+
+def excerpt(record: dict) -> dict | None:
+    """The locator of an excerpt (the seed's E07: a message quoting [start, end) of another), or None."""
+    return record["locator"] if record["type"] == "message" and "locator" in record else None
+
+
+def derived_from(record: dict) -> list:
+    """The records a derived record names ([] for any other type)."""
+    return record.get("derived_from", []) if record["type"] == "derived" else []
+
+
+def names(record: dict) -> list[tuple[str, str]]:
+    """(name, the key that gives it) of every name a record answers to: its id, a message's
+    message_id, a lock's lock id (each once)."""
+    out = [(record["id"], "id")]
+    for other, key in ((message_name(record), "message_id"), (lock_id(record), "lock.id")):
+        if other is not None and other != record["id"]:
+            out.append((other, key))
+    return out
 
 
 def span_problem(content: Any, start: int, end: int, quote: Any) -> str | None:

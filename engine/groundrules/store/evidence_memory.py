@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from .. import abandon
+from . import evidence_rows as layout
 
 T = TypeVar("T")
 
@@ -54,41 +55,42 @@ class MemoryEvidenceTx:
     def __init__(self, data: dict):
         self.data = data
 
-    def insert(self, rows: list[dict]) -> None:
-        self.data["records"] += [dict(r, redaction_id=None) for r in rows]
+    def insert(self, filed: list[dict]) -> None:
+        self.data["records"] += [dict(layout.row(f), redaction_id=None) for f in filed]
 
     def rows(self) -> list[dict]:
-        return [dict(r) for r in self.data["records"]]
+        return [layout.record(r) for r in self.data["records"]]
 
     def row(self, record_id: str) -> dict | None:
-        return next((dict(r) for r in self.data["records"] if r["id"] == record_id), None)
+        return next((layout.record(r) for r in self.data["records"] if r["id"] == record_id), None)
 
     def owner(self, name: str) -> str | None:
         return next((r["id"] for r in self.data["records"] if name in (r["id"], r["message_id"], r["lock_id"])), None)
 
     def rows_about(self, subject: str) -> list[dict]:
-        return self._seq_rows(lambda r: r.get("subject") == subject)
+        return self._seq_rows(lambda r: r["subject"] == subject)
 
     def locks_inside(self, sources: list[str]) -> list[dict]:
-        return self._seq_rows(lambda r: r["type"] == "lock" and r.get("source_id") in sources)
+        return self._seq_rows(lambda r: r["source_id"] is not None and r["source_id"] in sources)
 
     def rows_named(self, ids: list[str]) -> list[dict]:
         return self._seq_rows(lambda r: r["id"] in ids)
 
     def observed_from(self, second: int) -> list[dict]:
-        return self._seq_rows(lambda r: r.get("observed_s") is not None and r["observed_s"] >= second)
+        return self._seq_rows(lambda r: r["observed_s"] >= second)
 
     def _seq_rows(self, wanted: Callable[[dict], bool]) -> list[dict]:
-        return [dict(r, seq=n) for n, r in enumerate(self.data["records"], 1) if wanted(r)]
+        return [layout.record(dict(r, seq=n)) for n, r in enumerate(self.data["records"], 1) if wanted(r)]
 
     def redaction(self, redaction_id: str) -> dict | None:
-        return next((dict(r) for r in self.data["redactions"] if r["id"] == redaction_id), None)
+        return next((layout.redaction(r) for r in self.data["redactions"] if r["id"] == redaction_id), None)
 
     def redaction_rows(self) -> list[dict]:
-        return [dict(r) for r in self.data["redactions"]]
+        return [layout.redaction(r) for r in self.data["redactions"]]
 
-    def add_interpretation(self, row: dict, keys: list[str] = ()) -> None:
-        self.data["interpretations"].append(dict(row, redaction_id=None))
+    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ()) -> None:
+        self.data["interpretations"].append({"id": interpretation["id"], "recorded_at": recorded_at,
+                                             "body": layout.dumps(interpretation), "redaction_id": None})
         self.add_keys(len(self.data["interpretations"]), keys)
 
     def add_keys(self, seq: int, keys: list[str]) -> None:
@@ -96,7 +98,7 @@ class MemoryEvidenceTx:
             self.data["keys"].setdefault(key, set()).add(seq)
 
     def interpretation_rows(self) -> list[dict]:
-        return [dict(r, seq=n) for n, r in enumerate(self.data["interpretations"], 1)]
+        return [layout.interpretation(dict(r, seq=n)) for n, r in enumerate(self.data["interpretations"], 1)]
 
     def keyed(self, keys: list[str]) -> list[int]:
         return sorted({seq for key in keys for seq in self.data["keys"].get(key, ())})
@@ -119,7 +121,7 @@ class MemoryEvidenceTx:
 
     def clear(self, events: list[dict]) -> None:
         for event in events:
-            self.data["redactions"].append({"id": event["id"], "record_id": event["record"], "event": event["json"]})
+            self.data["redactions"].append({"id": event["id"], "record_id": event["record"], "event": layout.dumps(event)})
             for row in self.data["records"]:
                 if row["id"] == event["record"]:
                     row["personal"], row["redaction_id"] = None, event["id"]

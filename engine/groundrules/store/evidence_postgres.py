@@ -12,6 +12,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
+from . import evidence_rows as layout
 from .postgres_base import PostgresStore, PostgresTx, failures
 
 T = TypeVar("T")
@@ -154,8 +155,7 @@ INSERT INTO ledger_keys_pending SELECT COALESCE(MAX(seq), 0) FROM ledger_interpr
 )
 
 LATEST = MIGRATIONS[-1][0]
-COLUMNS = ("id", "type", "message_id", "lock_id", "recorded_at", "body", "personal", "digests", "redaction_id")
-_SELECT = ", ".join(COLUMNS)
+_SELECT = layout.SELECT
 
 
 class PostgresEvidenceStore(PostgresStore):
@@ -192,8 +192,9 @@ class PostgresEvidenceStore(PostgresStore):
     def unkeyed(self) -> list[dict]:
         """The interpretations stored before their keys were (migration 4): {project, seq, body}."""
         with failures(), self.connection() as conn:
-            return conn.execute("SELECT project, seq, body FROM ledger_interpretations WHERE seq <= "
-                                "(SELECT MAX(through) FROM ledger_keys_pending) ORDER BY seq").fetchall()
+            return [layout.interpretation(r) for r in conn.execute(
+                "SELECT project, seq, body FROM ledger_interpretations WHERE seq <= "
+                "(SELECT MAX(through) FROM ledger_keys_pending) ORDER BY seq").fetchall()]
 
     def keyed_all(self) -> None:
         """Every interpretation has its keys now: nothing is pending any more."""
@@ -202,28 +203,30 @@ class PostgresEvidenceStore(PostgresStore):
 
 
 class PgEvidenceTx(PostgresTx):
-    """The persistence operations of one transaction within one project; rows are plain dicts."""
+    """The persistence operations of one transaction within one project, in the shapes of
+    evidence_rows (filed records in, records with their JSON read out)."""
 
     def __init__(self, conn, project: str):
         super().__init__(conn)
         self.project = project
 
-    def insert(self, rows: list[dict]) -> None:
-        for r in rows:
+    def insert(self, filed: list[dict]) -> None:
+        for f in filed:
             self.conn.send(
                 "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, "
                 "digests, subject, source_id, observed_s) VALUES (%(project)s, %(id)s, %(type)s, %(message_id)s, "
                 "%(lock_id)s, %(recorded_at)s, %(body)s, %(personal)s, %(digests)s, %(subject)s, %(source_id)s, "
                 "%(observed_s)s)",
-                dict(r, project=self.project))
+                dict(layout.row(f), project=self.project))
 
     def rows(self) -> list[dict]:
-        return self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = %s ORDER BY seq",
-                                 (self.project,)).fetchall()
+        return [layout.record(r) for r in self.conn.execute(
+            f"SELECT {_SELECT} FROM ledger_records WHERE project = %s ORDER BY seq", (self.project,)).fetchall()]
 
     def row(self, record_id: str) -> dict | None:
-        return self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = %s AND id = %s",
-                                 (self.project, record_id)).fetchone()
+        r = self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = %s AND id = %s",
+                              (self.project, record_id)).fetchone()
+        return layout.record(r) if r else None
 
     def rows_about(self, subject: str) -> list[dict]:
         """The records whose subject this is, in ledger order (each with its `seq`)."""
@@ -240,13 +243,14 @@ class PgEvidenceTx(PostgresTx):
     def observed_from(self, second: int) -> list[dict]:
         """The records observed in or after this second (UTC, since 1970), in ledger order (read in
         the index's order: there are few, and the project has many rows before them)."""
-        return sorted(self.conn.execute(f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = %s "
-                                        "AND observed_s >= %s ORDER BY observed_s", (self.project, second)).fetchall(),
-                      key=lambda r: r["seq"])
+        return sorted((layout.record(r) for r in self.conn.execute(
+            f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = %s AND observed_s >= %s ORDER BY observed_s",
+            (self.project, second)).fetchall()), key=lambda r: r["seq"])
 
     def _seq_rows(self, where: str, params: tuple) -> list[dict]:
-        return self.conn.execute(f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = %s AND {where} "
-                                 "ORDER BY seq", (self.project, *params)).fetchall()
+        return [layout.record(r) for r in self.conn.execute(
+            f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = %s AND {where} ORDER BY seq",
+            (self.project, *params)).fetchall()]
 
     def owner(self, name: str) -> str | None:
         """The id of the first record that answers to `name` (as record id, message id or lock id):
@@ -259,30 +263,32 @@ class PgEvidenceTx(PostgresTx):
         return r["id"] if r else None
 
     def redaction_rows(self) -> list[dict]:
-        return self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = %s ORDER BY seq",
-                                 (self.project,)).fetchall()
+        return [layout.redaction(r) for r in self.conn.execute(
+            "SELECT id, record_id, event FROM ledger_redactions WHERE project = %s ORDER BY seq", (self.project,)).fetchall()]
 
     def redaction(self, redaction_id: str) -> dict | None:
-        return self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = %s AND id = %s",
-                                 (self.project, redaction_id)).fetchone()
+        r = self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = %s AND id = %s",
+                              (self.project, redaction_id)).fetchone()
+        return layout.redaction(r) if r else None
 
-    def add_interpretation(self, row: dict, keys: list[str] = ()) -> None:
+    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ()) -> None:
         """Store an interpretation and the keys it is found by (evidence.touches), in one message."""
         self.conn.send("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (%s, %s, %s, %s)",
-                       (self.project, row["id"], row["recorded_at"], row["body"]))
+                       (self.project, interpretation["id"], recorded_at, layout.dumps(interpretation)))
         if keys:
             self.conn.send("INSERT INTO ledger_interpretation_keys (project, key, interpretation_seq) SELECT %s, k, "
                            "(SELECT seq FROM ledger_interpretations WHERE project = %s AND id = %s) "
                            "FROM unnest(%s::text[]) k ON CONFLICT DO NOTHING",
-                           (self.project, self.project, row["id"], list(keys)))
+                           (self.project, self.project, interpretation["id"], list(keys)))
 
     def add_keys(self, seq: int, keys: list[str]) -> None:
         self.conn.send("INSERT INTO ledger_interpretation_keys (project, key, interpretation_seq) SELECT %s, k, %s "
                        "FROM unnest(%s::text[]) k ON CONFLICT DO NOTHING", (self.project, seq, list(keys)))
 
     def interpretation_rows(self) -> list[dict]:
-        return self.conn.execute("SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations "
-                                 "WHERE project = %s ORDER BY seq", (self.project,)).fetchall()
+        return [layout.interpretation(r) for r in self.conn.execute(
+            "SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = %s ORDER BY seq",
+            (self.project,)).fetchall()]
 
     def keyed(self, keys: list[str]) -> list[int]:
         """The seqs of the stored interpretations found by any of these keys, in append order."""
@@ -296,7 +302,7 @@ class PgEvidenceTx(PostgresTx):
         """These stored interpretations (withdrawn ones without their body) with their keys, in append order."""
         if not seqs:
             return []
-        out = {r["seq"]: dict(r, keys=[]) for r in self.conn.execute(
+        out = {r["seq"]: dict(layout.interpretation(r), keys=[]) for r in self.conn.execute(
             "SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = %s "
             "AND seq = ANY(%s::bigint[]) ORDER BY seq", (self.project, list(seqs))).fetchall()}
         for r in self.conn.execute("SELECT interpretation_seq, key FROM ledger_interpretation_keys "
@@ -320,6 +326,6 @@ class PgEvidenceTx(PostgresTx):
         """Record each redaction event and clear its record's personal fields."""
         for event in events:
             self.conn.send("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (%s, %s, %s, %s)",
-                              (self.project, event["id"], event["record"], event["json"]))
+                              (self.project, event["id"], event["record"], layout.dumps(event)))
             self.conn.send("UPDATE ledger_records SET personal = NULL, redaction_id = %s "
                               "WHERE project = %s AND id = %s", (event["id"], self.project, event["record"]))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from .. import abandon, attempts
+from . import evidence_rows as layout
 from . import sqlite_base
 from .sqlite_base import failures
 
@@ -143,8 +144,7 @@ INSERT INTO ledger_keys_pending SELECT COALESCE(MAX(seq), 0) FROM ledger_interpr
 )
 
 LATEST = MIGRATIONS[-1][0]
-COLUMNS = ("id", "type", "message_id", "lock_id", "recorded_at", "body", "personal", "digests", "redaction_id")
-_SELECT = ", ".join(COLUMNS)
+_SELECT = layout.SELECT
 
 
 class SqliteEvidenceStore:
@@ -200,7 +200,7 @@ class SqliteEvidenceStore:
     def unkeyed(self) -> list[dict]:
         """The interpretations stored before their keys were (migration 3): {project, seq, body}."""
         with self._lock, failures():
-            return [dict(r) for r in self.conn.execute(
+            return [layout.interpretation(r) for r in self.conn.execute(
                 "SELECT project, seq, body FROM ledger_interpretations WHERE seq <= "
                 "(SELECT MAX(through) FROM ledger_keys_pending) ORDER BY seq")]
 
@@ -214,25 +214,27 @@ class SqliteEvidenceStore:
 
 
 class EvidenceTx:
-    """The persistence operations of one transaction within one project; rows are plain dicts."""
+    """The persistence operations of one transaction within one project, in the shapes of
+    evidence_rows (filed records in, records with their JSON read out)."""
 
     def __init__(self, conn: sqlite3.Connection, project: str):
         self.conn, self.project = conn, project
 
-    def insert(self, rows: list[dict]) -> None:
+    def insert(self, filed: list[dict]) -> None:
         self.conn.executemany(
             "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, digests, "
             "subject, source_id, observed_s) VALUES (:project, :id, :type, :message_id, :lock_id, :recorded_at, :body, "
-            ":personal, :digests, :subject, :source_id, :observed_s)", [dict(r, project=self.project) for r in rows])
+            ":personal, :digests, :subject, :source_id, :observed_s)",
+            [dict(layout.row(f), project=self.project) for f in filed])
 
     def rows(self) -> list[dict]:
-        return [self._row(r) for r in self.conn.execute(
+        return [layout.record(r) for r in self.conn.execute(
             f"SELECT {_SELECT} FROM ledger_records WHERE project = ? ORDER BY seq", (self.project,))]
 
     def row(self, record_id: str) -> dict | None:
         r = self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = ? AND id = ?",
                               (self.project, record_id)).fetchone()
-        return self._row(r) if r else None
+        return layout.record(r) if r else None
 
     def rows_about(self, subject: str) -> list[dict]:
         """The records whose subject this is, in ledger order (each with its `seq`)."""
@@ -250,12 +252,12 @@ class EvidenceTx:
     def observed_from(self, second: int) -> list[dict]:
         """The records observed in or after this second (UTC, since 1970), in ledger order (read in
         the index's order: there are few, and the project has many rows before them)."""
-        return sorted((dict(self._row(r), seq=r["seq"]) for r in self.conn.execute(
+        return sorted((layout.record(r) for r in self.conn.execute(
             f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = ? AND observed_s >= ? ORDER BY observed_s",
             (self.project, second))), key=lambda r: r["seq"])
 
     def _seq_rows(self, where: str, params: tuple) -> list[dict]:
-        return [dict(self._row(r), seq=r["seq"]) for r in self.conn.execute(
+        return [layout.record(r) for r in self.conn.execute(
             f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = ? AND {where} ORDER BY seq",
             (self.project, *params))]
 
@@ -270,26 +272,26 @@ class EvidenceTx:
         return r["id"] if r else None
 
     def redaction_rows(self) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(
+        return [layout.redaction(r) for r in self.conn.execute(
             "SELECT id, record_id, event FROM ledger_redactions WHERE project = ? ORDER BY seq", (self.project,))]
 
     def redaction(self, redaction_id: str) -> dict | None:
         r = self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = ? AND id = ?",
                               (self.project, redaction_id)).fetchone()
-        return dict(r) if r else None
+        return layout.redaction(r) if r else None
 
     def clear(self, events: list[dict]) -> None:
         """Record each redaction event and clear its record's personal fields."""
         for event in events:
             self.conn.execute("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (?, ?, ?, ?)",
-                              (self.project, event["id"], event["record"], event["json"]))
+                              (self.project, event["id"], event["record"], layout.dumps(event)))
             self.conn.execute("UPDATE ledger_records SET personal = NULL, redaction_id = ? WHERE project = ? AND id = ?",
                               (event["id"], self.project, event["record"]))
 
-    def add_interpretation(self, row: dict, keys: list[str] = ()) -> None:
+    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ()) -> None:
         """Store an interpretation and the keys it is found by (evidence.touches)."""
         seq = self.conn.execute("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (?, ?, ?, ?)",
-                                (self.project, row["id"], row["recorded_at"], row["body"])).lastrowid
+                                (self.project, interpretation["id"], recorded_at, layout.dumps(interpretation))).lastrowid
         self.add_keys(seq, keys)
 
     def add_keys(self, seq: int, keys: list[str]) -> None:
@@ -297,7 +299,7 @@ class EvidenceTx:
                               "VALUES (?, ?, ?)", [(self.project, k, seq) for k in keys])
 
     def interpretation_rows(self) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(
+        return [layout.interpretation(r) for r in self.conn.execute(
             "SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = ? "
             "ORDER BY seq", (self.project,))]
 
@@ -315,7 +317,7 @@ class EvidenceTx:
         if not seqs:
             return []
         marks = ", ".join("?" * len(seqs))
-        out = {r["seq"]: dict(r, keys=[]) for r in self.conn.execute(
+        out = {r["seq"]: dict(layout.interpretation(r), keys=[]) for r in self.conn.execute(
             f"SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = ? "
             f"AND seq IN ({marks}) ORDER BY seq", (self.project, *seqs))}
         for r in self.conn.execute(f"SELECT interpretation_seq, key FROM ledger_interpretation_keys "
@@ -333,10 +335,6 @@ class EvidenceTx:
         """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
         self.conn.executemany("UPDATE ledger_interpretations SET body = NULL, redaction_id = ? WHERE project = ? AND id = ?",
                               [(redaction_id, self.project, i) for i in ids])
-
-    @staticmethod
-    def _row(r: sqlite3.Row) -> dict:
-        return {k: r[k] for k in COLUMNS}
 
 
 def migrate(conn: sqlite3.Connection) -> int:
