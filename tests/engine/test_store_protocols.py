@@ -12,14 +12,19 @@ pytestmark = pytest.mark.extended
 BACKENDS = """
 from groundrules.store.decisions_postgres import PostgresDecisionStore
 from groundrules.store.decisions_sqlite import SqliteDecisionStore
+from groundrules.store.evidence_memory import MemoryEvidenceStore
+from groundrules.store.evidence_postgres import PostgresEvidenceStore
+from groundrules.store.evidence_sqlite import SqliteEvidenceStore
 from groundrules.store.findings_postgres import PostgresFindingStore
 from groundrules.store.findings_sqlite import SqliteFindingStore
-from groundrules.store.protocols import DecisionStore, FindingStore
+from groundrules.store.protocols import DecisionStore, EvidenceStore, FindingStore
 
 
-def seam(a: SqliteDecisionStore, b: PostgresDecisionStore, c: SqliteFindingStore, d: PostgresFindingStore) -> None:
+def seam(a: SqliteDecisionStore, b: PostgresDecisionStore, c: SqliteFindingStore, d: PostgresFindingStore,
+         e: SqliteEvidenceStore, f: PostgresEvidenceStore, g: MemoryEvidenceStore) -> None:
     decisions: list[DecisionStore] = [a, b]
     findings: list[FindingStore] = [c, d]
+    evidence: list[EvidenceStore] = [e, f, g]
 """
 LACKING = """
 from groundrules.store.decisions_sqlite import SqliteDecisionStore

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from .. import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..rulebook import Rulebook
+    from ..store.protocols import EvidenceStore, EvidenceTx
 from . import integrity, locking, touches
 from . import records as rec
 from .contract import record_problem
@@ -37,14 +38,15 @@ class EvidenceLedger:
     """The evidence ledger over one store (`store`: a store object, a SQLite path, or None for
     memory); `project` is the project a caller means when it names none."""
 
-    def __init__(self, store: Any = None, *, ids: Callable[[], str], clock: Callable[[], str],
+    def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str], clock: Callable[[], str],
                  rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
-            store = open_evidence_store(store)
-        self.store = store
+            self.store: EvidenceStore = open_evidence_store(store)
+        else:
+            self.store = store
         self.project = project
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
@@ -110,7 +112,7 @@ class EvidenceLedger:
         in `records` must be one of the engine's locks of its source (and is completed from it);
         the engine's locks no record names are appended right after their source. Returns every
         record as stored, in order."""
-        def attempt(tx: Any) -> list[dict]:
+        def attempt(tx: EvidenceTx) -> list[dict]:
             now = self._clock()
             prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
             sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
@@ -139,7 +141,7 @@ class EvidenceLedger:
                 raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
             raise
 
-    def _claim(self, tx: Any, record: dict, sources: dict, at: str) -> dict:
+    def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> dict:
         """A lock record as it will be stored: one of the engine's locks of its source (earlier in
         this batch, or stored), completed from it; refused as the fold refuses it."""
         sid = rec.inside(record)
@@ -153,7 +155,7 @@ class EvidenceLedger:
         return locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
                               self._refusals, at)
 
-    def _stored_claims(self, tx: Any, sid: str, found: list | None) -> dict:
+    def _stored_claims(self, tx: EvidenceTx, sid: str, found: list | None) -> dict:
         """{engine lock id: record id} of the locks already stored for a stored source (a lock
         appended after its source), read by the store's index of the locks inside a source."""
         spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}
@@ -194,10 +196,10 @@ class EvidenceLedger:
                                        "use redact() to remove personal data")
         return record
 
-    def _check(self, tx: Any, record: dict, pending: dict, at: str) -> None:
+    def _check(self, tx: EvidenceTx, record: dict, pending: dict, at: str) -> None:
         integrity.check(record, _Earlier(self, tx, pending), self._refusals, at, lambda key: f"{at}.{key}")
 
-    def _message(self, tx: Any, sid: str, pending: dict) -> dict | None:
+    def _message(self, tx: EvidenceTx, sid: str, pending: dict) -> dict | None:
         """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
         record = pending.get(sid)
         if record is None:
@@ -223,7 +225,7 @@ class EvidenceLedger:
                 "recorded_at": record["recorded_at"], "body": body, "personal": personal,
                 "digests": {f: rec.keyed_digest(v, self._key) if self._key else None for f, v in personal.items()}}
 
-    def _from_row(self, tx: Any, row: dict) -> dict:
+    def _from_row(self, tx: EvidenceTx, row: dict) -> dict:
         """The record the store gave back, its personal values in place, or their tombstones."""
         try:
             record = row["body"]                      # read afresh by the store: ours to fill
@@ -280,7 +282,7 @@ class EvidenceLedger:
         Only a refusal the refusal table marks `later_interpretation_may_cure` (a lock not yet
         disposed of) is let through; whatever else the fold refuses would make every later fold of
         the stored ones fail."""
-        def attempt(tx: Any) -> dict:
+        def attempt(tx: EvidenceTx) -> dict:
             now = self._clock()
             keys = self._keys(tx, interpretation)
             touched = self._touched(tx, touches.lookups(keys)) if touches.WHOLE not in keys else None
@@ -306,11 +308,11 @@ class EvidenceLedger:
         with self._read(project) as tx:
             return self._stored(tx)
 
-    def _stored(self, tx: Any, rows: list[dict] | None = None) -> list[dict]:
+    def _stored(self, tx: EvidenceTx, rows: list[dict] | None = None) -> list[dict]:
         return [row["body"] for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
 
     # -- what a call touches (touches.py) ------------------------------------------------------------
-    def _keys(self, tx: Any, interpretation: Any) -> set[str]:
+    def _keys(self, tx: EvidenceTx, interpretation: Any) -> set[str]:
         """The keys of an interpretation, its citations resolved against the stored records."""
         found: dict = {}
 
@@ -333,7 +335,7 @@ class EvidenceLedger:
             sid = locking.source_id(record, self._catalogue)
         return "src:" + sid if sid is not None else "rec:" + record["id"]
 
-    def _touched(self, tx: Any, wanted: set[str]) -> tuple[set[str], list[dict]] | None:
+    def _touched(self, tx: EvidenceTx, wanted: set[str]) -> tuple[set[str], list[dict]] | None:
         """(the keys read, the stored interpretations in append order) that a check with these
         lookup keys must read: every stored interpretation found by them, and in turn by theirs.
         None when one of them must be checked against the whole project (touches.WHOLE): then so
@@ -352,7 +354,7 @@ class EvidenceLedger:
                 wanted |= touches.lookups(row["keys"])
         return asked, self._stored(tx, [rows[s] for s in sorted(rows)])
 
-    def _first_later(self, tx: Any, now: str) -> set[str]:
+    def _first_later(self, tx: EvidenceTx, now: str) -> set[str]:
         """The key of the first record of the project observed after `now` (none, mostly): the
         fold refuses a project that holds one (OBSERVED_AFTER_NOW), whatever a call touches."""
         at = parse(now)
@@ -360,7 +362,7 @@ class EvidenceLedger:
                                               if parse(row["body"]["observed_at"]) > at), None)
         return set() if later is None else {self._key_of(later)[0]}
 
-    def _records_touched(self, tx: Any, keys: set[str]) -> list[dict]:
+    def _records_touched(self, tx: EvidenceTx, keys: set[str]) -> list[dict]:
         """The records behind `src:` and `rec:` keys, in ledger order: each source with the locks
         inside it, each other record with the records it derives from (and theirs)."""
         sources = {k[4:] for k in keys if k.startswith("src:")}
@@ -400,7 +402,7 @@ class EvidenceLedger:
             payload["scope_context"] = scope_context
         return fold(payload, self._book, redaction_key=self._key)
 
-    def _about(self, tx: Any, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
+    def _about(self, tx: EvidenceTx, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
         """The records about `subject` and the locks inside them, in ledger order; with `stored`,
         also the stored interpretations that touch them or the subject's scope (and theirs), or all
         of them when one of those depends on the whole project (touches.WHOLE)."""
@@ -426,7 +428,7 @@ class EvidenceLedger:
         redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
             raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
-        def attempt(tx: Any) -> list[dict]:
+        def attempt(tx: EvidenceTx) -> list[dict]:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
@@ -454,7 +456,7 @@ class EvidenceLedger:
         self.store.forget()
         return events
 
-    def _citing(self, tx: Any, events: list[dict]) -> list[str]:
+    def _citing(self, tx: EvidenceTx, events: list[dict]) -> list[str]:
         """The stored interpretations that cite a record being redacted (by record, message or lock
         id, or a span of its text), in any event or disposition."""
         names: set = set()
@@ -489,7 +491,7 @@ class _Earlier:
     """What integrity.check reads of the records before one being appended: the stored ones and
     those before it in its batch (`pending`: name -> row)."""
 
-    def __init__(self, ledger: EvidenceLedger, tx: Any, pending: dict):
+    def __init__(self, ledger: EvidenceLedger, tx: EvidenceTx, pending: dict):
         self.ledger, self.tx, self.pending = ledger, tx, pending
 
     def answers(self, name: str) -> bool:
