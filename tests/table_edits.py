@@ -97,39 +97,9 @@ class TableFile:
         self._write_lines(lines)
 
     # -- scalar values -----------------------------------------------------------------------------
-    def prefix_value(self, path: tuple, prefix: str) -> None:
-        """Put `prefix` before the scalar value of the key at `path` (inside its quotes, if quoted)."""
-        line, col = self._where(path)
-        lines = self.text.splitlines(keepends=True)
-        text = lines[line - 1]
-        key = str(path[-1])
-        assert text[col - 1:col - 1 + len(key) + 1] == key + ":", (self.path.name, path, text)
-        start = col - 1 + len(key) + 1
-        while text[start] == " ":
-            start += 1
-        if text[start] in "'\"":
-            start += 1
-        lines[line - 1] = text[:start] + prefix + text[start:]
-        self._write_lines(lines)
-
-    def replace_value(self, path: tuple, value: str) -> None:
-        """Write the plain scalar `value` in place of the plain scalar value of the key at `path`."""
-        old = str(self.at(*path))
-        line, col = self._where(path)
-        lines = self.text.splitlines(keepends=True)
-        text = lines[line - 1]
-        key = str(path[-1])
-        assert text[col - 1:col - 1 + len(key) + 1] == key + ":", (self.path.name, path, text)
-        start = col - 1 + len(key) + 1
-        while text[start] == " ":
-            start += 1
-        assert text[start:start + len(old)] == old, (self.path.name, path, text)
-        lines[line - 1] = text[:start] + value + text[start + len(old):]
-        self._write_lines(lines)
-
-    def write_scalar(self, path: tuple, value: Any) -> None:
-        """Write `value` (a string, number or bool) in place of the one-line scalar at `path`, the
-        value of a key or an item of a list, plain or quoted, in block or flow style."""
+    def _value_at(self, path: tuple) -> tuple[list[str], int, int]:
+        """(the file's lines, the 1-based line and the 0-based column where the scalar at `path`
+        starts: the value of a key, after its colon and blanks, or an item of a list)."""
         line, col = self._where(path)
         lines = self.text.splitlines(keepends=True)
         text = lines[line - 1]
@@ -140,6 +110,31 @@ class TableFile:
             start += len(key) + 1
             while text[start] == " ":
                 start += 1
+        return lines, line, start
+
+    def prefix_value(self, path: tuple, prefix: str) -> None:
+        """Put `prefix` before the scalar value of the key at `path` (inside its quotes, if quoted)."""
+        lines, line, start = self._value_at(path)
+        text = lines[line - 1]
+        if text[start] in "'\"":
+            start += 1
+        lines[line - 1] = text[:start] + prefix + text[start:]
+        self._write_lines(lines)
+
+    def replace_value(self, path: tuple, value: str) -> None:
+        """Write the plain scalar `value` in place of the plain scalar value of the key at `path`."""
+        old = str(self.at(*path))
+        lines, line, start = self._value_at(path)
+        text = lines[line - 1]
+        assert text[start:start + len(old)] == old, (self.path.name, path, text)
+        lines[line - 1] = text[:start] + value + text[start + len(old):]
+        self._write_lines(lines)
+
+    def write_scalar(self, path: tuple, value: Any) -> None:
+        """Write `value` (a string, number or bool) in place of the one-line scalar at `path`, the
+        value of a key or an item of a list, plain or quoted, in block or flow style."""
+        lines, line, start = self._value_at(path)
+        text = lines[line - 1]
         end = _scalar_end(text, start)
         written = json.dumps(value) if isinstance(value, (str, bool)) else str(value)
         lines[line - 1] = text[:start] + written + text[end:]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import did_you_mean
 from .schema_check import bundle
-from .templates import compile_template
+from .templates import compile_messages
 
 if TYPE_CHECKING:
     from .tables import CompileContext
@@ -94,11 +94,7 @@ def compile_role_table(data: dict, ctx: CompileContext) -> RoleTable | None:
         if tool not in data["tools"]:
             ctx.fault("ungated-tool", f"tool '{tool}' (schemas/{TOOL_SCHEMAS}{tool}{SUFFIX}) is not listed", ("tools",),
                       f"add '{tool}: {{roles: [...]}}' so that someone may call it")
-    messages = {}
-    for name, text in data["messages"].items():
-        tmpl = compile_template(text, ("messages", name), ctx.faults)
-        if tmpl is not None:
-            messages[name] = tmpl
+    messages = compile_messages(data["messages"], ctx.faults)
     if any(f.severity == "error" for f in ctx.faults[before:]):
         return None
     return RoleTable("role_table", data["id"], ctx.source.file, roles, grants, options, dict(data["limits"]),

@@ -184,6 +184,17 @@ def _generate(parts: tuple) -> Callable[..., str]:
     return gen.build_function("def render(v, b=None):\n" + "".join(lines) + f"    return {body}\n", "render")
 
 
+def compile_messages(texts: dict, faults: list[Fault]) -> dict[str, Template]:
+    """A table's `messages` section, each text compiled at its place (a broken one is a fault and
+    left out)."""
+    messages = {}
+    for name, text in texts.items():
+        template = compile_template(text, ("messages", name), faults)
+        if template is not None:
+            messages[name] = template
+    return messages
+
+
 def compile_template(text: Any, where: tuple, faults: list[Fault],
                      names: Callable[[str], bool] | None = None, name_choices: tuple = (),
                      hint: Callable[[str], str] | None = None) -> Template | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..access import SUFFIX, TOOL_SCHEMAS, tool_names
 from ..errors import did_you_mean
 from ..schema_check import bundle
-from ..templates import compile_template
+from ..templates import compile_messages
 
 if TYPE_CHECKING:
     from ..tables import CompileContext
@@ -119,11 +119,7 @@ def compile_masking(data: dict, ctx: CompileContext) -> Masking | None:
                          for i, p in enumerate(spec.get("personal", [])))
         tools[tool] = Policy(spec.get("retention_days", data["retention"]["default_days"]), never == ALL,
                              never_paths, personal)
-    messages = {}
-    for name, text in data["messages"].items():
-        tmpl = compile_template(text, ("messages", name), ctx.faults)
-        if tmpl is not None:
-            messages[name] = tmpl
+    messages = compile_messages(data["messages"], ctx.faults)
     if any(f.severity == "error" for f in ctx.faults[before:]):
         return None
     holders = data["placeholders"]

@@ -10,7 +10,7 @@ nothing. The ledger holds no SQL: it talks to a store (SQLite by default; see gr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from .. import rulebook as rulebooks
 from ..errors import GroundrulesError, Problem, RulesError

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..templates import compile_template
+from ..templates import compile_messages
 
 if TYPE_CHECKING:
     from ..tables import CompileContext
@@ -84,11 +84,7 @@ def compile_rule_targets(data: dict, ctx: CompileContext) -> RuleTargets | None:
         return None
     if part.fullmatch("..") or part.fullmatch("."):
         ctx.fault("pattern-allows-dots", "part_pattern must not match '.' or '..'", ("part_pattern",))
-    messages = {}
-    for name, text in data["messages"].items():
-        template = compile_template(text, ("messages", name), ctx.faults)
-        if template is not None:
-            messages[name] = template
+    messages = compile_messages(data["messages"], ctx.faults)
     table = RuleTargets("rule_targets", data["id"], ctx.source.file, tuple(data["folders"]), data["subfolders"],
                         data["max_depth"], frozenset(data["forbidden_parts"]), part,
                         {ext: spec["marker"] for ext, spec in data["file_types"].items()},

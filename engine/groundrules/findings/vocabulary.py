@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Fault, did_you_mean
-from ..templates import Template, compile_template
+from ..templates import compile_messages
 
 if TYPE_CHECKING:
     from ..tables import CompileContext
@@ -56,11 +56,7 @@ class Vocabulary:
 def compile_vocabulary(data: dict, ctx: CompileContext) -> Vocabulary | None:
     faults: list[Fault] = ctx.faults
     before = len(faults)
-    messages: dict[str, Template] = {}
-    for name, text in data["messages"].items():
-        tmpl = compile_template(text, ("messages", name), faults)
-        if tmpl is not None:
-            messages[name] = tmpl
+    messages = compile_messages(data["messages"], faults)
     for name in REQUIRED_MESSAGES:
         if name not in data["messages"]:
             ctx.fault("missing-message", f"messages.{name} is required by the ledger", ("messages",),

@@ -102,7 +102,7 @@ def expand_tree(node, names: dict[str, Named], where: tuple, faults: list[Fault]
                 expanded = expand(value, names, where + (key,), faults)
                 out[key] = value if expanded is None else expanded
             elif key in ("in", "not_in") and isinstance(value, list):
-                out[key] = _members(value, names, where + (key,), faults)
+                out[key] = members(value, names, where + (key,), faults)
             else:
                 out[key] = expand_tree(value, names, where + (key,), faults)
         return out
@@ -111,7 +111,9 @@ def expand_tree(node, names: dict[str, Named], where: tuple, faults: list[Fault]
     return node
 
 
-def _members(items: list, names: dict[str, Named], where: tuple, faults: list[Fault]) -> list:
+def members(items: list, names: dict[str, Named], where: tuple, faults: list[Fault]) -> list:
+    """`items` with each `{name}` replaced by the words of that word list (or the characters of that
+    set or map); an unknown name is a fault at its place."""
     out = []
     for i, item in enumerate(items):
         named = REFERENCE.fullmatch(item) if isinstance(item, str) else None

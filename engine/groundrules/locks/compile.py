@@ -15,7 +15,7 @@ import regex
 
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
-from .charsets import REFERENCE, as_class, expand, namespace
+from .charsets import as_class, expand, members, namespace
 from .cost import clockless_chars
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
@@ -248,18 +248,7 @@ def _prefilter(items: list, names: dict, where: tuple, faults: list[Fault]) -> t
     """The prefilter's words: an item that is just `{name}` stands for every word of a word list
     (or every character of a set or map), so a pattern kept only beside a label is skipped for a
     message holding none of the labels its rules read; any other item is literal."""
-    out: list[str] = []
-    for i, item in enumerate(items):
-        named = REFERENCE.fullmatch(item)
-        if named is None:
-            out.append(item)
-        elif named.group(1) not in names:
-            faults.append(Fault("unknown-set", f"'{item}' names no set, word list or map of this table",
-                                where + (i,), did_you_mean(named.group(1), names)))
-        else:
-            entry = names[named.group(1)]
-            out += entry.words if entry.chars is None else list(entry.chars)
-    return tuple(dict.fromkeys(out))
+    return tuple(dict.fromkeys(members(items, names, where, faults)))
 
 
 GATE_CAP = 100     # the schema's largest prefilter_chars count: a census counts this far, no further

@@ -85,13 +85,7 @@ class SqliteDecisionStore:
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
         self.path = str(path)
         with failures():
-            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                        timeout=busy_timeout_ms / 1000)
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            self.conn.execute("PRAGMA secure_delete = ON")
-            if self.path != ":memory:":
-                self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn = sqlite_base.connect(self.path, busy_timeout_ms)
             sqlite_base.migrate(self.conn, MIGRATIONS, "decision_migrations")
         self._lock = threading.RLock()
 

@@ -17,6 +17,18 @@ def failures() -> Iterator[None]:
         raise StorageFailure(getattr(exc, "sqlite_errorname", None) or type(exc).__name__) from None
 
 
+def connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A connection for a store whose deleted pages must not linger (secure_delete: a redaction
+    or an erasure is gone from the file), in WAL unless in memory, rows by name."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000)
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA secure_delete = ON")
+    if path != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+    return conn
+
+
 def version(conn: sqlite3.Connection, table: str) -> int:
     """The newest migration recorded in `table` (0 when the table does not exist yet)."""
     row = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
