@@ -241,14 +241,17 @@ class _KeptWaiting(_Spy):
 
 def test_a_clocked_scan_kept_waiting_still_locks(lock_book):
     """The table's budget is the scan's CPU (cpu_clock): a scan that only waited is run again in a
-    longer window, and the locks are the ones it finds unhindered (not LOCK_TIMEOUT)."""
+    longer window, and the locks are the ones it finds unhindered (not LOCK_TIMEOUT). Any bounded
+    pattern of the tables will do, over one of its own examples repeated past its clockless length."""
     from dataclasses import replace
 
     from groundrules.locks.scan import scan
-    [mobile] = [p for t in lock_book.of_kind("lock_patterns") for p in t.patterns if p.id == "cn_mobile.mobile"]
-    waiting = _KeptWaiting(mobile.regex)
-    text = "手机 13800001234 。" * (mobile.clockless // 8 + 1)
-    assert len(text) > mobile.clockless
-    assert scan((replace(mobile, regex=waiting),), "m", "user", "sent", text) == scan((mobile,), "m", "user", "sent",
-                                                                                       text)
-    assert waiting.timeouts == [mobile.timeout, 2 * mobile.timeout]
+    pattern, example = next((p, ex) for t in lock_book.of_kind("lock_patterns") for p in t.patterns
+                            if p.clockless > 0 for ex in p.examples if ex.get("locks") and "role" not in ex)
+    text = (example["text"] + "\n") * (pattern.clockless // (len(example["text"]) + 1) + 1)
+    assert len(text) > pattern.clockless
+    waiting = _KeptWaiting(pattern.regex)
+    role = sorted(pattern.roles)[0]
+    found = scan((pattern,), "m", role, "sent", text)
+    assert found and scan((replace(pattern, regex=waiting),), "m", role, "sent", text) == found
+    assert waiting.timeouts == [pattern.timeout, 2 * pattern.timeout]
