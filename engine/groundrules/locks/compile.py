@@ -16,6 +16,7 @@ import regex
 from ..errors import Fault, GroundrulesError, did_you_mean
 from ..examples import ExampleResult
 from .charsets import as_class, expand, members, namespace
+from . import cost
 from .cost import clockless_chars
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
@@ -34,7 +35,7 @@ class LockPattern:
     kind: str
     regex: regex.Pattern
     prefilter: tuple         # the message must contain one of these, or () for "always scan"
-    gate: tuple              # (key, run, count, run test, counter) the message must pass, or ()
+    gate: tuple              # (key, run, count, run test, counted characters) the message must pass, or ()
     groups: tuple            # (number of start_group, of value_group, ((name, number), ...)); 0: none.
                              # The lock starts where start_group (in a lookbehind) starts, else at the
                              # match; the normalized value is value_group's text, else the whole quote
@@ -251,20 +252,17 @@ def _prefilter(items: list, names: dict, where: tuple, faults: list[Fault]) -> t
     return tuple(dict.fromkeys(members(items, names, where, faults)))
 
 
-GATE_CAP = 100     # the schema's largest prefilter_chars count: a census counts this far, no further
-
-
-def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fold: tuple) -> tuple:
-    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, counter): the message
+def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fold: tuple, source: str | None) -> tuple:
+    """prefilter_chars {chars, run?, count?} -> (key, run, count, run test, counted): the message
     holds `run` consecutive characters of the set, and at least `count` of them in all. It is
-    tested on the RAW content, so a message that fails it is never folded: the set is widened by
-    every character the table's fold maps into it. The counter takes the census of the set in one
-    anchored possessive walk, exact up to GATE_CAP (nested optional groups: the last one matched
-    is the count; it stops at the cap, so a long text costs no more than a message), which answers
-    every gate on the set; the run test walks only when the count passes. Both are linear walks the
-    engine writes itself, so they run without a timeout, and in the standard library's `re`, which
-    walks a class about twice as fast as `regex` on a chat message; the key (the set) lets the
-    patterns of every table share the census."""
+    tested on the RAW content, so a message that fails it is never folded: `counted` is the set
+    widened by every character the table's fold maps into it (gates.py counts them). `count` is
+    the table's, or more when every match of the regex reads more of the set (cost.least: the
+    Chinese-numeral reading needs ten numerals, though its table asks only for a run of three), so
+    a message that could give no candidate is not scanned. The run test is an anchored possessive
+    walk the engine writes itself, linear, so it runs without a timeout, in the standard library's
+    `re`, which walks a class about twice as fast as `regex`; it is asked only when the count
+    passes. The key (the set) lets the patterns of every table share one census."""
     if spec is None:
         return ()
     if "run" not in spec and "count" not in spec:
@@ -274,6 +272,7 @@ def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fol
     chars = expand(spec["chars"], names, where + ("chars",), faults, literal=True)
     if chars is None:
         return ()
+    least = cost.least(source, chars) if source is not None else 0
     if fold:                  # the raw characters that read as one of the set through the fold
         table = fold[1].table
         chars = "".join(c for c in chars if ord(c) not in table) + "".join(
@@ -284,21 +283,12 @@ def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fol
                                 where + ("chars",), "name the characters the fold maps them to"))
             return ()
     cls = as_class(chars)
-    run, count = spec.get("run", 0), spec.get("count", 0)
+    run, count = spec.get("run", 0), max(spec.get("count", 0), least)
     other = "[^" + cls[1:]
     # a run of `run`: skip the shorter runs whole (possessive, so a failing pass costs one walk)
     shorter = f"(?:{cls}{{1,{run - 1}}}+{other}++)*+" if run > 1 else ""
     run_test = re.compile(rf"\A{other}*+{shorter}{cls}{{{run}}}").match if run else None
-    return (cls, run, count, run_test, _counter(cls, other))
-
-
-def _counter(cls: str, other: str):
-    """text -> how many characters of the class it holds, up to GATE_CAP, in one walk."""
-    source = ""
-    for _ in range(GATE_CAP):
-        source = f"(?:{other}*+({cls}){source})?"
-    match = re.compile(r"\A" + source).match
-    return lambda text: match(text).lastindex or 0
+    return (cls, run, count, run_test, "".join(dict.fromkeys(chars)))
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:
@@ -341,7 +331,7 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, name
                                 where + (key,), did_you_mean(group, compiled.groupindex)
                                 or "name it in the regex: (?P<" + group + ">...)"))
     prefilter = _prefilter(raw.get("prefilter", ()), names, where + ("prefilter",), faults)
-    gate = _gate(raw.get("prefilter_chars"), names, where + ("prefilter_chars",), faults, fold)
+    gate = _gate(raw.get("prefilter_chars"), names, where + ("prefilter_chars",), faults, fold, source)
     steps = _expand_args(raw["normalize"], "chars", names, where + ("normalize",), faults, True)
     normalize = compile_normalizers(_named_maps(steps, maps, where + ("normalize",), faults),
                                     where + ("normalize",), faults)

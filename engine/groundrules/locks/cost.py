@@ -493,3 +493,41 @@ def clockless_match(pattern: str, budget_s: float) -> bool:
     whatever the text: a bounded pattern reads a bounded part of it."""
     steps = attempt_steps(pattern)
     return steps is not None and steps * STEP_S <= budget_s
+
+
+# ---- what every match holds ----------------------------------------------------------------------
+
+def least(pattern: str, chars: str) -> int:
+    """At least how many characters of `chars` every match of `pattern` reads (lookarounds not
+    counted); 0 when the pattern is outside the subset. A text holding fewer has no match, so a
+    gate on `chars` may ask for that many whatever count its table wrote."""
+    try:
+        return _least(parse(pattern), frozenset(chars))
+    except (Unknown, RecursionError):
+        return 0
+
+
+def _least(node: Node, chars: frozenset) -> int:
+    op = node.op
+    if op == "char":
+        return int(node.chars is not ALL and node.chars <= chars)
+    if op in ("zero", "look", "ref"):
+        return 0
+    if op == "seq":
+        return sum(_least(i, chars) for i in node.items)
+    if op in ("alt", "cond"):
+        return min(_least(i, chars) for i in node.items)
+    return node.low * _least(node.items[0], chars)      # rep
+
+
+def leading(pattern: str) -> frozenset | None:
+    """The characters every match of `pattern` starts with, or None when that is not known (a
+    construct outside the subset, a match that may be empty, a class not enumerated)."""
+    try:
+        root = parse(pattern)
+        if nullable(root):
+            return None
+        start = first(root)
+    except (Unknown, RecursionError):
+        return None
+    return start if start is not ALL and start else None

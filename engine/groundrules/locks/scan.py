@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .. import cpu_clock
 from ..errors import GroundrulesError
+from .gates import Plan
 from .rules import NO_RULES, PatternTimeout, Raw, resolve
 
 if TYPE_CHECKING:
@@ -33,36 +34,36 @@ def raw_candidates(p: "LockPattern", message_id: str, role: str, state: str, con
     return raw_scan((p,), message_id, role, state, content)
 
 
-def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: str) -> list[Raw]:
-    """Every pattern's raw candidates. A pattern runs if the raw content passes its gate and holds
-    one of its prefilter words. The gate's census of a character set is taken once per message and
-    shared by the patterns (so it is asked first once taken: most messages fail every digit gate at
-    once, without a word looked for); a gate on a set not yet counted is asked after the words. The
-    regex then reads the content through its fold, computed once per message and fold, only for a
+PLANS_KEPT = 256    # plans for pattern tuples handed in directly (examples, traces, benchmarks)
+_plans: dict = {}
+
+
+def plan_for(patterns: "tuple | Plan", role: str, state: str) -> Plan:
+    """The Plan of `patterns` in a role and state: a rulebook's own plans are made once (sources.py);
+    one for any other tuple is kept by identity, a few hundred at most."""
+    if patterns.__class__ is Plan:
+        return patterns
+    key = (id(patterns), role, state)
+    kept = _plans.get(key)
+    if kept is not None and kept[0] is patterns:
+        return kept[1]
+    if len(_plans) >= PLANS_KEPT:
+        _plans.clear()
+    plan = Plan(tuple(patterns), role, state)
+    _plans[key] = (patterns, plan)
+    return plan
+
+
+def raw_scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, content: str) -> list[Raw]:
+    """Every raw candidate of the patterns that pass their gate and words on the message (gates.py).
+    The regex reads the content through its fold, computed once per message and fold, only for a
     message that got this far. Quotes, values and groups are always read from the raw content."""
+    runnable = plan_for(patterns, role, state).runnable(content)
+    if not runnable:
+        return []
     raws: list[Raw] = []
     texts = None                      # made on first use: most messages never need them
-    census: dict = {}
-    counts = role + " " + state       # one lookup per pattern (its hash is computed once)
-    for p in patterns:                # the loop every message pays for
-        if counts not in p.counts:
-            continue
-        gate = p.gate
-        if gate:
-            known = census.get(gate[0])
-            if known is not None and (-1 < known[0] < gate[2] or not _passes(known, gate, content)):
-                continue
-        words = p.prefilter
-        if words:
-            for word in words:
-                if word in content:
-                    break
-            else:
-                continue
-        if gate and known is None:
-            known = census[gate[0]] = [gate[4](content) if gate[2] else -1, 0, NEVER]
-            if not _passes(known, gate, content):
-                continue
+    for p in runnable:
         fold = p.fold
         if fold:
             if texts is None:
@@ -83,36 +84,6 @@ def raw_scan(patterns: tuple, message_id: str, role: str, state: str, content: s
         except TimeoutError:
             raise PatternTimeout(p.id, p.timeout) from None
     return raws
-
-
-NEVER = 1 << 62     # "no run of" before any test said so
-
-
-def _passes(known: list, gate: tuple, content: str) -> bool:
-    """Whether the message passes a gate (key, run, count, run test, counter): `count` of its
-    characters in all and `run` in a row. `known` is the census of the gate's set in this message,
-    [how many (the counter's one walk, exact up to its cap, which no gate's count exceeds; -1 until
-    a gate with a count asks), a run of, no run of] so many: every count test is answered by that
-    walk, a run-only gate costs its run test alone, and one failed run test answers the longer runs
-    of other patterns without a scan. (A list and a function, not an object
-    with a method: it is made for most messages.)"""
-    _, run, count, run_test, counter = gate
-    have = known[0]
-    if count:
-        if have < 0:                     # a run-only gate took the census: count now
-            have = known[0] = counter(content)
-        if have < count:
-            return False
-    if -1 < have < run:
-        return False
-    if run > known[1]:
-        if run >= known[2]:
-            return False
-        if run_test(content) is None:
-            known[2] = run
-            return False
-        known[1] = run
-    return True
 
 
 def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, value_span, groups: dict) -> Raw:
@@ -156,7 +127,7 @@ def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool, timeout
     return spans
 
 
-def scan(patterns: tuple, message_id: str, role: str, state: str, content: str, given: tuple = ()) -> list[dict]:
+def scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, content: str, given: tuple = ()) -> list[dict]:
     """The locks of `patterns` on one message after their tables' context rules, sorted by
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""

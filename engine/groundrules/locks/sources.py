@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .gates import Plan
 from .jsonstrings import escaped_strings
 from .scan import lock_id, scan
 
@@ -41,9 +42,9 @@ def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Ruleb
 
 
 def patterns(rulebook: "Rulebook") -> dict:
-    """{(role, state): the patterns of every lock table that count in it}, filled on demand: a
-    message is only ever offered the patterns that may read it (flattening the tables costs a third
-    of a typical lock() call, so it is done once per rulebook)."""
+    """{(role, state): the Plan of the patterns of every lock table that count in it}, filled on
+    demand: a message is only ever offered the patterns that may read it, and their gates are
+    arranged once per rulebook (gates.py), not per message."""
     try:
         return rulebook.memo["locks.patterns"]
     except KeyError:
@@ -56,7 +57,6 @@ class _ByRole(dict):
         super().__init__()
         self.patterns = patterns
 
-    def __missing__(self, key: tuple) -> tuple:
-        role, state = key
-        found = self[key] = tuple(p for p in self.patterns if role in p.roles and state in p.states)
+    def __missing__(self, key: tuple) -> Plan:
+        found = self[key] = Plan(self.patterns, *key)
         return found

@@ -1,0 +1,108 @@
+"""Which patterns read a message: the gates and prefilter words of one role and state's
+patterns, asked once per message, in C loops, before any regex runs.
+
+Most messages give no lock, yet ordinary chat holds a few digits, and 一 is in most Chinese
+sentences: what every message pays is this module. So a role and state's patterns are compiled
+into a Plan: grouped by their gate's character set, each set counted once per message (its ASCII
+characters by one `bytes.translate` of the message's ASCII, the others by `in` and `str.count`:
+no regex walks the message), the smallest count any member needs compared first, so one
+comparison skips the group; then, for the members whose count passes, their words and run tests
+(a failed run test answers the longer runs of the group). A word of several characters is looked
+for only when its first character is there (`in` finds one character several times faster).
+The patterns that pass are scanned in table order, as before.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .compile import LockPattern
+
+NEVER = 1 << 62     # "no run of" before any run test said so
+
+
+def _words(words: tuple) -> tuple:
+    """(first character, the rest of the word or None) for each word."""
+    return tuple((w[0], w if len(w) > 1 else None) for w in words)
+
+
+def holds_word(content: str, words: tuple) -> bool:
+    for head, word in words:
+        if head in content and (word is None or word in content):
+            return True
+    return False
+
+
+class Plan:
+    """The patterns that count in one role and state, with what a message must hold for each."""
+
+    __slots__ = ("patterns", "groups", "free")
+
+    def __init__(self, patterns: tuple, role: str, state: str):
+        counts = f"{role} {state}"
+        self.patterns: tuple = tuple(p for p in patterns if counts in p.counts)
+        by_set: dict = {}
+        free = []
+        for index, p in enumerate(self.patterns):
+            if p.gate:
+                cls, run, count, run_test, chars = p.gate
+                by_set.setdefault(cls, (chars, []))[1].append(
+                    (index, max(count, run), run, run_test, _words(p.prefilter)))
+            else:
+                free.append((index, _words(p.prefilter)))
+        groups = []
+        for chars, members in by_set.values():
+            # the group's words: a message holding none of them runs no member (None: a member has none)
+            words = None if any(not m[4] for m in members) else tuple(dict.fromkeys(w for m in members for w in m[4]))
+            ascii_chars = "".join(c for c in chars if c.isascii()).encode("ascii")
+            wide = tuple(c for c in chars if not c.isascii())
+            groups.append((words, ascii_chars, wide, min(m[1] for m in members), tuple(members)))
+        self.groups: tuple = tuple(groups)
+        self.free: tuple = tuple(free)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def runnable(self, content: str) -> "list[LockPattern]":
+        """The patterns whose gate and words the message passes, in order."""
+        picked: list[int] = []
+        ascii_text = None
+        wide_text = None
+        for words, ascii_chars, wide, floor, members in self.groups:
+            if words is not None and not holds_word(content, words):
+                continue
+            n = 0
+            if ascii_chars:
+                if ascii_text is None:
+                    ascii_text = content.encode("ascii", "ignore")
+                n = len(ascii_text) - len(ascii_text.translate(None, ascii_chars))
+            if wide:
+                if wide_text is None:
+                    wide_text = not content.isascii()
+                if wide_text:
+                    for c in wide:
+                        if c in content:
+                            n += content.count(c)
+            if n < floor:
+                continue
+            have, lack = 0, NEVER
+            for index, count, run, run_test, own in members:
+                if n < count or (own and not holds_word(content, own)):
+                    continue
+                if run > have:
+                    if run >= lack:
+                        continue
+                    if run_test(content) is None:
+                        lack = run
+                        continue
+                    have = run
+                picked.append(index)
+        for index, own in self.free:
+            if not own or holds_word(content, own):
+                picked.append(index)
+        if not picked:
+            return []
+        if len(picked) > 1:
+            picked.sort()
+        patterns = self.patterns
+        return [patterns[i] for i in picked]
