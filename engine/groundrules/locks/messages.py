@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..canonical import encodable
 from ..errors import GroundrulesError
 from . import sources
-from .scan import scan
+from .scan import locks_of, scan
 from .sources import patterns as _patterns
 
 if TYPE_CHECKING:
@@ -30,14 +30,14 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     Refuses a malformed message with INVALID_MESSAGE, a scan past its time budget with LOCK_TIMEOUT,
     and a rulebook whose evidence contract lacks the message vocabulary with RULEBOOK_INCOMPLETE;
     never raises anything else."""
-    book = _book(rulebook)
+    book = _book(rulebook) if rulebook is None else rulebook
     try:                              # one memo read per call: the two below, once per rulebook
         vocabulary, by_role = book.memo["locks.lock"]
     except KeyError:
         vocabulary, by_role = book.memoized("locks.lock", lambda: (_vocabulary(book), _patterns(book)))
     message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
-    patterns = by_role[role, state]
-    return scan(patterns, message_id, role, state, content) if patterns else []
+    runnable = by_role[role, state].runnable(content)     # the gates, asked before any other call
+    return locks_of(runnable, message_id, content) if runnable else runnable
 
 
 def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook | None" = None, *,

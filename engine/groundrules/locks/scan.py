@@ -55,12 +55,14 @@ def plan_for(patterns: "tuple | Plan", role: str, state: str) -> Plan:
 
 
 def raw_scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, content: str) -> list[Raw]:
-    """Every raw candidate of the patterns that pass their gate and words on the message (gates.py).
-    The regex reads the content through its fold, computed once per message and fold, only for a
-    message that got this far. Quotes, values and groups are always read from the raw content."""
-    runnable = plan_for(patterns, role, state).runnable(content)
-    if not runnable:
-        return []
+    """Every raw candidate of the patterns that pass their gate and words on the message (gates.py)."""
+    return raws_of(plan_for(patterns, role, state).runnable(content), message_id, content)
+
+
+def raws_of(runnable: list, message_id: str, content: str) -> list[Raw]:
+    """The raw candidates of the patterns a message passed the gates of, in order. The regex reads
+    the content through its fold, computed once per message and fold; quotes, values and groups
+    are always read from the raw content. Raises PatternTimeout past a table's budget."""
     raws: list[Raw] = []
     texts = None                      # made on first use: most messages never need them
     for p in runnable:
@@ -127,13 +129,22 @@ def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool, timeout
     return spans
 
 
-def scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, content: str, given: tuple = ()) -> list[dict]:
+def scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, content: str,
+         given: tuple = ()) -> list[dict]:
     """The locks of `patterns` on one message after their tables' context rules, sorted by
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
+    runnable = plan_for(patterns, role, state).runnable(content)
+    if not runnable and not given:            # most messages: no pattern to run
+        return []
+    return locks_of(runnable, message_id, content, given)
+
+
+def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -> list[dict]:
+    """scan() once the gates have chosen the patterns to run (lock() asks them itself)."""
     try:
-        raws = raw_scan(patterns, message_id, role, state, content)
-        if not raws and not given:            # most messages: nothing for the rules to read
+        raws = raws_of(runnable, message_id, content)
+        if not raws and not given:            # nothing for the rules to read
             return raws
         out = resolve(list(given) + raws, content)
     except PatternTimeout as exc:
