@@ -14,9 +14,9 @@ rather than 4^10. Lookarounds are atomic in `regex` (once they hold, nothing bac
 them), so each costs its body's bound and ends one way; a lookbehind's body (read right to left)
 is counted without the disjointness shortcut.
 
-Anything this reader does not know (an unbounded repeat, inline flags, a construct outside the
-subset below) gives no bound, and the pattern keeps its timeout: the analysis may only ever
-remove a clock where the bound is proven. The subset: literals and escapes, classes, `.`,
+Anything this reader does not know (an unbounded repeat, inline flags other than a leading
+`(?i)`, a construct outside the subset below) gives no bound, and the pattern keeps its timeout:
+the analysis may only ever remove a clock where the bound is proven. The subset: literals and escapes, classes, `.`,
 groups (capturing, named, non-capturing), alternation, lookarounds, `(?(name)yes|no)`,
 `(?P=name)`, anchors, and `?`, `{m}`, `{m,n}`, `{,n}` repeats (lazy or possessive too).
 """
@@ -56,18 +56,34 @@ class Node:
     name: str = ""                          # ref: the group it repeats
 
 
+CASELESS = "(?i)"          # the one inline flag read: every character then matches a set not enumerated
+
+
 def parse(pattern: str) -> Node:
+    return _parsed(pattern)[0]
+
+
+def _parsed(pattern: str) -> tuple[Node, dict]:
+    """The tree and its named groups."""
     parser = _Parser(pattern)
+    if pattern.startswith(CASELESS):
+        parser.i, parser.caseless = len(CASELESS), True
     node = parser.alternation()
     if parser.i != len(pattern):
         raise Unknown(f"unexpected {pattern[parser.i]!r}")
-    return node
+    return node, parser.groups
 
 
 class _Parser:
     def __init__(self, text: str):
         self.text, self.i = text, 0
         self.groups: dict[str, Node] = {}
+        self.caseless = False
+
+    def char(self, chars: frozenset | None) -> Node:
+        """A character node; under (?i) its set is not enumerated (case folding widens it), so it
+        overlaps every other and no alternation of it counts as exclusive."""
+        return Node("char", chars=ALL if self.caseless else chars)
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -129,7 +145,7 @@ class _Parser:
         if ch == "(":
             return self.group()
         if ch == "[":
-            return Node("char", chars=self.char_class())
+            return self.char(self.char_class())
         if ch == "\\":
             return self.escape()
         if ch in ("^", "$"):
@@ -137,11 +153,11 @@ class _Parser:
             return Node("zero")
         if ch == ".":
             self.i += 1
-            return Node("char", chars=ALL)
+            return self.char(ALL)
         if ch in ("*", "+", "?", "{", "}", "]"):
             raise Unknown(f"a stray {ch!r}")
         self.i += 1
-        return Node("char", chars=frozenset(ch))
+        return self.char(frozenset(ch))
 
     def escape(self) -> Node:
         nxt = self.peek(1)
@@ -154,7 +170,7 @@ class _Parser:
         if nxt in ("p", "P"):
             self.skip_braces(2)
             return Node("char", chars=ALL)
-        return Node("char", chars=frozenset(self.escaped_char()))
+        return self.char(frozenset(self.escaped_char()))
 
     def escaped_char(self) -> str:
         """One character written with a backslash (self.i at the backslash)."""
@@ -458,24 +474,17 @@ def attempt_steps(pattern: str) -> int | None:
     """At most how many steps one match attempt of `pattern` at one position takes, or None when
     no bound is proven (an unbounded repeat, or syntax this reader does not know)."""
     try:
-        root = parse(pattern)
+        root, groups = _parsed(pattern)
     except (Unknown, RecursionError):
         return None
-    parser_widths: dict = {}
-    _collect_widths(root, pattern, parser_widths)
+    widths: dict = {}
+    for name, node in groups.items():      # the widest text each named group can capture (a back reference repeats it)
+        widths[name] = max_width(node, widths)
     try:
-        _, steps = _cost(root, ALL, 1, True, parser_widths)
+        _, steps = _cost(root, ALL, 1, True, widths)
     except RecursionError:
         return None
     return steps if steps < CAP else None
-
-
-def _collect_widths(root: Node, pattern: str, out: dict) -> None:
-    """The widest text each named group can capture (a back reference repeats it)."""
-    parser = _Parser(pattern)
-    parser.alternation()
-    for name, node in parser.groups.items():
-        out[name] = max_width(node, out)
 
 
 def clockless_chars(pattern: str, budget_s: float) -> int:
