@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from budget import examples
 
-from groundrules.conditions import MISSING, OPERATORS, compile_condition, path_parts
+from groundrules.core.conditions import MISSING, OPERATORS, compile_condition, path_parts
 
 KEYS = st.sampled_from(["a", "b", "0", "1", "x'y", 'q"', "n\nl", "é", "题量", "\\", "__class__",
                         "1e400", "１", "²"])

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from groundrules.conditions import compile_condition, explain_failure
-from groundrules.dates import now_of
+from groundrules.core.conditions import compile_condition, explain_failure
+from groundrules.core.dates import now_of
 
 CASES = Path(__file__).resolve().parent.parent / "cases" / "conditions"
 

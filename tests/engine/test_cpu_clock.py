@@ -9,8 +9,8 @@ import time
 import pytest
 import regex
 
-from groundrules import cpu_clock
-from groundrules.operators import OPERATORS
+from groundrules.core import cpu_clock
+from groundrules.core.operators import OPERATORS
 
 BACKTRACKS = regex.compile(r"^(a|a)*$")
 VALUE = "a" * 40 + "!"

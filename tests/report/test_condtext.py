@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from groundrules.conditions import OPERATORS, compile_condition
-from groundrules.report.condtext import fields_read, text
+from groundrules.core.conditions import OPERATORS, compile_condition
+from groundrules.analyst.report.condtext import fields_read, text
 
 CASES = [  # (condition, column, how it reads)
     ({"field": "status", "eq": "partial"}, "status", "= partial"),

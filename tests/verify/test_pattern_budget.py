@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-from groundrules.bounded_patterns import DEFAULT_BUDGET_MS
+from groundrules.core.bounded_patterns import DEFAULT_BUDGET_MS
 from groundrules.verification import patterns
 from test_verify_robustness import INPUT, any_value_candidate
 from verify_seed_examples import CANDIDATE, WITHDRAW_REQUEST

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .. import abandon, attempts
+from . import abandon, attempts
 from . import evidence_rows as layout
 from . import sqlite_base
 from .sqlite_base import failures

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .. import abandon, attempts
-from ..errors import StorageFailure
+from . import abandon, attempts
+from ..core.errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
 from .findings_sql import INSERT_FINDING, FindingOps, finding_row, finding_values

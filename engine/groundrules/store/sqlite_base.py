@@ -5,7 +5,7 @@ import sqlite3
 from contextlib import contextmanager
 from typing import Iterator
 
-from ..errors import StorageFailure
+from ..core.errors import StorageFailure
 
 
 @contextmanager

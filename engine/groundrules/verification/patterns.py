@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import regex
 
-from .. import cpu_clock
-from ..bounded_patterns import PatternTimeout
-from ..conditions import REGEX_TIMEOUT_S
-from ..examples import ExampleResult
+from ..core import cpu_clock
+from ..core.bounded_patterns import PatternTimeout
+from ..core.conditions import REGEX_TIMEOUT_S
+from ..core.examples import ExampleResult
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 
 @dataclass(frozen=True)
