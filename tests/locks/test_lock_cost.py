@@ -17,11 +17,20 @@ SEP = "[ -]"
 
 @pytest.mark.parametrize("pattern", [
     "a*b", "a+", "[0-9]{4,}", "(?:ab)*c", "(x+x+)+y",          # unbounded repeats
-    "(?i)abc", "(?>a{2})", "(a)\\1", "[[:alpha:]]{2}", "a{x}",   # syntax this reader does not know
+    "a(?i)bc", "(?x)abc", "(?>a{2})", "(a)\\1", "[[:alpha:]]{2}", "a{x}",   # syntax this reader does not know
 ])
 def test_no_bound_without_a_proof(pattern):
     assert cost.attempt_steps(pattern) is None
     assert cost.clockless_chars(pattern, 0.25) == 0 and not cost.clockless_match(pattern, 0.25)
+
+
+def test_a_leading_caseless_flag_is_read_with_every_character_overlapping():
+    """Under a leading (?i) a character matches its other cases too, which this reader does not
+    enumerate: nothing is disjoint any more, so the bound counts every way a repeat can end and
+    every branch of an alternation (`a|A` is two ways, not one class)."""
+    assert cost.attempt_steps("(?i)abc") is not None
+    assert cost.attempt_steps("(?i)a{0,3}b") > cost.attempt_steps("a{0,3}b")
+    assert cost.attempt_steps("(?i)(?:a|A){0,20}b") > 10 ** 6 > cost.attempt_steps("(?:a|b){0,20}c")
 
 
 @pytest.mark.parametrize("pattern", [

@@ -474,17 +474,22 @@ def attempt_steps(pattern: str) -> int | None:
     """At most how many steps one match attempt of `pattern` at one position takes, or None when
     no bound is proven (an unbounded repeat, or syntax this reader does not know)."""
     try:
-        root, groups = _parsed(pattern)
+        root = parse(pattern)
     except (Unknown, RecursionError):
         return None
     widths: dict = {}
-    for name, node in groups.items():      # the widest text each named group can capture (a back reference repeats it)
-        widths[name] = max_width(node, widths)
+    _collect_widths(root, pattern, widths)
     try:
         _, steps = _cost(root, ALL, 1, True, widths)
     except RecursionError:
         return None
     return steps if steps < CAP else None
+
+
+def _collect_widths(root: Node, pattern: str, out: dict) -> None:
+    """The widest text each named group can capture (a back reference repeats it)."""
+    for name, node in _parsed(pattern)[1].items():
+        out[name] = max_width(node, out)
 
 
 def clockless_chars(pattern: str, budget_s: float) -> int:
