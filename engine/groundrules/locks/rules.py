@@ -18,9 +18,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ..core.conditions import REGEX_TIMEOUT_S, Condition, compile_condition
+from ..core.condgen import Gen
+from ..core.conditions import REGEX_TIMEOUT_S, Condition, compile_condition, path_parts
 from ..core.errors import Fault, did_you_mean
 from .charsets import expand_tree
+from .cost import clockless_chars
 
 # fact -> what it holds; a row reading anything else is a load error
 FACTS = {
@@ -53,11 +55,10 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """The rows one pattern obeys, in table order, as their compiled `when` tests (read per
-    candidate, so no property is looked up there)."""
+    """The rows one pattern obeys, in table order, compiled into one `verdict(facts) -> bool`
+    (read per candidate, so no property is looked up there)."""
 
-    drop: tuple = ()
-    attempt: tuple = ()
+    verdict: object = None    # no drop row holds, and an invalid candidate satisfies an attempt row
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
     context: bool = False     # a row reads before / after / prev / next
@@ -122,8 +123,43 @@ def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
     if not drop and not attempt:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
-    return Rules(tuple(r.when.test for r in drop), tuple(r.when.test for r in attempt), context_chars,
+    return Rules(_verdict(drop, attempt, context_chars, pattern_id), context_chars,
                  bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after", "prev", "next"}))
+
+
+class _Verdict(Gen):
+    """condgen's code, with one change: a `matches` on a fact whose length the table bounds (the
+    context, `prev`, `next`) runs without the regex clock when cost.py proves that the pattern
+    cannot outrun the grammar's budget on a text that long, as a scan does (the clock's system call
+    and `regex`'s keyword parsing cost more than most of these searches)."""
+
+    def __init__(self, widths: dict):
+        super().__init__(share_reads=True)
+        self.widths = widths
+
+    def test(self, c: Condition, var: str) -> str:
+        width = self.widths.get(c.field) if var == "v" and c.op == "matches" and not c.ref else None
+        if width is None or clockless_chars(c.arg, REGEX_TIMEOUT_S) < width:
+            return super().test(c, var)
+        t = self.fresh()
+        return (f"((({t} := {self.get(var, path_parts(c.field))}).__class__ is str) and "
+                f"{self.const(c.pattern.search)}({t}) is not None)")
+
+
+def _verdict(drop: tuple, attempt: tuple, context_chars: int, pattern_id: str):
+    """`verdict(facts) -> bool`, generated: the drop rows in order (the first that holds drops the
+    candidate), then, for an invalid candidate, the attempt rows (the first that holds keeps it);
+    every fact read once. The same tests, in the same order, as each row's own `when`."""
+    gen = _Verdict({"before": context_chars, "after": context_chars, "prev": 1, "next": 1})
+    body = [f"    if {gen.expr(row.when, 'v')}:\n        return False\n" for row in drop]
+    if attempt:
+        body.append("    if v['valid']:\n        return True\n")
+        body += [f"    if {gen.expr(row.when, 'v')}:\n        return True\n" for row in attempt]
+        body.append("    return False\n")
+    else:
+        body.append("    return True\n")
+    source = "def verdict(v, n=None):\n" + "".join(gen.reads + body)
+    return gen.build_module(source, f"lock rules of {pattern_id}")["verdict"]
 
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
@@ -199,33 +235,23 @@ def _span(raw: Raw) -> tuple[int, int]:
     return raw.start, raw.end
 
 
-def kept(raw: Raw, fact: dict) -> bool:
-    """No drop row holds, and an invalid candidate satisfies an attempt row (if the pattern has any)."""
-    rules = raw.rules
-    for test in rules.drop:
-        if test(fact):
-            return False
-    if fact["valid"] or not rules.attempt:
-        return True
-    for test in rules.attempt:
-        if test(fact):
-            return True
-    return False
-
-
 def resolve(raws: list[Raw], content: str) -> list[dict]:
     """The locks of the raw candidates that the rules keep (given candidates never are locks)."""
-    ruled = [r for r in raws if r.lock is not None and r.rules is not NO_RULES]
-    if not ruled:
-        return [r.lock for r in raws if r.lock is not None]
-    neighbours = Neighbours(raws) if any(r.rules.neighbours for r in ruled) else None
     out = []
+    neighbours = None                       # made for the first candidate whose rules read them
     for r in raws:
-        if r.lock is None:
+        lock = r.lock
+        if lock is None:
             continue
+        rules = r.rules
+        if rules is NO_RULES:
+            out.append(lock)
+            continue
+        if rules.neighbours and neighbours is None:
+            neighbours = Neighbours(raws)
         try:
-            if r.rules is NO_RULES or kept(r, facts(r, content, neighbours)):
-                out.append(r.lock)
+            if rules.verdict(facts(r, content, neighbours)):
+                out.append(lock)
         except TimeoutError:
             raise PatternTimeout(r.pattern, REGEX_TIMEOUT_S) from None
     return out
