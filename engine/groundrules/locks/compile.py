@@ -15,8 +15,8 @@ import regex
 
 from ..core.errors import Fault, GroundrulesError, did_you_mean
 from ..core.examples import ExampleResult
-from .charsets import as_class, expand, members, namespace
 from . import cost
+from .charsets import as_class, expand, members, namespace
 from .cost import clockless_chars
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
 from .scan import raw_scan, scan
@@ -50,6 +50,7 @@ class LockPattern:
     where: tuple             # key path of the pattern inside its table
     rules: Rules = NO_RULES  # the table's context rows that apply to this pattern
     counts: frozenset = frozenset()   # "<role> <state>" for every role and state it counts in
+    opening: tuple = ()      # ((first character, search), ...): every match opens with one of them
 
 
 @dataclass(frozen=True)
@@ -273,10 +274,8 @@ def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fol
     if chars is None:
         return ()
     least = cost.least(source, chars) if source is not None else 0
-    if fold:                  # the raw characters that read as one of the set through the fold
-        table = fold[1].table
-        chars = "".join(c for c in chars if ord(c) not in table) + "".join(
-            chr(raw) for raw, folded in table.items() if (folded if isinstance(folded, str) else chr(folded)) in chars)
+    if fold:
+        chars = _unfolded(chars, fold)
         if not chars:
             faults.append(Fault("gate-never-passes", "the table's fold maps every character of prefilter_chars "
                                 "to another one, so no message would pass and the pattern would never run",
@@ -289,6 +288,30 @@ def _gate(spec: dict | None, names: dict, where: tuple, faults: list[Fault], fol
     shorter = f"(?:{cls}{{1,{run - 1}}}+{other}++)*+" if run > 1 else ""
     run_test = re.compile(rf"\A{other}*+{shorter}{cls}{{{run}}}").match if run else None
     return (cls, run, count, run_test, "".join(dict.fromkeys(chars)))
+
+
+def _unfolded(chars, fold: tuple) -> str:
+    """The raw characters that read as one of `chars` through the fold."""
+    table = fold[1].table
+    return "".join(c for c in chars if ord(c) not in table) + "".join(
+        chr(raw) for raw, folded in table.items() if (folded if isinstance(folded, str) else chr(folded)) in chars)
+
+
+OPENING_LEADS = 4     # an opening is looked for only when so few characters can start it
+
+
+def _opening(source: str | None, fold: tuple) -> tuple:
+    """((first character, search), ...) for the fixed opening every match of the regex reads
+    (cost.head: the Chinese-numeral reading starts with 一 or 幺 and two more numerals), searched
+    in the RAW message (each set widened through the fold) with the standard library's `re`, which
+    finds a literal first character fast: a message with none of them cannot give a candidate.
+    () when the opening is one character long (the words already look for it) or may start with
+    many."""
+    sets = [_unfolded(s, fold) if fold else "".join(s) for s in (cost.head(source) if source else ())]
+    if len(sets) < 2 or len(sets[0]) > OPENING_LEADS:
+        return ()
+    rest = "".join(as_class(s) for s in sets[1:])
+    return tuple((c, re.compile(re.escape(c) + rest).search) for c in sorted(sets[0]))
 
 
 def _fold(names: list, faults: list[Fault]) -> tuple:
@@ -345,7 +368,7 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, name
                        _group_numbers(compiled, raw.get("start_group"), raw.get("value_group")),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),
                        normalize, checks, timeout, clockless_chars(source, timeout), fold,
-                       tuple(raw.get("examples", ())), where)
+                       tuple(raw.get("examples", ())), where, opening=_opening(source, fold) if gate else ())
 
 
 def _group_numbers(compiled: regex.Pattern, start_group: str | None, value_group: str | None) -> tuple:

@@ -545,3 +545,53 @@ def leading(pattern: str) -> frozenset | None:
     except (Unknown, RecursionError):
         return None
     return start if start is not ALL and start else None
+
+
+HEAD_CAP = 8               # how far `head` reads into a match
+
+
+def head(pattern: str) -> tuple:
+    """The character sets every match of `pattern` starts with, in order (lookarounds skipped,
+    at most HEAD_CAP; () when the pattern is outside the subset): a text with no place where one
+    of the first set is followed by one of the second, and so on, has no match."""
+    try:
+        sets, _ = _head(parse(pattern))
+    except (Unknown, RecursionError):
+        return ()
+    out = []
+    for chars in sets[:HEAD_CAP]:
+        if chars is ALL:
+            break
+        out.append(chars)
+    return tuple(out)
+
+
+def _head(node: Node) -> tuple[list, bool]:
+    """(the sets the node's every match starts with, whether it always reads exactly those)."""
+    op = node.op
+    if op == "char":
+        return [node.chars], True
+    if op in ("zero", "look"):
+        return [], True
+    if op == "ref":
+        return [], False
+    if op == "seq":
+        out: list = []
+        for item in node.items:
+            sets, exact = _head(item)
+            out += sets
+            if not exact or len(out) >= HEAD_CAP:
+                return out, exact and len(out) < HEAD_CAP
+        return out, True
+    if op in ("alt", "cond"):
+        heads = [_head(i) for i in node.items]
+        width = min(len(h[0]) for h in heads)
+        out = [ALL if any(h[0][k] is ALL for h in heads) else frozenset().union(*(h[0][k] for h in heads))
+               for k in range(width)]
+        return out, all(h[1] and len(h[0]) == width for h in heads)
+    body, exact = _head(node.items[0])      # rep
+    if node.low == 0:
+        return [], node.high == 0
+    if not exact:
+        return body, False
+    return (body * node.low)[:HEAD_CAP], exact and node.low == node.high and len(body) * node.low < HEAD_CAP

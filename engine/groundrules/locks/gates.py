@@ -26,6 +26,22 @@ def _words(words: tuple) -> tuple:
     return tuple((w[0], w if len(w) > 1 else None) for w in words)
 
 
+def _opens(content: str, words: tuple, opening: tuple) -> bool:
+    """The message holds one of the words (if any) and one of the openings (if any)."""
+    if words:
+        for head, word in words:
+            if head in content and (word is None or word in content):
+                break
+        else:
+            return False
+    if opening:
+        for first, search in opening:
+            if first in content and search(content) is not None:
+                return True
+        return False
+    return True
+
+
 class Plan:
     """The patterns that count in one role and state, with what a message must hold for each."""
 
@@ -40,16 +56,16 @@ class Plan:
             if p.gate:
                 cls, run, count, run_test, chars = p.gate
                 by_set.setdefault(cls, (chars, []))[1].append(
-                    (index, max(count, run), run, run_test, _words(p.prefilter)))
+                    (index, max(count, run), run, run_test, _words(p.prefilter), p.opening))
             else:
                 free.append((index, _words(p.prefilter)))
         groups = []
         for chars, members in by_set.values():
-            # the group's words: a message holding none of them runs no member (None: a member has none)
-            words = None if any(not m[4] for m in members) else tuple(dict.fromkeys(w for m in members for w in m[4]))
+            # a group whose every member has words or an opening asks them before its census
+            pretest = all(m[4] or m[5] for m in members)
             ascii_chars = "".join(c for c in chars if c.isascii()).encode("ascii")
             wide = tuple(c for c in chars if not c.isascii())
-            groups.append((words, ascii_chars, wide, min(m[1] for m in members), tuple(members)))
+            groups.append((pretest, ascii_chars, wide, min(m[1] for m in members), tuple(members)))
         self.groups: tuple = tuple(groups)
         self.free: tuple = tuple(free)
 
@@ -62,12 +78,10 @@ class Plan:
         picked: list[int] = []
         ascii_text = None
         wide_text = None
-        for words, ascii_chars, wide, floor, members in self.groups:
-            if words is not None:
-                for head, word in words:
-                    if head in content and (word is None or word in content):
-                        break
-                else:
+        for pretest, ascii_chars, wide, floor, members in self.groups:
+            if pretest:
+                members = [m for m in members if _opens(content, m[4], m[5])]
+                if not members:
                     continue
             n = 0
             if ascii_chars:
@@ -84,14 +98,17 @@ class Plan:
             if n < floor:
                 continue
             have, lack = 0, NEVER
-            for index, count, run, run_test, own in members:
+            for index, count, run, run_test, own, opening in members:
                 if n < count:
                     continue
-                if own:
-                    for head, word in own:
-                        if head in content and (word is None or word in content):
-                            break
-                    else:
+                if not pretest:
+                    if own:
+                        for head, word in own:
+                            if head in content and (word is None or word in content):
+                                break
+                        else:
+                            continue
+                    if opening and not _opens(content, (), opening):
                         continue
                 if run > have:
                     if run >= lack:
