@@ -1,15 +1,19 @@
-"""Which patterns read a message: the gates and prefilter words of one role and state's
-patterns, asked once per message, in C loops, before any regex runs.
+"""Which patterns read a message: the gates, prefilter words and openings of one role and
+state's patterns, asked once per message, in C loops, before any regex runs.
 
 Most messages give no lock, yet ordinary chat holds a few digits, and 一 is in most Chinese
 sentences: what every message pays is this module. So a role and state's patterns are compiled
 into a Plan: grouped by their gate's character set, each set counted once per message (its ASCII
-characters by one `bytes.translate` of the message's ASCII, the others by `in` and `str.count`:
-no regex walks the message), the smallest count any member needs compared first, so one
-comparison skips the group; then, for the members whose count passes, their words and run tests
-(a failed run test answers the longer runs of the group). A word of several characters is looked
-for only when its first character is there (`in` finds one character several times faster).
-The patterns that pass are scanned in table order, as before.
+characters by one `bytes.translate` of the message's ASCII, the others by `in` and `str.count`,
+up to the largest count a member asks: no regex walks the message), the smallest count any member
+needs compared first, so one comparison skips the group; then, for the members whose count
+passes, their words, openings and run tests (a failed run test answers the longer runs of the
+group). A group whose every member has words or an opening asks those first, and counts only
+for a message that has them (the Chinese-numeral reading: its opening, 一 or 幺 and two more
+numerals, is one literal `re` search; twelve counts are not). A word of several characters is
+looked for only when its first character is there (`in` finds one character several times
+faster; one `re` findall of every such character costs more than all the `in`s). The patterns
+that pass are scanned in table order, as before.
 """
 from __future__ import annotations
 
@@ -65,7 +69,8 @@ class Plan:
             pretest = all(m[4] or m[5] for m in members)
             ascii_chars = "".join(c for c in chars if c.isascii()).encode("ascii")
             wide = tuple(c for c in chars if not c.isascii())
-            groups.append((pretest, ascii_chars, wide, min(m[1] for m in members), tuple(members)))
+            groups.append((pretest, ascii_chars, wide, min(m[1] for m in members), max(m[1] for m in members),
+                           tuple(members)))
         self.groups: tuple = tuple(groups)
         self.free: tuple = tuple(free)
 
@@ -78,7 +83,7 @@ class Plan:
         picked: list[int] = []
         ascii_text = None
         wide_text = None
-        for pretest, ascii_chars, wide, floor, members in self.groups:
+        for pretest, ascii_chars, wide, floor, top, members in self.groups:
             if pretest:
                 members = [m for m in members if _opens(content, m[4], m[5])]
                 if not members:
@@ -91,10 +96,12 @@ class Plan:
             if wide:
                 if wide_text is None:
                     wide_text = not content.isascii()
-                if wide_text:
+                if wide_text and n < top:         # counted no further than a member asks (a long text)
                     for c in wide:
                         if c in content:
                             n += content.count(c)
+                            if n >= top:
+                                break
             if n < floor:
                 continue
             have, lack = 0, NEVER
