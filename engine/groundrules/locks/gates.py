@@ -59,8 +59,11 @@ class Plan:
         for index, p in enumerate(self.patterns):
             if p.gate:
                 cls, run, count, run_test, chars = p.gate
+                words = _words(p.prefilter)
+                if p.opening and {c for c, _ in p.opening} <= {head for head, rest in words if rest is None}:
+                    words = ()          # every opening starts with one of the words: it asks them itself
                 by_set.setdefault(cls, (chars, []))[1].append(
-                    (index, max(count, run), run, run_test, _words(p.prefilter), p.opening))
+                    (index, max(count, run), run, run_test, words, p.opening))
             else:
                 free.append((index, _words(p.prefilter)))
         groups = []

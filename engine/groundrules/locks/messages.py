@@ -32,12 +32,27 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     never raises anything else."""
     book = _book(rulebook) if rulebook is None else rulebook
     try:                              # one memo read per call: the two below, once per rulebook
-        vocabulary, by_role = book.memo["locks.lock"]
+        vocabulary, plans = book.memo["locks.lock"]
     except KeyError:
-        vocabulary, by_role = book.memoized("locks.lock", lambda: (_vocabulary(book), _patterns(book)))
-    message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary)
-    runnable = by_role[role, state].runnable(content)     # the gates, asked before any other call
+        vocabulary, plans = book.memoized("locks.lock", lambda: _plans(book))
+    if type(message) is dict:         # a well-formed message: one test per field, no error built
+        message_id, role, content = message.get("id"), message.get("role"), message.get("content")
+        state = message.get("state", DEFAULT_STATE)
+        plan = plans.get((role, state)) if type(role) is str and type(state) is str else None
+        if (plan is not None and type(message_id) is str and message_id and type(content) is str
+                and (message_id.isascii() or encodable(message_id)) and (content.isascii() or encodable(content))):
+            runnable = plan.runnable(content)     # the gates, asked before any other call
+            return locks_of(runnable, message_id, content) if runnable else runnable
+    message_id, role, state, content = _checked(message, vocabulary)   # refuses it, saying why
+    runnable = plans[role, state].runnable(content)
     return locks_of(runnable, message_id, content) if runnable else runnable
+
+
+def _plans(book: "Rulebook") -> tuple:
+    """The vocabulary and {(role, state): Plan} for every role and state it has: a message whose
+    pair is no key is refused, so one lookup checks both fields."""
+    vocabulary, by_role = _vocabulary(book), _patterns(book)
+    return vocabulary, {(r, st): by_role[r, st] for r in vocabulary[0] for st in vocabulary[1]}
 
 
 def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook | None" = None, *,
