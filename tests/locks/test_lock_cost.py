@@ -202,22 +202,24 @@ def _every_text():
 
 
 def test_locks_are_byte_identical_without_the_fast_path(lock_book, monkeypatch):
-    """The fast path only drops the clock: with every bound disowned (each scan and each matches
-    check keeps its timeout), every message of the lock snapshots' cases, of both chat corpora and
-    every table example locks to the same bytes, in every role."""
+    """The fast path only drops the clock: with every bound disowned (each scan, each matches
+    check and each rule's matches on the context keeps its timeout), every message of the lock
+    snapshots' cases, of both chat corpora and every table example locks to the same bytes, in
+    every role."""
     from groundrules.core import canonical, compilers
-    from groundrules.locks import compile as lock_compile, steps
+    from groundrules.locks import compile as lock_compile, rules as lock_rules, steps
     from groundrules.locks.messages import _vocabulary
 
-    asked = []
+    asked, ruled = [], []
     monkeypatch.setattr(lock_compile, "clockless_chars", lambda source, budget: asked.append(source) or 0)
     monkeypatch.setattr(steps, "clockless_match", lambda source, budget: asked.append(source) or False)
+    monkeypatch.setattr(lock_rules, "clockless_chars", lambda source, budget: ruled.append(source) or 0)
     real = compilers.COMPILERS["lock_patterns"]
     monkeypatch.setitem(compilers.COMPILERS, "lock_patterns", lambda data, ctx: real(data, ctx))  # not cached
     slow = load_rulebook(ROOT, files=[ROOT / "locks"])
     fast_patterns = [p for t in lock_book.of_kind("lock_patterns") for p in t.patterns]
     slow_patterns = [p for t in slow.of_kind("lock_patterns") for p in t.patterns]
-    assert asked and [p.id for p in fast_patterns] == [p.id for p in slow_patterns]
+    assert asked and ruled and [p.id for p in fast_patterns] == [p.id for p in slow_patterns]
     assert all(p.clockless == 0 for p in slow_patterns)
     assert sum(p.clockless > 0 for p in fast_patterns) >= len(fast_patterns) // 2
 
