@@ -137,7 +137,7 @@ class Plan:
                     continue
             picked.append(index)
         if not picked:
-            return picked
+            return []
         if len(picked) > 1:
             picked.sort()
         patterns = self.patterns

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Callable
 
 from ..core.condgen import Gen
 from ..core.conditions import REGEX_TIMEOUT_S, Condition, compile_condition, path_parts
@@ -58,7 +59,7 @@ class Rules:
     """The rows one pattern obeys, in table order, compiled into one `verdict(facts) -> bool`
     (read per candidate, so no property is looked up there)."""
 
-    verdict: object = None    # no drop row holds, and an invalid candidate satisfies an attempt row
+    verdict: Callable[..., bool] = bool   # no drop row holds, and an invalid candidate satisfies an attempt row
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
     context: bool = False     # a row reads before / after / prev / next
@@ -146,7 +147,7 @@ class _Verdict(Gen):
                 f"{self.const(c.pattern.search)}({t}) is not None)")
 
 
-def _verdict(drop: tuple, attempt: tuple, context_chars: int, pattern_id: str):
+def _verdict(drop: tuple, attempt: tuple, context_chars: int, pattern_id: str) -> Callable[..., bool]:
     """`verdict(facts) -> bool`, generated: the drop rows in order (the first that holds drops the
     candidate), then, for an invalid candidate, the attempt rows (the first that holds keeps it);
     every fact read once. The same tests, in the same order, as each row's own `when`."""

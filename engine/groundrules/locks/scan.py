@@ -41,7 +41,7 @@ _plans: dict = {}
 def plan_for(patterns: "tuple | Plan", role: str, state: str) -> Plan:
     """The Plan of `patterns` in a role and state: a rulebook's own plans are made once (sources.py);
     one for any other tuple is kept by identity, a few hundred at most."""
-    if patterns.__class__ is Plan:
+    if isinstance(patterns, Plan):
         return patterns
     key = (id(patterns), role, state)
     kept = _plans.get(key)
@@ -49,7 +49,7 @@ def plan_for(patterns: "tuple | Plan", role: str, state: str) -> Plan:
         return kept[1]
     if len(_plans) >= PLANS_KEPT:
         _plans.clear()
-    plan = Plan(tuple(patterns), role, state)
+    plan = Plan(patterns, role, state)
     _plans[key] = (patterns, plan)
     return plan
 
@@ -64,7 +64,7 @@ def raws_of(runnable: list, message_id: str, content: str) -> list[Raw]:
     the content through its fold, computed once per message and fold; quotes, values and groups
     are always read from the raw content. Raises PatternTimeout past a table's budget."""
     raws: list[Raw] = []
-    texts = None                      # made on first use: most messages never need them
+    texts: dict | None = None         # made on first use: most messages never need them
     for p in runnable:
         fold = p.fold
         if fold:
@@ -145,7 +145,7 @@ def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -
     try:
         raws = raws_of(runnable, message_id, content)
         if not raws and not given:            # nothing for the rules to read
-            return raws
+            return []
         out = resolve(list(given) + raws, content)
     except PatternTimeout as exc:
         raise GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
