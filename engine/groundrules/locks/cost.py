@@ -534,19 +534,6 @@ def _least(node: Node, chars: frozenset) -> int:
     return node.low * _least(node.items[0], chars)      # rep
 
 
-def leading(pattern: str) -> frozenset | None:
-    """The characters every match of `pattern` starts with, or None when that is not known (a
-    construct outside the subset, a match that may be empty, a class not enumerated)."""
-    try:
-        root = parse(pattern)
-        if nullable(root):
-            return None
-        start = first(root)
-    except (Unknown, RecursionError):
-        return None
-    return start if start is not ALL and start else None
-
-
 HEAD_CAP = 8               # how far `head` reads into a match
 
 
