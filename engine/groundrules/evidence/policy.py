@@ -110,7 +110,7 @@ class MergePolicy:
 
 def _embedded(name: str, data: dict, ctx: CompileContext, policy_id: str) -> DecisionTable | None:
     from ..tables import CompileContext
-    sub = CompileContext(ctx.schemas, ctx.source)
+    sub = CompileContext(ctx.schemas, ctx.source, table_budget_s=ctx.table_budget_s)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
     for f in sub.faults:
         ctx.faults.append(Fault(f.code, f.message, (name,) + tuple(f.path), f.hint, f.severity))

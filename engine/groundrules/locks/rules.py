@@ -18,7 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ..conditions import REGEX_TIMEOUT_S, Condition, compile_condition
+from ..conditions import Condition, compile_condition
 from ..errors import Fault, did_you_mean
 from .charsets import expand_tree
 
@@ -61,13 +61,15 @@ class Rules:
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
     context: bool = False     # a row reads before / after / prev / next
+    budget_s: float = 0.0     # a row's `matches` search may run this long (its table's CompileContext)
 
 
 NO_RULES = Rules()
 
 
-def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]) -> dict:
-    """Both sections -> {section: (Row, ...)}; faults located at the row's keys."""
+def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault], budget_s: float) -> dict:
+    """Both sections -> {section: (Row, ...)}; faults located at the row's keys; `budget_s` per
+    `matches` search."""
     out: dict = {}
     seen: set = set()
     for section in SECTIONS:
@@ -77,7 +79,7 @@ def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]
             if raw["id"] in seen:
                 faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",)))
             seen.add(raw["id"])
-            row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults)
+            row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults, budget_s)
             if row is not None:
                 rows.append(row)
         out[section] = tuple(rows)
@@ -85,7 +87,7 @@ def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]
 
 
 def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, names: dict,
-                 faults: list[Fault]) -> Row | None:
+                 faults: list[Fault], budget_s: float) -> Row | None:
     before = len(faults)
     applies = raw.get("patterns", pattern_ids)
     for i, pid in enumerate(applies):
@@ -93,7 +95,7 @@ def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_id
             faults.append(Fault("unknown-pattern", f"'{pid}' is no pattern of this table",
                                 where + ("patterns", i), did_you_mean(pid, pattern_ids)))
     node = expand_tree(raw["when"], names, where + ("when",), faults)
-    cond = compile_condition(node, where + ("when",), faults)
+    cond = compile_condition(node, where + ("when",), faults, budget_s=budget_s)
     if cond is not None:
         _check_fields(cond, faults)
     if len(faults) != before:
@@ -116,14 +118,14 @@ def _check_fields(cond: Condition, faults: list[Fault]) -> None:
                                     did_you_mean(item, NEIGHBOUR_ITEM) or "items hold: " + ", ".join(NEIGHBOUR_ITEM)))
 
 
-def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
+def rules_for(pattern_id: str, rows: dict, context_chars: int, budget_s: float) -> Rules:
     drop = tuple(r for r in rows["drop"] if pattern_id in r.patterns)
     attempt = tuple(r for r in rows["attempt"] if pattern_id in r.patterns)
     if not drop and not attempt:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
     return Rules(tuple(r.when.test for r in drop), tuple(r.when.test for r in attempt), context_chars,
-                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after", "prev", "next"}))
+                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after", "prev", "next"}), budget_s)
 
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
@@ -227,7 +229,7 @@ def resolve(raws: list[Raw], content: str) -> list[dict]:
             if r.rules is NO_RULES or kept(r, facts(r, content, neighbours)):
                 out.append(r.lock)
         except TimeoutError:
-            raise PatternTimeout(r.pattern, REGEX_TIMEOUT_S) from None
+            raise PatternTimeout(r.pattern, r.rules.budget_s) from None
     return out
 
 
