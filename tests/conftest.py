@@ -8,7 +8,8 @@ import pytest
 from hypothesis import settings
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from groundrules import canonical, load_rulebook
+from groundrules import load_rulebook
+from groundrules.core import canonical
 from pg_cluster import missing_reason, pg_cluster, pg_db  # noqa: F401  (fixtures for every test folder)
 
 ROOT = Path(__file__).resolve().parent.parent

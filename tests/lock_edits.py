@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from groundrules import corpus, lock_messages
+from groundrules import lock_messages
+from groundrules.analyst import corpus
 from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[1]

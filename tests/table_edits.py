@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from groundrules.yamlparse import parse
-from groundrules.yamlsrc import Source
+from groundrules.core.yamlparse import parse
+from groundrules.core.yamlsrc import Source
 
 
 class TableFile:

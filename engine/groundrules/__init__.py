@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:                                  # what a type checker reads (re-exported explicitly)
     from .api import Caller as Caller, Service as Service
-    from .errors import GroundrulesError as GroundrulesError, Problem as Problem, RulesError as RulesError
+    from .core.errors import GroundrulesError as GroundrulesError, Problem as Problem, RulesError as RulesError
     from .evidence import EvidenceLedger as EvidenceLedger
     from .evidence.fold import fold as fold
     from .findings import FindingLedger as FindingLedger
     from .locks import lock as lock, lock_messages as lock_messages
-    from .rulebook import Holder as Holder, Rulebook as Rulebook
-    from .rulebook import default as default_rulebook, load as load_rulebook
+    from .core.rulebook import Holder as Holder, Rulebook as Rulebook
+    from .core.rulebook import default as default_rulebook, load as load_rulebook
     from .support_reason import contract_text as contract_text, explain as explain
     from .support_reason import explain_with_trace as explain_with_trace
     from .verification import repair_loop as repair_loop, verify as verify
@@ -27,13 +27,13 @@ if TYPE_CHECKING:                                  # what a type checker reads (
 # public name -> (module, its name there)
 _EXPORTS = {
     "Caller": (".api", "Caller"), "Service": (".api", "Service"),
-    "GroundrulesError": (".errors", "GroundrulesError"), "Problem": (".errors", "Problem"),
-    "RulesError": (".errors", "RulesError"),
+    "GroundrulesError": (".core.errors", "GroundrulesError"), "Problem": (".core.errors", "Problem"),
+    "RulesError": (".core.errors", "RulesError"),
     "EvidenceLedger": (".evidence", "EvidenceLedger"), "fold": (".evidence", "fold"),
     "FindingLedger": (".findings", "FindingLedger"),
     "lock": (".locks", "lock"), "lock_messages": (".locks", "lock_messages"),
-    "Holder": (".rulebook", "Holder"), "Rulebook": (".rulebook", "Rulebook"),
-    "default_rulebook": (".rulebook", "default"), "load_rulebook": (".rulebook", "load"),
+    "Holder": (".core.rulebook", "Holder"), "Rulebook": (".core.rulebook", "Rulebook"),
+    "default_rulebook": (".core.rulebook", "default"), "load_rulebook": (".core.rulebook", "load"),
     "contract_text": (".support_reason", "contract_text"), "explain": (".support_reason", "explain"),
     "explain_with_trace": (".support_reason", "explain_with_trace"),
     "repair_loop": (".verification", "repair_loop"), "verify": (".verification", "verify"),

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import did_you_mean
-from .schema_check import bundle
-from .templates import compile_messages
+from .core.errors import did_you_mean
+from .core.schema_check import bundle
+from .core.templates import compile_messages
 
 if TYPE_CHECKING:
-    from .tables import CompileContext
+    from .core.tables import CompileContext
 
 TOOL_SCHEMAS = "tools/"
 SUFFIX = ".schema.json"

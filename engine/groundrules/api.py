@@ -15,12 +15,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import bounded_patterns, canonical, json_bounds, limits
-from . import rulebook as rulebooks
+from .core import bounded_patterns, canonical, json_bounds, limits
+from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
-from .errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
-from .rulebook import Rulebook
-from .schema_check import bundle, contract
+from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
+from .core.rulebook import Rulebook
+from .core.schema_check import bundle, contract
 
 if TYPE_CHECKING:
     from .results import Envelope

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import cpu_clock
-from .conditions import compile_condition
-from .errors import Problem, did_you_mean
-from .tables import location
-from .templates import Template, compile_template
+from .core import cpu_clock
+from .core.conditions import compile_condition
+from .core.errors import Problem, did_you_mean
+from .core.tables import location
+from .core.templates import Template, compile_template
 
 if TYPE_CHECKING:
-    from .tables import CompileContext
+    from .core.tables import CompileContext
 
 FACTS = ("claims", "scopes")
 

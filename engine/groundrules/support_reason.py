@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import rulebook as rulebooks
-from .canonical import plain
-from .decide import Decision, DecisionTable
-from .rulebook import Rulebook
-from .schema_check import contract
+from .core import rulebook as rulebooks
+from .core.canonical import plain
+from .core.decide import Decision, DecisionTable
+from .core.rulebook import Rulebook
+from .core.schema_check import contract
 
 if TYPE_CHECKING:
     from .results import SupportReason

@@ -257,7 +257,7 @@ def huge(case: str) -> str:
 
 def corpus(service, example: Callable[[str, str], Any]) -> Iterator[tuple[str, str, Any]]:
     """(case id, tool, arguments) of every generated case, in a fixed order."""
-    from groundrules.schema_check import bundle
+    from groundrules.core.schema_check import bundle
     bundled: dict[str, dict] = {}
 
     def contract(ref: str) -> dict:

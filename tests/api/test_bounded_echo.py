@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from groundrules import EvidenceLedger, FindingLedger, canonical, rulebook
+from groundrules import EvidenceLedger, FindingLedger
+from groundrules.core import canonical, rulebook
 from groundrules.api import Caller, Service
-from groundrules.errors import ECHO_CHARS
+from groundrules.core.errors import ECHO_CHARS
 from groundrules.findings import SequentialIds, StepClock
 
 import echo_corpus

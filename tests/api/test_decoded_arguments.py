@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from budget import examples
-from groundrules import canonical
+from groundrules.core import canonical
 from groundrules.api import Caller, Service
 
 CALLER = Caller("agent-1", "agent", ("alpha",))

@@ -22,7 +22,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from groundrules import Caller, EvidenceLedger, FindingLedger, Service, canonical, default_rulebook
+from groundrules import Caller, EvidenceLedger, FindingLedger, Service, default_rulebook
+from groundrules.core import canonical
 from groundrules.api import TOOLS
 from groundrules.cli.main import main
 from groundrules.findings import SequentialIds, StepClock

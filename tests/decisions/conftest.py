@@ -63,7 +63,7 @@ def rulebook_with(tmp_path):
     import yaml
 
     from groundrules import load_rulebook
-    from groundrules.rulebook import data_root
+    from groundrules.core.rulebook import data_root
 
     def make(edit, name: str = "tables") -> object:
         root = tmp_path / name

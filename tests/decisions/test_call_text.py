@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget import examples
-from groundrules import Caller, Service, canonical, json_bounds, load_rulebook
+from groundrules import Caller, Service, load_rulebook
+from groundrules.core import canonical, json_bounds
 from groundrules.decisions.replay import STATELESS
-from groundrules.rulebook import data_root
+from groundrules.core.rulebook import data_root
 
 from corpus_traffic import traffic
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from groundrules import Caller, Service, canonical
+from groundrules import Caller, Service
+from groundrules.core import canonical
 from groundrules.decisions import crypto, masking, times
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock

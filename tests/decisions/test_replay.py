@@ -16,8 +16,8 @@ from groundrules.cli.main import main
 from groundrules.decisions import replay
 from groundrules.decisions.replay import STATELESS
 from groundrules.locks import lock
-from groundrules.rulebook import data_root
-from groundrules.schema_check import contract
+from groundrules.core.rulebook import data_root
+from groundrules.core.schema_check import contract
 
 from decision_support import KEY_MATERIAL
 from corpus_traffic import traffic

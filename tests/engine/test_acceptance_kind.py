@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from cli_inproc import run_cli
-from groundrules import RulesError, default_rulebook, gate, load_rulebook
+from groundrules import RulesError, default_rulebook, load_rulebook
+from groundrules.analyst import gate
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = default_rulebook()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from budget import examples
 
 from groundrules import default_rulebook
-from groundrules.conditions import MISSING, OPERATORS, compile_condition, path_parts
+from groundrules.core.conditions import MISSING, OPERATORS, compile_condition, path_parts
 
 BUDGET_S = default_rulebook().table("limits").table_budget_ms / 1000   # the tables' own patterns' budget
 

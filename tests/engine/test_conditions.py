@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from groundrules import default_rulebook
-from groundrules.conditions import compile_condition, explain_failure
-from groundrules.dates import now_of
+from groundrules.core.conditions import compile_condition, explain_failure
+from groundrules.core.dates import now_of
 
 BUDGET_S = default_rulebook().table("limits").table_budget_ms / 1000   # the tables' own patterns' budget
 

@@ -9,10 +9,12 @@ import shutil
 from pathlib import Path
 
 from cli_inproc import run_cli
-from groundrules import canonical, corpus, corpus_runs, explain, load_rulebook, lock_messages
-from groundrules.corpus import decision_tables
-from groundrules.corpus_diff import corpus_diff
-from groundrules.corpus_diff.text import lines
+from groundrules import explain, load_rulebook, lock_messages
+from groundrules.analyst import corpus, corpus_runs
+from groundrules.core import canonical
+from groundrules.analyst.corpus import decision_tables
+from groundrules.analyst.corpus_diff import corpus_diff
+from groundrules.analyst.corpus_diff.text import lines
 from lock_edits import changed_cases, check_edit, separator_edit
 from table_edits import TableFile
 

@@ -9,8 +9,9 @@ import time
 import pytest
 import regex
 
-from groundrules import cpu_clock, default_rulebook
-from groundrules.operators import OPERATORS
+from groundrules import default_rulebook
+from groundrules.core import cpu_clock
+from groundrules.core.operators import OPERATORS
 
 BACKTRACKS = regex.compile(r"^(a|a)*$")
 VALUE = "a" * 40 + "!"

@@ -9,8 +9,8 @@ import pytest
 
 from cli_inproc import run_cli
 from groundrules import GroundrulesError, load_rulebook
-from groundrules.dates import parse_instant
-from groundrules.examples import run_all
+from groundrules.core.dates import parse_instant
+from groundrules.core.examples import run_all
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = "2024-05-01T08:00:00+08:00"

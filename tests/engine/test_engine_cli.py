@@ -191,7 +191,7 @@ def test_the_wheel_carries_the_tables_and_works_from_anywhere(tmp_path):
     away = tmp_path / "elsewhere"
     away.mkdir()
     out = subprocess.run([sys.executable, "-c",
-                          "import groundrules, groundrules.resources as r; print(groundrules.__file__); "
+                          "import groundrules, groundrules.core.resources as r; print(groundrules.__file__); "
                           "print(r.data_root())"], capture_output=True, cwd=away, env=env, text=True)
     assert out.returncode == 0, out.stderr
     assert str(target) in out.stdout.splitlines()[0] and out.stdout.splitlines()[1].endswith("_data")

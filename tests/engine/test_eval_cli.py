@@ -95,7 +95,7 @@ def test_eval_reports_a_hit_policy_violation(tmp_path):
 
 
 def test_test_runs_one_table_or_one_row(book):
-    from groundrules.examples import run_all
+    from groundrules.core.examples import run_all
     everything = run_all(book)
     only = run("test", "--table", "merge.resolve", "-v").stdout.decode("utf-8")
     expected = [o for o in everything if o.id.startswith("merge.resolve:")]
@@ -114,7 +114,7 @@ def test_test_refuses_an_unknown_table_or_row():
 
 
 def test_lint_covers_every_decision_table(book):
-    from groundrules.lint import lint
+    from groundrules.analyst.lint import lint
     out = run("lint").stdout.decode("utf-8")
     covered = {t.id: c for t, _, _, c in lint(ROOT, cases=ROOT / "tests" / "cases").coverage}
     for table, _, _ in book.decision_tables():
@@ -128,8 +128,8 @@ def test_lint_covers_every_decision_table(book):
 def test_lint_covers_every_table_the_report_covers(book):
     """Lint's coverage runs the corpora the report runs: the merge tables over the fold corpus, and
     every row the report saw fire holds on some case in lint's count too."""
-    from groundrules.lint import lint
-    from groundrules.report.coverage import decision_coverage
+    from groundrules.analyst.lint import lint
+    from groundrules.analyst.report.coverage import decision_coverage
     cases = ROOT / "tests" / "cases"
     report = lint(ROOT, cases=cases)
     covered = {t.id: c for t, _, _, c in report.coverage}
@@ -161,7 +161,7 @@ def test_lint_names_a_test_that_never_fails_over_the_corpus(book, tmp_path):
     for n, given in enumerate(positives):
         (cases / f"{n}.json").write_text(json.dumps(given, ensure_ascii=False), encoding="utf-8")
     out = run("--rules", str(root), "lint").stdout.decode("utf-8")
-    from groundrules.decide import tests_of
+    from groundrules.core.decide import tests_of
     for test in tests_of(row.when):
         line, col = source.where(prefix + test.where)
         assert (f"coverage: merge.status: rules/merge.yaml:{line}:{col}: row {row.id}: test {test.field} "

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from groundrules import RulesError, load_rulebook
-from groundrules.fieldtypes import OPEN, Shape, field_shapes
+from groundrules.core.fieldtypes import OPEN, Shape, field_shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = "knowledge-gateway.v1.schema.json"
@@ -110,8 +110,8 @@ def test_an_unknown_field_hint_names_the_def_to_extend(tmp_path):
 
 def test_contract_fields_are_the_paths_contracts_reads():
     """The loader's field list and contracts.field_paths (used by the other table kinds) agree."""
-    from groundrules.contracts import field_paths
-    from groundrules.tables import load_schemas
+    from groundrules.core.contracts import field_paths
+    from groundrules.core.tables import load_schemas
     schemas = load_schemas(ROOT)
     for name, schema in schemas.by_name.items():
         if not name.startswith("kinds/"):

@@ -1,6 +1,6 @@
-"""The floors hold: no import cycle anywhere in engine/ (an import inside a function counts; one
-under `if TYPE_CHECKING:` does not), the library imports without the MCP SDK's server stack, and a
-command imports only the part it runs."""
+"""The floors hold: every import points down the floors (or stays on its own), no import cycle
+anywhere in engine/ (an import inside a function counts; one under `if TYPE_CHECKING:` does not),
+the library imports without the MCP SDK's server stack, and a command imports only the part it runs."""
 from __future__ import annotations
 
 import ast
@@ -14,7 +14,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 PARTS = ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence", "groundrules.verification",
-         "groundrules.findings", "groundrules.store", "groundrules.report", "groundrules.corpus_diff")
+         "groundrules.findings", "groundrules.store", "groundrules.analyst.report", "groundrules.analyst.corpus_diff")
+# the floors, lowest first: a module imports from its own floor or one beneath it
+FLOORS = (
+    ("engine", ("groundrules.core",)),
+    ("stores", ("groundrules.store",)),
+    ("parts", ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence",
+               "groundrules.verification", "groundrules.findings")),
+    ("registry", ("groundrules.api", "groundrules.access", "groundrules.claim_map", "groundrules.results")),
+    ("decision log", ("groundrules.decisions",)),
+    ("analyst's tools", ("groundrules.analyst",)),
+    ("surface", ("groundrules", "groundrules.cli", "groundrules.transports")),
+)
 # a command on a warm verdict cache, its input, and the one part it uses
 COMMANDS = {
     "explain": (ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json", "groundrules.support_reason"),
@@ -90,6 +101,39 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             elif child in on:
                 low[node] = min(low[node], index[child])
     return out
+
+
+def _floor(module: str) -> int:
+    """The floor of a module: that of the longest package prefix naming it."""
+    return max(((len(p), i) for i, (_, prefixes) in enumerate(FLOORS) for p in prefixes
+                if module == p or module.startswith(p + ".")))[1]
+
+
+def test_every_module_is_named_by_its_floor():
+    """Nothing lands on a floor by default: the package root holds only what a floor names."""
+    named = {p for _, prefixes in FLOORS for p in prefixes} - {"groundrules"}
+    assert sorted(m for m in _graph() if m != "groundrules"
+                  and not any(m == p or m.startswith(p + ".") for p in named)) == []
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} ({FLOORS[_floor(m)][0]}) -> {d} ({FLOORS[_floor(d)][0]})"
+                  for m, deps in graph.items() for d in deps if _floor(d) > _floor(m))
+
+
+def test_imports_point_down_the_floors():
+    assert _upward(_graph()) == []
+
+
+def test_the_floor_check_sees_an_upward_import():
+    graph = {"groundrules.core.dates": {"groundrules.api"}, "groundrules.api": {"groundrules.core.dates"}}
+    assert _upward(graph) == ["groundrules.core.dates (engine) -> groundrules.api (registry)"]
+
+
+def test_every_kind_names_a_compiler_that_exists():
+    from groundrules.core.compilers import COMPILERS
+    for kind, compiler in COMPILERS.items():
+        assert callable(compiler.resolve()), kind
 
 
 def test_no_import_cycle_in_the_engine():

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from cli_inproc import run_cli
-from groundrules import capped, rulebook
+from groundrules.core import capped, rulebook
 
 
 def run(*argv: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ import math
 from hypothesis import given, settings, strategies as st
 
 from budget import examples
-from groundrules import json_bounds
+from groundrules.core import json_bounds
 
 TRICKY = st.text(alphabet=st.sampled_from(list('[]{}"\\0123456789eE+-:,x 中') + ["\ud800", "\udfff"]), max_size=12)
 SCALARS = st.one_of(st.none(), st.booleans(), TRICKY, st.integers(-10 ** 130, 10 ** 130),

@@ -12,10 +12,10 @@ import yaml
 
 from cli_inproc import run_cli
 from groundrules import load_rulebook
-from groundrules.lint import lint
-from groundrules.lintchecks import operation_names
-from groundrules.yamlparse import parse
-from groundrules.yamlsrc import YamlProblem
+from groundrules.analyst.lint import lint
+from groundrules.analyst.lintchecks import operation_names
+from groundrules.core.yamlparse import parse
+from groundrules.core.yamlsrc import YamlProblem
 from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -125,13 +125,13 @@ def test_a_metaschema_jsonschema_cannot_apply_fails_the_load_naming_it(tmp_path)
     assert {p.code for p in exc.value.problems} == {"bad-schema"}     # kinds that $ref it fail too
     assert "schemas/kinds/decision_table.schema.json" in {p.file for p in exc.value.problems}
     # lint goes further and names the rule that is broken
-    from groundrules.lint import lint
+    from groundrules.analyst.lint import lint
     report = lint(root)
     assert any(p.code == "bad-schema" and "properties" in p.key for p in report.problems)
 
 
 def test_the_bundled_schemas_are_valid_json_schemas():
-    from groundrules.tables import load_schemas, schema_problems
+    from groundrules.core.tables import load_schemas, schema_problems
     assert schema_problems(load_schemas(ROOT)) == []
 
 

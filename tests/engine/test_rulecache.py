@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from groundrules import RulesError, canonical, explain, load_rulebook, lock_messages
-from groundrules import rulecache
+from groundrules import RulesError, explain, load_rulebook, lock_messages
+from groundrules.core import canonical
+from groundrules.core import rulecache
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTEXTS = sorted((ROOT / "tests" / "cases" / "support_reason").glob("*.json"))

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from budget import examples
 
-from groundrules.schema_check import bundle, compile_check
-from groundrules.tables import load_schemas
+from groundrules.core.schema_check import bundle, compile_check
+from groundrules.core.tables import load_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "knowledge-gateway.v1.schema.json"

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from groundrules import load_rulebook, rulecache
+from groundrules import load_rulebook
+from groundrules.core import rulecache
 from groundrules.locks.rules import NO_RULES
 from table_edits import TableFile
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundrules.templates import compile_template
+from groundrules.core.templates import compile_template
 
 
 def render(text, value, bindings=None):
@@ -101,7 +101,7 @@ def test_excerpt_takes_ascii_digits_only_and_refuses_at_load(arg):
 @pytest.mark.parametrize("value", [["a", 1, None, True, 2.5, [1], {"k": "v"}], [], "text", 3, None, {"a": 1}, ["x"]])
 def test_inline_filters_are_their_functions(name, value):
     """Generated code writes some filters inline; they must say exactly what the function says."""
-    from groundrules.templates import FILTERS, INLINE, render_value
+    from groundrules.core.templates import FILTERS, INLINE, render_value
     takes_arg, fn = FILTERS[name]
     arg = "、" if takes_arg else ""
     assert fn in INLINE
@@ -116,14 +116,14 @@ def test_inline_filters_are_their_functions(name, value):
 def test_a_filter_given_what_it_cannot_take_gives_nothing(name, value):
     """first of an empty list or of no list, min/max of an empty or mixed list: no value (the
     template then renders as a missing field does), never an exception or a guess."""
-    from groundrules.templates import FILTERS, MISSING
+    from groundrules.core.templates import FILTERS, MISSING
     assert FILTERS[name][1](value, "") is MISSING
 
 
 def test_sort_orders_objects_by_their_canonical_json():
     """Objects sort by their JSON with keys in order and characters as written (ensure_ascii off),
     so the order is the same whatever order a host wrote the keys in."""
-    from groundrules.templates import FILTERS
+    from groundrules.core.templates import FILTERS
     sort = FILTERS["sort"][1]
     assert sort([{"b": 0, "a": 1}, {"a": 2}], "") == [{"b": 0, "a": 1}, {"a": 2}]     # {"a": 1, "b": 0} < {"a": 2}
     assert sort([{"k": "中"}, {"k": "z"}], "") == [{"k": "z"}, {"k": "中"}]             # "z" < "中" by code point

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from cli_inproc import run_cli
-from groundrules import corpus, fold, load_rulebook, lock_messages
-from groundrules.trace import INPUTS, traceable
-from groundrules.trace.fold import fold_trace
-from groundrules.trace.locks import lock_trace
+from groundrules import fold, load_rulebook, lock_messages
+from groundrules.analyst import corpus
+from groundrules.analyst.trace import INPUTS, traceable
+from groundrules.analyst.trace.fold import fold_trace
+from groundrules.analyst.trace.locks import lock_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"

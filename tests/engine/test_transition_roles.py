@@ -87,7 +87,7 @@ def test_a_guard_reads_the_callers_role(tmp_path):
 
 
 def test_a_role_no_role_table_declares_is_a_dangling_reference(tmp_path):
-    from groundrules.lint import lint
+    from groundrules.analyst.lint import lint
     root, allowed, _ = reviewer_only_support(tmp_path)
     path = root / "rules" / "finding_states.yaml"
     text = path.read_text(encoding="utf-8")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from groundrules.yamlparse import parse
-from groundrules.yamlsrc import YamlProblem, dotted
+from groundrules.core.yamlparse import parse
+from groundrules.core.yamlsrc import YamlProblem, dotted
 
 TEXT = """kind: decision_table
 rows:

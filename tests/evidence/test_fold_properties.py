@@ -8,7 +8,8 @@ import json
 from hypothesis import HealthCheck, given, settings, strategies as st
 from budget import examples
 
-from groundrules import GroundrulesError, canonical, fold
+from groundrules import GroundrulesError, fold
+from groundrules.core import canonical
 
 from fold_support import GROUPS, group
 

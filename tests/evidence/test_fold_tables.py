@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from groundrules import RulesError, load_rulebook
-from groundrules.examples import run_all
+from groundrules.core.examples import run_all
 from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]

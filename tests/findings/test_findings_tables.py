@@ -8,8 +8,8 @@ import pytest
 
 from findings_support import ROOT, TABLES, open_client
 from groundrules import RulesError, load_rulebook
-from groundrules.examples import run_all
-from groundrules.lint import lint
+from groundrules.core.examples import run_all
+from groundrules.analyst.lint import lint
 
 
 def test_every_inline_example_of_the_ledger_tables_passes(book):

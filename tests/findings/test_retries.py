@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from budget import examples
 
 from findings_support import CODES, COUNTER, SURFACE_CODES, EXPERIMENT, counts, finding, ok, open_client, refused, sql
-from groundrules import canonical
+from groundrules.core import canonical
 from groundrules.store.findings_sqlite import SqliteFindingStore
 
 SECRET = "机密摘录：用户密码是 hunter2"
@@ -211,7 +211,7 @@ def test_same_calls_same_bytes(book, tmp_path):
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=st.sampled_from(TOOLS[:-1]), args=st.one_of(json_values, st.dictionaries(keys, json_values, max_size=6)))
 def test_the_fast_argument_check_agrees_with_jsonschema(book, tool, args):
-    from groundrules.schema_check import contract
+    from groundrules.core.schema_check import contract
     checker = contract(book.schemas, f"tools/{tool}.schema.json#/$defs/input")
     assert checker.fast is not None
     assert checker.fast(args) == checker.validator.is_valid(args)

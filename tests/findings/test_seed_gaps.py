@@ -6,7 +6,7 @@ import hashlib
 import pytest
 
 from findings_support import EXPERIMENT, counts, finding, ok, refused
-from groundrules.errors import GroundrulesError
+from groundrules.core.errors import GroundrulesError
 from groundrules.findings import arguments as argument_checks
 from groundrules.findings.call import Call
 from groundrules.findings.clock import SequentialIds

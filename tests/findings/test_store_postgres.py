@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from findings_support import EXPERIMENT, counts, finding, ok, open_client, refused, sql
-from groundrules.errors import StorageFailure
+from groundrules.core.errors import StorageFailure
 from groundrules.findings import SequentialIds, StepClock
 from groundrules.store.findings_postgres import LATEST, MIGRATIONS, PostgresFindingStore, tsquery_text, tsvector_text
 

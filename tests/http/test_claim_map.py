@@ -16,7 +16,7 @@ import yaml
 
 from groundrules import RulesError, load_rulebook
 from groundrules.claim_map import Identity, Refusal, unknown_roles
-from groundrules.lint import lint
+from groundrules.analyst.lint import lint
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "rules" / "oauth_claims.yaml"

@@ -18,7 +18,7 @@ from joserfc.jwk import KeySet, RSAKey
 
 from groundrules import Service, load_rulebook
 from groundrules.cli.main import main
-from groundrules.errors import GroundrulesError
+from groundrules.core.errors import GroundrulesError
 from groundrules.transports.jwks import checked_url, metadata_urls
 from groundrules.transports.mcp_http import http_app
 from groundrules.transports.oauth import Checked, Denied, OAuthVerifier

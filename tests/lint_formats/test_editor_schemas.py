@@ -20,7 +20,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from groundrules.lint import lint
+from groundrules.analyst.lint import lint
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / ".vscode" / "settings.json"

@@ -17,9 +17,9 @@ import jsonschema
 import pytest
 
 from groundrules.cli.main import main
-from groundrules.errors import Problem
-from groundrules.lint import lint
-from groundrules.lint_formats import render
+from groundrules.core.errors import Problem
+from groundrules.analyst.lint import lint
+from groundrules.analyst.lint_formats import render
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundrules import load_rulebook
-from groundrules.examples import run_all
+from groundrules.core.examples import run_all
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -196,7 +196,7 @@ def test_locks_are_byte_identical_without_the_fast_path(lock_book, monkeypatch):
     """The fast path only drops the clock: with every bound disowned (each scan and each matches
     check keeps its timeout), every message of the lock snapshots' cases, of both chat corpora and
     every table example locks to the same bytes, in every role."""
-    from groundrules import canonical, compilers
+    from groundrules.core import canonical, compilers
     from groundrules.locks import compile as lock_compile, steps
     from groundrules.locks.messages import _vocabulary
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from groundrules import RulesError, load_rulebook, lock
-from groundrules.examples import run_all
+from groundrules.core.examples import run_all
 
 ROOT = Path(__file__).resolve().parents[2]
 

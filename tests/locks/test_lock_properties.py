@@ -13,8 +13,9 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 from budget import examples
 
-from groundrules import GroundrulesError, canonical, lock, lock_messages
-from groundrules.rulebook import Rulebook
+from groundrules import GroundrulesError, lock, lock_messages
+from groundrules.core import canonical
+from groundrules.core.rulebook import Rulebook
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,7 +113,7 @@ def test_a_mobile_typed_in_any_allowed_shape_is_locked_valid(lock_book, number, 
 
 
 def test_same_bytes_under_different_hash_seeds():
-    script = ("import sys; from pathlib import Path; from groundrules import load_rulebook, lock_messages, canonical;"
+    script = ("import sys; from pathlib import Path; from groundrules import load_rulebook, lock_messages; from groundrules.core import canonical;"
               "book = load_rulebook(Path(sys.argv[1]), files=[Path(sys.argv[1]) / 'locks']);"
               "msgs = [{'id': f'm{i}', 'role': 'user', 'content': t} for i, t in enumerate(["
               "'微信 wx_wang01 手机 138 1234 5678', 'QQ 12345678@qq.com', '身份证 110105 19491231 002X']) ];"

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from groundrules import GroundrulesError, RulesError, load_rulebook, lock
-from groundrules.examples import run_all
+from groundrules.core.examples import run_all
 from groundrules.locks.scan import raw_candidates
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from groundrules import GroundrulesError, RulesError, load_rulebook, lock
-from groundrules.examples import run_all
-from groundrules.lint import lint
+from groundrules.core.examples import run_all
+from groundrules.analyst.lint import lint
 
 ROOT = Path(__file__).resolve().parents[2]
 

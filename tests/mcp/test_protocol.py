@@ -16,10 +16,11 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from groundrules import Caller, FindingLedger, Service, canonical
+from groundrules import Caller, FindingLedger, Service
+from groundrules.core import canonical
 from groundrules.api import TOOLS
 from groundrules.cli.main import main
-from groundrules.errors import GroundrulesError
+from groundrules.core.errors import GroundrulesError
 from groundrules.findings import SequentialIds, StepClock
 from groundrules.transports.mcp_tools import ToolServer, select_tools
 

@@ -124,7 +124,8 @@ def test_the_corpus_holds_the_attacks_the_issue_lists():
 
 
 def test_another_projects_finding_id_answers_like_an_unknown_one_over_stdio(tmp_path):
-    from groundrules import FindingLedger, rulebook
+    from groundrules import FindingLedger
+    from groundrules.core import rulebook
     from groundrules.api import Caller, Service
     db = tmp_path / "ledger.db"
     ledger = FindingLedger(db, rulebook=rulebook.default())

@@ -1,8 +1,8 @@
 """Mutation testing of the engine's core with mutmut: does the suite notice when the code is wrong?
 
     python tests/mutation/mutate.py                     # the five targets below, their test folders
-    python tests/mutation/mutate.py --only engine/groundrules/templates.py --tests tests/engine
-    python tests/mutation/mutate.py --mutants 'groundrules.templates.*'   # a subset of the mutants
+    python tests/mutation/mutate.py --only engine/groundrules/core/templates.py --tests tests/engine
+    python tests/mutation/mutate.py --mutants 'groundrules.core.templates.*'   # a subset of the mutants
     python tests/mutation/mutate.py --results           # the last run's survivors, one per line
 
 mutmut (pip install mutmut; 3.x) imports the mutated package from `mutants/`, `mutants/src` or
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = ("engine/groundrules/decide.py", "engine/groundrules/conditions.py", "engine/groundrules/templates.py",
+TARGETS = ("engine/groundrules/core/decide.py", "engine/groundrules/core/conditions.py", "engine/groundrules/core/templates.py",
            "engine/groundrules/locks/steps.py", "engine/groundrules/evidence/*.py")
 TESTS = ("tests/engine", "tests/locks", "tests/evidence", "tests/support_reason")
 # left out of every mutant's run: PostgreSQL (a cluster per mutant; SQLite runs the same domain code)

@@ -52,7 +52,7 @@ def durable_backend():
     if problem:
         pytest.fail(f"durable-rules must be importable for the oracle tests ({problem}); "
                     "install the test extra: pip install -e '.[test]'")
-    from groundrules.oracle.durable import DurableBackend
+    from groundrules.analyst.oracle.durable import DurableBackend
     made: dict = {}
 
     def backend(table, contract=None):
@@ -75,7 +75,7 @@ def test_library_imports_without_durable():
     """The oracle package must not import durable-rules until a backend is built."""
     import subprocess
     import sys
-    code = ("import sys; import groundrules, groundrules.oracle.durable, groundrules.oracle.translate; "
+    code = ("import sys; import groundrules, groundrules.analyst.oracle.durable, groundrules.analyst.oracle.translate; "
             "print('durable' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -190,7 +190,7 @@ def paired_rounds(contenders: dict, ctx, rounds: int) -> dict:
 
 
 def main() -> int:
-    from groundrules.oracle.durable import DurableBackend
+    from groundrules.analyst.oracle.durable import DurableBackend
     tiny = "--tiny" in sys.argv
     given = [a for a in sys.argv[1:] if a != "--tiny"]
     rounds = 1 if tiny else int(given[0]) if given else 31

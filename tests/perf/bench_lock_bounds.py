@@ -20,7 +20,7 @@ from pathlib import Path
 
 from groundrules import load_rulebook
 from groundrules.locks import cost
-from groundrules.regexprobe import _probes
+from groundrules.analyst.regexprobe import _probes
 
 ROOT = Path(__file__).resolve().parents[2]
 PUMPS = ["1", "1 ", "13", "86 ", "(1", "1-", "0", "0 1", "1\n", "1.", "一", "一 ", "幺三"]

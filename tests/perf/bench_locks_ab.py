@@ -34,7 +34,7 @@ import bench_locks  # noqa: E402 - the sibling script: its throughput corpus
 import chat_corpus  # noqa: E402
 
 import groundrules  # noqa: E402
-from groundrules import canonical  # noqa: E402
+from groundrules.core import canonical  # noqa: E402
 
 BASE_NAME = "groundrules_base"
 

@@ -13,7 +13,7 @@ import statistics
 import sys
 import time
 
-from groundrules import rulebook, schema_check
+from groundrules.core import rulebook, schema_check
 from groundrules.access import SUFFIX, TOOL_SCHEMAS
 
 ROUNDS, CALLS = (2, 100) if "--tiny" in sys.argv else (15, 20_000)

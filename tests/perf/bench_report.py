@@ -21,9 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
 
-from groundrules import GroundrulesError, fold, load_rulebook, lock_messages, report  # noqa: E402
-from groundrules import corpus  # noqa: E402
-from groundrules.corpus_diff import corpus_diff  # noqa: E402
+from groundrules import GroundrulesError, fold, load_rulebook, lock_messages
+from groundrules.analyst import report
+from groundrules.analyst import corpus  # noqa: E402
+from groundrules.analyst.corpus_diff import corpus_diff  # noqa: E402
 
 
 def run_corpora(book) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from groundrules import default_rulebook
-from groundrules.conditions import OPERATORS, compile_condition
-from groundrules.report.condtext import fields_read, text
+from groundrules.core.conditions import OPERATORS, compile_condition
+from groundrules.analyst.report.condtext import fields_read, text
 
 BUDGET_S = default_rulebook().table("limits").table_budget_ms / 1000   # the tables' own patterns' budget
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from cli_inproc import run_cli
-from groundrules import load_rulebook, lock_messages, report
-from groundrules.corpus import decision_tables
-from groundrules.corpus_diff import corpus_diff
+from groundrules import load_rulebook, lock_messages
+from groundrules.analyst import report
+from groundrules.analyst.corpus import decision_tables
+from groundrules.analyst.corpus_diff import corpus_diff
 from page_reader import Page
 from lock_edits import separator_edit
 from table_edits import TableFile
@@ -323,7 +324,7 @@ def test_each_move_names_the_roles_the_role_table_lets_take_it(rulebook):
 
 
 def test_a_transitions_own_roles_narrow_what_its_operations_allow(rulebook):
-    from groundrules.report.machine_html import may_take
+    from groundrules.analyst.report.machine_html import may_take
     roles = rulebook.of_kind("role_table")[0]
     moves = [t for table in rulebook.of_kind("transition_table") for m in table.machines.values() for t in m.transitions]
     free = next(t for t in moves if not t.via)            # any operation may make it

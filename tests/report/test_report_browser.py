@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from groundrules import load_rulebook, report
+from groundrules import load_rulebook
+from groundrules.analyst import report
 from cdp import Browser, chromium
 from png import ink
 

@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from cli_inproc import run_cli
-from groundrules import Holder, RulesError, canonical, explain, load_rulebook
+from groundrules import Holder, RulesError, explain, load_rulebook
+from groundrules.core import canonical
 
 from sr_cases import CASES, ROOT, case_path
 

@@ -16,7 +16,7 @@ from budget import examples
 
 import sr_cases
 from groundrules import contract_text, explain, explain_with_trace
-from groundrules.canonical import digest
+from groundrules.core.canonical import digest
 
 CORPUS = sr_cases.corpus()
 SCALARS = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)

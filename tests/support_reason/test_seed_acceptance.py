@@ -17,7 +17,9 @@ from typing import Callable, NamedTuple
 
 import pytest
 
-from groundrules import canonical, contract_text, default_rulebook, explain, gate, load_rulebook
+from groundrules import contract_text, default_rulebook, explain, load_rulebook
+from groundrules.analyst import gate
+from groundrules.core import canonical
 
 from sr_cases import ROOT, case_path, corpus
 
@@ -85,7 +87,7 @@ def _():
 
 @check(5, "whole-corpus-is-byte-identical-across-three-hash-seeds")
 def _():
-    script = ("import json,sys; from groundrules import canonical, explain; "
+    script = ("import json,sys; from groundrules import explain; from groundrules.core import canonical; "
               "print(canonical.dumps({p: explain(json.load(open(p, encoding='utf-8'))) for p in sys.argv[1:]}))")
     paths = [str(case_path("support_reason", s)) for s in CORPUS]
     env_runs = []

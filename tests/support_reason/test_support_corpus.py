@@ -11,7 +11,8 @@ import json
 
 import pytest
 
-from groundrules import canonical, contract_text, explain, explain_with_trace, load_rulebook
+from groundrules import contract_text, explain, explain_with_trace, load_rulebook
+from groundrules.core import canonical
 
 import sr_cases
 from sr_cases import ROOT, corpus, malformed

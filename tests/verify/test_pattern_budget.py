@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from groundrules import load_rulebook
-from groundrules.bounded_patterns import DEFAULT_BUDGET_MS
+from groundrules.core.bounded_patterns import DEFAULT_BUDGET_MS
 from table_edits import TableFile
 from test_verify_robustness import INPUT, any_value_candidate
 from verify_seed_examples import CANDIDATE, WITHDRAW_REQUEST

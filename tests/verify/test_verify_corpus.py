@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundrules import canonical
+from groundrules.core import canonical
 from groundrules.verification import repair_loop
 from verify_support import tool, all_cases, case_groups, cases
 

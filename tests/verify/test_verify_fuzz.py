@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from budget import examples
 
-from groundrules import GroundrulesError, canonical
+from groundrules import GroundrulesError
+from groundrules.core import canonical
 from groundrules.verification import verify
 from verify_support import all_cases, load_verify_book
 

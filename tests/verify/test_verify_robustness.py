@@ -7,7 +7,8 @@ import copy
 
 import pytest
 
-from groundrules import GroundrulesError, canonical
+from groundrules import GroundrulesError
+from groundrules.core import canonical
 from groundrules.verification import verify
 from verify_support import tool
 from verify_seed_examples import CANDIDATE, REQUEST, SCHEMA

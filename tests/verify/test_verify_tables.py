@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from groundrules import RulesError, load_rulebook
-from groundrules.examples import run_all
+from groundrules.core.examples import run_all
 from verify_support import ROOT
 
 

@@ -9,9 +9,9 @@ from io import BytesIO
 from pathlib import Path
 from typing import Iterator
 
-from .. import rulebook
-from ..errors import RulesError
-from ..rulebook import Rulebook
+from ..core import rulebook
+from ..core.errors import RulesError
+from ..core.rulebook import Rulebook
 from .io import usage_error
 
 

@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import GroundrulesError, did_you_mean, echo
-from ..yamlparse import parse
-from ..yamlsrc import YamlProblem
+from ..core.errors import GroundrulesError, did_you_mean, echo
+from ..core.yamlparse import parse
+from ..core.yamlsrc import YamlProblem
 from .io import usage_error
 
 ENV_PREFIX = "GROUNDRULES_"

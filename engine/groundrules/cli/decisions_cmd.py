@@ -11,9 +11,9 @@ import argparse
 from contextlib import ExitStack
 from pathlib import Path
 
-from .. import canonical, rulebook
+from ..core import canonical, rulebook
 from ..api import ROLES_TABLE, Service
-from ..errors import echo
+from ..core.errors import echo
 from ..store import is_postgres
 from .io import emit, emit_envelope, emit_text, usage_error
 from .session import add_caller_args, add_key_arg, caller_from, decision_log, rulebook_from
@@ -164,7 +164,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(result)
     elif args.format == "html":
-        from ..report import replay_html
+        from ..analyst.report import replay_html
         emit_text(replay_html.page(result))
     else:
         emit_text("\n".join(replay.lines(result)))

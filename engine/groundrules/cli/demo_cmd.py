@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import canonical
+from ..core import canonical
 from ..api import Caller, Service
 from .io import emit, emit_text
 from .session import rulebook_from, tool_arguments

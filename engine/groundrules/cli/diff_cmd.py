@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import canonical, rulebook
-from ..corpus_diff import corpus_diff
-from ..corpus_diff.text import lines
+from ..core import canonical, rulebook
+from ..analyst.corpus_diff import corpus_diff
+from ..analyst.corpus_diff.text import lines
 from .base_tables import base_rulebook
 from .io import emit, emit_text, usage_error
 

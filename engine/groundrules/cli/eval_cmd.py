@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import canonical
-from ..errors import GroundrulesError, did_you_mean
-from ..trace import INPUTS, fitting, misfit, traceable
+from ..core import canonical
+from ..core.errors import GroundrulesError, did_you_mean
+from ..analyst.trace import INPUTS, fitting, misfit, traceable
 from . import trace_text
 from .io import emit, emit_text, read_json, usage_error
 from .session import rulebook_from
@@ -121,7 +121,7 @@ def _located(note: dict, table: Any, at) -> dict:
 
 
 def _locks(args: argparse.Namespace, book: Any, value: Any) -> int:
-    from ..trace.locks import lock_trace
+    from ..analyst.trace.locks import lock_trace
     messages = value if isinstance(value, list) else value.get("messages") if isinstance(value, dict) \
         and "messages" in value else [value]
     if not isinstance(messages, list):
@@ -163,7 +163,7 @@ def _transitions(args: argparse.Namespace, book: Any, value: Any) -> int:
 
 
 def _fold(args: argparse.Namespace, book: Any, value: Any) -> int:
-    from ..trace.fold import fold_trace
+    from ..analyst.trace.fold import fold_trace
     traced = fold_trace(book, args.table, value)
     resolve = book.tables[args.table].resolve
     at = trace_text.where_of(book.sources[args.table], ("resolve",))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from ..rulebook import Rulebook
+from ..core.rulebook import Rulebook
 from .io import emit_envelope, read_json
 from .session import add_caller_args, call_once, input_cap, rulebook_from, tool_arguments
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import canonical, capped
-from ..errors import GroundrulesError, RulesError
+from ..core import canonical, capped
+from ..core.errors import GroundrulesError, RulesError
 
 
 def usage_error(message: str) -> GroundrulesError:

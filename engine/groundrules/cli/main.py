@@ -6,7 +6,7 @@ import sys
 from types import ModuleType
 from typing import Callable
 
-from ..errors import GroundrulesError, RulesError, StorageFailure
+from ..core.errors import GroundrulesError, RulesError, StorageFailure
 from .io import rules_error_lines
 
 

@@ -6,8 +6,9 @@ import json
 from contextlib import nullcontext
 from pathlib import Path
 
-from .. import report, rulebook
-from ..schema_check import contract
+from ..analyst import report
+from ..core import rulebook
+from ..core.schema_check import contract
 from .base_tables import base_rulebook
 from .io import emit_text, usage_error
 

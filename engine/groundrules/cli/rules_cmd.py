@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import rulebook
-from .. import gate, lint_formats
-from ..lint import lint
-from ..tables import location
+from ..core import rulebook
+from ..analyst import gate, lint_formats
+from ..analyst.lint import lint
+from ..core.tables import location
 from . import eval_cmd
 from .io import emit_text, usage_error
 
@@ -139,6 +139,6 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def _suggest(word: str, choices: list[str]) -> str:
-    from ..errors import did_you_mean
+    from ..core.errors import did_you_mean
     hint = did_you_mean(word, choices)
     return f" ({hint})" if hint else ""

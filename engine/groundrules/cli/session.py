@@ -10,11 +10,11 @@ import getpass
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import capped, limits, rulebook
+from ..core import capped, limits, rulebook
 from ..access import SUFFIX, TOOL_SCHEMAS
 from ..api import ROLES_TABLE, Caller, Service
-from ..errors import GroundrulesError, echo
-from ..rulebook import Rulebook
+from ..core.errors import GroundrulesError, echo
+from ..core.rulebook import Rulebook
 from .io import usage_error
 
 MIN_KEY_BYTES = 16

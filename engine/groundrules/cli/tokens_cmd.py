@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from .io import usage_error
 from .session import rulebook_from
 

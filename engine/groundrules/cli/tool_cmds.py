@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Callable
 
-from .. import canonical
+from ..core import canonical
 from .io import emit, emit_envelope, emit_text, read_json
 from .session import add_caller_args, call_once, input_cap, rulebook_from, tool_arguments
 
@@ -92,7 +92,7 @@ def _explain_extra(args: argparse.Namespace, ctx: Any) -> int:
 
 def _lock_trace(args: argparse.Namespace, arguments: Any, book) -> int:
     """The locks (the lock_message tool's answer) and, per message, why each table found them."""
-    from ..trace.locks import lock_trace
+    from ..analyst.trace.locks import lock_trace
     from .trace_text import located_lock_trace
     envelope = call_once(args, "lock_message", arguments, book=book)
     if not envelope["ok"]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from ..examples import failed_test
-from ..tables import location
-from ..yamlsrc import Source, undotted
+from ..core.examples import failed_test
+from ..core.tables import location
+from ..core.yamlsrc import Source, undotted
 
 Where = Callable[[tuple], str]
 

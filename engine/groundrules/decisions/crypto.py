@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 
 MIN_KEY_BYTES = 32
 ENV_KEY, ENV_KEY_FILE = "GROUNDRULES_DECISION_KEY", "GROUNDRULES_DECISION_KEY_FILE"

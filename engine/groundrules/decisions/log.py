@@ -28,8 +28,8 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .. import rulebook as rulebooks
-from ..errors import GroundrulesError, StorageFailure
+from ..core import rulebook as rulebooks
+from ..core.errors import GroundrulesError, StorageFailure
 from . import crypto, masking, times
 
 if TYPE_CHECKING:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..access import SUFFIX, TOOL_SCHEMAS, tool_names
-from ..errors import did_you_mean
-from ..schema_check import bundle
-from ..templates import compile_messages
+from ..core.errors import did_you_mean
+from ..core.schema_check import bundle
+from ..core.templates import compile_messages
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 MASKING_TABLE = "decision_masking"
 ALL = "all"

@@ -15,7 +15,7 @@ import random
 import string
 from typing import Any
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from ..locks import lock
 
 LEAVE_KINDS = ("flow_marker",)        # markers the system writes: no person's value

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import canonical
+from ..core import canonical
 from ..api import Caller, Service
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from . import replay
 from .placeholders import Placeholders
 

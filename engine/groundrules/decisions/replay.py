@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from ..api import Caller, Service
+from ..core.decide import outcome
 from . import masking
 
 STATELESS = ("explain_support", "lock_message", "fold_evidence", "verify_extraction")
@@ -199,11 +200,10 @@ def _slot_changes(before: Any, after: Any) -> list:
 
 def _rows(book: Any, context: Any) -> list:
     """(table, row) of the support_reason rows that fire on a context."""
-    from ..corpus_diff.decisions import decide
     table = book.tables.get("support_reason")
     if table is None:
         return []
-    return [(table.id, f["row"]) for f in decide(table, context)["fired"]]
+    return [(table.id, f["row"]) for f in outcome(table, context)["fired"]]
 
 
 # ----------------------------------------------------------------------------- the tally

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from ..dates import parse_instant
+from ..core.dates import parse_instant
 
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _DURATION = re.compile(r"^(\d{1,6})([dhms])$")

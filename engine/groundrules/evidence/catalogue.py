@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..conditions import Condition, compile_condition
-from ..examples import ExampleResult
+from ..core.conditions import Condition, compile_condition
+from ..core.examples import ExampleResult
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 
 @dataclass(frozen=True)

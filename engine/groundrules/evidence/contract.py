@@ -4,14 +4,14 @@ The contract's root validates the whole payload, but a record's type picks one c
 (`record_<type>`, for every type the event catalogue lists), so the fold validates the shell, then
 each record against the schema its type names and each interpretation on its own: the same
 verdicts (a test holds them equal), without jsonschema trying every record type's branch on every
-record. The checks are the one contract checker's (groundrules.schema_check).
+record. The checks are the one contract checker's (groundrules.core.schema_check).
 """
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..schema_check import contract
-from ..yamlsrc import dotted
+from ..core.schema_check import contract
+from ..core.yamlsrc import dotted
 
 NAME = "evidence.v1.schema.json"
 

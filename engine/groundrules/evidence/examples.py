@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from .core import Folder
 from .index import LedgerIndex
 from . import scope as scoping
 from .interpret import NO_VALUE, Event
-from ..dates import parse_instant as parse
+from ..core.dates import parse_instant as parse
 
 
 class PlainRefusals:

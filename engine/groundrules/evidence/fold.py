@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import rulebook as rulebooks
-from ..canonical import detached
-from ..errors import GroundrulesError
+from ..core import rulebook as rulebooks
+from ..core.canonical import detached
+from ..core.errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..results import Fold
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
 from .catalogue import EventCatalogue
 from .contract import first_problem
 from .core import Folder
@@ -26,7 +26,7 @@ from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
 from . import scope as scoping
 from .refusals import RefusalCatalogue
-from ..dates import parse_instant as parse
+from ..core.dates import parse_instant as parse
 
 def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogue]:
     """The one event catalogue, merge policy and refusal catalogue of a rulebook."""

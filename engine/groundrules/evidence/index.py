@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import integrity, locking
 from . import records as rec
-from ..dates import parse_instant as parse
+from ..core.dates import parse_instant as parse
 from .timeutil import validity
 
 if TYPE_CHECKING:

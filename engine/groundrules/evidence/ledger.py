@@ -20,17 +20,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .. import rulebook as rulebooks
+from ..core import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
     from ..store.protocols import EvidenceStore, EvidenceTx
 from . import integrity, locking, touches
 from . import records as rec
 from .contract import record_problem
 from .core import CLEARING_OPS
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from .fold import fold, tables
-from ..dates import parse_instant as parse
+from ..core.dates import parse_instant as parse
 from ..store.evidence_rows import CorruptRow
 
 

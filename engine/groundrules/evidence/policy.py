@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Iterator
 
 import regex
 
-from ..decide import DecisionTable, compile_table
-from ..errors import Fault, did_you_mean
-from ..examples import ExampleResult
-from ..templates import Template, compile_template
+from ..core.decide import DecisionTable, compile_table
+from ..core.errors import Fault, did_you_mean
+from ..core.examples import ExampleResult
+from ..core.templates import Template, compile_template
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 TABLES = ("sources", "resolve", "status", "questions", "scope_fit")
 SCOPE_OPS = ("open", "switch", "close")
@@ -109,7 +109,7 @@ class MergePolicy:
 
 
 def _embedded(name: str, data: dict, ctx: CompileContext, policy_id: str) -> DecisionTable | None:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
     sub = CompileContext(ctx.schemas, ctx.source, table_budget_s=ctx.table_budget_s)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
     for f in sub.faults:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GroundrulesError, capped_details
-from ..templates import compile_template
+from ..core.errors import GroundrulesError, capped_details
+from ..core.templates import compile_template
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 TABLE = "evidence_refusals"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..operators import same
+from ..core.operators import same
 
 if TYPE_CHECKING:
     from .index import LedgerIndex

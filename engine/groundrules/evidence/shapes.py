@@ -13,11 +13,11 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..canonical import detached, digest
-from ..examples import ExampleResult
+from ..core.canonical import detached, digest
+from ..core.examples import ExampleResult
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 KIND = "shape_map"
 

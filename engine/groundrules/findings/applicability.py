@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..conditions import same
+from ..core.conditions import same
 from .vocabulary import Vocabulary
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import did_you_mean
+from ..core.errors import did_you_mean
 if TYPE_CHECKING:
     from .call import Call
 

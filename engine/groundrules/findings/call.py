@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
     from ..store.findings_sql import FindingOps
 from .clock import Ids
 from .write_warnings import WarningRows

@@ -10,7 +10,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Protocol
 
-from ..dates import parse_instant
+from ..core.dates import parse_instant
 
 
 class Clock(Protocol):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import shown
+from ..core.errors import shown
 from . import applicability
 if TYPE_CHECKING:
     from .call import Call

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 if TYPE_CHECKING:
     from .call import Call
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import canonical
+from ..core import canonical
 if TYPE_CHECKING:
     from .call import Call
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
 
 SUPPORT_TABLE = "independent_support"
 

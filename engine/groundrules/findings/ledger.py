@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .. import rulebook as rulebooks
-from ..errors import GroundrulesError, Problem, RulesError
+from ..core import rulebook as rulebooks
+from ..core.errors import GroundrulesError, Problem, RulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
     from ..store.findings_sql import FindingOps
     from ..store.protocols import FindingStore
 from . import proposals, tools

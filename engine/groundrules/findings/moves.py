@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from .independence import judged
 if TYPE_CHECKING:
     from .call import Call

@@ -10,7 +10,7 @@ only if its marker is missing, so a re-run after a crash at any step neither los
 """
 from __future__ import annotations
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from . import events, moves
 from .call import Call
 from .rule_files import Unwritable, apply_rule, probe

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..templates import compile_messages
+from ..core.templates import compile_messages
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 
 @dataclass(frozen=True)

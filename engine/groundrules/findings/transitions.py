@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from ..conditions import Condition, compile_condition, explain_failure
-from ..errors import Fault, did_you_mean
-from ..examples import ExampleResult, failed_test
-from ..fieldtypes import Contract, check_given, contract_of
-from ..templates import Template, compile_template
+from ..core.conditions import Condition, compile_condition, explain_failure
+from ..core.errors import Fault, did_you_mean
+from ..core.examples import ExampleResult, failed_test
+from ..core.fieldtypes import Contract, check_given, contract_of
+from ..core.templates import Template, compile_template
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 REQUIRED_MESSAGES = ("not_allowed", "not_via")
 

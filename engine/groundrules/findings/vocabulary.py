@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Fault, did_you_mean
-from ..templates import compile_messages
+from ..core.errors import Fault, did_you_mean
+from ..core.templates import compile_messages
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 # Message names the service renders; a table without one of them does not load.
 REQUIRED_MESSAGES = (

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from .independence import judged
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
     from .call import Call
 
 WARNINGS_TABLE = "findings_warnings"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import regex
 
-from ..errors import Fault, did_you_mean
+from ..core.errors import Fault, did_you_mean
 
 REFERENCE = regex.compile(r"(?<!\\[A-Za-z])(?<!\\)\{([a-z][a-z0-9_]*)\}")
 SECTIONS = ("sets", "words", "maps")

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Iterator
 
 import regex
 
-from ..errors import Fault, GroundrulesError, did_you_mean
-from ..examples import ExampleResult
+from ..core.errors import Fault, GroundrulesError, did_you_mean
+from ..core.examples import ExampleResult
 from .charsets import as_class, expand, members, namespace
 from .cost import clockless_chars
 from .rules import NO_RULES, Raw, Row, Rules, compile_rows, row_fires, rules_for
@@ -22,7 +22,7 @@ from .scan import raw_scan, scan
 from .steps import FOLDS, Fold, compile_checks, compile_normalizers
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 DEFAULT_ROLE, DEFAULT_STATE = "user", "sent"   # an example's message, unless it says otherwise
 DEFAULT_CONTEXT_CHARS = 16

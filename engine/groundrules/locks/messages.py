@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..canonical import encodable
-from ..errors import GroundrulesError
+from ..core.canonical import encodable
+from ..core.errors import GroundrulesError
 from . import sources
 from .scan import scan
 from .sources import patterns as _patterns
 
 if TYPE_CHECKING:
     from ..results import Lock
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
 
 CONTRACT = "evidence.v1.schema.json"   # its $defs message_role / message_state: the message vocabulary
 DEFAULT_STATE = "sent"
@@ -70,7 +70,7 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> "list[L
 
 def _book(rulebook: "Rulebook | None") -> "Rulebook":
     if rulebook is None:
-        from ..rulebook import default
+        from ..core.rulebook import default
         return default()
     return rulebook
 

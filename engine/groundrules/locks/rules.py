@@ -18,8 +18,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ..conditions import Condition, compile_condition
-from ..errors import Fault, did_you_mean
+from ..core.conditions import Condition, compile_condition
+from ..core.errors import Fault, did_you_mean
 from .charsets import expand_tree
 
 # fact -> what it holds; a row reading anything else is a load error

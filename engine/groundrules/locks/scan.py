@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from .. import cpu_clock
-from ..errors import GroundrulesError
+from ..core import cpu_clock
+from ..core.errors import GroundrulesError
 from .rules import NO_RULES, PatternTimeout, Raw, resolve
 
 if TYPE_CHECKING:

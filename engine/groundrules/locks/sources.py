@@ -13,7 +13,7 @@ from .jsonstrings import escaped_strings
 from .scan import lock_id, scan
 
 if TYPE_CHECKING:
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
 
 
 def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook", *,

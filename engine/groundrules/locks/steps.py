@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import regex
 
-from .. import cpu_clock
-from ..errors import Fault, did_you_mean
+from ..core import cpu_clock
+from ..core.errors import Fault, did_you_mean
 from .charsets import as_class
 from .cost import clockless_match
 

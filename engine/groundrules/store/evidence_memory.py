@@ -7,7 +7,7 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence, TypeVar
 
-from .. import abandon
+from . import abandon
 from . import evidence_rows as layout
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from ..errors import StorageFailure
+from ..core.errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
 from .findings_sql import INSERT_FINDING, FindingOps, finding_row, finding_values

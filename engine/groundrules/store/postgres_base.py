@@ -61,8 +61,8 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .. import abandon, attempts
-from ..errors import StorageFailure
+from . import abandon, attempts
+from ..core.errors import StorageFailure
 from .sql import Primitives
 
 T = TypeVar("T")

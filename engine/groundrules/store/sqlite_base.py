@@ -7,8 +7,8 @@ import threading
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence, cast
 
-from .. import abandon, attempts
-from ..errors import StorageFailure
+from . import abandon, attempts
+from ..core.errors import StorageFailure
 from .sql import Primitives, marks
 
 

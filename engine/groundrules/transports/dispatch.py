@@ -4,7 +4,7 @@ Every call runs in a worker thread, so a slow database delays only the calls wai
 the loop that answers everyone else. Calls that touch a ledger and the stateless ones have threads
 of their own (a stalled database cannot take the threads `lock_message` needs), and one principal
 may have only so many calls running at once, however many it sends. Each call runs under an
-abandon flag (abandon.py) the server sets when it stops past its grace period. `service` may be
+abandon flag (store/abandon.py) the server sets when it stops past its grace period. `service` may be
 swapped whole (a rule reload): a call keeps the service it started on.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import anyio
 
-from .. import abandon, attempts
+from ..store import abandon, attempts
 from ..api import TOOLS, Caller, Service
 from .settings import ServerSettings
 

@@ -22,7 +22,7 @@ import httpx2
 from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import Key, KeySet
 
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 
 log = logging.getLogger("groundrules.oauth")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

@@ -30,9 +30,9 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from .. import rulebook as rulebooks
+from ..core import rulebook as rulebooks
 from ..api import Caller, Service
-from ..errors import GroundrulesError, RulesError
+from ..core.errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
 from .http_guard import Guard
 from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes

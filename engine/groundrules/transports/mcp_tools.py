@@ -22,9 +22,9 @@ from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTool, ToolAnnotations
 
-from .. import canonical, limits
+from ..core import canonical, limits
 from ..api import TOOLS, Caller, Service
-from ..errors import GroundrulesError, did_you_mean, echo
+from ..core.errors import GroundrulesError, did_you_mean, echo
 from .dispatch import Dispatcher
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio

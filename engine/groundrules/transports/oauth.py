@@ -27,7 +27,7 @@ from joserfc.jwt import JWTClaimsRegistry
 
 from ..api import CURRENT_PROJECT, Caller
 from ..claim_map import ClaimMap, Refusal, unknown_roles
-from ..errors import GroundrulesError
+from ..core.errors import GroundrulesError
 from .jwks import FileKeys, KeySource, KeysUnavailable, RemoteKeys, checked_url
 from .tokens import PROJECT_MAX
 

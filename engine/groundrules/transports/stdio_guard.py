@@ -28,8 +28,8 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
-from .. import json_bounds
-from ..canonical import encodable
+from ..core import json_bounds
+from ..core.canonical import encodable
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 

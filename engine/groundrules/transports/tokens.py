@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import CURRENT_PROJECT, Caller
-from ..errors import GroundrulesError, echo
-from ..yamlparse import parse
-from ..yamlsrc import Source, YamlProblem
+from ..core.errors import GroundrulesError, echo
+from ..core.yamlparse import parse
+from ..core.yamlsrc import Source, YamlProblem
 
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 ENTRY_KEYS = ("sha256", "principal", "role", "projects")

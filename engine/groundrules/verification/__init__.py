@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import rulebook as rulebooks
-from ..errors import GroundrulesError
+from ..core import rulebook as rulebooks
+from ..core.errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..results import Repair, VerifyReport
-    from ..rulebook import Rulebook
+    from ..core.rulebook import Rulebook
 from .checks import Tables, run
 from .instances import INVALID_ARGUMENT, resolve
 from .repair import Propose, loop

@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from ..examples import ExampleResult
+from ..core.examples import ExampleResult
 from .patterns import check_examples, duplicate_ids
 from .words import Lexicon, is_latin, lexicon
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 
 @dataclass(frozen=True)

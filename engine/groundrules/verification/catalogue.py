@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import capped_details, did_you_mean, echo
-from ..templates import Template, compile_template
+from ..core.errors import capped_details, did_you_mean, echo
+from ..core.templates import Template, compile_template
 from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 KIND = "verify_issue_catalogue"
 

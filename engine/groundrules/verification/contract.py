@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..canonical import MAX_INT_BITS, json_problem as canonical_json_problem
-from ..schema_check import contract
-from ..yamlsrc import dotted
+from ..core.canonical import MAX_INT_BITS, json_problem as canonical_json_problem
+from ..core.schema_check import contract
+from ..core.yamlsrc import dotted
 from .instances import located
 
 CONTRACT = "verify.v1.schema.json"

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from ..examples import ExampleResult
+from ..core.examples import ExampleResult
 from .patterns import Pattern, compile_pattern, duplicate_ids
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 KIND = "intent_heuristics"
 # heuristic check -> the finding it reports, and the named group it needs

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..bounded_patterns import PatternTimeout, bounded
-from ..errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
-from ..schema_check import Contract, of_schema
-from ..tables import _to_faults
-from ..yamlsrc import dotted
+from ..core.bounded_patterns import PatternTimeout, bounded
+from ..core.errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
+from ..core.schema_check import Contract, of_schema
+from ..core.tables import _to_faults
+from ..core.yamlsrc import dotted
 
 if TYPE_CHECKING:                # jsonschema is imported when an extension schema is compiled
     import jsonschema
 
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"

@@ -15,13 +15,13 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator
 
-from ..examples import ExampleResult
+from ..core.examples import ExampleResult
 from .actions import ActionWords
 from .patterns import check_examples, duplicate_ids
 from .words import Lexicon, first_fit, lexicon
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 
 @dataclass(frozen=True)

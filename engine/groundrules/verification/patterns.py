@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import regex
 
-from .. import cpu_clock
-from ..bounded_patterns import PatternTimeout
-from ..examples import ExampleResult
+from ..core import cpu_clock
+from ..core.bounded_patterns import PatternTimeout
+from ..core.examples import ExampleResult
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from ..examples import ExampleResult
+from ..core.examples import ExampleResult
 from .actions import ActionWords, compile_actions
 from .negation import Negation, Negations, compile_negations
 from .patterns import compile_pattern, duplicate_ids
 
 if TYPE_CHECKING:
-    from ..tables import CompileContext
+    from ..core.tables import CompileContext
 
 KIND = "prohibition_phrases"
 

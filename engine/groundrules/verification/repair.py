@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..canonical import detached
+from ..core.canonical import detached
 from .checks import Tables, run, unavailable
 from .contract import json_problem
 from .instances import ExtensionSchema

@@ -3,7 +3,7 @@ result object (or error with partialResult) built in the seed's key order."""
 from __future__ import annotations
 
 
-from ..canonical import detached
+from ..core.canonical import detached
 from .catalogue import Catalogue
 from .observations import Observation, Reported
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import GroundrulesError, did_you_mean, echo
+from ..core.errors import GroundrulesError, did_you_mean, echo
 from .contract import message, problems
 from .instances import INVALID_ARGUMENT, ExtensionSchema
 

@@ -1,0 +1,119 @@
+"""What an edit of the tables changes over the case corpora, for the analyst who made it.
+
+Every decision table (top-level or embedded) is evaluated on its cases (`tests/cases/<table-id>/`)
+with the rulebook before and after the edit; the lock tables scan the conversations of
+`tests/cases/locks/` and the chat corpora (`tests/cases/lock_chat*/`); the merge policy folds the
+payloads of `tests/cases/fold/`; the finding ledger runs the call sequences of
+`tests/cases/findings/`, which exercise the transition tables. Each case whose
+outcome differs is described the way a person reads it: the primary code, codes added, removed or
+reordered, each changed sentence before and after; locks added, removed or changed per message;
+slot states, event outcomes and questions per fold case. `text.lines()` prints the same structure.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import corpus, corpus_runs
+from ...core.decide import outcome
+from ...core.rulebook import Rulebook
+from . import decisions, findings, fold, locks
+
+
+def corpus_diff(before: Rulebook, after: Rulebook, cases: Path) -> dict:
+    """The whole effect of going from `before` to `after`, as plain JSON-able data."""
+    return {"base": before.version, "current": after.version,
+            "edited": edited_tables(before, after) + edited_schemas(before, after),
+            "decision_tables": decision_tables(before, after, cases),
+            "locks": lock_corpus(before, after, cases),
+            "chat": chat_corpus(before, after, cases),
+            "fold": fold_corpus(before, after, cases),
+            "transitions": findings_corpus(before, after, cases)}
+
+
+def edited_tables(before: Rulebook, after: Rulebook) -> list[dict]:
+    """Tables added, removed or edited (their YAML data differs), by id."""
+    out = []
+    for table_id in sorted(set(before.tables) | set(after.tables)):
+        old, new = before.sources.get(table_id), after.sources.get(table_id)
+        change = "added" if old is None else "removed" if new is None else \
+            "edited" if old.data != new.data else ""
+        if change:
+            out.append({"table": table_id, "file": (new or old).file, "change": change})
+    return out
+
+
+def edited_schemas(before: Rulebook, after: Rulebook) -> list[dict]:
+    """Schema files added, removed or edited (a contract or a kind's metaschema), by file; `table`
+    is null: a schema is no table, but what the tables may read and hold."""
+    old, new = before.schemas.by_name, after.schemas.by_name
+    out = []
+    for name in sorted(set(old) | set(new)):
+        change = "added" if name not in old else "removed" if name not in new else \
+            "edited" if old[name] != new[name] else ""
+        if change:
+            out.append({"table": None, "file": f"schemas/{name}", "change": change})
+    return out
+
+
+def decision_tables(before: Rulebook, after: Rulebook, cases: Path) -> list[dict]:
+    old = {ref.id: ref for ref in corpus.decision_tables(before)}
+    new = {ref.id: ref for ref in corpus.decision_tables(after)}
+    out = []
+    for table_id in sorted(set(old) | set(new)):
+        a, b = old.get(table_id), new.get(table_id)
+        values = corpus.table_cases(cases, table_id)
+        changes = []
+        for name, value in values or ():
+            change = decisions.compare(name, outcome(a and a.table, value),
+                                       outcome(b and b.table, value))
+            if change is not None:
+                changes.append(change)
+        ref = b or a
+        out.append({"table": table_id, "file": ref.file, "key": ref.key,
+                    "change": _change(a, b, before, after),
+                    "corpus": table_id if values is not None else None, "exercised_by": ref.run_by or None,
+                    "cases": len(values or ()), "changes": changes})
+    return out
+
+
+def lock_corpus(before: Rulebook, after: Rulebook, cases: Path) -> dict:
+    convs = corpus.lock_cases(cases)
+    changes = [c for name, messages in convs or ()
+               if (c := locks.compare(name, locks.scan(before, messages), locks.scan(after, messages)))]
+    return {"corpus": corpus.LOCKS if convs is not None else None, "cases": len(convs or ()),
+            "changes": changes}
+
+
+def chat_corpus(before: Rulebook, after: Rulebook, cases: Path) -> dict:
+    """The lock tables over the chat corpora, one conversation per category file."""
+    convs = corpus.chat_cases(cases)
+    changes = [c for name, messages in convs or ()
+               if (c := locks.compare(name, locks.scan(before, messages), locks.scan(after, messages)))]
+    return {"corpus": corpus.CHATS if convs is not None else None, "cases": len(convs or ()), "changes": changes}
+
+
+def findings_corpus(before: Rulebook, after: Rulebook, cases: Path) -> dict:
+    """The finding ledger's call sequences, which exercise the transition tables (and the ledger's
+    decision tables): each call whose outcome, moves or warnings changed."""
+    old, new = corpus_runs.findings_runs(before, cases), corpus_runs.findings_runs(after, cases)
+    if old is None or new is None:
+        return {"corpus": None, "cases": 0, "changes": []}
+    changes = [c for name in old if (c := findings.compare(name, findings.summary(old[name]),
+                                                            findings.summary(new.get(name))))]
+    return {"corpus": corpus.FINDINGS, "cases": len(old), "changes": changes}
+
+
+def fold_corpus(before: Rulebook, after: Rulebook, cases: Path) -> dict:
+    payloads = corpus.fold_cases(cases)
+    changes = [c for name, payload in payloads or ()
+               if (c := fold.compare(name, fold.run(before, payload), fold.run(after, payload)))]
+    return {"corpus": corpus.FOLD if payloads is not None else None, "cases": len(payloads or ()),
+            "changes": changes}
+
+
+def _change(a, b, before: Rulebook, after: Rulebook) -> str:
+    if a is None:
+        return "added"
+    if b is None:
+        return "removed"
+    return "edited" if a.data(before) != b.data(after) else ""
