@@ -3,7 +3,8 @@
 One pass over the records in ledger order: ids are unique across all three namespaces, a lock
 points into an earlier raw source (a message, a tool receipt, an injected field), quotes it exactly
 and is one of the locks the engine finds there (locking.py), an excerpt quotes an earlier message
-exactly, a derived record names earlier records, every timestamp is a real instant, and no record
+exactly, a derived record names earlier records (integrity.admit: of several, the refusal
+catalogue's precedence says which answers), every timestamp is a real instant, and no record
 was observed after the fold's now. Then every lock the engine finds that no record named is added
 right after its source, so a payload without its lock records folds as the ledger would have
 stored it. Each record's source class (merge.yaml `sources`) and validity window are computed
@@ -101,12 +102,8 @@ class LedgerIndex:
             raise self.refusals.error("OBSERVED_AFTER_NOW", at=f"{at}.observed_at", observed_at=record["observed_at"],
                                       now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
-        integrity.check(record, self, self.refusals, at, lambda key: at)
-        if rec.is_lock(record):
-            accepted = self._accept_lock(record, at)
-            if rec.lock_id(accepted) != rec.lock_id(record):     # named by the engine: a name of its own
-                integrity.check(accepted, self, self.refusals, at, lambda key: at)
-            record = accepted
+        record = integrity.admit(record, self, self.refusals, at, lambda key: at,
+                                 (lambda r: self._accept_lock(r, at)) if rec.is_lock(record) else None)
         for name, key in rec.names(record):
             self.refs[name] = (NAME_KINDS[key], record["id"])
         sid = self._source_id(record)

@@ -116,18 +116,18 @@ class EvidenceLedger:
             now = self._clock()
             prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
             sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
-            ordered: list = []                # (record, at)
+            ordered: list = []                # (record, at, its acceptance as a lock, or None)
             for n, record in enumerate(prepared):
                 at = f"records[{n}]"
                 sid = locking.source_id(record, self._catalogue)
                 if sid is not None:
                     sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
-                elif rec.is_lock(record):
-                    record = self._claim(tx, record, sources, at)
-                ordered.append((record, at))
+                ordered.append((record, at, self._claim(tx, record, sources, at) if sid is None and rec.is_lock(record)
+                                else None))
             filed, stored, pending = [], [], {}
-            for record, at in self._with_engine_locks(ordered, sources, now):
-                self._check(tx, record, pending, at)
+            for record, at, accept in self._with_engine_locks(ordered, sources, now):
+                record = integrity.admit(record, _Earlier(self, tx, pending), self._refusals, at,
+                                         lambda key: f"{at}.{key}", accept)
                 for name, _ in rec.names(record):
                     pending[name] = record
                 filed.append(self._filed(record))
@@ -141,19 +141,26 @@ class EvidenceLedger:
                 raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
             raise
 
-    def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> dict:
-        """A lock record as it will be stored: one of the engine's locks of its source (earlier in
-        this batch, or stored), completed from it; refused as the fold refuses it."""
+    def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> Callable[[dict], dict]:
+        """A lock record's acceptance, for integrity.admit: it names one of the engine's locks of
+        its source (earlier in this batch, or stored) and is completed from it, refused as the fold
+        refuses it. The claim is made now, in batch order, so that an engine lock a record names is
+        not appended again; its refusal waits for the record's other checks (the catalogue's
+        precedence says which answers)."""
         sid = rec.inside(record)
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
+                return _refused(self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id"))
             found = locking.engine_locks(source, self._catalogue, self._book)
             sources[sid] = (source, found, self._stored_claims(tx, sid, found))
         source, found, claimed = sources[sid]
-        return locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
-                              self._refusals, at)
+        try:
+            accepted = locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
+                                      self._refusals, at)
+        except GroundrulesError as refusal:
+            return _refused(refusal)
+        return lambda _: accepted
 
     def _stored_claims(self, tx: EvidenceTx, sid: str, found: list | None) -> dict:
         """{engine lock id: record id} of the locks already stored for a stored source (a lock
@@ -169,8 +176,8 @@ class EvidenceLedger:
     def _with_engine_locks(self, ordered: list, sources: dict, now: str) -> list:
         """`ordered` with each new source followed by the engine's locks that no record names."""
         out = []
-        for record, at in ordered:
-            out.append((record, at))
+        for record, at, accept in ordered:
+            out.append((record, at, accept))
             sid = locking.source_id(record, self._catalogue)
             if sid is None or sources.get(sid, (None,))[0] is not record:
                 continue
@@ -178,7 +185,7 @@ class EvidenceLedger:
             for c in found or []:
                 if c["id"] not in claimed:
                     out.append((self._prepare(rec.lock_record(c, c["id"]), now, f"{at} (its lock)"),
-                                f"{at} (its lock {c['id']})"))
+                                f"{at} (its lock {c['id']})", None))
         return out
 
     def _prepare(self, raw: Any, now: str, at: str) -> dict:
@@ -195,9 +202,6 @@ class EvidenceLedger:
             raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is appended unredacted; "
                                        "use redact() to remove personal data")
         return record
-
-    def _check(self, tx: EvidenceTx, record: dict, pending: dict, at: str) -> None:
-        integrity.check(record, _Earlier(self, tx, pending), self._refusals, at, lambda key: f"{at}.{key}")
 
     def _message(self, tx: EvidenceTx, sid: str, pending: dict) -> dict | None:
         """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
@@ -485,6 +489,13 @@ class EvidenceLedger:
         if cascade_of:
             event["cascade_of"] = cascade_of
         return event
+
+
+def _refused(refusal: GroundrulesError) -> Callable[[dict], dict]:
+    """A lock record's acceptance that refuses it, once the record is admitted."""
+    def accept(_: dict) -> dict:
+        raise refusal
+    return accept
 
 
 class _Earlier:
