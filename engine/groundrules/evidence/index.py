@@ -110,9 +110,9 @@ class LedgerIndex:
         if sid is not None:
             self._add_source(record, sid)
         if rec.is_lock(record):
-            sid = rec.inside(record)
-            self.locks_in[sid].append(record["id"])
-            self._inherit(entry, record, sid)
+            inside = rec.source_of(record)
+            self.locks_in[inside].append(record["id"])
+            self._inherit(entry, record, inside)
         self._classify(entry)
         self.entries[record["id"]] = entry
 
@@ -142,7 +142,7 @@ class LedgerIndex:
     def _accept_lock(self, record: dict, at: str) -> dict:
         """The lock record as accepted: one of the engine's locks of an earlier source, completed
         from it (locking.accept). Without a locker (merge.yaml's examples) it is taken as written."""
-        sid = rec.inside(record)
+        sid = rec.source_of(record)
         source = self.sources.get(sid)
         if source is None:
             raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
@@ -165,8 +165,10 @@ class LedgerIndex:
         for rid, entry in self.entries.items():
             ordered[rid] = entry
             sid = self.source_ids.get(rid)
-            source = self.sources[sid] if sid is not None else None
-            for lock in (source.found or []) if source else []:
+            if sid is None:
+                continue
+            source = self.sources[sid]
+            for lock in source.found or []:
                 if lock["id"] in source.claimed:
                     continue
                 record = rec.lock_record(lock, lock["id"])

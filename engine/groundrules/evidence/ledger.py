@@ -147,7 +147,7 @@ class EvidenceLedger:
         refuses it. The claim is made now, in batch order, so that an engine lock a record names is
         not appended again; its refusal waits for the record's other checks (the catalogue's
         precedence says which answers)."""
-        sid = rec.inside(record)
+        sid = rec.source_of(record)
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
@@ -208,7 +208,7 @@ class EvidenceLedger:
         record = pending.get(sid)
         if record is None:
             owner = tx.owner(sid)
-            record = self._from_row(tx, tx.row(owner)) if owner is not None else None
+            record = self._from_row(tx, _row_of(tx, owner)) if owner is not None else None
         return record if record is not None and locking.source_id(record, self._catalogue) == sid else None
 
     # -- what the store files and gives back (store/evidence_rows.py) --------------------------------
@@ -273,7 +273,7 @@ class EvidenceLedger:
             owner = tx.owner(record_id)
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
-            return self._from_row(tx, tx.row(owner))
+            return self._from_row(tx, _row_of(tx, owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
         with self._read(project) as tx:
@@ -323,7 +323,7 @@ class EvidenceLedger:
         def resolve(name: str) -> tuple[str, str | None] | None:
             if name not in found:
                 owner = tx.owner(name)
-                found[name] = None if owner is None else self._key_of(tx.row(owner))
+                found[name] = None if owner is None else self._key_of(_row_of(tx, owner))
             return found[name]
         return touches.of(interpretation, book=self._book, policy=self._policy, clearing=CLEARING_OPS, resolve=resolve)
 
@@ -383,7 +383,7 @@ class EvidenceLedger:
                 for ref in rec.derived_from(row["body"]):
                     owner = tx.owner(ref) if isinstance(ref, str) else None
                     if owner is not None:
-                        key = self._key_of(tx.row(owner))[0]
+                        key = self._key_of(_row_of(tx, owner))[0]
                         (sources if key.startswith("src:") else others).add(key[4:])
         return [self._from_row(tx, found[s]) for s in sorted(found)]
 
@@ -436,7 +436,7 @@ class EvidenceLedger:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
-            row = tx.row(owner)
+            row = _row_of(tx, owner)
             if row["redaction_id"] is not None:
                 raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
             at = self._clock()
@@ -449,7 +449,7 @@ class EvidenceLedger:
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
                 events[0]["withdrawn_interpretations"] = withdrawn
-            removed[:] = [tx.row(e["record"])["personal"] or {} for e in events] if self._on_redaction else []
+            removed[:] = [_row_of(tx, e["record"])["personal"] or {} for e in events] if self._on_redaction else []
             tx.clear(events)
             tx.withdraw(withdrawn, events[0]["id"])
             return events
@@ -466,7 +466,7 @@ class EvidenceLedger:
         names: set = set()
         keys: set = set()
         for event in events:
-            row = tx.row(event["record"])
+            row = _row_of(tx, event["record"])
             names.update(n for n in (row["id"], row["message_id"], row["lock_id"]) if n)
             keys.add(self._key_of(row)[0])
         cited = []
@@ -489,6 +489,15 @@ class EvidenceLedger:
         if cascade_of:
             event["cascade_of"] = cascade_of
         return event
+
+
+def _row_of(tx: EvidenceTx, record_id: str) -> dict:
+    """The row of a record the store has just named in this transaction (tx.owner, a redaction's
+    record): it is there, or the ledger is not what its store says (LEDGER_CORRUPT)."""
+    row = tx.row(record_id)
+    if row is None:
+        raise CorruptRow(record_id)
+    return row
 
 
 def _refused(refusal: GroundrulesError) -> Callable[[dict], dict]:
