@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Iterator
 from .core import cpu_clock
 from .core.conditions import compile_condition
 from .core.errors import Problem, did_you_mean
-from .core.operators import REGEX_TIMEOUT_S
 from .core.tables import location
 from .core.templates import Template, compile_template
 
@@ -31,6 +30,7 @@ FACTS = ("claims", "scopes")
 class ProjectSource:
     claim: str
     pattern: Any = None       # compiled regex with a group 'project', or None: every item is a name
+    budget_s: float = 0.0     # its time per search (the limits table's patterns.table_budget_ms)
 
     def names(self, claims: dict) -> list[str]:
         value = claims.get(self.claim)
@@ -41,7 +41,7 @@ class ProjectSource:
                 continue
             if self.pattern is not None:
                 try:
-                    hit = cpu_clock.fullmatch(self.pattern, item, REGEX_TIMEOUT_S)
+                    hit = cpu_clock.fullmatch(self.pattern, item, self.budget_s)
                 except TimeoutError:
                     hit = None
                 item = hit.group("project") if hit else ""
@@ -137,7 +137,7 @@ def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
     roles = []
     for i, row in enumerate(data["roles"]):
         where = ("roles", i, "when")
-        cond = compile_condition(row["when"], where, ctx.faults)
+        cond = compile_condition(row["when"], where, ctx.faults, budget_s=ctx.table_budget_s)
         if cond is None:
             continue
         for path, at in cond.fields():
@@ -159,7 +159,7 @@ def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
             if "project" not in pattern.groupindex:
                 ctx.fault("no-project-group", "the pattern has no group named 'project'", ("projects", i, "pattern"),
                           "name the part that is the project: ^gr-project-(?P<project>[a-z0-9-]+)$")
-        projects.append(ProjectSource(source["claim"], pattern))
+        projects.append(ProjectSource(source["claim"], pattern, ctx.table_budget_s))
     missing = [s for s in data["scopes"]["required"] if s not in data["scopes"]["supported"]]
     for s in missing:
         ctx.fault("unsupported-required-scope", f"scope '{s}' is required but not listed as supported",

@@ -14,6 +14,7 @@ import pytest
 from cli_inproc import run_cli
 from groundrules import Caller, FindingLedger, GroundrulesError, Service, fold, load_rulebook
 from groundrules.locks import lock_text
+from table_edits import TableFile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -271,3 +272,28 @@ def test_seed001_the_applicability_table_reads_the_task_context(tmp_path):
         return {f["finding_id"]: f["applicability"]["verdict"] for f in found}[fid]
     assert verdict({}) == "unknown"
     assert verdict({"task_context": {"goal": "排查 OOM"}}) == "applicable"
+
+
+def test_the_tables_own_patterns_run_within_the_limits_tables_budget(tmp_path, rulebook):
+    """limits.yaml patterns.table_budget_ms bounds each search of the tables' own patterns (here a
+    verifier phrase scan over a long input): lint checks the value like the other limits, and once
+    an analyst tightens it the same call is refused past the new budget, which the refusal names."""
+    root = copy_of_tables(tmp_path, {})
+    limits_file = TableFile(root / "rules" / "limits.yaml")
+    key = ("patterns", "table_budget_ms")
+    limits_file.write_scalar(key, 0)
+    lint = run_cli("--rules", root, "lint")
+    line, col = limits_file.source.positions[key]
+    assert lint.returncode == 1 and f"rules/limits.yaml:{line}:{col}: bad-value" in lint.stdout.decode(), lint.stdout
+    assert "[at patterns.table_budget_ms]" in lint.stdout.decode()
+    limits_file.write_scalar(key, 1)
+    assert_the_analysts_gate_passes(root)
+    case = json.loads((ROOT / "tests" / "cases" / "verify" / "seed" / "end_time_only.json").read_text(encoding="utf-8"))
+    case.pop("expect", None)
+    case["request"]["input"] *= 2000                  # its phrase scans now take milliseconds
+    caller = Caller("analyst", "agent")
+    shipped = Service(rulebook).call("verify_extraction", case, caller)
+    assert shipped["error"]["code"] == "MODEL_OUTPUT_INVALID", shipped["error"]   # decided within its budget
+    tightened = Service(load_rulebook(root)).call("verify_extraction", case, caller)
+    assert tightened["error"]["code"] == "PATTERN_TIMEOUT", tightened["error"]
+    assert tightened["error"]["budget_ms"] == limits_file.at(*key) == load_rulebook(root).table("limits").table_budget_ms

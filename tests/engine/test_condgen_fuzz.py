@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from budget import examples
 
+from groundrules import default_rulebook
 from groundrules.core.conditions import MISSING, OPERATORS, compile_condition, path_parts
+
+BUDGET_S = default_rulebook().table("limits").table_budget_ms / 1000   # the tables' own patterns' budget
 
 KEYS = st.sampled_from(["a", "b", "0", "1", "x'y", 'q"', "n\nl", "é", "题量", "\\", "__class__",
                         "1e400", "１", "²"])
@@ -49,7 +52,7 @@ def _reference(cond: dict, value):
         other = _read(value, arg["field"])
         return read is not MISSING and other is not MISSING and OPERATORS[op][1](read, other)
     if op == "matches":
-        arg = regex.compile(arg)
+        return OPERATORS[op][1](read, regex.compile(arg), BUDGET_S)
     return OPERATORS[op][1](read, arg)
 
 
@@ -96,7 +99,7 @@ CONDITIONS = st.recursive(LEAVES, _extend, max_leaves=6)
 @given(cond=CONDITIONS, values=st.lists(VALUES, min_size=1, max_size=4))
 def test_generated_code_agrees_with_the_reference(cond, values):
     faults = []
-    compiled = compile_condition(cond, ("when",), faults)
+    compiled = compile_condition(cond, ("when",), faults, budget_s=BUDGET_S)
     assert faults == [], faults
     for value in values:
         assert compiled.test(value) is _reference(cond, value), (cond, value)
@@ -109,7 +112,7 @@ def test_literals_and_field_names_cannot_escape_the_source(field, arg, value):
     to exactly the reference verdict (an injection would change it, or fail to compile)."""
     for op in ("eq", "ne"):
         faults = []
-        compiled = compile_condition({"field": field, op: arg}, (), faults)
+        compiled = compile_condition({"field": field, op: arg}, (), faults, budget_s=BUDGET_S)
         assert faults == [] and compiled.test(value) is _reference({"field": field, op: arg}, value)
 
 
@@ -124,5 +127,5 @@ def test_non_finite_and_huge_literals_keep_their_meaning():
     for arg, value, expected in [(float("inf"), 10 ** 400, True), (10 ** 400, 10 ** 400, True),
                                  (float("nan"), float("nan"), False)]:
         faults = []
-        cond = compile_condition({"field": "a", "le": arg}, (), faults)
+        cond = compile_condition({"field": "a", "le": arg}, (), faults, budget_s=BUDGET_S)
         assert cond.test({"a": value}) is expected

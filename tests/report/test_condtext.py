@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import pytest
 
+from groundrules import default_rulebook
 from groundrules.core.conditions import OPERATORS, compile_condition
 from groundrules.analyst.report.condtext import fields_read, text
+
+BUDGET_S = default_rulebook().table("limits").table_budget_ms / 1000   # the tables' own patterns' budget
 
 CASES = [  # (condition, column, how it reads)
     ({"field": "status", "eq": "partial"}, "status", "= partial"),
@@ -40,7 +43,7 @@ CASES = [  # (condition, column, how it reads)
 @pytest.mark.parametrize("cond, column, reads", CASES)
 def test_a_condition_reads_as_written(cond, column, reads):
     faults: list = []
-    compiled = compile_condition(cond, (), faults)
+    compiled = compile_condition(cond, (), faults, budget_s=BUDGET_S)
     assert faults == [] and text(compiled, column) == reads
 
 
@@ -51,7 +54,7 @@ def test_every_operator_has_a_reading():
 
 def test_fields_read_are_the_top_level_fields_in_order():
     compiled = compile_condition({"any": [{"field": "b", "eq": 1}, {"field": "a", "any": {"field": "z", "eq": 1}},
-                                          {"field": "b", "gt": 0}]}, (), [])
+                                          {"field": "b", "gt": 0}]}, (), [], budget_s=BUDGET_S)
     assert fields_read(compiled) == ["b", "a"]
 
 

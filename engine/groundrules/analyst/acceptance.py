@@ -203,7 +203,7 @@ def compile_acceptance(data: dict, ctx: CompileContext) -> Acceptance | None:
                       "give each check its own id")
         seen.add(raw["id"])
         group = _group(raw["id"], groups, ctx, where + ("id",))
-        expect = compile_condition(raw["expect"], where + ("expect",), ctx.faults)
+        expect = compile_condition(raw["expect"], where + ("expect",), ctx.faults, budget_s=ctx.table_budget_s)
         if expect is not None and answers is not None:      # a check on a field the answer lacks passes vacuously
             check_fields(expect.fields(), answers, ctx.faults,
                          of=f"{tool}'s answer (a check on it would hold or fail on nothing)")

@@ -110,7 +110,7 @@ class Binding(NamedTuple):
         return out
 
 
-def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault]) -> Binding | None:
+def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault], budget_s: float) -> Binding | None:
     before = len(faults)
     if not isinstance(spec, dict) or not isinstance(spec.get("from"), str):
         faults.append(Fault("bad-binding", f"binding '{name}' needs 'from: <list field>'", where))
@@ -133,7 +133,8 @@ def compile_binding(name: str, spec: Any, where: tuple, faults: list[Fault]) -> 
         if not isinstance(path, str) or (path != "." and "" in path.split(".")):
             faults.append(Fault("bad-field", f"binding '{name}': {key} must be a dotted path, got {path!r}",
                                 where + (key,)))
-    cond = compile_condition(spec["where"], where + ("where",), faults, eager=False) if "where" in spec else None
+    cond = (compile_condition(spec["where"], where + ("where",), faults, budget_s=budget_s, eager=False)
+            if "where" in spec else None)
     tmpl = compile_template(spec["format"], where + ("format",), faults) if "format" in spec else None
     if len(faults) != before:
         return None

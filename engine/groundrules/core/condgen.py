@@ -127,7 +127,7 @@ class Gen:
         if op == "empty":
             return f"{self.const(OPERATORS['empty'][1])}({get}, {arg!r})"
         if op == "matches":
-            return f"{self.const(OPERATORS['matches'][1])}({get}, {self.const(c.pattern)})"
+            return f"{self.const(OPERATORS['matches'][1])}({get}, {self.const(c.pattern)}, {c.budget_s!r})"
         if op in ("any", "all", "none"):
             return f"{self.quantifier(op, arg)}({get}, n)"
         return f"{self.count(arg)}({get}, n)"

@@ -22,11 +22,11 @@ from .canonical import detached
 from .dates import Anchor, anchor_of
 from .condgen import TooComplex, compile_getter, compile_test
 from .errors import Fault, did_you_mean
-from .operators import MISSING, OPERATORS, REGEX_TIMEOUT_S, is_num, path_parts, same
+from .operators import MISSING, OPERATORS, is_num, path_parts, same
 from .yamlsrc import dotted
 
 # The grammar's public names: parts and tests import them from here.
-__all__ = ["COMBINATORS", "COMPARE", "MISSING", "OPERATORS", "REGEX_TIMEOUT_S", "Condition",
+__all__ = ["COMBINATORS", "COMPARE", "MISSING", "OPERATORS", "Condition",
            "compile_condition", "compile_path", "explain_failure", "path_parts", "same"]
 
 
@@ -66,6 +66,7 @@ class Condition:
     ref: str = ""
     where: tuple = ()              # key path inside the table, for messages
     pattern: Any = None            # compiled regex of a `matches` test
+    budget_s: float = 0.0          # its time per search (the compile context's table_budget_s)
     memo: dict = dataclass_field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -112,8 +113,9 @@ class Condition:
 class _Parser:
     """Checks a condition's shape and builds the Condition tree (condgen compiles its tests)."""
 
-    def __init__(self, faults: list[Fault]):
+    def __init__(self, faults: list[Fault], budget_s: float):
         self.faults = faults
+        self.budget_s = budget_s
 
     def fail(self, code: str, message: str, where: tuple, hint: str = "") -> None:
         self.faults.append(Fault(code, message, where, hint))
@@ -210,7 +212,7 @@ class _Parser:
             except regex.error as exc:
                 self.fail("bad-regex", f"regular expression does not compile: {exc}", at)
                 return None
-            return replace(base, arg=arg, pattern=pattern)
+            return replace(base, arg=arg, pattern=pattern, budget_s=self.budget_s)
         if kind == "condition":
             inner = self.parse(arg, at)
             return None if inner is None else replace(base, arg=inner)
@@ -268,12 +270,14 @@ def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, bool, int, float))
 
 
-def compile_condition(node: Any, where: tuple, faults: list[Fault], *, eager: bool = True) -> Condition | None:
+def compile_condition(node: Any, where: tuple, faults: list[Fault], *, budget_s: float,
+                      eager: bool = True) -> Condition | None:
     """Check and compile one condition; problems go to `faults` (located by key path), None if any.
+    `budget_s`: how long each `matches` search may run (its table's CompileContext.table_budget_s).
     `eager: False` leaves the compiling to the caller (a decision table compiles its rows as one)."""
     before = len(faults)
     try:
-        tree = _Parser(faults).parse(node, where)
+        tree = _Parser(faults, budget_s).parse(node, where)
     except RecursionError:
         tree = None
         faults.append(Fault("condition-too-deep", "condition is nested too deeply", where,

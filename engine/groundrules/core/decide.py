@@ -227,7 +227,7 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
 
     bindings: dict[str, Binding] = {}
     for name, spec in data.get("bind", {}).items():
-        b = compile_binding(name, spec, ("bind", name), faults)
+        b = compile_binding(name, spec, ("bind", name), faults, ctx.table_budget_s)
         if b is not None:
             bindings[name] = b
             check_fields(b.fields(("bind", name)), contract, faults)
@@ -252,7 +252,8 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"row '{row_id}' produces code '{code}', which is not in "
                                 "'outputs'", where + ("code" if "code" in raw else "id",),
                                 did_you_mean(code, codes)))
-        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract)
+        row = _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract,
+                           ctx.table_budget_s)
         if row is not None:
             rows.append(row)
         for n, ex in enumerate(raw.get("examples", ())):
@@ -265,7 +266,7 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
             faults.append(Fault("unknown-code", f"default produces code '{code}', which is not in 'outputs'",
                                 ("default", "code"), did_you_mean(code, codes)))
         default = _compile_row(dict(raw, when={"all": [{"field": ".", "exists": True}]}), -1, code,
-                               ("default",), faults, bindings, name_ok, name_hint, contract)
+                               ("default",), faults, bindings, name_ok, name_hint, contract, ctx.table_budget_s)
     for n, ex in enumerate(data.get("examples", ())):
         check_given(ex["given"], contract, ("examples", n, "given"), faults)
     messages = {}
@@ -325,10 +326,11 @@ def _locate_too_complex(rows: list, bindings: dict, faults: list) -> None:
                         ("rows",), "split the table"))
 
 
-def _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract) -> Row | None:
+def _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, contract,
+                 budget_s: float) -> Row | None:
     """One row (or the default), checked; its test and renderer are compiled with the table's."""
     before = len(faults)
-    cond = compile_condition(raw["when"], where + ("when",), faults, eager=False)
+    cond = compile_condition(raw["when"], where + ("when",), faults, budget_s=budget_s, eager=False)
     if cond is not None:
         check_fields(cond.fields(), contract, faults)
         check_literals(cond, contract.shapes if contract is not None else None, faults)

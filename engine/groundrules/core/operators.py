@@ -22,7 +22,6 @@ class _Missing:
 
 
 MISSING = _Missing()
-REGEX_TIMEOUT_S = 0.05         # of the searching thread's CPU (cpu_clock)
 
 
 def is_num(v: Any) -> bool:
@@ -57,8 +56,10 @@ def _op_empty(v, arg):
     return (len(v) == 0) is arg
 
 
-def _op_matches(v, arg):
-    return v.__class__ is str and cpu_clock.search(arg, v, REGEX_TIMEOUT_S) is not None
+def _op_matches(v, pattern, budget_s):
+    """`budget_s` of the searching thread's CPU (cpu_clock): the limits table's patterns.table_budget_ms,
+    bound when the condition was compiled."""
+    return v.__class__ is str and cpu_clock.search(pattern, v, budget_s) is not None
 
 
 def _date_order(v, anchor: Anchor, n) -> int | None:
@@ -94,8 +95,9 @@ def _ref_after(v, w):
 DATE_REFS = {"before": _ref_before, "after": _ref_after}
 
 # Operator name -> (kind of argument, test on (value read, argument)). Behaviour as data. Date
-# tests also take the caller's now: (value read, anchor, now).
-OPERATORS: dict[str, tuple[str, Callable[[Any, Any], bool] | None]] = {
+# tests also take the caller's now: (value read, anchor, now); `matches` its time budget: (value
+# read, compiled pattern, seconds).
+OPERATORS: dict[str, tuple[str, Callable[..., bool] | None]] = {
     "eq": ("scalar_or_ref", _op_eq),
     "ne": ("scalar_or_ref", _op_ne),
     "lt": ("ordered_or_ref", _op_lt),

@@ -13,7 +13,7 @@ from types import MappingProxyType
 from collections.abc import Mapping
 from typing import Any
 
-from . import canonical, rulecache
+from . import canonical, limits, rulecache
 from .compilers import COMPILERS
 from .errors import Fault, Problem, RulesError
 from .resources import TABLE_DIRS, data_root  # noqa: F401 - re-exported for the CLI
@@ -94,6 +94,7 @@ class _Compiled:
 
     def __init__(self) -> None:
         self._entries: dict[tuple, tuple] = {}
+        self._parsed: dict[tuple, tuple] = {}
         self._schemas: dict[tuple, tuple[Schemas, str]] = {}
         self._lock = threading.Lock()
 
@@ -109,14 +110,29 @@ class _Compiled:
                 self._schemas[files] = hit
         return hit
 
-    def table(self, display: str, data: bytes | str, schemas: Schemas, schemas_key: str) -> tuple:
-        """(source, syntax problems, faults, compiled) of one file."""
-        key = (display, data, schemas_key)
+    def parsed(self, display: str, data: bytes | str) -> tuple:
+        """(source or None, syntax problems) of one file: read once for the limits it holds and
+        once for compiling, parsed once."""
+        key = (display, data)
+        with self._lock:
+            hit = self._parsed.get(key)
+        if hit is None:
+            hit = read_source(data, display)
+            with self._lock:
+                if len(self._parsed) >= self.SIZE:
+                    self._parsed.pop(next(iter(self._parsed)))
+                self._parsed[key] = hit
+        return hit
+
+    def table(self, display: str, data: bytes | str, schemas: Schemas, schemas_key: str,
+              table_budget_s: float) -> tuple:
+        """(source, syntax problems, faults, compiled) of one file, its patterns bound to `table_budget_s`."""
+        key = (display, data, schemas_key, table_budget_s)
         with self._lock:
             hit = self._entries.get(key)
         if hit is not None and hit[4] is _compiler_of(hit[0]):
             return hit[:4]
-        entry = (*_check_and_compile(display, data, schemas), None)
+        entry = (*_check_and_compile(display, data, schemas, table_budget_s), None)
         entry = (*entry[:4], _compiler_of(entry[0]))
         with self._lock:
             if len(self._entries) >= self.SIZE:
@@ -130,8 +146,8 @@ def _compiler_of(source: Source | None) -> Any:
     return COMPILERS.get(kind) if isinstance(kind, str) else None
 
 
-def _check_and_compile(display: str, data: bytes | str, schemas: Schemas) -> tuple:
-    source, syntax = read_source(data, display)
+def _check_and_compile(display: str, data: bytes | str, schemas: Schemas, table_budget_s: float) -> tuple:
+    source, syntax = _COMPILED.parsed(display, data)
     if source is None:
         return None, syntax, [], None
     try:
@@ -143,7 +159,7 @@ def _check_and_compile(display: str, data: bytes | str, schemas: Schemas) -> tup
         faults = [Fault("unknown-kind", f"table kind '{source.data['kind']}' has a metaschema but no "
                         "compiler", ("kind",), "register the kind's compiler in compilers.COMPILERS")]
     if not faults:
-        ctx = CompileContext(schemas, source)
+        ctx = CompileContext(schemas, source, table_budget_s=table_budget_s)
         compiled = COMPILERS[source.data["kind"]](source.data, ctx)
         faults = ctx.faults
     return source, syntax, faults, compiled
@@ -160,8 +176,9 @@ def _compile_all(base: Path, found: FileSet) -> Rulebook:
     tables: dict[str, Any] = {}
     sources: dict[str, Source] = {}
     hashed: dict[str, Any] = {}
+    budget_s = _table_budget_s(found)
     for display, data in found.tables:
-        source, syntax, faults, compiled = _COMPILED.table(display, data, schemas, schemas_key)
+        source, syntax, faults, compiled = _COMPILED.table(display, data, schemas, schemas_key, budget_s)
         if source is None:
             problems += [Problem(display, line, col, f.code, f.message, key, f.hint)
                          for f, line, col, key in syntax]
@@ -195,6 +212,16 @@ def _compile_all(base: Path, found: FileSet) -> Rulebook:
                     kinds=MappingProxyType({t: sources[t].data["kind"] for t in tables}))
 
 
+def _table_budget_s(found: FileSet) -> float:
+    """The time the tables' own patterns may run per search: the limits table's, read before any
+    other table compiles (each binds it into its patterns)."""
+    for display, data in found.tables:
+        source, _ = _COMPILED.parsed(display, data)
+        if source is not None and limits.is_limits_table(source.data):
+            return limits.table_budget_s(source.data)
+    return limits.table_budget_s(None)
+
+
 def _from_verdict(base: Path, found: FileSet, verdict: dict) -> Rulebook:
     """The rulebook a clean load of these very bytes gave: same version and warnings, each table
     compiled from the bytes that were hashed when first asked for."""
@@ -214,6 +241,7 @@ class _OnFirstUse:
         self._base, self._found, self._schemas, self._index = base, found, schemas, index
         self._data = dict(found.tables)
         self._done: dict[str, tuple[Any, Source]] = {}
+        self._budget_s: float | None = None
         self._lock = threading.Lock()
         self.tables = _View(self, 0)
         self.sources = _View(self, 1)
@@ -227,12 +255,20 @@ class _OnFirstUse:
                 self._done[table_id] = self._compile(table_id)
             return self._done[table_id]
 
+    def _table_budget_s(self) -> float:
+        """The limits table's budget for the tables' own patterns, read from its source once."""
+        if self._budget_s is None:
+            kind, file = self._index.get(limits.LIMITS_TABLE, (None, ""))
+            source = _source(self._data.get(file, "missing"), file) if kind == "limits" else None
+            self._budget_s = limits.table_budget_s(source.data if source is not None else None)
+        return self._budget_s
+
     def _compile(self, table_id: str) -> tuple[Any, Source]:
         kind, file = self._index[table_id]
         source = _source(self._data.get(file, "missing"), file)
         compiled = None
         if source is not None and isinstance(source.data, dict) and source.data.get("kind") == kind:
-            ctx = CompileContext(self._schemas, source)
+            ctx = CompileContext(self._schemas, source, table_budget_s=self._table_budget_s())
             compiled = COMPILERS[kind](source.data, ctx)
             if any(f.severity == "error" for f in ctx.faults):
                 compiled = None

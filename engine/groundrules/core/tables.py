@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
-from . import bounded_patterns, capped, punctuation
+from . import bounded_patterns, capped, limits, punctuation
 from .errors import Fault, Problem, RulesError, did_you_mean, echo
 from .yamlsrc import Source, YamlProblem, dotted
 
@@ -150,11 +150,14 @@ def read_files(base: Path, dirs: tuple[str, ...], files: list[Path] | None = Non
 
 @dataclass
 class CompileContext:
-    """What a compiler may consult: the schemas, and where to put its faults."""
+    """What a compiler may consult: the schemas, the time its table's own patterns may run per
+    search (the limits table's patterns.table_budget_ms, bound into what it compiles), and where to
+    put its faults."""
 
     schemas: Schemas
     source: Source
     faults: list = field(default_factory=list)
+    table_budget_s: float = limits.DEFAULT_TABLE_BUDGET_MS / 1000
 
     def fault(self, code: str, message: str, path: tuple = (), hint: str = "",
               severity: str = "error") -> None:

@@ -113,7 +113,7 @@ def compile_catalogue(data: dict, ctx: CompileContext) -> EventCatalogue | None:
     for name, spec in data["records"].items():
         raw = spec["raw"]
         if isinstance(raw, dict):
-            raw = compile_condition(raw, ("records", name, "raw"), ctx.faults)
+            raw = compile_condition(raw, ("records", name, "raw"), ctx.faults, budget_s=ctx.table_budget_s)
         if raw is False and "not_raw" not in spec or isinstance(raw, Condition) and "not_raw" not in spec:
             ctx.fault("missing-key", f"record type '{name}' can be non-raw but has no 'not_raw' reason",
                       ("records", name), "add not_raw: <why it is not raw evidence>")

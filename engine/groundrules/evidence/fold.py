@@ -81,7 +81,7 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
              "clarifications": list(folder.clarifications.values()), "locks": _locks(index, checked)}
     if folder.activity:
         state["activity"] = folder.activity
-    if context is not None:
+    if context is not None and fits is not None:
         state["scope_context"] = _fit_report(context, fits, checked)
     return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder), "state": state}
 

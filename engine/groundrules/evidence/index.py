@@ -3,7 +3,8 @@
 One pass over the records in ledger order: ids are unique across all three namespaces, a lock
 points into an earlier raw source (a message, a tool receipt, an injected field), quotes it exactly
 and is one of the locks the engine finds there (locking.py), an excerpt quotes an earlier message
-exactly, a derived record names earlier records, every timestamp is a real instant, and no record
+exactly, a derived record names earlier records (integrity.admit: of several, the refusal
+catalogue's precedence says which answers), every timestamp is a real instant, and no record
 was observed after the fold's now. Then every lock the engine finds that no record named is added
 right after its source, so a payload without its lock records folds as the ledger would have
 stored it. Each record's source class (merge.yaml `sources`) and validity window are computed
@@ -101,21 +102,17 @@ class LedgerIndex:
             raise self.refusals.error("OBSERVED_AFTER_NOW", at=f"{at}.observed_at", observed_at=record["observed_at"],
                                       now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
-        integrity.check(record, self, self.refusals, at, lambda key: at)
-        if rec.is_lock(record):
-            accepted = self._accept_lock(record, at)
-            if rec.lock_id(accepted) != rec.lock_id(record):     # named by the engine: a name of its own
-                integrity.check(accepted, self, self.refusals, at, lambda key: at)
-            record = accepted
+        record = integrity.admit(record, self, self.refusals, at, lambda key: at,
+                                 (lambda r: self._accept_lock(r, at)) if rec.is_lock(record) else None)
         for name, key in rec.names(record):
             self.refs[name] = (NAME_KINDS[key], record["id"])
         sid = self._source_id(record)
         if sid is not None:
             self._add_source(record, sid)
         if rec.is_lock(record):
-            sid = rec.inside(record)
-            self.locks_in[sid].append(record["id"])
-            self._inherit(entry, record, sid)
+            inside = rec.source_of(record)
+            self.locks_in[inside].append(record["id"])
+            self._inherit(entry, record, inside)
         self._classify(entry)
         self.entries[record["id"]] = entry
 
@@ -145,7 +142,7 @@ class LedgerIndex:
     def _accept_lock(self, record: dict, at: str) -> dict:
         """The lock record as accepted: one of the engine's locks of an earlier source, completed
         from it (locking.accept). Without a locker (merge.yaml's examples) it is taken as written."""
-        sid = rec.inside(record)
+        sid = rec.source_of(record)
         source = self.sources.get(sid)
         if source is None:
             raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
@@ -168,8 +165,10 @@ class LedgerIndex:
         for rid, entry in self.entries.items():
             ordered[rid] = entry
             sid = self.source_ids.get(rid)
-            source = self.sources[sid] if sid is not None else None
-            for lock in (source.found or []) if source else []:
+            if sid is None:
+                continue
+            source = self.sources[sid]
+            for lock in source.found or []:
                 if lock["id"] in source.claimed:
                     continue
                 record = rec.lock_record(lock, lock["id"])

@@ -116,18 +116,18 @@ class EvidenceLedger:
             now = self._clock()
             prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
             sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
-            ordered: list = []                # (record, at)
+            ordered: list = []                # (record, at, its acceptance as a lock, or None)
             for n, record in enumerate(prepared):
                 at = f"records[{n}]"
                 sid = locking.source_id(record, self._catalogue)
                 if sid is not None:
                     sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
-                elif rec.is_lock(record):
-                    record = self._claim(tx, record, sources, at)
-                ordered.append((record, at))
+                ordered.append((record, at, self._claim(tx, record, sources, at) if sid is None and rec.is_lock(record)
+                                else None))
             filed, stored, pending = [], [], {}
-            for record, at in self._with_engine_locks(ordered, sources, now):
-                self._check(tx, record, pending, at)
+            for record, at, accept in self._with_engine_locks(ordered, sources, now):
+                record = integrity.admit(record, _Earlier(self, tx, pending), self._refusals, at,
+                                         lambda key: f"{at}.{key}", accept)
                 for name, _ in rec.names(record):
                     pending[name] = record
                 filed.append(self._filed(record))
@@ -141,19 +141,26 @@ class EvidenceLedger:
                 raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
             raise
 
-    def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> dict:
-        """A lock record as it will be stored: one of the engine's locks of its source (earlier in
-        this batch, or stored), completed from it; refused as the fold refuses it."""
-        sid = rec.inside(record)
+    def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> Callable[[dict], dict]:
+        """A lock record's acceptance, for integrity.admit: it names one of the engine's locks of
+        its source (earlier in this batch, or stored) and is completed from it, refused as the fold
+        refuses it. The claim is made now, in batch order, so that an engine lock a record names is
+        not appended again; its refusal waits for the record's other checks (the catalogue's
+        precedence says which answers)."""
+        sid = rec.source_of(record)
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
+                return _refused(self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id"))
             found = locking.engine_locks(source, self._catalogue, self._book)
             sources[sid] = (source, found, self._stored_claims(tx, sid, found))
         source, found, claimed = sources[sid]
-        return locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
-                              self._refusals, at)
+        try:
+            accepted = locking.accept(record, locking.text_of(source, self._catalogue), found, claimed, self._key,
+                                      self._refusals, at)
+        except GroundrulesError as refusal:
+            return _refused(refusal)
+        return lambda _: accepted
 
     def _stored_claims(self, tx: EvidenceTx, sid: str, found: list | None) -> dict:
         """{engine lock id: record id} of the locks already stored for a stored source (a lock
@@ -169,8 +176,8 @@ class EvidenceLedger:
     def _with_engine_locks(self, ordered: list, sources: dict, now: str) -> list:
         """`ordered` with each new source followed by the engine's locks that no record names."""
         out = []
-        for record, at in ordered:
-            out.append((record, at))
+        for record, at, accept in ordered:
+            out.append((record, at, accept))
             sid = locking.source_id(record, self._catalogue)
             if sid is None or sources.get(sid, (None,))[0] is not record:
                 continue
@@ -178,7 +185,7 @@ class EvidenceLedger:
             for c in found or []:
                 if c["id"] not in claimed:
                     out.append((self._prepare(rec.lock_record(c, c["id"]), now, f"{at} (its lock)"),
-                                f"{at} (its lock {c['id']})"))
+                                f"{at} (its lock {c['id']})", None))
         return out
 
     def _prepare(self, raw: Any, now: str, at: str) -> dict:
@@ -196,15 +203,12 @@ class EvidenceLedger:
                                        "use redact() to remove personal data")
         return record
 
-    def _check(self, tx: EvidenceTx, record: dict, pending: dict, at: str) -> None:
-        integrity.check(record, _Earlier(self, tx, pending), self._refusals, at, lambda key: f"{at}.{key}")
-
     def _message(self, tx: EvidenceTx, sid: str, pending: dict) -> dict | None:
         """The raw source (message, tool receipt, injected field) that answers to `sid`, or None."""
         record = pending.get(sid)
         if record is None:
             owner = tx.owner(sid)
-            record = self._from_row(tx, tx.row(owner)) if owner is not None else None
+            record = self._from_row(tx, _row_of(tx, owner)) if owner is not None else None
         return record if record is not None and locking.source_id(record, self._catalogue) == sid else None
 
     # -- what the store files and gives back (store/evidence_rows.py) --------------------------------
@@ -269,7 +273,7 @@ class EvidenceLedger:
             owner = tx.owner(record_id)
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
-            return self._from_row(tx, tx.row(owner))
+            return self._from_row(tx, _row_of(tx, owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
         with self._read(project) as tx:
@@ -319,7 +323,7 @@ class EvidenceLedger:
         def resolve(name: str) -> tuple[str, str | None] | None:
             if name not in found:
                 owner = tx.owner(name)
-                found[name] = None if owner is None else self._key_of(tx.row(owner))
+                found[name] = None if owner is None else self._key_of(_row_of(tx, owner))
             return found[name]
         return touches.of(interpretation, book=self._book, policy=self._policy, clearing=CLEARING_OPS, resolve=resolve)
 
@@ -379,7 +383,7 @@ class EvidenceLedger:
                 for ref in rec.derived_from(row["body"]):
                     owner = tx.owner(ref) if isinstance(ref, str) else None
                     if owner is not None:
-                        key = self._key_of(tx.row(owner))[0]
+                        key = self._key_of(_row_of(tx, owner))[0]
                         (sources if key.startswith("src:") else others).add(key[4:])
         return [self._from_row(tx, found[s]) for s in sorted(found)]
 
@@ -432,7 +436,7 @@ class EvidenceLedger:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
                 raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
-            row = tx.row(owner)
+            row = _row_of(tx, owner)
             if row["redaction_id"] is not None:
                 raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
             at = self._clock()
@@ -445,7 +449,7 @@ class EvidenceLedger:
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
                 events[0]["withdrawn_interpretations"] = withdrawn
-            removed[:] = [tx.row(e["record"])["personal"] or {} for e in events] if self._on_redaction else []
+            removed[:] = [_row_of(tx, e["record"])["personal"] or {} for e in events] if self._on_redaction else []
             tx.clear(events)
             tx.withdraw(withdrawn, events[0]["id"])
             return events
@@ -462,7 +466,7 @@ class EvidenceLedger:
         names: set = set()
         keys: set = set()
         for event in events:
-            row = tx.row(event["record"])
+            row = _row_of(tx, event["record"])
             names.update(n for n in (row["id"], row["message_id"], row["lock_id"]) if n)
             keys.add(self._key_of(row)[0])
         cited = []
@@ -485,6 +489,22 @@ class EvidenceLedger:
         if cascade_of:
             event["cascade_of"] = cascade_of
         return event
+
+
+def _row_of(tx: EvidenceTx, record_id: str) -> dict:
+    """The row of a record the store has just named in this transaction (tx.owner, a redaction's
+    record): it is there, or the ledger is not what its store says (LEDGER_CORRUPT)."""
+    row = tx.row(record_id)
+    if row is None:
+        raise CorruptRow(record_id)
+    return row
+
+
+def _refused(refusal: GroundrulesError) -> Callable[[dict], dict]:
+    """A lock record's acceptance that refuses it, once the record is admitted."""
+    def accept(_: dict) -> dict:
+        raise refusal
+    return accept
 
 
 class _Earlier:

@@ -25,10 +25,7 @@ COMPARED = LOCK_FIELDS[1:]            # the id is a name: a caller may give a lo
 def source_id(record: dict, catalogue: "EventCatalogue") -> str | None:
     """The id a lock's locator names for a raw source (a message's message_id, else the record
     id), or None for a record type the lock tables do not read."""
-    if catalogue.records[record["type"]].locked is None:
-        return None
-    name = rec.message_name(record)
-    return record["id"] if name is None else name
+    return None if catalogue.records[record["type"]].locked is None else rec.source_name(record)
 
 
 def text_of(record: dict, catalogue: "EventCatalogue") -> Any:
@@ -45,7 +42,7 @@ def engine_locks(record: dict, catalogue: "EventCatalogue", book: Any) -> list[d
     role, state, text = locked.reading(record)
     if rec.is_tombstone(text):
         return None
-    return lock_text(source_id(record, catalogue), role, state, text, book, json_strings=locked.json_strings)
+    return lock_text(rec.source_name(record), role, state, text, book, json_strings=locked.json_strings)
 
 
 def accept(record: dict, text: Any, found: list[dict] | None, claimed: dict, key: bytes | None, refusals: Any,

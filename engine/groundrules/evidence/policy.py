@@ -110,7 +110,7 @@ class MergePolicy:
 
 def _embedded(name: str, data: dict, ctx: CompileContext, policy_id: str) -> DecisionTable | None:
     from ..core.tables import CompileContext
-    sub = CompileContext(ctx.schemas, ctx.source)
+    sub = CompileContext(ctx.schemas, ctx.source, table_budget_s=ctx.table_budget_s)
     table = compile_table({"kind": "decision_table", "id": f"{policy_id}.{name}", **data}, sub)
     for f in sub.faults:
         ctx.faults.append(Fault(f.code, f.message, (name,) + tuple(f.path), f.hint, f.severity))
@@ -118,7 +118,8 @@ def _embedded(name: str, data: dict, ctx: CompileContext, policy_id: str) -> Dec
 
 
 def compile_policy(data: dict, ctx: CompileContext) -> MergePolicy | None:
-    tables = {name: _embedded(name, data[name], ctx, data["id"]) for name in TABLES}
+    embedded = {name: _embedded(name, data[name], ctx, data["id"]) for name in TABLES}
+    tables = {name: table for name, table in embedded.items() if table is not None}
     _check_outputs(data, ctx)
     slots = {}
     for sid, spec in data["slots"].items():
@@ -131,7 +132,7 @@ def compile_policy(data: dict, ctx: CompileContext) -> MergePolicy | None:
         if ex["policy"] not in data["policies"]:
             ctx.fault("unknown-policy", f"example names policy '{ex['policy']}', which 'policies' does not list",
                       ("examples", n, "policy"), did_you_mean(ex["policy"], data["policies"]))
-    if any(f.severity == "error" for f in ctx.faults) or None in tables.values() or question is None:
+    if any(f.severity == "error" for f in ctx.faults) or len(tables) != len(TABLES) or question is None:
         return None
     return MergePolicy("merge_policy", data["id"], ctx.source.file, data["scopes"]["initial"],
                        dict(data["events"]), slots, question, data["clarify"].get("spacing", "none"),

@@ -63,6 +63,12 @@ def personal(record: dict, fields: tuple) -> dict:
     return {f: box[f] for f in fields if f in box}
 
 
+def source_name(record: dict) -> str:
+    """The id a lock's locator names for a raw source: a message's message_id, else the record id."""
+    name = message_name(record)
+    return record["id"] if name is None else name
+
+
 def message_name(record: dict) -> str | None:
     """The name a message answers to as a source (its message_id, else its id); None for any other type."""
     return record.get("message_id", record["id"]) if record["type"] == "message" else None
@@ -75,7 +81,12 @@ def lock_id(record: dict) -> str | None:
 
 def inside(record: dict) -> str | None:
     """The source a lock record is inside (its locator's message id); None for any other type."""
-    return record["lock"]["locator"]["message_id"] if is_lock(record) else None
+    return source_of(record) if is_lock(record) else None
+
+
+def source_of(lock_record: dict) -> str:
+    """The source a lock record is inside: its locator's message id."""
+    return lock_record["lock"]["locator"]["message_id"]
 
 
 def excerpt(record: dict) -> dict | None:

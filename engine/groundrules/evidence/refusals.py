@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import GroundrulesError, capped_details
+from ..core.errors import GroundrulesError, capped_details, did_you_mean
 from ..core.templates import compile_template
 
 if TYPE_CHECKING:
@@ -27,12 +27,19 @@ class RefusalCatalogue:
     file: str
     codes: dict            # code -> (retry, Template)
     curable: frozenset     # codes a later stored interpretation may cure (later_interpretation_may_cure)
+    precedence: tuple = () # of several refusals of one record, the first listed answers
 
     def error(self, code: str, **details: Any) -> GroundrulesError:
         """The GroundrulesError for `code`, its message rendered from the table with `details`."""
         retry, template = self.codes[code]
         details = capped_details(details)
         return GroundrulesError(code, template.render({}, _renderable(details)), retry=retry, **details)
+
+    def first(self, refusals: list[GroundrulesError]) -> GroundrulesError:
+        """The refusal that answers for one record that broke several rules: the first in the
+        table's precedence; unlisted codes after every listed one, in the order they were met."""
+        rank = {code: n for n, code in enumerate(self.precedence)}
+        return min(refusals, key=lambda refusal: rank.get(refusal.code, len(rank)))
 
 
 def _renderable(details: dict) -> dict:
@@ -45,7 +52,14 @@ def compile_refusals(data: dict, ctx: CompileContext) -> RefusalCatalogue | None
         template = compile_template(spec["message"], ("codes", code, "message"), ctx.faults)
         if template is not None:
             codes[code] = (spec["retry"], template)
+    precedence = tuple(data.get("precedence", ()))
+    for n, code in enumerate(precedence):
+        if code not in data["codes"]:
+            ctx.fault("unknown-code", f"precedence names '{code}', which is not a code of this table",
+                      ("precedence", n), did_you_mean(code, data["codes"]))
+        elif code in precedence[:n]:
+            ctx.fault("duplicate-code", f"precedence lists '{code}' twice", ("precedence", n))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     curable = frozenset(c for c, spec in data["codes"].items() if spec.get("later_interpretation_may_cure"))
-    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes, curable)
+    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes, curable, precedence)

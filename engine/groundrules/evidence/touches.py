@@ -80,7 +80,7 @@ def of(interpretation: Any, *, book: Any, policy: Any, clearing: tuple,
             if subject is not None:
                 subjects.add(subject)
         scope = event.get("scope")
-        named = [scope] if isinstance(scope, str) else []
+        named: list[Any] = [scope] if isinstance(scope, str) else []      # only the strings name a scope
         if isinstance(scope, dict):
             named += [r.get("scope") for r in _items(scope.get("unresolved"))]
         if op == "open":

@@ -291,7 +291,7 @@ def compile_transition_table(data: dict, ctx: CompileContext) -> TransitionTable
 def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx: CompileContext) -> Guard | None:
     where = ("guards", guard_id)
     before = len(ctx.faults)
-    cond = compile_condition(raw["when"], where + ("when",), ctx.faults)
+    cond = compile_condition(raw["when"], where + ("when",), ctx.faults, budget_s=ctx.table_budget_s)
     if cond is not None and contract is not None:
         for f, at in cond.fields():
             if not contract.knows(f):

@@ -190,14 +190,14 @@ def compile_lock_patterns(data: dict, ctx: CompileContext) -> LockTable | None:
                                    faults)
         if pattern is not None:
             patterns.append(pattern)
-    rows = compile_rows(data, [p["id"] for p in data["patterns"]], names, faults)
+    rows = compile_rows(data, [p["id"] for p in data["patterns"]], names, faults, ctx.table_budget_s)
     for section in ("drop", "attempt"):
         for index, row in enumerate(data.get(section, ())):
             _check_example_reasons(row.get("examples", ()), (section, index), reasons, faults)
     if any(f.severity == "error" for f in faults[before:]):
         return None
     context_chars = data.get("context_chars", DEFAULT_CONTEXT_CHARS)
-    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars),
+    patterns = [replace(p, rules=rules_for(p.id, rows, context_chars, ctx.table_budget_s),
                         counts=frozenset(f"{r} {st}" for r in p.roles for st in p.states)) for p in patterns]
     return LockTable("lock_patterns", data["id"], ctx.source.file, data["timeout_ms"], reasons,
                      tuple(patterns), rows["drop"] + rows["attempt"])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core.condgen import Gen
-from ..core.conditions import REGEX_TIMEOUT_S, Condition, compile_condition, path_parts
+from ..core.conditions import Condition, compile_condition, path_parts
 from ..core.errors import Fault, did_you_mean
 from .charsets import expand_tree
 from .cost import clockless_chars
@@ -63,13 +63,15 @@ class Rules:
     context_chars: int = 0
     neighbours: bool = False  # a row reads inside / overlaps
     context: bool = False     # a row reads before / after / prev / next
+    budget_s: float = 0.0     # a row's `matches` search may run this long (its table's CompileContext)
 
 
 NO_RULES = Rules()
 
 
-def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]) -> dict:
-    """Both sections -> {section: (Row, ...)}; faults located at the row's keys."""
+def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault], budget_s: float) -> dict:
+    """Both sections -> {section: (Row, ...)}; faults located at the row's keys; `budget_s` per
+    `matches` search."""
     out: dict = {}
     seen: set = set()
     for section in SECTIONS:
@@ -79,7 +81,7 @@ def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]
             if raw["id"] in seen:
                 faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",)))
             seen.add(raw["id"])
-            row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults)
+            row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults, budget_s)
             if row is not None:
                 rows.append(row)
         out[section] = tuple(rows)
@@ -87,7 +89,7 @@ def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]
 
 
 def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_ids: list, names: dict,
-                 faults: list[Fault]) -> Row | None:
+                 faults: list[Fault], budget_s: float) -> Row | None:
     before = len(faults)
     applies = raw.get("patterns", pattern_ids)
     for i, pid in enumerate(applies):
@@ -95,7 +97,7 @@ def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_id
             faults.append(Fault("unknown-pattern", f"'{pid}' is no pattern of this table",
                                 where + ("patterns", i), did_you_mean(pid, pattern_ids)))
     node = expand_tree(raw["when"], names, where + ("when",), faults)
-    cond = compile_condition(node, where + ("when",), faults)
+    cond = compile_condition(node, where + ("when",), faults, budget_s=budget_s)
     if cond is not None:
         _check_fields(cond, faults)
     if len(faults) != before:
@@ -118,20 +120,20 @@ def _check_fields(cond: Condition, faults: list[Fault]) -> None:
                                     did_you_mean(item, NEIGHBOUR_ITEM) or "items hold: " + ", ".join(NEIGHBOUR_ITEM)))
 
 
-def rules_for(pattern_id: str, rows: dict, context_chars: int) -> Rules:
+def rules_for(pattern_id: str, rows: dict, context_chars: int, budget_s: float) -> Rules:
     drop = tuple(r for r in rows["drop"] if pattern_id in r.patterns)
     attempt = tuple(r for r in rows["attempt"] if pattern_id in r.patterns)
     if not drop and not attempt:
         return NO_RULES
     reads = {path.partition(".")[0].removesuffix("[]") for r in drop + attempt for path, _ in r.when.fields()}
     return Rules(_verdict(drop, attempt, context_chars, pattern_id), context_chars,
-                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after", "prev", "next"}))
+                 bool(reads & set(NEIGHBOUR_FACTS)), bool(reads & {"before", "after", "prev", "next"}), budget_s)
 
 
 class _Verdict(Gen):
     """condgen's code, with one change: a `matches` on a fact whose length the table bounds (the
     context, `prev`, `next`) runs without the regex clock when cost.py proves that the pattern
-    cannot outrun the grammar's budget on a text that long, as a scan does (the clock's system call
+    cannot outrun its budget (the table's, per search) on a text that long, as a scan does (the clock's system call
     and `regex`'s keyword parsing cost more than most of these searches)."""
 
     def __init__(self, widths: dict):
@@ -140,7 +142,7 @@ class _Verdict(Gen):
 
     def test(self, c: Condition, var: str) -> str:
         width = self.widths.get(c.field) if var == "v" and c.op == "matches" and not c.ref else None
-        if width is None or clockless_chars(c.arg, REGEX_TIMEOUT_S) < width:
+        if width is None or clockless_chars(c.arg, c.budget_s) < width:
             return super().test(c, var)
         t = self.fresh()
         return (f"((({t} := {self.get(var, path_parts(c.field))}).__class__ is str) and "
@@ -254,7 +256,7 @@ def resolve(raws: list[Raw], content: str) -> list[dict]:
             if rules.verdict(facts(r, content, neighbours)):
                 out.append(lock)
         except TimeoutError:
-            raise PatternTimeout(r.pattern, REGEX_TIMEOUT_S) from None
+            raise PatternTimeout(r.pattern, r.rules.budget_s) from None
     return out
 
 

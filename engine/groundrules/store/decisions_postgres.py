@@ -13,11 +13,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from .postgres_base import PostgresStore, failures
-from .decisions_sqlite import COLUMNS, INSERTED, RETAIN_OTHERS
+from .decisions_sql import DecisionOps
+from .postgres_base import PostgresStore, PostgresTx, failures
 
 C = 'TEXT COLLATE "C"'
-_SELECT = ", ".join(COLUMNS)
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "decision log per project, erased only by a redaction", f"""
@@ -88,94 +87,27 @@ EXECUTE FUNCTION decision_log_only_retention();
 )
 
 
-class PostgresDecisionStore(PostgresStore):
+class PostgresDecisionStore(PostgresStore, DecisionOps):
+    """A pool of connections to the ledgers' database; its statements are decisions_sql's."""
+
     MIGRATIONS = MIGRATIONS
     MIGRATIONS_TABLE = "decision_migrations"
     LOCK_KEY = 0x6772_0003          # 'gr', decision log
+    OWN_RETENTION = " WHERE xact = pg_current_xact_id()"
 
     @contextmanager
-    def _tx(self, write: bool) -> Iterator:
+    def _tx(self, write: bool) -> Iterator[PostgresTx]:
         with failures(), self.connection() as conn:
             with conn.transaction():
                 if not write:
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                yield conn
+                yield PostgresTx(conn)
 
-    def append(self, rows: list[dict]) -> None:
-        values = ", ".join(f"%({c})s" for c in INSERTED)
-        with self._tx(True) as conn, conn.cursor() as cur:
-            cur.executemany(f"INSERT INTO decision_log ({', '.join(INSERTED)}) VALUES ({values})",
-                            [dict(r, ok=bool(r["ok"])) for r in rows])
-
-    def page(self, project: str, *, decision_id: str | None = None, tool: str | None = None,
-             since: str | None = None, ok: bool | None = None, before: int | None = None,
-             limit: int = 20) -> list[dict]:
-        where, params = ["project = %s"], [project]
-        for clause, value in (("id = %s", decision_id), ("tool = %s", tool), ("at >= %s", since),
-                              ("ok = %s", ok), ("seq < %s", before)):
-            if value is not None:
-                where.append(clause)
-                params.append(value)
-        with self._tx(False) as conn:
-            return [_row(r) for r in conn.execute(
-                f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT %s",
-                (*params, limit)).fetchall()]
-
-    def seq_of(self, project: str, decision_id: str) -> int | None:
-        with self._tx(False) as conn:
-            r = conn.execute("SELECT seq FROM decision_log WHERE project = %s AND id = %s",
-                             (project, decision_id)).fetchone()
-        return r["seq"] if r else None
-
-    def scan(self, **filters) -> Iterator[dict]:
-        for page in self.pages(**filters):
-            yield from page
-
-    def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
-              ids: list | None = None, size: int = 2000) -> Iterator[list[dict]]:
-        where, params = ["seq > %s"], [0]
-        for column, values in (("project", projects), ("tool", tools), ("id", ids)):
-            if values is not None:
-                where.append(f"{column} = ANY(%s)")
-                params.append(list(values))
-        if since is not None:
-            where.append("at >= %s")
-            params.append(since)
-        sql = f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT %s"
-        while True:
-            with self._tx(False) as conn:
-                rows = [_row(r) for r in conn.execute(sql, (*params, size)).fetchall()]
-            if rows:
-                yield rows
-            if len(rows) < size:
-                return
-            params[0] = rows[-1]["seq"]
-
-    def erase(self, project: str, ids: list[str], redaction_id: str) -> None:
-        with self._tx(True) as conn, conn.cursor() as cur:
-            cur.executemany("UPDATE decision_log SET sealed = NULL, kept = 'erased', erased_by = %s "
-                            "WHERE project = %s AND id = %s AND sealed IS NOT NULL",
-                            [(redaction_id, project, i) for i in ids])
-
-    def purge(self, cutoffs: dict, default_cutoff: str) -> int:
-        with self._tx(True) as conn:
-            with conn.cursor() as cur:
-                cur.executemany("INSERT INTO decision_retention (tool, cutoff) VALUES (%s, %s)",
-                                [*cutoffs.items(), (RETAIN_OTHERS, default_cutoff)])
-            deleted = sum(conn.execute("DELETE FROM decision_log WHERE tool = %s AND at < %s", (tool, cut)).rowcount
-                          for tool, cut in cutoffs.items())
-            deleted += conn.execute("DELETE FROM decision_log WHERE NOT (tool = ANY(%s)) AND at < %s",
-                                    (list(cutoffs), default_cutoff)).rowcount
-            conn.execute("DELETE FROM decision_retention WHERE xact = pg_current_xact_id()")
-        return deleted
+    def _row(self, row: dict) -> dict:
+        if row.get("sealed") is not None:
+            row["sealed"] = bytes(row["sealed"])
+        return row
 
     def forget(self) -> None:
         with failures(), self.connection() as conn:
             conn.execute("VACUUM decision_log")
-
-
-def _row(r: dict) -> dict:
-    r = dict(r)
-    if r.get("sealed") is not None:
-        r["sealed"] = bytes(r["sealed"])
-    return r

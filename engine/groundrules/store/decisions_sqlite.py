@@ -15,13 +15,13 @@ tracked apart from the ledgers'.
 """
 from __future__ import annotations
 
-import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from . import sqlite_base
+from .decisions_sql import DecisionOps
 from .sqlite_base import failures
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -71,16 +71,12 @@ BEGIN SELECT RAISE(ABORT, 'decision log is append-only: only retention deletes, 
 """),
 )
 
-COLUMNS = ("seq", "project", "id", "at", "principal", "role", "tool", "rulebook", "ok", "error_code",
-           "duration_us", "kept", "dropped", "key_id", "sealed", "erased_by")
-INSERTED = COLUMNS[1:-1]
-RETAIN_OTHERS = "*"                 # decision_retention's row for every tool the masking table does not name
-_SELECT = ", ".join(COLUMNS)
 
-
-class SqliteDecisionStore:
+class SqliteDecisionStore(DecisionOps):
     """One connection to the ledgers' SQLite file, shared by the log's writer thread and its
-    readers under a lock."""
+    readers under a lock; its statements are decisions_sql's."""
+
+    UNINDEXED = "+"                 # SQLite's unary plus: the column's index is not a candidate
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
         self.path = str(path)
@@ -90,92 +86,11 @@ class SqliteDecisionStore:
         self._lock = threading.RLock()
 
     @contextmanager
-    def _tx(self, write: bool) -> Iterator[sqlite3.Connection]:
-        with self._lock, failures():
-            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield self.conn
-                self.conn.execute("COMMIT" if write else "ROLLBACK")
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
-
-    def append(self, rows: list[dict]) -> None:
-        """Every row in one transaction: all of them or none."""
-        placeholders = ", ".join(f":{c}" for c in INSERTED)
-        with self._tx(True) as conn:
-            conn.executemany(f"INSERT INTO decision_log ({', '.join(INSERTED)}) VALUES ({placeholders})", rows)
-
-    def page(self, project: str, *, decision_id: str | None = None, tool: str | None = None,
-             since: str | None = None, ok: bool | None = None, before: int | None = None,
-             limit: int = 20) -> list[dict]:
-        """The project's rows newest first, filtered."""
-        where, params = ["project = ?"], [project]
-        for clause, value in (("id = ?", decision_id), ("tool = ?", tool), ("at >= ?", since),
-                              ("ok = ?", None if ok is None else int(ok)), ("seq < ?", before)):
-            if value is not None:
-                where.append(clause)
-                params.append(value)
-        with self._tx(False) as conn:
-            return [dict(r) for r in conn.execute(
-                f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT ?",
-                (*params, limit))]
-
-    def seq_of(self, project: str, decision_id: str) -> int | None:
-        with self._tx(False) as conn:
-            r = conn.execute("SELECT seq FROM decision_log WHERE project = ? AND id = ?",
-                             (project, decision_id)).fetchone()
-        return r["seq"] if r else None
-
-    def scan(self, **filters) -> Iterator[dict]:
-        """Rows in append order across projects, one at a time (erasure, promote)."""
-        for page in self.pages(**filters):
-            yield from page
-
-    def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
-              ids: list | None = None, size: int = 2000) -> Iterator[list[dict]]:
-        """Rows in append order across projects, `size` at a time (replay). The filters on project,
-        tool and time are read off the rows of a scan in `seq` order ('+column' keeps SQLite from
-        choosing their indexes, which would sort every match again for every page)."""
-        where, params = ["seq > ?"], [0]
-        for column, values in (("+project", projects), ("+tool", tools), ("id", ids)):
-            if values is not None:
-                where.append(f"{column} IN ({', '.join('?' * len(values))})")
-                params += list(values)
-        if since is not None:
-            where.append("+at >= ?")
-            params.append(since)
-        sql = f"SELECT {_SELECT} FROM decision_log WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?"
-        while True:
-            with self._tx(False) as conn:
-                rows = [dict(r) for r in conn.execute(sql, (*params, size))]
-            if rows:
-                yield rows
-            if len(rows) < size:
-                return
-            params[0] = rows[-1]["seq"]
-
-    def erase(self, project: str, ids: list[str], redaction_id: str) -> None:
-        with self._tx(True) as conn:
-            conn.executemany("UPDATE decision_log SET sealed = NULL, kept = 'erased', erased_by = ? "
-                             "WHERE project = ? AND id = ? AND sealed IS NOT NULL",
-                             [(redaction_id, project, i) for i in ids])
-
-    def purge(self, cutoffs: dict, default_cutoff: str) -> int:
-        """Delete rows older than their tool's cutoff (tools not named: `default_cutoff`). The
-        transaction first writes the cutoffs into decision_retention, which the DELETE trigger
-        reads (no other DELETE passes it), and empties it before it commits."""
-        named = list(cutoffs)
-        with self._tx(True) as conn:
-            conn.executemany("INSERT INTO decision_retention (tool, cutoff) VALUES (?, ?)",
-                             [*cutoffs.items(), (RETAIN_OTHERS, default_cutoff)])
-            deleted = sum(conn.execute("DELETE FROM decision_log WHERE tool = ? AND at < ?", (tool, cut)).rowcount
-                          for tool, cut in cutoffs.items())
-            deleted += conn.execute(f"DELETE FROM decision_log WHERE tool NOT IN ({', '.join('?' * len(named))}) "
-                                    "AND at < ?", (*named, default_cutoff)).rowcount
-            conn.execute("DELETE FROM decision_retention")
-        return deleted
+    def _tx(self, write: bool) -> Iterator[sqlite_base.SqliteStatements]:
+        # the log writes for calls already answered (its appends in a thread of its own): none of its
+        # transactions is a call's attempt, nor given up with one
+        with sqlite_base.transaction(self.conn, self._lock, write=write, call=False):
+            yield sqlite_base.SqliteStatements(self.conn)
 
     def forget(self) -> None:
         """Copy the WAL into the file and empty it, so that erased and purged pages are gone."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Iterator, Sequence, TypeVar
 
 from . import abandon
 from . import evidence_rows as layout
@@ -88,12 +88,12 @@ class MemoryEvidenceTx:
     def redaction_rows(self) -> list[dict]:
         return [layout.redaction(r) for r in self.data["redactions"]]
 
-    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ()) -> None:
+    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: Sequence[str] = ()) -> None:
         self.data["interpretations"].append({"id": interpretation["id"], "recorded_at": recorded_at,
                                              "body": layout.dumps(interpretation), "redaction_id": None})
         self.add_keys(len(self.data["interpretations"]), keys)
 
-    def add_keys(self, seq: int, keys: list[str]) -> None:
+    def add_keys(self, seq: int, keys: Sequence[str]) -> None:
         for key in keys:
             self.data["keys"].setdefault(key, set()).add(seq)
 

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from . import evidence_rows as layout
+from .evidence_sql import KEYED_ALL, UNKEYED, EvidenceOps
 from .postgres_base import PostgresStore, PostgresTx, failures
 
 T = TypeVar("T")
@@ -155,7 +156,6 @@ INSERT INTO ledger_keys_pending SELECT COALESCE(MAX(seq), 0) FROM ledger_interpr
 )
 
 LATEST = MIGRATIONS[-1][0]
-_SELECT = layout.SELECT
 
 
 class PostgresEvidenceStore(PostgresStore):
@@ -192,140 +192,18 @@ class PostgresEvidenceStore(PostgresStore):
     def unkeyed(self) -> list[dict]:
         """The interpretations stored before their keys were (migration 4): {project, seq, body}."""
         with failures(), self.connection() as conn:
-            return [layout.interpretation(r) for r in conn.execute(
-                "SELECT project, seq, body FROM ledger_interpretations WHERE seq <= "
-                "(SELECT MAX(through) FROM ledger_keys_pending) ORDER BY seq").fetchall()]
+            return [layout.interpretation(r) for r in conn.execute(UNKEYED).fetchall()]
 
     def keyed_all(self) -> None:
         """Every interpretation has its keys now: nothing is pending any more."""
         with failures(), self.connection() as conn:
-            conn.execute("UPDATE ledger_keys_pending SET through = 0")
+            conn.execute(KEYED_ALL)
 
 
-class PgEvidenceTx(PostgresTx):
-    """The persistence operations of one transaction within one project, in the shapes of
-    evidence_rows (filed records in, records with their JSON read out)."""
+class PgEvidenceTx(PostgresTx, EvidenceOps):
+    """The persistence operations of one transaction within one project (evidence_sql) on one
+    pooled connection."""
 
     def __init__(self, conn, project: str):
-        super().__init__(conn)
-        self.project = project
-
-    def insert(self, filed: list[dict]) -> None:
-        for f in filed:
-            self.conn.send(
-                "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, "
-                "digests, subject, source_id, observed_s) VALUES (%(project)s, %(id)s, %(type)s, %(message_id)s, "
-                "%(lock_id)s, %(recorded_at)s, %(body)s, %(personal)s, %(digests)s, %(subject)s, %(source_id)s, "
-                "%(observed_s)s)",
-                dict(layout.row(f), project=self.project))
-
-    def rows(self) -> list[dict]:
-        return [layout.record(r) for r in self.conn.execute(
-            f"SELECT {_SELECT} FROM ledger_records WHERE project = %s ORDER BY seq", (self.project,)).fetchall()]
-
-    def row(self, record_id: str) -> dict | None:
-        r = self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = %s AND id = %s",
-                              (self.project, record_id)).fetchone()
-        return layout.record(r) if r else None
-
-    def rows_about(self, subject: str) -> list[dict]:
-        """The records whose subject this is, in ledger order (each with its `seq`)."""
-        return self._seq_rows("subject = %s", (subject,))
-
-    def locks_inside(self, sources: list[str]) -> list[dict]:
-        """The lock records inside these sources, in ledger order (each with its `seq`)."""
-        return self._seq_rows("source_id IS NOT NULL AND source_id = ANY(%s::text[])", (list(sources),)) if sources else []
-
-    def rows_named(self, ids: list[str]) -> list[dict]:
-        """The records with these ids, in ledger order (each with its `seq`)."""
-        return self._seq_rows("id = ANY(%s::text[])", (list(ids),)) if ids else []
-
-    def observed_from(self, second: int) -> list[dict]:
-        """The records observed in or after this second (UTC, since 1970), in ledger order (read in
-        the index's order: there are few, and the project has many rows before them)."""
-        return sorted((layout.record(r) for r in self.conn.execute(
-            f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = %s AND observed_s >= %s ORDER BY observed_s",
-            (self.project, second)).fetchall()), key=lambda r: r["seq"])
-
-    def _seq_rows(self, where: str, params: tuple) -> list[dict]:
-        return [layout.record(r) for r in self.conn.execute(
-            f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = %s AND {where} ORDER BY seq",
-            (self.project, *params)).fetchall()]
-
-    def owner(self, name: str) -> str | None:
-        """The id of the first record that answers to `name` (as record id, message id or lock id):
-        three searches of their indexes, not one of the project's rows."""
-        r = self.conn.execute(
-            "SELECT id FROM (SELECT seq, id FROM ledger_records WHERE project = %s AND id = %s UNION ALL "
-            "SELECT seq, id FROM ledger_records WHERE project = %s AND message_id = %s UNION ALL "
-            "SELECT seq, id FROM ledger_records WHERE project = %s AND lock_id = %s) named ORDER BY seq LIMIT 1",
-            (self.project, name) * 3).fetchone()
-        return r["id"] if r else None
-
-    def redaction_rows(self) -> list[dict]:
-        return [layout.redaction(r) for r in self.conn.execute(
-            "SELECT id, record_id, event FROM ledger_redactions WHERE project = %s ORDER BY seq", (self.project,)).fetchall()]
-
-    def redaction(self, redaction_id: str) -> dict | None:
-        r = self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = %s AND id = %s",
-                              (self.project, redaction_id)).fetchone()
-        return layout.redaction(r) if r else None
-
-    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ()) -> None:
-        """Store an interpretation and the keys it is found by (evidence.touches), in one message."""
-        self.conn.send("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (%s, %s, %s, %s)",
-                       (self.project, interpretation["id"], recorded_at, layout.dumps(interpretation)))
-        if keys:
-            self.conn.send("INSERT INTO ledger_interpretation_keys (project, key, interpretation_seq) SELECT %s, k, "
-                           "(SELECT seq FROM ledger_interpretations WHERE project = %s AND id = %s) "
-                           "FROM unnest(%s::text[]) k ON CONFLICT DO NOTHING",
-                           (self.project, self.project, interpretation["id"], list(keys)))
-
-    def add_keys(self, seq: int, keys: list[str]) -> None:
-        self.conn.send("INSERT INTO ledger_interpretation_keys (project, key, interpretation_seq) SELECT %s, k, %s "
-                       "FROM unnest(%s::text[]) k ON CONFLICT DO NOTHING", (self.project, seq, list(keys)))
-
-    def interpretation_rows(self) -> list[dict]:
-        return [layout.interpretation(r) for r in self.conn.execute(
-            "SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = %s ORDER BY seq",
-            (self.project,)).fetchall()]
-
-    def keyed(self, keys: list[str]) -> list[int]:
-        """The seqs of the stored interpretations found by any of these keys, in append order."""
-        if not keys:
-            return []
-        return [r["interpretation_seq"] for r in self.conn.execute(
-            "SELECT DISTINCT interpretation_seq FROM ledger_interpretation_keys WHERE project = %s "
-            "AND key = ANY(%s::text[]) ORDER BY interpretation_seq", (self.project, list(keys))).fetchall()]
-
-    def interpretations_at(self, seqs: list[int]) -> list[dict]:
-        """These stored interpretations (withdrawn ones without their body) with their keys, in append order."""
-        if not seqs:
-            return []
-        out = {r["seq"]: dict(layout.interpretation(r), keys=[]) for r in self.conn.execute(
-            "SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = %s "
-            "AND seq = ANY(%s::bigint[]) ORDER BY seq", (self.project, list(seqs))).fetchall()}
-        for r in self.conn.execute("SELECT interpretation_seq, key FROM ledger_interpretation_keys "
-                                   "WHERE interpretation_seq = ANY(%s::bigint[])", (list(seqs),)).fetchall():
-            if r["interpretation_seq"] in out:
-                out[r["interpretation_seq"]]["keys"].append(r["key"])
-        return list(out.values())
-
-    def interpretation_named(self, interpretation_id: str) -> int | None:
-        r = self.conn.execute("SELECT seq FROM ledger_interpretations WHERE project = %s AND id = %s",
-                              (self.project, interpretation_id)).fetchone()
-        return r["seq"] if r else None
-
-    def withdraw(self, ids: list[str], redaction_id: str) -> None:
-        """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
-        for i in ids:
-            self.conn.send("UPDATE ledger_interpretations SET body = NULL, redaction_id = %s "
-                              "WHERE project = %s AND id = %s", (redaction_id, self.project, i))
-
-    def clear(self, events: list[dict]) -> None:
-        """Record each redaction event and clear its record's personal fields."""
-        for event in events:
-            self.conn.send("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (%s, %s, %s, %s)",
-                              (self.project, event["id"], event["record"], layout.dumps(event)))
-            self.conn.send("UPDATE ledger_records SET personal = NULL, redaction_id = %s "
-                              "WHERE project = %s AND id = %s", (event["id"], self.project, event["record"]))
+        PostgresTx.__init__(self, conn)
+        EvidenceOps.__init__(self, project)

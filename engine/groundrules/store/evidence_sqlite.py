@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from . import abandon, attempts
 from . import evidence_rows as layout
 from . import sqlite_base
+from .evidence_sql import KEYED_ALL, UNKEYED, EvidenceOps
 from .sqlite_base import failures
 
 T = TypeVar("T")
@@ -144,7 +144,6 @@ INSERT INTO ledger_keys_pending SELECT COALESCE(MAX(seq), 0) FROM ledger_interpr
 )
 
 LATEST = MIGRATIONS[-1][0]
-_SELECT = layout.SELECT
 
 
 class SqliteEvidenceStore:
@@ -165,26 +164,13 @@ class SqliteEvidenceStore:
 
     @contextmanager
     def write(self, project: str) -> Iterator["EvidenceTx"]:
-        with self._lock, failures():
-            attempts.attempt()
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield EvidenceTx(self.conn, project)
-                abandon.before_commit()
-                self.conn.execute("COMMIT")
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
+        with sqlite_base.transaction(self.conn, self._lock, write=True):
+            yield EvidenceTx(self.conn, project)
 
     @contextmanager
     def read(self, project: str) -> Iterator["EvidenceTx"]:
-        with self._lock, failures():
-            self.conn.execute("BEGIN")
-            try:
-                yield EvidenceTx(self.conn, project)
-            finally:
-                self.conn.execute("ROLLBACK")
+        with sqlite_base.transaction(self.conn, self._lock, write=False):
+            yield EvidenceTx(self.conn, project)
 
     def forget(self) -> None:
         """Copy the WAL into the file and empty it, so that the pages a redaction replaced are gone."""
@@ -194,141 +180,24 @@ class SqliteEvidenceStore:
     def unkeyed(self) -> list[dict]:
         """The interpretations stored before their keys were (migration 3): {project, seq, body}."""
         with self._lock, failures():
-            return [layout.interpretation(r) for r in self.conn.execute(
-                "SELECT project, seq, body FROM ledger_interpretations WHERE seq <= "
-                "(SELECT MAX(through) FROM ledger_keys_pending) ORDER BY seq")]
+            return [layout.interpretation(r) for r in self.conn.execute(UNKEYED)]
 
     def keyed_all(self) -> None:
         """Every interpretation has its keys now: nothing is pending any more."""
         with self._lock, failures():
-            self.conn.execute("UPDATE ledger_keys_pending SET through = 0")
+            self.conn.execute(KEYED_ALL)
 
     def close(self) -> None:
         self.conn.close()
 
 
-class EvidenceTx:
-    """The persistence operations of one transaction within one project, in the shapes of
-    evidence_rows (filed records in, records with their JSON read out)."""
+class EvidenceTx(sqlite_base.SqliteStatements, EvidenceOps):
+    """The persistence operations of one transaction within one project (evidence_sql) on one
+    SQLite connection."""
 
     def __init__(self, conn: sqlite3.Connection, project: str):
-        self.conn, self.project = conn, project
-
-    def insert(self, filed: list[dict]) -> None:
-        self.conn.executemany(
-            "INSERT INTO ledger_records (project, id, type, message_id, lock_id, recorded_at, body, personal, digests, "
-            "subject, source_id, observed_s) VALUES (:project, :id, :type, :message_id, :lock_id, :recorded_at, :body, "
-            ":personal, :digests, :subject, :source_id, :observed_s)",
-            [dict(layout.row(f), project=self.project) for f in filed])
-
-    def rows(self) -> list[dict]:
-        return [layout.record(r) for r in self.conn.execute(
-            f"SELECT {_SELECT} FROM ledger_records WHERE project = ? ORDER BY seq", (self.project,))]
-
-    def row(self, record_id: str) -> dict | None:
-        r = self.conn.execute(f"SELECT {_SELECT} FROM ledger_records WHERE project = ? AND id = ?",
-                              (self.project, record_id)).fetchone()
-        return layout.record(r) if r else None
-
-    def rows_about(self, subject: str) -> list[dict]:
-        """The records whose subject this is, in ledger order (each with its `seq`)."""
-        return self._seq_rows("subject = ?", (subject,))
-
-    def locks_inside(self, sources: list[str]) -> list[dict]:
-        """The lock records inside these sources, in ledger order (each with its `seq`)."""
-        return self._seq_rows(f"source_id IS NOT NULL AND source_id IN ({', '.join('?' * len(sources))})",
-                              tuple(sources)) if sources else []
-
-    def rows_named(self, ids: list[str]) -> list[dict]:
-        """The records with these ids, in ledger order (each with its `seq`)."""
-        return self._seq_rows(f"id IN ({', '.join('?' * len(ids))})", tuple(ids)) if ids else []
-
-    def observed_from(self, second: int) -> list[dict]:
-        """The records observed in or after this second (UTC, since 1970), in ledger order (read in
-        the index's order: there are few, and the project has many rows before them)."""
-        return sorted((layout.record(r) for r in self.conn.execute(
-            f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = ? AND observed_s >= ? ORDER BY observed_s",
-            (self.project, second))), key=lambda r: r["seq"])
-
-    def _seq_rows(self, where: str, params: tuple) -> list[dict]:
-        return [layout.record(r) for r in self.conn.execute(
-            f"SELECT seq, {_SELECT} FROM ledger_records WHERE project = ? AND {where} ORDER BY seq",
-            (self.project, *params))]
-
-    def owner(self, name: str) -> str | None:
-        """The id of the first record that answers to `name` (as record id, message id or lock id):
-        three searches of their indexes, not one of the project's rows."""
-        r = self.conn.execute(
-            "SELECT id FROM (SELECT seq, id FROM ledger_records WHERE project = ? AND id = ? UNION ALL "
-            "SELECT seq, id FROM ledger_records WHERE project = ? AND message_id = ? UNION ALL "
-            "SELECT seq, id FROM ledger_records WHERE project = ? AND lock_id = ?) ORDER BY seq LIMIT 1",
-            (self.project, name) * 3).fetchone()
-        return r["id"] if r else None
-
-    def redaction_rows(self) -> list[dict]:
-        return [layout.redaction(r) for r in self.conn.execute(
-            "SELECT id, record_id, event FROM ledger_redactions WHERE project = ? ORDER BY seq", (self.project,))]
-
-    def redaction(self, redaction_id: str) -> dict | None:
-        r = self.conn.execute("SELECT id, record_id, event FROM ledger_redactions WHERE project = ? AND id = ?",
-                              (self.project, redaction_id)).fetchone()
-        return layout.redaction(r) if r else None
-
-    def clear(self, events: list[dict]) -> None:
-        """Record each redaction event and clear its record's personal fields."""
-        for event in events:
-            self.conn.execute("INSERT INTO ledger_redactions (project, id, record_id, event) VALUES (?, ?, ?, ?)",
-                              (self.project, event["id"], event["record"], layout.dumps(event)))
-            self.conn.execute("UPDATE ledger_records SET personal = NULL, redaction_id = ? WHERE project = ? AND id = ?",
-                              (event["id"], self.project, event["record"]))
-
-    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ()) -> None:
-        """Store an interpretation and the keys it is found by (evidence.touches)."""
-        seq = self.conn.execute("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (?, ?, ?, ?)",
-                                (self.project, interpretation["id"], recorded_at, layout.dumps(interpretation))).lastrowid
-        self.add_keys(seq, keys)
-
-    def add_keys(self, seq: int, keys: list[str]) -> None:
-        self.conn.executemany("INSERT OR IGNORE INTO ledger_interpretation_keys (project, key, interpretation_seq) "
-                              "VALUES (?, ?, ?)", [(self.project, k, seq) for k in keys])
-
-    def interpretation_rows(self) -> list[dict]:
-        return [layout.interpretation(r) for r in self.conn.execute(
-            "SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = ? "
-            "ORDER BY seq", (self.project,))]
-
-    def keyed(self, keys: list[str]) -> list[int]:
-        """The seqs of the stored interpretations found by any of these keys, in append order."""
-        if not keys:
-            return []
-        marks = ", ".join("?" * len(keys))
-        return [r[0] for r in self.conn.execute(
-            f"SELECT DISTINCT interpretation_seq FROM ledger_interpretation_keys WHERE project = ? AND key IN ({marks}) "
-            "ORDER BY interpretation_seq", (self.project, *keys))]
-
-    def interpretations_at(self, seqs: list[int]) -> list[dict]:
-        """These stored interpretations (withdrawn ones without their body) with their keys, in append order."""
-        if not seqs:
-            return []
-        marks = ", ".join("?" * len(seqs))
-        out = {r["seq"]: dict(layout.interpretation(r), keys=[]) for r in self.conn.execute(
-            f"SELECT seq, id, recorded_at, body, redaction_id FROM ledger_interpretations WHERE project = ? "
-            f"AND seq IN ({marks}) ORDER BY seq", (self.project, *seqs))}
-        for r in self.conn.execute(f"SELECT interpretation_seq, key FROM ledger_interpretation_keys "
-                                   f"WHERE interpretation_seq IN ({marks})", tuple(seqs)):
-            if r[0] in out:
-                out[r[0]]["keys"].append(r[1])
-        return list(out.values())
-
-    def interpretation_named(self, interpretation_id: str) -> int | None:
-        r = self.conn.execute("SELECT seq FROM ledger_interpretations WHERE project = ? AND id = ?",
-                              (self.project, interpretation_id)).fetchone()
-        return r[0] if r else None
-
-    def withdraw(self, ids: list[str], redaction_id: str) -> None:
-        """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
-        self.conn.executemany("UPDATE ledger_interpretations SET body = NULL, redaction_id = ? WHERE project = ? AND id = ?",
-                              [(redaction_id, self.project, i) for i in ids])
+        sqlite_base.SqliteStatements.__init__(self, conn)
+        EvidenceOps.__init__(self, project)
 
 
 def migrate(conn: sqlite3.Connection) -> int:

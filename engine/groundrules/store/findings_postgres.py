@@ -19,7 +19,7 @@ from typing import Callable, Iterator, TypeVar
 
 from .cjk_search import grams, phrases
 from .findings_sql import INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, FindingOps, finding_row, finding_values
-from .postgres_base import PostgresStore, PostgresTx
+from .postgres_base import PostgresStore, PostgresTx, pyformat
 
 T = TypeVar("T")
 C = 'TEXT COLLATE "C"'
@@ -238,21 +238,6 @@ class PgFindingTx(PostgresTx, FindingOps):
         FindingOps.__init__(self)
         self._tags: dict[int, list[str]] = {}    # tags fetched with search rows (a finding's tags never change)
 
-    def _one(self, sql: str, params: tuple) -> dict | None:
-        return self.conn.execute(pyformat(sql), params).fetchone()
-
-    def _all(self, sql: str, params: tuple) -> list[dict]:
-        return self.conn.execute(pyformat(sql), params).fetchall()
-
-    def _changed(self, sql: str, params: tuple) -> bool:
-        return self.conn.execute(pyformat(sql + " RETURNING 1"), params).fetchone() is not None
-
-    def _send(self, sql: str, params: tuple) -> None:
-        self.conn.send(pyformat(sql), params)
-
-    def _insert(self, sql: str, params: tuple) -> int:
-        return self.conn.execute(pyformat(sql + " RETURNING seq"), params).fetchone()["seq"]
-
     # -- findings ---------------------------------------------------------------------------------
     def add_finding(self, record: dict, tags: list[str]) -> int:
         """Insert a finding (version 1), its tags and its search terms; returns its seq."""
@@ -329,7 +314,3 @@ def _finding_insert(record: dict) -> tuple[str, tuple]:
     return (f"{INSERT_FINDING}, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::tsvector)",
             finding_values(record) + (tsvector_text(record["statement"] + "\n" + record["details"]),))
 
-
-def pyformat(sql: str) -> str:
-    """findings_sql's `?` placeholders as psycopg's `%s` (its statements hold no literal ? or %)."""
-    return sql.replace("?", "%s")

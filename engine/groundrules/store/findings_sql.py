@@ -1,8 +1,7 @@
 """The finding ledger's persistence operations, written once for both backends.
 
 The statements are in SQLite's placeholder style (`?`); the PostgreSQL transaction converts them.
-A backend's transaction class supplies five primitives (`_one`, `_all`, `_changed`, `_send`,
-`_insert`), the two statements that differ in kind (`add_finding`, `search`) and three words of
+A backend's transaction class supplies the primitives of store/sql.py, the two statements that differ in kind (`add_finding`, `search`) and three words of
 dialect (`ALL_ROWS`, `TEXT_C`, `JOIN_IN_ORDER`); everything else is here.
 
 Every lookup a write makes finds its rows through an index on the lookup's whole key, so that a
@@ -19,6 +18,8 @@ from __future__ import annotations
 
 import json
 from typing import Any, Callable, Iterator
+
+from .sql import Primitives
 
 FINDING_COLUMNS = ("id", "project", "claim_kind", "statement", "details", "epistemic_state", "lifecycle_state",
                    "retrieval_policy", "version", "created_at", "updated_at", "last_validated_at")
@@ -52,7 +53,7 @@ def finding_row(row: dict | None) -> dict | None:
     return out
 
 
-class FindingOps:
+class FindingOps(Primitives):
     """The operations of one transaction; rows come back as plain dicts."""
 
     ALL_ROWS: int | None = -1           # the LIMIT that means no limit
@@ -68,25 +69,6 @@ class FindingOps:
         self._new_findings: set[int] = set()
         self._new_evidence: set[int] = set()
         self._new_links: set[tuple] = set()
-
-    # -- primitives (per backend) ---------------------------------------------------------------
-    def _one(self, sql: str, params: tuple) -> dict | None:
-        raise NotImplementedError
-
-    def _all(self, sql: str, params: tuple) -> list[dict]:
-        raise NotImplementedError
-
-    def _changed(self, sql: str, params: tuple) -> bool:
-        """Run an INSERT or UPDATE of at most one row: did it write it?"""
-        raise NotImplementedError
-
-    def _send(self, sql: str, params: tuple) -> None:
-        """Run a statement whose answer nobody reads (a backend may send it later, before COMMIT)."""
-        raise NotImplementedError
-
-    def _insert(self, sql: str, params: tuple) -> int:
-        """Run a one-row INSERT; the new row's seq."""
-        raise NotImplementedError
 
     # -- findings ---------------------------------------------------------------------------------
     def finding(self, project: str, finding_id: str) -> dict | None:

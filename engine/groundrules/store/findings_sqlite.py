@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from . import abandon, attempts
 from ..core.errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
@@ -221,28 +220,14 @@ class SqliteFindingStore:
     def write(self) -> Iterator["FindingTx"]:
         """One write transaction: committed when the block ends, rolled back on any exception,
         including a COMMIT that fails."""
-        with self._lock, failures():
-            attempts.attempt()
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield FindingTx(self.conn)
-                abandon.before_commit()
-                self.conn.execute("COMMIT")
-            except BaseException:
-                # a failed COMMIT (e.g. a deferred constraint, a full disk) leaves the transaction open
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
+        with sqlite_base.transaction(self.conn, self._lock, write=True):
+            yield FindingTx(self.conn)
 
     @contextmanager
     def read(self) -> Iterator["FindingTx"]:
         """One read transaction: every statement in the block sees the same snapshot."""
-        with self._lock, failures():
-            self.conn.execute("BEGIN")
-            try:
-                yield FindingTx(self.conn)
-            finally:
-                self.conn.execute("ROLLBACK")
+        with sqlite_base.transaction(self.conn, self._lock, write=False):
+            yield FindingTx(self.conn)
 
     def close(self) -> None:
         with self._lock:
@@ -294,28 +279,12 @@ def _read_only_uri(path: str) -> str:
 
 
 
-class FindingTx(FindingOps):
+class FindingTx(sqlite_base.SqliteStatements, FindingOps):
     """The persistence operations of one transaction (findings_sql) on one SQLite connection."""
 
     def __init__(self, conn: sqlite3.Connection):
-        super().__init__()
-        self.conn = conn
-
-    def _one(self, sql: str, params: tuple) -> dict | None:
-        row = self.conn.execute(sql, params).fetchone()
-        return None if row is None else dict(row)
-
-    def _all(self, sql: str, params: tuple) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(sql, params)]
-
-    def _changed(self, sql: str, params: tuple) -> bool:
-        return self.conn.execute(sql, params).rowcount == 1
-
-    def _send(self, sql: str, params: tuple) -> None:
-        self.conn.execute(sql, params)
-
-    def _insert(self, sql: str, params: tuple) -> int:
-        return self.conn.execute(sql, params).lastrowid
+        sqlite_base.SqliteStatements.__init__(self, conn)
+        FindingOps.__init__(self)
 
     def add_finding(self, record: dict, tags: list[str]) -> int:
         """Insert a finding (version 1), its tags and its search terms; returns its seq."""

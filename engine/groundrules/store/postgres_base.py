@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -63,6 +63,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from . import abandon, attempts
 from ..core.errors import StorageFailure
+from .sql import Primitives
 
 T = TypeVar("T")
 RETRYABLE = frozenset({"SerializationFailure", "DeadlockDetected", "UniqueViolation"})
@@ -331,14 +332,47 @@ class Statements:
         return self._cursor
 
 
-class PostgresTx:
-    """The base of a transaction's operations: `conn`, a write's Statements or a read's connection
-    (both `execute`), and the server-side cursors a read opens for lazy results, closed before the
-    transaction ends."""
+class PostgresTx(Primitives):
+    """The base of a transaction's operations: `conn`, a write's Statements (statements whose
+    answer nobody reads wait to travel with the next) or a connection (each runs at once), the
+    shared statements' primitives on it (store/sql.py), and the server-side cursors a read opens
+    for lazy results, closed before the transaction ends."""
 
     def __init__(self, conn: "psycopg.Connection | Statements"):
         self.conn = conn
         self._cursors: list[psycopg.ServerCursor] = []
+
+    def _one(self, sql: str, params: Sequence = ()) -> dict | None:
+        return self.conn.execute(pyformat(sql), params).fetchone()
+
+    def _all(self, sql: str, params: Sequence = ()) -> list[dict]:
+        return self.conn.execute(pyformat(sql), params).fetchall()
+
+    def _changed(self, sql: str, params: Sequence) -> bool:
+        return self.conn.execute(pyformat(sql + " RETURNING 1"), params).fetchone() is not None
+
+    def _count(self, sql: str, params: Sequence) -> int:
+        return self.conn.execute(pyformat(sql), params).rowcount
+
+    def _send(self, sql: str, params: Sequence = ()) -> None:
+        if isinstance(self.conn, Statements):
+            self.conn.send(pyformat(sql), params)
+        else:
+            self.conn.execute(pyformat(sql), params)
+
+    def _send_many(self, sql: str, rows: Iterable[Sequence]) -> None:
+        if isinstance(self.conn, Statements):
+            for params in rows:
+                self.conn.send(pyformat(sql), params)
+        else:
+            with self.conn.cursor() as cursor:
+                cursor.executemany(pyformat(sql), list(rows))
+
+    def _insert(self, sql: str, params: Sequence) -> int:
+        return self.conn.execute(pyformat(sql + " RETURNING seq"), params).fetchone()["seq"]
+
+    def _in(self, column: str, values: Sequence, kind: str = "text") -> tuple[str, tuple]:
+        return f"{column} = ANY(?::{kind}[])", (list(values),)
 
     def pages(self, sql: str, params: list, size: int = 64) -> Iterator[list[dict]]:
         """Rows of `sql` in pages of `size`, fetched as they are consumed (a caller that stops early
@@ -356,3 +390,8 @@ class PostgresTx:
                 cursor.close()
             except psycopg.Error:
                 pass        # an aborted transaction: its ROLLBACK drops the cursor anyway
+
+
+def pyformat(sql: str) -> str:
+    """The shared statements' `?` placeholders as psycopg's `%s` (they hold no literal ? or %)."""
+    return sql.replace("?", "%s")

@@ -4,7 +4,7 @@ typed, so that a third backend knows what to provide and a checker sees a domain
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Callable, Iterator, Protocol, TypeVar
+from typing import Callable, Iterator, Protocol, Sequence, TypeVar
 
 from .findings_sql import FindingOps
 
@@ -47,9 +47,9 @@ class EvidenceTx(Protocol):
 
     def clear(self, events: list[dict]) -> None: ...
 
-    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: list[str] = ...) -> None: ...
+    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: Sequence[str] = ...) -> None: ...
 
-    def add_keys(self, seq: int, keys: list[str]) -> None: ...
+    def add_keys(self, seq: int, keys: Sequence[str]) -> None: ...
 
     def interpretation_rows(self) -> list[dict]: ...
 

@@ -1,11 +1,15 @@
-"""What the SQLite stores share: driver errors as StorageFailure, and the versioned migration runner."""
+"""What the SQLite stores share: driver errors as StorageFailure, the versioned migration runner,
+and the primitives the shared statements run on (store/sql.py)."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator, Sequence, cast
 
+from . import abandon, attempts
 from ..core.errors import StorageFailure
+from .sql import Primitives, marks
 
 
 @contextmanager
@@ -15,6 +19,34 @@ def failures() -> Iterator[None]:
         yield
     except sqlite3.Error as exc:
         raise StorageFailure(getattr(exc, "sqlite_errorname", None) or type(exc).__name__) from None
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, lock: threading.RLock, *, write: bool,
+                call: bool = True) -> Iterator[None]:
+    """One transaction on a store's shared connection, under its lock. A write takes the write
+    lock up front (BEGIN IMMEDIATE: a version check and the update it guards see the same
+    database), commits when the block ends and rolls back on any exception, a failed COMMIT
+    included; a read sees one snapshot and is rolled back. `call`: the write is a call's own (its
+    attempt counted, and given up before COMMIT when its server abandoned it: attempts, abandon),
+    not a background writer's."""
+    with lock, failures():
+        if write and call:
+            attempts.attempt()
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            yield
+            if write:
+                if call:
+                    abandon.before_commit()
+                conn.execute("COMMIT")
+        except BaseException:
+            # a failed COMMIT (e.g. a deferred constraint, a full disk) leaves the transaction open
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if not write:
+            conn.execute("ROLLBACK")
 
 
 def connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -73,3 +105,36 @@ def statements(sql: str) -> Iterator[str]:
             buffer = ""
     if buffer.strip():
         yield buffer.strip()
+
+
+class SqliteStatements(Primitives):
+    """The shared statements' primitives on one SQLite connection (inside its store's transaction)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def _one(self, sql: str, params: Sequence = ()) -> dict | None:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else dict(row)
+
+    def _all(self, sql: str, params: Sequence = ()) -> list[dict]:
+        return [dict(r) for r in self.conn.execute(sql, params)]
+
+    def _changed(self, sql: str, params: Sequence) -> bool:
+        return self.conn.execute(sql, params).rowcount == 1
+
+    def _count(self, sql: str, params: Sequence) -> int:
+        return self.conn.execute(sql, params).rowcount
+
+    def _send(self, sql: str, params: Sequence = ()) -> None:
+        self.conn.execute(sql, params)
+
+    def _send_many(self, sql: str, rows: Iterable[Sequence]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def _insert(self, sql: str, params: Sequence) -> int:
+        # a one-row INSERT into a rowid table always sets lastrowid
+        return cast(int, self.conn.execute(sql, params).lastrowid)
+
+    def _in(self, column: str, values: Sequence, kind: str = "text") -> tuple[str, tuple]:
+        return f"{column} IN ({marks(len(values))})", tuple(values)

@@ -15,6 +15,7 @@ from .heuristics import IntentHeuristics
 from .negation import Negation
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
+from .spans import Spans
 
 _MAX_DEPTH = 16
 
@@ -32,7 +33,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
     negations = phrases.negated(text)
-    mentions = phrases.negations.mentions(text, negations) if negations else []
+    mentions = phrases.negations.mentions(text, negations) if negations else {}
     out += _dropped(negations, mentions, intent, phrases)
     matches = phrases.scan(text, negations)
     statements = _statements(intent)
@@ -49,7 +50,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
 _CONTINUED = {"withdrawal": "withdrawn_continued", "prohibition": "prohibited_action"}
 
 
-def _dropped(negations: list[Negation], mentions: list, intent: dict,
+def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
              phrases: ProhibitionPhrases) -> list[Observation]:
     """A prohibition or withdrawal of the input that the candidate does not keep: some prohibition
     must name an action of each negated family (修改代码, no code changes), or some requirement or
@@ -70,7 +71,7 @@ def _dropped(negations: list[Negation], mentions: list, intent: dict,
     return out
 
 
-def _negated_continued(intents: list, negations: list[Negation], mentions: list,
+def _negated_continued(intents: list, negations: list[Negation], mentions: dict[str, int],
                        phrases: ProhibitionPhrases) -> list[Observation]:
     """An intent whose action (the first action word of its name: fix, fix_login, 修登录, hotfix)
     is of a family the input withdraws or forbids, unless the input asks for it all the same."""
@@ -105,9 +106,8 @@ def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negati
                     heuristics: IntentHeuristics) -> list[Observation]:
     out = []
     for h in heuristics.of_check("action_count"):
-        excluded = [(m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds]
-        actions = [m.group(0) for start, end, m in h.pattern.spans(text)
-                   if not any(start < e and s < end for s, e in excluded)]
+        excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
+        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))

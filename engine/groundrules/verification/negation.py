@@ -203,24 +203,24 @@ class Negations:
                         tuple((w, self.actions.family(w)) for w in acts),
                         any(clause_start <= s and e <= clause_end for s, e in t.others))
 
-    def mentions(self, text: str, negations: list[Negation]) -> list[tuple[int, str]]:
-        """(start, family) of every action word of `text` outside its negations: what it asks for."""
+    def mentions(self, text: str, negations: list[Negation]) -> dict[str, int]:
+        """family -> where `text` last asks for it, by action words outside its negations."""
         spans = sorted((n.start, n.end) for n in negations)
         starts = [s for s, _ in spans]
-        out = []
+        latest: dict[str, int] = {}
         for s, e, _, fam in self.actions.find(text):
             i = bisect_right(starts, s) - 1
             if i < 0 or spans[i][1] < e:
-                out.append((s, fam))
-        return out
+                latest[fam] = max(s, latest.get(fam, s))
+        return latest
 
-    def lifted(self, neg: Negation, family: str, mentions: list, rule: str) -> bool:
+    def lifted(self, neg: Negation, family: str, mentions: dict[str, int], rule: str) -> bool:
         """Whether `rule` (never | asked_anywhere | asked_later) lets the input's own request for
         `family` outweigh the negation."""
         if rule == "asked_anywhere":
-            return any(f == family for _, f in mentions)
+            return family in mentions
         if rule == "asked_later":
-            return any(f == family and s >= neg.end for s, f in mentions)
+            return mentions.get(family, -1) >= neg.end
         return False
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:

@@ -9,7 +9,6 @@ import regex
 
 from ..core import cpu_clock
 from ..core.bounded_patterns import PatternTimeout
-from ..core.conditions import REGEX_TIMEOUT_S
 from ..core.examples import ExampleResult
 
 if TYPE_CHECKING:
@@ -22,15 +21,16 @@ class Pattern:
     regex: regex.Pattern
     examples: tuple            # ({text, matches}, ...)
     where: tuple               # key path of the item in its table
+    budget_s: float            # time per scan (the limits table's patterns.table_budget_ms)
 
     def spans(self, text: str) -> list[tuple[int, int, regex.Match]]:
         """Every match as (start, end, match). A scan that times out fails closed: PATTERN_TIMEOUT,
         never an empty list that would silently drop what the pattern guards (PROHIBITION_UNREFLECTED)."""
         try:
             return cpu_clock.bounded(lambda timeout: [(m.start(), m.end(), m) for m in
-                                                      self.regex.finditer(text, timeout=timeout)], REGEX_TIMEOUT_S)
+                                                      self.regex.finditer(text, timeout=timeout)], self.budget_s)
         except TimeoutError:
-            raise PatternTimeout(self.id, round(REGEX_TIMEOUT_S * 1000)) from None
+            raise PatternTimeout(self.id, round(self.budget_s * 1000)) from None
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
         yield from check_examples(f"{table_id}:{self.id}", self.examples, self.where,
@@ -67,7 +67,7 @@ def compile_pattern(raw: dict, where: tuple, ctx: CompileContext, groups: tuple 
             ctx.fault("missing-group", f"pattern has no named group '{group}'", where + ("pattern",),
                       f"capture the part a statement must reflect with (?P<{group}>...)")
             return None
-    return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where)
+    return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where, ctx.table_budget_s)
 
 
 def duplicate_ids(items: list, where: str | tuple, ctx: CompileContext) -> None:

@@ -14,6 +14,7 @@ from ..core.examples import ExampleResult
 from .actions import ActionWords, compile_actions
 from .negation import Negation, Negations, compile_negations
 from .patterns import compile_pattern, duplicate_ids
+from .spans import Spans
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -46,9 +47,10 @@ class ProhibitionPhrases:
         negation), by position; of overlapping matches the earlier, then the longer, one is kept,
         so one phrase is never reported twice by two patterns."""
         found = []
+        outside = Spans((n.start, n.end) for n in negations)
         for pattern, kind in self.phrases:
             for start, end, m in pattern.spans(text):
-                if not any(start < n.end and n.start < end for n in negations):
+                if not outside.overlaps(start, end):
                     found.append(PhraseMatch(pattern.id, kind, start, end, m.group(0),
                                              m.group("object") or m.group(0)))
         found.sort(key=lambda p: (p.start, -p.end, p.id))

@@ -1,0 +1,51 @@
+"""What the statements written once for both SQL backends (findings_sql, evidence_sql,
+decisions_sql) run on: a backend's primitives.
+
+The shared statements use SQLite's `?` placeholders; a backend runs them through these methods
+(sqlite_base.SqliteStatements, postgres_base.PostgresTx), which convert what differs: the
+placeholder style, how a written row's seq or count comes back, whether a statement waits to travel
+with the next one, and how a list of values is matched (`_in`: SQLite binds one placeholder per
+value, PostgreSQL one array).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+
+class Primitives:
+    """The statements' primitives; rows come back as plain dicts."""
+
+    def _one(self, sql: str, params: Sequence = ()) -> dict | None:
+        raise NotImplementedError
+
+    def _all(self, sql: str, params: Sequence = ()) -> list[dict]:
+        raise NotImplementedError
+
+    def _changed(self, sql: str, params: Sequence) -> bool:
+        """Run an INSERT or UPDATE of at most one row: did it write it?"""
+        raise NotImplementedError
+
+    def _count(self, sql: str, params: Sequence) -> int:
+        """Run an UPDATE or DELETE: how many rows it touched."""
+        raise NotImplementedError
+
+    def _send(self, sql: str, params: Sequence = ()) -> None:
+        """Run a statement whose answer nobody reads (a backend may send it later, before COMMIT)."""
+        raise NotImplementedError
+
+    def _send_many(self, sql: str, rows: Iterable[Sequence]) -> None:
+        """`_send` once per row of parameters."""
+        raise NotImplementedError
+
+    def _insert(self, sql: str, params: Sequence) -> int:
+        """Run a one-row INSERT; the new row's seq."""
+        raise NotImplementedError
+
+    def _in(self, column: str, values: Sequence, kind: str = "text") -> tuple[str, tuple]:
+        """A condition that `column` is one of `values` (of SQL type `kind`), and its parameters."""
+        raise NotImplementedError
+
+
+def marks(n: int) -> str:
+    """`n` placeholders, comma-separated."""
+    return ", ".join("?" * n)
