@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .compile import LockPattern
 
 NEVER = 1 << 62     # "no run of" before any run test said so
+FEW_HEADS = 3       # as many first characters as `in` finds faster than an encode and a translate
 
 
 def _words(words: tuple) -> tuple:
@@ -49,7 +50,7 @@ def _opens(content: str, words: tuple, opening: tuple) -> bool:
 class Plan:
     """The patterns that count in one role and state, with what a message must hold for each."""
 
-    __slots__ = ("patterns", "groups", "free")
+    __slots__ = ("patterns", "groups", "free", "free_heads")
 
     def __init__(self, patterns: tuple, role: str, state: str):
         counts = f"{role} {state}"
@@ -76,6 +77,13 @@ class Plan:
                            tuple(members)))
         self.groups: tuple = tuple(groups)
         self.free: tuple = tuple(free)
+        # the first characters of the ungated patterns' words, when there are several: ASCII ones
+        # looked for in one bytes.translate of the message's ASCII, the others with `in` (None when
+        # a pattern has no words, or a few `in` cost less)
+        heads = {head for _, own in free for head, _ in own}
+        self.free_heads = None if any(not own for _, own in free) or len(heads) <= FEW_HEADS else (
+            "".join(sorted(c for c in heads if c.isascii())).encode("ascii"),
+            tuple(sorted(c for c in heads if not c.isascii())))
 
     def __len__(self) -> int:
         return len(self.patterns)
@@ -128,7 +136,18 @@ class Plan:
                         continue
                     have = run
                 picked.append(index)
-        for index, own in self.free:
+        free = self.free
+        if self.free_heads is not None:       # most messages hold none of their first characters
+            ascii_heads, wide_heads = self.free_heads
+            if ascii_text is None:
+                ascii_text = content.encode("ascii", "ignore")
+            if len(ascii_text.translate(None, ascii_heads)) == len(ascii_text):
+                for c in wide_heads:
+                    if c in content:
+                        break
+                else:
+                    free = ()
+        for index, own in free:
             if own:
                 for head, word in own:
                     if head in content and (word is None or word in content):
