@@ -27,7 +27,7 @@ FEW_HEADS = 3       # as many first characters as `in` finds faster than an enco
 
 
 def _words(words: tuple) -> tuple:
-    """(first character, the rest of the word or None) for each word."""
+    """(first character, the whole word when it is longer, else None) for each word."""
     return tuple((w[0], w if len(w) > 1 else None) for w in words)
 
 
