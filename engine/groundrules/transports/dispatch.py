@@ -3,7 +3,8 @@
 Every call runs in a worker thread, so a slow database delays only the calls waiting on it, never
 the loop that answers everyone else. Calls that touch a ledger and the stateless ones have threads
 of their own (a stalled database cannot take the threads `lock_message` needs), and one principal
-may have only so many calls running at once, however many it sends. Each call runs under an
+may have only so many calls running at once, however many it sends. Over HTTP a call is a part of
+its request's turn (turns.py): it lets whoever waits go first before and after it. Each call runs under an
 abandon flag (store/abandon.py) the server sets when it stops past its grace period. `service` may be
 swapped whole (a rule reload): a call keeps the service it started on.
 """
@@ -19,6 +20,7 @@ import anyio
 from ..store import abandon, attempts
 from ..api import TOOLS, Caller, Service
 from .settings import ServerSettings
+from .turns import CURRENT
 
 LANES = ("ledger", "stateless")
 Observer = Callable[[Any, Any, Caller, dict, float, int], None]   # (tool, arguments, caller, envelope, seconds, attempts)
@@ -89,6 +91,9 @@ class Dispatcher:
         """The envelope of one call, computed in a worker thread of its lane, in its caller's turn."""
         tool = TOOLS.get(name) if isinstance(name, str) else None
         lane = "ledger" if tool is not None and tool.ledger else "stateless"
+        mine = CURRENT.get()                          # the HTTP request's turn (turns.py), if any
+        if mine is not None:
+            await mine.checkpoint()
         limit = self.settings.calls_per_principal
         turn = self._turns.setdefault(caller.principal, anyio.Semaphore(limit))
         try:
@@ -96,8 +101,11 @@ class Dispatcher:
                 slots = self._lanes[lane]
                 await slots.acquire(caller.principal)
                 try:
-                    return await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
-                                                          limiter=slots.threads, abandon_on_cancel=True)
+                    envelope = await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
+                                                              limiter=slots.threads, abandon_on_cancel=True)
+                    if mine is not None:
+                        await mine.checkpoint()
+                    return envelope
                 finally:
                     slots.release(caller.principal)
         finally:

@@ -8,7 +8,9 @@ a JSON-RPC 2.0 message (a batch, a missing method or an id that is not a string 
   would route both answers to one stream, leaving one call unanswered and SIGTERM waiting for it;
 - a tools/call whose arguments are not an object gets the registry's envelope, as over stdio;
 - an `initialize` from a principal that holds its share of sessions is told so (429);
-- while the server drains, nothing new is taken (503).
+- while the server drains, nothing new is taken (503);
+- once its body is read, a request is served in its principal's turn (turns.py), so a flood of
+  requests costs the others no more than one request's share of the interpreter.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from .http_sessions import FairSessionManager, principal_of
 from .mcp_tools import non_object_arguments
 from .settings import ServerSettings
 from .stdio_guard import INVALID_REQUEST, Refused, WireLimits, parse
+from .turns import CURRENT, Turn, Turns
 
 SESSION_HEADER = b"mcp-session-id"
 OFF_LOOP_BYTES = 16 * 1024             # bodies larger than this are parsed in a worker thread
@@ -43,6 +46,7 @@ class Guard:
         self.draining = False
         self._parsers = anyio.CapacityLimiter(2)
         self._in_flight: set[tuple[str, Any]] = set()
+        self.turns = Turns(settings.turns, settings.turn_limit_s)
         self.posts = 0                  # POSTs being served (the drain waits for them)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -80,9 +84,18 @@ class Guard:
             return
         except _Disconnected:
             return
+        turn = await self.turns.take(principal_of(scope))   # the body is whole: serving it costs from here on
+        CURRENT.set(turn)
+        try:
+            await self._served(scope, receive, send, body, turn)
+        finally:
+            self.turns.done(turn)
+
+    async def _served(self, scope: Scope, receive: Receive, send: Send, body: bytes, turn: Turn) -> None:
         try:
             if len(body) > OFF_LOOP_BYTES:            # a large body is parsed beside the loop, not on it
                 value, message_id = await anyio.to_thread.run_sync(parse, body, self.limits, limiter=self._parsers)
+                await turn.checkpoint()
             else:
                 value, message_id = parse(body, self.limits)
         except Refused as refused:

@@ -81,6 +81,8 @@ class _Gauges:
         for lane, count in served.dispatcher.running_by_lane().items():
             running.add_metric([lane], count)
         yield running
+        yield GaugeMetricFamily("groundrules_requests_waiting", "Requests whose body is read, waiting for their "
+                                "turn (transports/turns.py)", value=served.guard.turns.waiting)
         in_use = GaugeMetricFamily("groundrules_store_pool_connections", "Pooled store connections, by ledger "
                                    "and state", labels=["ledger", "state"])
         waiting = GaugeMetricFamily("groundrules_store_pool_waiting", "Calls waiting for a pooled connection",

@@ -36,7 +36,7 @@ from ..core.errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
 from .http_guard import Guard
 from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
-from .http_serve import run
+from .http_serve import run, settle_heap
 from .http_sessions import FairSessionManager
 from .mcp_tools import ToolServer, wire_limits
 from .oauth import OAuthVerifier
@@ -189,6 +189,7 @@ class Reloader:
             log.error("rule tables not reloaded (%s); rulebook %s stays in force", exc.message, current.book.version)
             return False
         self.served.swap(fresh)
+        settle_heap()
         log.info("rule tables reloaded", extra={"fields": {"rulebook": fresh.book.version,
                                                            "previous": current.book.version}})
         return True

@@ -20,6 +20,9 @@ class ServerSettings:
     max_sessions: int = _setting(10_000, "open MCP sessions in all")
     session_idle_s: float = _setting(300.0, "seconds after which a session with no request in flight is closed")
     calls_per_principal: int = _setting(8, "calls one principal may have running at once; more wait their turn")
+    turns: int = _setting(1, "requests served at once (the others wait, the principal with fewest in service first)")
+    turn_limit_s: float = _setting(0.02, "seconds one part of a request is served alone before the next request "
+                                         "may start beside it")
     ledger_threads: int = _setting(16, "worker threads for the calls that read or write a ledger")
     compute_threads: int = _setting(4, "worker threads for the stateless tools (explain, lock, fold, verify)")
     max_connections: int = _setting(1_000, "open connections; past it a request is answered 503")
