@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextvars
 from collections import Counter
-from typing import Any
+from typing import Any, Mapping
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.streamable_http import StreamableHTTPServerTransport
@@ -76,13 +76,13 @@ class FairSessionManager(StreamableHTTPSessionManager):
             await self._discard_session(session_id, transport)
 
 
-def principal_of(scope: dict) -> str:
+def principal_of(scope: Mapping[str, Any]) -> str:
     """The authenticated principal of a request ('' when none)."""
     user = scope.get("user")
     return authorization_context(user)["client_id"] if isinstance(user, AuthenticatedUser) else ""
 
 
-def role_of(scope: dict) -> str:
+def role_of(scope: Mapping[str, Any]) -> str:
     """The role the request's verified token grants ('' when none)."""
     user = scope.get("user")
     claims = user.access_token.claims if isinstance(user, AuthenticatedUser) else None
