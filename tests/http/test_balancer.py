@@ -84,6 +84,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def balanced(pg_cluster, tmp_path_factory):
+    nginx_binary()                          # skip (or fail, in CI) before any server is started
     folder = tmp_path_factory.mktemp("balancer")
     db = pg_cluster.uri(pg_cluster.fresh_database())
     tokens = write_tokens(folder / "tokens.yaml", {TOKEN: ("agent-lb", "agent", ["alpha"])})
