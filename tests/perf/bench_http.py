@@ -110,7 +110,7 @@ VICTIM, FLOODER = "bench-victim", "bench-flooder"
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def start_servers(work: Path, tokens: list[str]) -> tuple[dict, dict]:
+def start_servers(work: Path, tokens: list[str], options: list[str] = ()) -> tuple[dict, dict]:
     grants = [{"sha256": hashlib.sha256(t.encode()).hexdigest(), "principal": f"agent-{i}", "role": "agent",
                "projects": [f"p{i % PROJECTS}"]} for i, t in enumerate(tokens)]
     grants += [{"sha256": hashlib.sha256(t.encode()).hexdigest(), "principal": t, "role": "agent",
@@ -118,7 +118,7 @@ def start_servers(work: Path, tokens: list[str]) -> tuple[dict, dict]:
     (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": grants}), encoding="utf-8")
     gr_port, echo_port = free_port(), free_port()
     gr = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{gr_port}",
-                           "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml")],
+                           "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml"), *options],
                           stdout=subprocess.DEVNULL, stderr=(work / "groundrules.log").open("ab"))
     echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(echo_port), *tokens, FLOODER],
                             stdout=subprocess.DEVNULL, stderr=(work / "echo.log").open("ab"))
@@ -192,7 +192,7 @@ def pct(values: list, q: float) -> float:
 async def main_async(args) -> None:
     tokens = [f"bench-token-{i}" for i in range(SESSIONS)]
     with tempfile.TemporaryDirectory() as tmp:
-        servers, gr = start_servers(Path(tmp), tokens)
+        servers, gr = start_servers(Path(tmp), tokens, args.serve_option)
         phases = {"echo": servers["echo"], "groundrules": gr, "get_finding": gr}   # name -> server it calls
         try:
             agents = [Agent(i, t) for i, t in enumerate(tokens)]
@@ -359,6 +359,8 @@ def main() -> None:
     parser.add_argument("--victim-calls", type=int, default=1_200,
                         help="the victim's calls in each condition (quiet, flood elsewhere, noisy)")
     parser.add_argument("--tiny", action="store_true", help="a smoke run: a few calls, two rounds")
+    parser.add_argument("--serve-option", action="append", default=[], metavar="OPTION",
+                        help="an option for `groundrules serve --http` (repeatable: --serve-option=--turns=64)")
     parser.add_argument("--flood", metavar="URL", help=argparse.SUPPRESS)     # the flooding process
     args = parser.parse_args()
     if args.flood:
