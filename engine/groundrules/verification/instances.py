@@ -24,6 +24,7 @@ KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 _DEFS = ("$defs", "definitions")
 _MAX_DEPTH = 64
+DIALECT = "https://json-schema.org/draft/2020-12/schema"     # what the compiled check and the metaschema read
 _NOWHERE = object()
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")
@@ -86,8 +87,12 @@ def located(error: jsonschema.ValidationError) -> str:
 
 @lru_cache(maxsize=1)
 def _meta() -> "jsonschema.protocols.Validator":
+    """The metaschema check of a caller's schema, bounded as its own check is: a `required` (any
+    uniqueItems keyword of the metaschema) of 5,000 objects cost jsonschema a minute comparing
+    them pairwise, and one item's explanation is enough for a refusal."""
     from jsonschema import Draft202012Validator
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return bounded(Draft202012Validator)(Draft202012Validator.META_SCHEMA,
+                                         format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
@@ -124,6 +129,8 @@ def _ref_problems(node: Any, root: dict, path: tuple, depth: int) -> list[tuple[
         for key, value in node.items():
             if key in ("$dynamicRef", "$recursiveRef"):
                 out.append((path + (key,), f"'{key}' is not supported in an extension schema"))
+            elif key == "$schema" and value not in (DIALECT, DIALECT + "#"):
+                out.append((path + (key,), f"an extension schema is draft 2020-12: '$schema' may only be {DIALECT}"))
             elif key == "$ref" and isinstance(value, str) and not _resolves(value, root):
                 out.append((path + (key,), f"'$ref' {value!r} must point inside the schema (#/...)"))
             else:
