@@ -114,7 +114,7 @@ def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
         props = {}
     for i, name in enumerate(schema.get("required", ())):
         if name not in props:
-            out.append((("required", i), f"required field '{name}' is not under 'properties'"))
+            out.append((("required", i), f"required field '{echo(name)}' is not under 'properties'"))
     out += _ref_problems(schema, schema, (), 0)
     if not out:
         out += _ref_cycles(schema)
@@ -132,7 +132,7 @@ def _ref_problems(node: Any, root: dict, path: tuple, depth: int) -> list[tuple[
             elif key == "$schema" and value not in (DIALECT, DIALECT + "#"):
                 out.append((path + (key,), f"an extension schema is draft 2020-12: '$schema' may only be {DIALECT}"))
             elif key == "$ref" and isinstance(value, str) and not _resolves(value, root):
-                out.append((path + (key,), f"'$ref' {value!r} must point inside the schema (#/...)"))
+                out.append((path + (key,), f"'$ref' {echo(value)!r} must point inside the schema (#/...)"))
             else:
                 out += _ref_problems(value, root, path + (key,), depth + 1)
     elif isinstance(node, list):
@@ -174,7 +174,7 @@ def _ref_cycles(root: dict) -> list[tuple[tuple, str]]:
         while todo:
             nxt = todo.pop()
             if nxt == ref:
-                return [((), f"'$ref' {ref!r} refers back to itself without descending into the value")]
+                return [((), f"'$ref' {echo(ref)!r} refers back to itself without descending into the value")]
             if nxt not in seen:
                 seen.add(nxt)
                 todo.extend(graph.get(nxt, ()))
