@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..core import limits
 from ..core.bounded_patterns import PatternTimeout, bounded
 from ..core.errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
 from ..core.schema_check import Contract, of_schema
@@ -27,6 +28,8 @@ _MAX_DEPTH = 64
 DIALECT = "https://json-schema.org/draft/2020-12/schema"     # what the compiled check and the metaschema read
 _NOWHERE = object()
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")   # name -> schema
+_DATA = ("const", "enum", "default", "examples")          # values, not schemas: a "pattern" in them is data
 _IN_PLACE_ONE = ("not", "if", "then", "else")
 
 
@@ -265,7 +268,38 @@ def resolve(schema: Any, book) -> ExtensionSchema:
         text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         raise GroundrulesError(INVALID_ARGUMENT, "schema: not a JSON value", field="schema") from None
+    cap = limits.pattern_max_chars(book)
+    found = _long_pattern(schema, cap)
+    if found is not None:
+        raise GroundrulesError(INVALID_ARGUMENT, f"schema at {dotted(found[0])}: a pattern may have at most {cap} "
+                               f"characters (limits patterns.max_chars); this one has {found[1]}", field="schema")
     return _inline(text)
+
+
+def _long_pattern(schema: dict, cap: int) -> tuple[tuple, int] | None:
+    """(where, how long) the first pattern of a caller's schema longer than `cap` is (a `pattern`,
+    or a `patternProperties` name), in document order: refused before the metaschema check or the
+    checks compile it, since compiling one costs before any time budget applies."""
+    todo: list[tuple[tuple, Any]] = [((), schema)]
+    while todo:
+        path, node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(reversed([(path + (i,), item) for i, item in enumerate(node)]))
+        if not isinstance(node, dict):
+            continue
+        below: list[tuple[tuple, Any]] = []
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str) and len(value) > cap:
+                return path + (key,), len(value)
+            if key in _NAMED and isinstance(value, dict):
+                for name, sub in value.items():
+                    if key == "patternProperties" and len(name) > cap:
+                        return path + (key, name), len(name)
+                    below.append((path + (key, name), sub))
+            elif key not in _DATA:
+                below.append((path + (key,), value))
+        todo.extend(reversed(below))
+    return None
 
 
 @lru_cache(maxsize=64)
