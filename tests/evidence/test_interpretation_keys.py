@@ -13,6 +13,7 @@ import pytest
 
 from groundrules import Caller, EvidenceLedger, Service, default_rulebook
 from groundrules.store.sqlite_base import ROWS_PER_STATEMENT
+from test_evidence_plans import served  # noqa: F401  (the fixture: a service over each backend)
 
 AGENT = Caller("tester", "agent", ("p1",))
 MESSAGE = {"id": "M-1", "type": "message", "role": "user", "state": "sent", "subject": "demand_1",
@@ -20,16 +21,12 @@ MESSAGE = {"id": "M-1", "type": "message", "role": "user", "state": "sent", "sub
 OLD_SQLITE_VARIABLES = 999                # SQLITE_MAX_VARIABLE_NUMBER's default before SQLite 3.32
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def served(request, tmp_path):
-    db = str(tmp_path / "l.sqlite") if request.param == "sqlite" else request.getfixturevalue("pg_db")
-    n = itertools.count()
-    ledger = EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00",
-                            rulebook=default_rulebook(), project="p1")
-    service = Service(ledger._book, evidence=ledger)
+@pytest.fixture
+def stored(served):
+    """The plans test's service and ledger (SQLite, PostgreSQL), holding the message M-1."""
+    service, ledger = served
     assert service.call("append_evidence", {"record": MESSAGE}, AGENT)["ok"]
-    yield service, ledger
-    ledger.close()
+    return service, ledger
 
 
 def interpretation(name: str, resolves: list[str], event: str | None = None) -> dict:
@@ -45,8 +42,8 @@ def unchunked_keyed(tx, project: str, keys: list[str]) -> list[int]:
         "ORDER BY interpretation_seq", (project, *params))]
 
 
-def test_a_resolves_longer_than_the_chunk_answers_as_one_statement_would(served):
-    service, ledger = served
+def test_a_resolves_longer_than_the_chunk_answers_as_one_statement_would(stored):
+    service, ledger = stored
     n = 2 * ROWS_PER_STATEMENT + 3
     first = [f"q{i:05d}" for i in range(n)]
     assert service.call("append_interpretation", {"interpretation": interpretation("I-a", first)}, AGENT)["ok"]
