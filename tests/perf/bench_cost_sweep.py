@@ -13,8 +13,10 @@ message M-1), written before the clock starts: what it costs follows from what i
 what the calls before it stored.
 
 Each (position, fill) is called at 4 KB, 16 KB, 64 KB, 256 KB and 1 MiB of JSON (every body under the
-wire cap), timed in this thread's CPU time, in interleaved rounds (each round calls every case at
-every size); the figure is the median per size. A case is flagged when its time grows super-linearly
+wire cap), timed in this thread's CPU time with the garbage collector paused (it runs between calls:
+a full collection scans the whole heap, and lands on whichever call crosses its threshold, a step
+that looks like super-linear growth), in interleaved rounds (each round calls every case at every
+size); the figure is the median per size. A case is flagged when its time grows super-linearly
 (more than SUPERLINEAR times per 4x of size, where the larger time is past NOISE_S) or when a size up
 to 256 KB costs more than SLOW_S. A sample past CAP_S is not repeated, and the case's larger sizes
 are not run (marked '>cap'). Prints the flagged cases, then the slowest at 256 KB.
@@ -25,7 +27,7 @@ Run: .venv/bin/python tests/perf/bench_cost_sweep.py [--tiny] [--rounds N] [--on
 from __future__ import annotations
 
 import argparse
-import copy
+import gc
 import itertools
 import json
 import os
@@ -219,9 +221,13 @@ def timed(ledgers: Ledgers, tool: str, arguments: Any) -> tuple[float, str]:
     service, caller, named = ledgers.fresh(tool)
     if named:
         arguments = renamed(arguments, named)
-    started = time.thread_time()
-    envelope = service.call(tool, arguments, caller)
-    spent = time.thread_time() - started
+    gc.disable()                  # collections run after the call, on the next allocations
+    try:
+        started = time.thread_time()
+        envelope = service.call(tool, arguments, caller)
+        spent = time.thread_time() - started
+    finally:
+        gc.enable()
     return spent, "ok" if envelope["ok"] else (envelope.get("error") or {}).get("code", "?")
 
 
@@ -305,6 +311,7 @@ def main() -> None:
         all_cases = list(cases(ledgers.served, only, fills))
         tools = {case.tool for case in all_cases}
         assert only or tools == set(TOOLS), "every tool of the registry is swept"
+        gc.freeze()               # what is loaded now lives on: the collections between calls skip it
         started = time.perf_counter()
         samples = sweep(all_cases, ledgers, sizes, rounds)
         elapsed = time.perf_counter() - started
