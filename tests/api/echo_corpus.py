@@ -119,6 +119,10 @@ class Walker:
     def objects(self) -> Iterator[tuple]:
         yield from self._walk(self.schema, self.schema, self.base, (), 0, "object")
 
+    def arrays(self) -> Iterator[tuple]:
+        """The positions that may hold an array (the cost sweep grows one at each)."""
+        yield from self._walk(self.schema, self.schema, self.base, (), 0, "array")
+
     def _walk(self, node: Any, root: dict, value: Any, path: tuple, depth: int, want: str) -> Iterator[tuple]:
         node = self.resolve(node, root)
         if depth > MAX_DEPTH:
@@ -127,6 +131,8 @@ class Walker:
         if want == "string" and path and (types is None or "string" in types) and path[-1][0] != "contract":
             yield path
         if want == "object" and (types is None or "object" in types) and not isinstance(value, (str, list)):
+            yield path
+        if want == "array" and path and (types is None or "array" in types) and path[-1][0] != "contract":
             yield path
         for ref in self.contracts_of(node, value):
             sub = self.contract(ref)
@@ -158,12 +164,12 @@ class Walker:
                 yield from self._walk(node["items"], root, got[n] if n < len(got) else None, path + (("item", n),),
                                       depth + 1, want)
 
-    def instance_strings(self) -> Iterator[tuple]:
-        """Every string of the base call, and every object (as a place for a key)."""
+    def in_base(self, kind: type = str) -> Iterator[tuple]:
+        """Every string (or, `kind=list`, every array) of the base call."""
         def walk(value: Any, path: tuple) -> Iterator[tuple]:
-            if isinstance(value, str):
+            if isinstance(value, kind):
                 yield path
-            elif isinstance(value, dict):
+            if isinstance(value, dict):
                 for k, v in value.items():
                     yield from walk(v, path + (("key", k),))
             elif isinstance(value, list):
@@ -267,7 +273,7 @@ def corpus(service, example: Callable[[str, str], Any]) -> Iterator[tuple[str, s
     for tool, base in bases(example).items():
         walker = Walker(service.listing(tool).input_schema, base, contract)
         seen: set[str] = set()
-        for kind, paths in (("value", walker.strings()), ("value", walker.instance_strings()),
+        for kind, paths in (("value", walker.strings()), ("value", walker.in_base()),
                             ("key", walker.objects())):
             for path in paths:
                 case = f"{tool}:{shown(path)}" + ("{key}" if kind == "key" else "")

@@ -42,6 +42,11 @@ def with_key(value: dict, key: str) -> dict:
     return dict(value, **{key: 1})
 
 
+def inline(schema: dict) -> tuple[str, dict]:
+    """verify_extraction with this inline schema (an object's), which it refuses."""
+    return "verify_extraction", {"request": {"input": "x"}, "schema": {"type": "object", **schema}, "candidate": {}}
+
+
 CALLS = {
     "unknown tool": lambda: (HUGE, {}),
     "tool name near a real one": lambda: ("explain_support" + HUGE, {}),
@@ -54,6 +59,10 @@ CALLS = {
         with_key(r, HUGE) for r in fold_payload().get("records", [{}])])),
     "project name": lambda: ("query_findings", {"project": HUGE}),
     "explain unknown context key": lambda: ("explain_support", {"context": {HUGE: HUGE}}),
+    "inline schema requires an unknown field": lambda: inline({"properties": {"v": {}}, "required": ["v", HUGE]}),
+    "inline schema $ref outside": lambda: inline({"properties": {"v": {"$ref": "#/" + HUGE}}}),
+    "inline schema $ref cycle": lambda: inline({"properties": {"v": {"$ref": "#/$defs/" + HUGE}},
+                                                "$defs": {HUGE: {"$ref": "#/$defs/" + HUGE}}}),
 }
 
 

@@ -77,12 +77,34 @@ def _generate(members: list["Binding"], gen: Gen) -> str:
             lines.append(f"{pad}o{m}.append(i)\n")
     for m, b in enumerate(members):
         if b.source.get("distinct", False) is True:
-            lines.append(f"    seen = []\n    for x in o{m}:\n        if x not in seen:\n"
-                         f"            seen.append(x)\n    o{m} = seen\n")
+            lines.append(f"    o{m} = {gen.const(distinct)}(o{m})\n")
         lines.append(f"    c[{b.name!r}] = o{m}\n")
     name = gen.fresh("_select")
     gen.helpers.append(f"def {name}(v, c, n=None):\n" + "".join(lines))
     return name
+
+
+def distinct(items: list) -> list:
+    """`items` without repeats, the first of equal ones kept, in one pass: the list scan it replaces
+    cost a caller's 30,000 `missing` slots 1.6 s. Equal means Python's == (as `x in seen` did):
+    1, 1.0 and True are one value, a dict equals one with the same pairs in any order."""
+    seen: set = set()
+    out = []
+    for item in items:
+        key = _hashable(item)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _hashable(value: Any) -> Any:
+    """A key equal to another exactly when the values are == (JSON values: dicts, lists, scalars)."""
+    if isinstance(value, dict):
+        return ("d", frozenset((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("l", tuple(_hashable(v) for v in value))
+    return value
 
 
 class Binding(NamedTuple):

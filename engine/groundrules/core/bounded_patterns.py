@@ -76,7 +76,10 @@ def bounded_validator(cls):
     """`cls` (a jsonschema validator class) whose pattern, patternProperties and additionalProperties
     search with the budget instead of stdlib `re` (jsonschema's own calls `re.search` unbounded),
     and whose uniqueItems takes one pass (jsonschema's compares every pair of unhashable items);
-    `items` explains only the first item that fails."""
+    `items` explains only the first item that fails. A subschema's `$schema` picks its dialect
+    as in jsonschema, and the bounded variant of it: jsonschema's `evolve` would pick the stock
+    class, and every subschema below it would search unbounded and compare items pairwise."""
+    import attrs
     from jsonschema import ValidationError, validators
 
     def pattern(validator, patrn, instance, schema):
@@ -126,9 +129,20 @@ def bounded_validator(cls):
             bad = at
             yield error
 
-    return validators.extend(cls, {"pattern": pattern, "patternProperties": pattern_properties,
-                                   "additionalProperties": additional_properties, "uniqueItems": unique_items,
-                                   "items": first_bad_item})
+    extended = validators.extend(cls, {"pattern": pattern, "patternProperties": pattern_properties,
+                                       "additionalProperties": additional_properties, "uniqueItems": unique_items,
+                                       "items": first_bad_item})
+    stock_evolve = extended.evolve
+
+    def evolve(self, **changes):
+        evolved = stock_evolve(self, **changes)
+        chosen = type(evolved)              # this class, or the stock one a `$schema` names
+        if chosen is extended:
+            return evolved
+        return bounded(chosen)(**{f.alias: getattr(evolved, f.name) for f in attrs.fields(chosen) if f.init})
+
+    extended.evolve = evolve                # the class is ours: made by `extend` just above
+    return extended
 
 
 @lru_cache(maxsize=16)

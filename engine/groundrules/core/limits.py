@@ -1,7 +1,7 @@
 """The `limits` kind (rules/limits.yaml): the caps an operator may tune, compiled once.
 
 Read by the stdio and HTTP transports (message size, nesting, digits, ids), the commands that read a file or
-stdin (input bytes), the checks that run a caller-supplied pattern (its time budget), and the compilers
+stdin (input bytes), the checks that run a caller-supplied pattern (its time budget and length), and the compilers
 of every other table: the budget of the tables' own patterns (`patterns.table_budget_ms`) is bound into
 what they compile (CompileContext.table_budget_s), since a compiled condition is evaluated where no
 rulebook reaches.
@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from .tables import CompileContext
 
 LIMITS_TABLE = "limits"
-# the tables' own patterns' budget when the rulebook has no limits table (a load of some of its files)
+# the tables' own patterns' budget, and a caller pattern's length, when the rulebook has no limits
+# table (a load of some of its files) or one from before the cap (a `diff --base` revision)
 DEFAULT_TABLE_BUDGET_MS = 50
+DEFAULT_PATTERN_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -28,12 +30,22 @@ class Limits:
     input_bytes: int
     pattern_budget_ms: int
     table_budget_ms: int
+    pattern_max_chars: int
 
 
 def compile_limits(data: dict, ctx: CompileContext) -> Limits:
-    # the metaschema requires table_budget_ms; tables from before it (a `diff --base` revision) hold none
+    # the metaschema requires table_budget_ms and max_chars; tables from before them (a `diff --base`
+    # revision) hold none
+    patterns = data["patterns"]
     return Limits("limits", data["id"], ctx.source.file, dict(data["wire"]), data["inputs"]["input_bytes"],
-                  data["patterns"]["budget_ms"], data["patterns"].get("table_budget_ms", DEFAULT_TABLE_BUDGET_MS))
+                  patterns["budget_ms"], patterns.get("table_budget_ms", DEFAULT_TABLE_BUDGET_MS),
+                  patterns.get("max_chars", DEFAULT_PATTERN_CHARS))
+
+
+def pattern_max_chars(book) -> int:
+    """How long a caller's pattern may be under this rulebook."""
+    table = of(book)
+    return table.pattern_max_chars if table is not None else DEFAULT_PATTERN_CHARS
 
 
 def is_limits_table(data: Any) -> bool:

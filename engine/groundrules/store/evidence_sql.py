@@ -50,14 +50,20 @@ class EvidenceOps(Primitives):
 
     def locks_inside(self, sources: list[str]) -> list[dict]:
         """The lock records inside these sources, in ledger order (each with its `seq`)."""
-        if not sources:
-            return []
-        inside, params = self._in("source_id", sources)
-        return self._seq_rows(f"source_id IS NOT NULL AND {inside}", params)
+        return self._seq_rows_among("source_id IS NOT NULL AND ", "source_id", sources)
 
     def rows_named(self, ids: list[str]) -> list[dict]:
         """The records with these ids, in ledger order (each with its `seq`)."""
-        return self._seq_rows(*self._in("id", ids)) if ids else []
+        return self._seq_rows_among("", "id", ids)
+
+    def _seq_rows_among(self, where: str, column: str, values: list[str]) -> list[dict]:
+        """`_seq_rows` of the rows whose `column` is one of `values`, a statement per chunk of them
+        (a row has one value of the column, so none comes back twice)."""
+        rows = []
+        for chunk in self._lists(values):
+            among, params = self._in(column, chunk)
+            rows += self._seq_rows(where + among, params)
+        return sorted(rows, key=lambda r: r["seq"])
 
     def observed_from(self, second: int) -> list[dict]:
         """The records observed in or after this second (UTC, since 1970), in ledger order (read in
@@ -102,13 +108,13 @@ class EvidenceOps(Primitives):
         for its seq (on PostgreSQL both travel in one message)."""
         self._send("INSERT INTO ledger_interpretations (project, id, recorded_at, body) VALUES (?, ?, ?, ?)",
                    (self.project, interpretation["id"], recorded_at, layout.dumps(interpretation)))
-        if keys:
+        for chunk in self._lists(keys):
             # WHERE true: SQLite reads ON CONFLICT after a join's ON as the join's constraint otherwise
-            self._send(f"WITH wanted(key) AS (VALUES {', '.join(['(?)'] * len(keys))}) "
+            self._send(f"WITH wanted(key) AS (VALUES {', '.join(['(?)'] * len(chunk))}) "
                        "INSERT INTO ledger_interpretation_keys (project, key, interpretation_seq) "
                        "SELECT ?, wanted.key, i.seq FROM wanted JOIN ledger_interpretations i "
                        "ON i.project = ? AND i.id = ? WHERE true ON CONFLICT DO NOTHING",
-                       (*keys, self.project, self.project, interpretation["id"]))
+                       (*chunk, self.project, self.project, interpretation["id"]))
 
     def add_keys(self, seq: int, keys: Sequence[str]) -> None:
         self._send_many("INSERT INTO ledger_interpretation_keys (project, key, interpretation_seq) VALUES (?, ?, ?) "
@@ -120,23 +126,24 @@ class EvidenceOps(Primitives):
 
     def keyed(self, keys: list[str]) -> list[int]:
         """The seqs of the stored interpretations found by any of these keys, in append order."""
-        if not keys:
-            return []
-        wanted, params = self._in("key", keys)
-        return [r["interpretation_seq"] for r in self._all(
-            f"SELECT DISTINCT interpretation_seq FROM ledger_interpretation_keys WHERE project = ? AND {wanted} "
-            "ORDER BY interpretation_seq", (self.project, *params))]
+        found: set[int] = set()
+        for chunk in self._lists(keys):
+            wanted, params = self._in("key", chunk)
+            found.update(r["interpretation_seq"] for r in self._all(
+                f"SELECT DISTINCT interpretation_seq FROM ledger_interpretation_keys WHERE project = ? AND {wanted}",
+                (self.project, *params)))
+        return sorted(found)
 
     def interpretations_at(self, seqs: list[int]) -> list[dict]:
         """These stored interpretations (withdrawn ones without their body) with their keys, in append order."""
-        if not seqs:
-            return []
-        at, params = self._in("seq", seqs, "bigint")
-        out = {r["seq"]: dict(layout.interpretation(r), keys=[]) for r in self._all(
-            f"{SELECT_INTERPRETATION} WHERE project = ? AND {at} ORDER BY seq", (self.project, *params))}
-        of, params = self._in("interpretation_seq", seqs, "bigint")
-        for r in self._all(f"SELECT interpretation_seq, key FROM ledger_interpretation_keys WHERE {of}", params):
-            if r["interpretation_seq"] in out:
+        rows = []
+        for chunk in self._lists(seqs):
+            at, params = self._in("seq", chunk, "bigint")
+            rows += self._all(f"{SELECT_INTERPRETATION} WHERE project = ? AND {at}", (self.project, *params))
+        out = {r["seq"]: dict(layout.interpretation(r), keys=[]) for r in sorted(rows, key=lambda r: r["seq"])}
+        for chunk in self._lists(out):
+            of, params = self._in("interpretation_seq", chunk, "bigint")
+            for r in self._all(f"SELECT interpretation_seq, key FROM ledger_interpretation_keys WHERE {of}", params):
                 out[r["interpretation_seq"]]["keys"].append(r["key"])
         return list(out.values())
 

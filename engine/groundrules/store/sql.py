@@ -4,12 +4,12 @@ decisions_sql) run on: a backend's primitives.
 The shared statements use SQLite's `?` placeholders; a backend runs them through these methods
 (sqlite_base.SqliteStatements, postgres_base.PostgresTx), which convert what differs: the
 placeholder style, how a written row's seq or count comes back, whether a statement waits to travel
-with the next one, and how a list of values is matched (`_in`: SQLite binds one placeholder per
-value, PostgreSQL one array).
+with the next one, how a list of values is matched (`_in`: SQLite binds one placeholder per
+value, PostgreSQL one array), and how long a list one statement carries (`_lists`).
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 
 class Primitives:
@@ -45,7 +45,17 @@ class Primitives:
         """A condition that `column` is one of `values` (of SQL type `kind`), and its parameters."""
         raise NotImplementedError
 
+    def _lists(self, values: Iterable) -> Iterator[list]:
+        """`values`, each once and in order, in the lists one statement may carry (in `_in`, or as
+        VALUES rows): one statement per list."""
+        raise NotImplementedError
+
 
 def marks(n: int) -> str:
     """`n` placeholders, comma-separated."""
     return ", ".join("?" * n)
+
+
+def distinct(values: Iterable) -> list:
+    """`values` without repeats, in order."""
+    return list(dict.fromkeys(values))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from ..core import limits
 from ..core.bounded_patterns import PatternTimeout, bounded
 from ..core.errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
 from ..core.schema_check import Contract, of_schema
@@ -24,8 +25,11 @@ KIND = "extension_schema"
 INVALID_ARGUMENT = "INVALID_ARGUMENT"
 _DEFS = ("$defs", "definitions")
 _MAX_DEPTH = 64
+DIALECT = "https://json-schema.org/draft/2020-12/schema"     # what the compiled check and the metaschema read
 _NOWHERE = object()
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")   # name -> schema
+_DATA = ("const", "enum", "default", "examples")          # values, not schemas: a "pattern" in them is data
 _IN_PLACE_ONE = ("not", "if", "then", "else")
 
 
@@ -86,8 +90,12 @@ def located(error: jsonschema.ValidationError) -> str:
 
 @lru_cache(maxsize=1)
 def _meta() -> "jsonschema.protocols.Validator":
+    """The metaschema check of a caller's schema, bounded as its own check is: a `required` (any
+    uniqueItems keyword of the metaschema) of 5,000 objects cost jsonschema a minute comparing
+    them pairwise, and one item's explanation is enough for a refusal."""
     from jsonschema import Draft202012Validator
-    return Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return bounded(Draft202012Validator)(Draft202012Validator.META_SCHEMA,
+                                         format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
@@ -109,7 +117,7 @@ def schema_problems(schema: Any) -> list[tuple[tuple, str]]:
         props = {}
     for i, name in enumerate(schema.get("required", ())):
         if name not in props:
-            out.append((("required", i), f"required field '{name}' is not under 'properties'"))
+            out.append((("required", i), f"required field '{echo(name)}' is not under 'properties'"))
     out += _ref_problems(schema, schema, (), 0)
     if not out:
         out += _ref_cycles(schema)
@@ -124,8 +132,10 @@ def _ref_problems(node: Any, root: dict, path: tuple, depth: int) -> list[tuple[
         for key, value in node.items():
             if key in ("$dynamicRef", "$recursiveRef"):
                 out.append((path + (key,), f"'{key}' is not supported in an extension schema"))
+            elif key == "$schema" and value not in (DIALECT, DIALECT + "#"):
+                out.append((path + (key,), f"an extension schema is draft 2020-12: '$schema' may only be {DIALECT}"))
             elif key == "$ref" and isinstance(value, str) and not _resolves(value, root):
-                out.append((path + (key,), f"'$ref' {value!r} must point inside the schema (#/...)"))
+                out.append((path + (key,), f"'$ref' {echo(value)!r} must point inside the schema (#/...)"))
             else:
                 out += _ref_problems(value, root, path + (key,), depth + 1)
     elif isinstance(node, list):
@@ -167,7 +177,7 @@ def _ref_cycles(root: dict) -> list[tuple[tuple, str]]:
         while todo:
             nxt = todo.pop()
             if nxt == ref:
-                return [((), f"'$ref' {ref!r} refers back to itself without descending into the value")]
+                return [((), f"'$ref' {echo(ref)!r} refers back to itself without descending into the value")]
             if nxt not in seen:
                 seen.add(nxt)
                 todo.extend(graph.get(nxt, ()))
@@ -258,7 +268,38 @@ def resolve(schema: Any, book) -> ExtensionSchema:
         text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         raise GroundrulesError(INVALID_ARGUMENT, "schema: not a JSON value", field="schema") from None
+    cap = limits.pattern_max_chars(book)
+    found = _long_pattern(schema, cap)
+    if found is not None:
+        raise GroundrulesError(INVALID_ARGUMENT, f"schema at {dotted(found[0])}: a pattern may have at most {cap} "
+                               f"characters (limits patterns.max_chars); this one has {found[1]}", field="schema")
     return _inline(text)
+
+
+def _long_pattern(schema: dict, cap: int) -> tuple[tuple, int] | None:
+    """(where, how long) the first pattern of a caller's schema longer than `cap` is (a `pattern`,
+    or a `patternProperties` name), in document order: refused before the metaschema check or the
+    checks compile it, since compiling one costs before any time budget applies."""
+    todo: list[tuple[tuple, Any]] = [((), schema)]
+    while todo:
+        path, node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(reversed([(path + (i,), item) for i, item in enumerate(node)]))
+        if not isinstance(node, dict):
+            continue
+        below: list[tuple[tuple, Any]] = []
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str) and len(value) > cap:
+                return path + (key,), len(value)
+            if key in _NAMED and isinstance(value, dict):
+                for name, sub in value.items():
+                    if key == "patternProperties" and len(name) > cap:
+                        return path + (key, name), len(name)
+                    below.append((path + (key, name), sub))
+            elif key not in _DATA:
+                below.append((path + (key,), value))
+        todo.extend(reversed(below))
+    return None
 
 
 @lru_cache(maxsize=64)
