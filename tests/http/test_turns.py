@@ -11,9 +11,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
+from groundrules import Caller
+from groundrules.transports.dispatch import Dispatcher
 from groundrules.transports.http_guard import OFF_LOOP_BYTES
 from groundrules.transports.settings import ServerSettings
-from groundrules.transports.turns import Turns
+from groundrules.transports.turns import CURRENT, Turns
 from test_shared_server import ALPHA, BETA, serve
 from http_support import CALLERS
 from wire import Wire, envelope
@@ -186,3 +188,32 @@ def test_a_body_parsed_beside_the_loop_is_served_in_its_turn(tmp_path, rulebook)
         assert all(envelope(f.result(30))["ok"] for f in small)
         for answer in (envelope(f.result(30)) for f in big):
             assert (answer["ok"], answer["error"]["code"], answer["error"]["field"]) == (False, "INVALID_ARGUMENT", "tags")
+
+
+def test_a_call_waiting_for_a_worker_thread_holds_no_turn(tmp_path, rulebook):
+    """The only ledger thread is taken (by a call from outside any turn, held): a request whose
+    call queues for it gives its turn up meanwhile, so another principal's request is served."""
+    alpha, beta = (Caller(*CALLERS[token][:2], tuple(CALLERS[token][2])) for token in (ALPHA, BETA))
+    service, _ = serve(tmp_path, rulebook, ServerSettings(), held=lambda tool, caller: caller == alpha)
+    dispatcher = Dispatcher(service, ServerSettings(ledger_threads=1))
+
+    async def scenario() -> None:
+        turns = Turns(1, LONG)
+        first = asyncio.create_task(dispatcher.call("query_findings", {}, alpha))
+        await asyncio.to_thread(service.wait_arrived)
+
+        async def queued() -> dict:
+            turn = await turns.take(alpha.principal)
+            CURRENT.set(turn)
+            try:
+                return await dispatcher.call("query_findings", {}, alpha)
+            finally:
+                turns.done(turn)
+        second = asyncio.create_task(queued())
+        for _ in range(20):
+            await asyncio.sleep(0)
+        other = await asyncio.wait_for(turns.take(beta.principal), 5)   # not held up by the queued call
+        turns.done(other)
+        service.release.set()
+        assert (await first)["ok"] and (await second)["ok"]
+    run(scenario())

@@ -4,12 +4,14 @@ Every call runs in a worker thread, so a slow database delays only the calls wai
 the loop that answers everyone else. Calls that touch a ledger and the stateless ones have threads
 of their own (a stalled database cannot take the threads `lock_message` needs), and one principal
 may have only so many calls running at once, however many it sends. Over HTTP a call is a part of
-its request's turn (turns.py): it lets whoever waits go first before and after it. Each call runs under an
+its request's turn (turns.py): it holds no turn while it waits for a thread, and lets whoever waits
+go first after it. Each call runs under an
 abandon flag (store/abandon.py) the server sets when it stops past its grace period. `service` may be
 swapped whole (a rule reload): a call keeps the service it started on.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import Counter, deque
@@ -83,34 +85,35 @@ class Dispatcher:
         self.settings = settings
         self.observer = observer
         self._lanes = {"ledger": FairLane(settings.ledger_threads), "stateless": FairLane(settings.compute_threads)}
-        self._turns: dict[str, anyio.Semaphore] = {}
+        self._shares: dict[str, anyio.Semaphore] = {}   # principal -> its calls_per_principal
         self._running: dict[threading.Event, str] = {}
         self._idle = threading.Condition()
 
     async def call(self, name: Any, arguments: Any, caller: Caller) -> dict:
-        """The envelope of one call, computed in a worker thread of its lane, in its caller's turn."""
+        """The envelope of one call, computed in a worker thread of its lane, within its caller's share."""
         tool = TOOLS.get(name) if isinstance(name, str) else None
         lane = "ledger" if tool is not None and tool.ledger else "stateless"
         mine = CURRENT.get()                          # the HTTP request's turn (turns.py), if any
-        if mine is not None:
-            await mine.checkpoint()
         limit = self.settings.calls_per_principal
-        turn = self._turns.setdefault(caller.principal, anyio.Semaphore(limit))
+        share = self._shares.setdefault(caller.principal, anyio.Semaphore(limit))
+        slots = self._lanes[lane]
+        taken: list[Callable[[], None]] = []
         try:
-            async with turn:
-                slots = self._lanes[lane]
+            async with mine.aside() if mine is not None else contextlib.nullcontext():
+                await share.acquire()
+                taken.append(share.release)
                 await slots.acquire(caller.principal)
-                try:
-                    envelope = await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
-                                                              limiter=slots.threads, abandon_on_cancel=True)
-                    if mine is not None:
-                        await mine.checkpoint()
-                    return envelope
-                finally:
-                    slots.release(caller.principal)
+                taken.append(lambda: slots.release(caller.principal))
+            envelope = await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
+                                                      limiter=slots.threads, abandon_on_cancel=True)
+            if mine is not None:
+                await mine.checkpoint()
+            return envelope
         finally:
-            if turn.value == limit:                   # nobody holds or awaits it: forget the principal
-                self._turns.pop(caller.principal, None)
+            for release in reversed(taken):
+                release()
+            if share.value == limit:                  # nobody holds or awaits it: forget the principal
+                self._shares.pop(caller.principal, None)
 
     def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller) -> dict:
         flag = threading.Event()

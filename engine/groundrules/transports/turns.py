@@ -8,15 +8,17 @@ requests are served at once (their bodies are read before, which costs nothing w
 in), and a freed turn goes to the waiting principal with fewest requests being served, among equals
 to the one served longest ago. Between the parts of a request (its body parsed, its call computed)
 it gives its turn to whoever waits and waits its turn again (`checkpoint`), so nobody waits longer
-than one part of another's request. A request keeps its turn at most `turn_limit_s` seconds at a
+than one part of another's request; while it waits for a worker thread it holds none (`aside`). A request keeps its turn at most `turn_limit_s` seconds at a
 time: past it, the next one starts beside it, so a part that waits on a stalled database delays the
 others by that much, never more.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 from collections import Counter, deque
+from typing import AsyncIterator
 
 import anyio
 
@@ -38,6 +40,18 @@ class Turn:
         if self._done or (self._held and not self._turns._waiting):
             return
         self._give_back()
+        await self._turns._wait(self)
+
+    @contextlib.asynccontextmanager
+    async def aside(self) -> AsyncIterator[None]:
+        """While the request waits for something that is not the interpreter (a worker thread, its
+        share of them), its turn is whoever waits' and it waits its turn again after: one request
+        queued for a thread would otherwise hold every other request up."""
+        if self._done:
+            yield
+            return
+        self._give_back()
+        yield
         await self._turns._wait(self)
 
     def _hold(self) -> None:
