@@ -12,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:                                  # what a type checker reads (re-exported explicitly)
-    from .api import Caller as Caller, Service as Service
+    from .api import Authentication as Authentication, Caller as Caller, Service as Service
     from .core.errors import GroundrulesError as GroundrulesError, Problem as Problem, RulesError as RulesError
     from .evidence import EvidenceLedger as EvidenceLedger
     from .evidence.fold import fold as fold
@@ -26,7 +26,7 @@ if TYPE_CHECKING:                                  # what a type checker reads (
 
 # public name -> (module, its name there)
 _EXPORTS = {
-    "Caller": (".api", "Caller"), "Service": (".api", "Service"),
+    "Authentication": (".api", "Authentication"), "Caller": (".api", "Caller"), "Service": (".api", "Service"),
     "GroundrulesError": (".core.errors", "GroundrulesError"), "Problem": (".core.errors", "Problem"),
     "RulesError": (".core.errors", "RulesError"),
     "EvidenceLedger": (".evidence", "EvidenceLedger"), "fold": (".evidence", "fold"),

@@ -36,13 +36,38 @@ ARGUMENT_WORDS = {"minItems": "at least {} item(s)", "maxItems": "at most {} ite
 
 
 @dataclass(frozen=True)
+class Authentication:
+    """How a caller proved who it is: `local` (the operator of the CLI or stdio, trusted as the
+    machine's user), `token` (a static bearer token of the tokens file), `oauth` (a JWT of `issuer`
+    about `subject`). Records name it beside the principal, so a reader can weigh a write by it."""
+
+    method: str = "local"
+    issuer: str = ""
+    subject: str = ""
+
+    def as_json(self) -> dict:
+        return {"method": self.method, **({"issuer": self.issuer, "subject": self.subject} if self.method == "oauth"
+                                          else {})}
+
+
+LOCAL = Authentication()
+
+
+@dataclass(frozen=True)
 class Caller:
     """Who calls: an authenticated principal (a token's, or the operator named on the command line),
-    its role in rules/roles.yaml, and the projects it may use (the first is what "current" means)."""
+    its role in rules/roles.yaml, the projects it may use (the first is what "current" means), and
+    how it was authenticated."""
 
     principal: str
     role: str
     projects: tuple[str, ...] = ()
+    auth: Authentication = LOCAL
+
+    def writer(self) -> dict:
+        """The writer every record this caller appends is stamped with: set here, from the
+        authenticated identity, never from a tool's arguments."""
+        return {"principal": self.principal, "role": self.role, "auth": self.auth.as_json()}
 
 
 @dataclass(frozen=True)

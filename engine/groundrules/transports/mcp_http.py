@@ -31,7 +31,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..core import rulebook as rulebooks
-from ..api import Caller, Service
+from ..api import Authentication, Caller, Service
 from ..core.errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
 from .http_guard import Guard
@@ -62,7 +62,8 @@ class GrantsVerifier(TokenVerifier):
         if caller is None:
             return None
         return AccessToken(token=token, client_id=caller.principal, scopes=[],
-                           claims={"role": caller.role, "projects": list(caller.projects)})
+                           claims={"role": caller.role, "projects": list(caller.projects),
+                                   "auth": caller.auth.as_json()})
 
     def reload(self) -> bool:
         """Re-read the tokens file; on any problem keep the grants in force and log why."""
@@ -81,7 +82,9 @@ def token_caller() -> Caller:
     token = get_access_token()
     if token is None or not token.claims:
         return NOBODY
-    return Caller(token.client_id, token.claims["role"], tuple(token.claims["projects"]))
+    auth = token.claims.get("auth") or {}
+    return Caller(token.client_id, token.claims["role"], tuple(token.claims["projects"]),
+                  Authentication(auth.get("method", "token"), auth.get("issuer", ""), auth.get("subject", "")))
 
 
 def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> TransportSecuritySettings:

@@ -25,7 +25,7 @@ from joserfc import jws
 from joserfc.errors import ExpiredTokenError, InvalidClaimError, JoseError, MissingClaimError
 from joserfc.jwt import JWTClaimsRegistry
 
-from ..api import CURRENT_PROJECT, Caller
+from ..api import CURRENT_PROJECT, Authentication, Caller
 from ..claim_map import ClaimMap, Refusal, unknown_roles
 from ..core.errors import GroundrulesError
 from .jwks import FileKeys, KeySource, KeysUnavailable, RemoteKeys, checked_url
@@ -179,7 +179,9 @@ class OAuthVerifier:
         if isinstance(found, Refusal):
             return Denied(found.reason, found.status, self.map.scopes(claims))
         projects = tuple(p for p in found.projects if len(p) <= PROJECT_MAX and p != CURRENT_PROJECT)
-        return Checked(Caller(found.principal, found.role, projects), claims, self.map.scopes(claims))
+        sub = claims.get("sub") if isinstance(claims.get("sub"), str) else ""
+        auth = Authentication("oauth", claims["iss"], sub)
+        return Checked(Caller(found.principal, found.role, projects, auth), claims, self.map.scopes(claims))
 
     def _claims_refusal(self, claims: dict) -> Denied | None:
         options: dict[str, Any] = {name: {"essential": True} for name in self.map.required_claims}

@@ -117,7 +117,8 @@ def access_token(token: str, checked: Checked, resource: str) -> AccessToken:
     return AccessToken(token=token, client_id=caller.principal, scopes=list(checked.scopes),
                        expires_at=int(exp) if isinstance(exp, (int, float)) else None, resource=resource,
                        subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None,
-                       claims={"iss": claims["iss"], "role": caller.role, "projects": list(caller.projects)})
+                       claims={"iss": claims["iss"], "role": caller.role, "projects": list(caller.projects),
+                               "auth": caller.auth.as_json()})
 
 
 def ascii_only(text: str) -> str:

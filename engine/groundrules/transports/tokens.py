@@ -13,10 +13,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..api import CURRENT_PROJECT, Caller
+from ..api import CURRENT_PROJECT, Authentication, Caller
 from ..core.errors import GroundrulesError, echo
 from ..core.yamlparse import parse
 from ..core.yamlsrc import Source, YamlProblem
+
+TOKEN = Authentication("token")     # how a caller of the tokens file proved who it is
 
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 ENTRY_KEYS = ("sha256", "principal", "role", "projects")
@@ -95,13 +97,14 @@ def _callers(src: Source, roles: set) -> dict:
                                                  f"not '{CURRENT_PROJECT}'")
         if len(set(projects)) != len(projects):
             raise fail(at + ("projects",), "a project is listed twice")
-        caller = Caller(principal, role, tuple(projects))
+        caller = Caller(principal, role, tuple(projects), TOKEN)
         if principals.get(principal, caller) != caller:
             raise fail(at + ("principal",), f"principal '{echo(principal)}' is listed with other grants above "
                                             "(a principal has one role and one project list)")
         principals[principal] = caller
         callers[digest] = caller
     return callers
+
 
 
 def _invalid(file: str, line: int, col: int, message: str) -> GroundrulesError:
