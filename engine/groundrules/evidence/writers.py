@@ -40,6 +40,7 @@ def admit(raw: dict, record: dict, writer: dict, trust: TrustStore | None, book:
     verified and the provenance table lets the writer's role append its class; refused otherwise."""
     out = stamp(writer)
     table = provenance.of(book)
+    cls = None if table is None or rec.is_lock(record) else table.class_of(record)
     if "signature" in raw:
         from ..provenance import signatures           # joserfc, imported by the appends that carry a signature
         if rec.is_lock(record):
@@ -49,14 +50,13 @@ def admit(raw: dict, record: dict, writer: dict, trust: TrustStore | None, book:
             signer = signatures.verify(raw, trust or EMPTY)
         except signatures.SignatureRefused as exc:
             raise refusals.error(SIGNATURE_CODES[exc.reason], at=at) from None
-        if table is not None:
-            cls = table.class_of(record)
+        if table is not None and cls is not None:
             if not signatures.vouches(signer, record_class=cls):
                 raise refusals.error("SIGNER_NOT_ALLOWED", at=at, signer=signer.name, label=_label(table, cls),
                                      **{"class": cls})
         out["signer"] = signer.name
-    if table is not None and not rec.is_lock(record):
-        verdict = table.judge(record, out)
+    if table is not None and cls is not None:
+        verdict = table.judge(record, out, cls)
         if verdict.effect == provenance.REFUSED:
             raise refusals.error("PROVENANCE_REFUSED", at=at, role=out["role"], label=verdict.label,
                                  **{"class": verdict.cls})
