@@ -38,6 +38,7 @@ from .http_guard import Guard
 from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
 from .http_serve import run, settle_heap
 from .http_sessions import FairSessionManager
+from .mcp_sdk import lowlevel
 from .mcp_tools import ToolServer, wire_limits
 from .oauth import OAuthVerifier
 from .oauth_http import BearerGate
@@ -134,7 +135,7 @@ def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host:
     settings = settings or ServerSettings()
     dispatcher = Dispatcher(service, settings)
     server = ToolServer(service, token_caller, tools=tools, dispatcher=dispatcher)
-    sessions = FairSessionManager(server._lowlevel_server, per_principal=settings.sessions_per_principal,
+    sessions = FairSessionManager(lowlevel(server), per_principal=settings.sessions_per_principal,
                                   json_response=True, stateless=settings.stateless,
                                   security_settings=security(host, port, allowed_hosts),
                                   session_idle_timeout=settings.session_idle_s, max_sessions=settings.max_sessions,
