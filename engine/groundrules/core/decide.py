@@ -181,28 +181,6 @@ class DecisionTable(NamedTuple):
                     continue
         return [r.id for r in sorted(self.rows, key=lambda r: r.index) if r.id not in fired]
 
-    def coverage_report(self, values: list) -> "Coverage":
-        """Over a corpus: how many values each row's condition holds on, and for each test of it
-        (not those inside a list quantifier, which are per item) how often it held and failed. A
-        value the table cannot read (a malformed case) counts for nothing."""
-        rows = sorted(self.rows, key=lambda r: r.index)
-        held = {r.index: 0 for r in rows}
-        tests = [(r, t) for r in rows for t in tests_of(r.when)]
-        counts = {id(t): [0, 0] for _, t in tests}
-        for value in values:
-            for row in rows:
-                try:
-                    held[row.index] += bool(row.when.test(value))
-                except Exception:  # noqa: BLE001 - a corpus may hold broken cases
-                    continue
-            for _, test in tests:
-                try:
-                    counts[id(test)][0 if test.test(value) else 1] += 1
-                except Exception:  # noqa: BLE001
-                    continue
-        return Coverage(len(values), tuple((r, held[r.index]) for r in rows),
-                        tuple((r, t, counts[id(t)][0], counts[id(t)][1]) for r, t in tests))
-
     def render_message(self, name: str, value: Any, extra: dict | None = None) -> str:
         tmpl = self.messages[name]
         return tmpl.render(value, dict(extra or {}))

@@ -20,7 +20,6 @@ import copy
 import itertools
 import json
 import logging
-import os
 import secrets
 import threading
 import time
@@ -403,12 +402,3 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
     elif value is not None and not isinstance(value, bool):
         yield str(value)
-
-
-def open_log(db: Any, key: crypto.DecisionKey, **options: Any) -> DecisionLog:
-    return DecisionLog(db, key=key, **options)
-
-
-def urandom_key() -> crypto.DecisionKey:
-    """A fresh random key (tests, benchmarks)."""
-    return crypto.DecisionKey(os.urandom(32))
