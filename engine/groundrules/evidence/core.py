@@ -162,7 +162,7 @@ class Folder:
         self.results[ev.id] = Result("recorded", None, current)
 
     def _subject(self, ev: Event) -> str | None:
-        """The scope the records an event cites are about (seed 003 §六: 说的是谁), when they
+        """The scope the records an event cites are about (docs/spec/evidence.md: whom a record is about), when they
         name one: two demands' evidence never folds into one slot through the current scope alone."""
         subjects = sorted({self.index.entries[rid].record["subject"] for rid in ev.evidence
                            if "subject" in self.index.entries[rid].record})

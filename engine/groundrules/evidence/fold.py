@@ -1,4 +1,4 @@
-"""`fold(payload)`: the public entry of the evidence part (seed 003; design.md Part 2).
+"""`fold(payload)`: the public entry of the evidence part (docs/spec/evidence.md).
 
 payload = {now, scope_context?, records, interpretations} (schemas/evidence.v1.schema.json). The
 payload is checked against the contract, the ledger index is built and checked (every raw source

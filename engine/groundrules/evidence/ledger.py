@@ -1,4 +1,4 @@
-"""The append-only evidence ledger (seed 003 §二): checking, (de)serialising and redacting records.
+"""The append-only evidence ledger (docs/spec/evidence.md, evidence is a record): checking, (de)serialising and redacting records.
 
 A record is appended once and never rewritten. The one exception is the audited redaction path
 (`redact`): it appends a redaction event (who, why, when) and replaces the record's personal fields
@@ -84,8 +84,8 @@ class EvidenceLedger:
 
     # -- appending ------------------------------------------------------------------------------
     def shaped(self, record: Any, position: int = 0) -> Any:
-        """`record` in the internal shape: one written as seed 003 writes it (source, timestamp,
-        scope, quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
+        """`record` in the internal shape: one written in the seed shapes (source, timestamp, scope,
+        quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
         the same mapping fold() applies; any other record is returned as it came."""
         for shapes in self._book.of_kind("shape_map"):
             record = shapes.record(record, position)
@@ -279,7 +279,7 @@ class EvidenceLedger:
         with self._read(project) as tx:
             return [row["event"] for row in tx.redaction_rows()]
 
-    # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
+    # -- interpretations (the event layer: docs/spec/evidence.md, events) -----------------------------------------
     def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
         """Check an interpretation as the fold does, against the stored records and the
         interpretations stored before it, and append it; returns its id and when it was recorded.

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def reason(call: Call, arguments: dict) -> str:
-    """The call's reason; seed 001 §1: every state change takes one, and a blank one is none
+    """The call's reason; docs/spec/findings.md: every state change takes one, and a blank one is none
     (the schema says so too; this holds for any caller that skips the schema)."""
     text = arguments.get("reason", "")
     if not isinstance(text, str) or not text.strip():

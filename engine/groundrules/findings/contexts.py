@@ -21,7 +21,7 @@ def caller_context(call: Call, arguments: dict) -> dict:
 
 
 def task_context(call: Call, arguments: dict, environment: dict) -> dict:
-    """The caller's task_context (seed 001 §3: the current task, beside scope_context's
+    """The caller's task_context (docs/spec/findings.md: the current task, beside scope_context's
     environment) as dotted keys; a key that both contexts give is refused rather than one
     silently winning."""
     task = _flat(call, arguments, "task_context")

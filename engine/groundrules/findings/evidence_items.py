@@ -53,7 +53,7 @@ def resolve(call: Call, item: dict, field: str, default_relation: str | None = N
     excerpt = item.get("excerpt", "")
     digest = content_hash(excerpt)
     if "content_hash" in item and item["content_hash"] != digest:
-        # seed 001 §3: reuse is decided on the digest of what is stored, never on the caller's word
+        # docs/spec/findings.md, evidence: reuse is decided on the digest of what is stored, never on the caller's word
         raise call.refuse("INVALID_ARGUMENT", "content_hash_mismatch", field=f"{field}.content_hash")
     record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
               "locator": item.get("locator", ""), "revision": item.get("revision", ""),

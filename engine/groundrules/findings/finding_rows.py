@@ -1,7 +1,7 @@
 """A finding's row as a write uses it: found only within the caller's project, its version
 checked against the caller's and raised by one with every change.
 
-Optimistic concurrency (seed 001 §1): a caller names the version it read; the store updates only
+Optimistic concurrency (docs/spec/findings.md, errors, retries, concurrency): a caller names the version it read; the store updates only
 the version read, so no update is lost even when a caller names none.
 """
 from __future__ import annotations

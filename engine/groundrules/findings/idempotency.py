@@ -1,4 +1,4 @@
-"""Retries (seed 001 §1): a write carrying an idempotency_key answers a retry with its first
+"""Retries (docs/spec/findings.md): a write carrying an idempotency_key answers a retry with its first
 answer and creates nothing; the same key with other arguments, or for another tool, is refused."""
 from __future__ import annotations
 

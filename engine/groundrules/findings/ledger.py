@@ -1,4 +1,4 @@
-"""The finding ledger (seed 001): every tool call runs in one transaction and answers once.
+"""The finding ledger (docs/spec/findings.md): every tool call runs in one transaction and answers once.
 
 `FindingLedger.run(tool, arguments, project=..., principal=...)` returns `(data, warnings)` or
 raises GroundrulesError; it is called by the tool registry (`groundrules.api`), which has already
@@ -77,7 +77,7 @@ class FindingLedger:
 
     def _audited(self, arguments: dict, principal: str) -> dict:
         """A manual exception is its caller's: the approver recorded is the authenticated principal;
-        one naming somebody else is refused (seed 001 §1: explicit and auditable)."""
+        one naming somebody else is refused (docs/spec/findings.md, principles: explicit and auditable)."""
         out = dict(arguments)
         for holder in (out, out.get("new")):
             exception = holder.get("manual_exception") if isinstance(holder, dict) else None

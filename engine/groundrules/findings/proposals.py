@@ -1,6 +1,6 @@
 """A person approves or rejects a rule proposal; approving appends the rule to its target document.
 
-Not an MCP tool: an agent can only propose (seed 001 §3, §6). Where a rule may go is a table
+Not an MCP tool: an agent can only propose (docs/spec/findings.md: what the tools never do). Where a rule may go is a table
 (rules/rule_targets.yaml), checked when the agent proposes and again when a person approves.
 
 Approval applies a rule exactly once, whatever crashes: the decision is recorded and committed

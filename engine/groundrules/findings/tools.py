@@ -1,4 +1,4 @@
-"""The ten tools of seed 001 §2, each `(call, arguments) -> (data, warning facts)`.
+"""The finding tools (docs/spec/findings.md, the tools), each `(call, arguments) -> (data, warning facts)`.
 
 Arguments arrive already checked against the tool's input schema; everything else (vocabulary,
 states, versions, projects) is checked here, inside the call's one transaction.

@@ -6,7 +6,7 @@ in two lists of rows written in the shared condition grammar over a candidate's 
   code glued to letters, an invalid reading right after an order number's label);
 - `attempt`: an invalid candidate is recorded only when a row holds, i.e. when it looks like an
   attempt at this kind (a phone label nearby, a country code, a phone's grouping). A table with
-  no attempt rows records every invalid candidate, as seed 003 §3 describes.
+  no attempt rows records every invalid candidate, as docs/spec/locks.md promises.
 
 Rows read the RAW candidates of every pattern of every lock table (`inside`, `overlaps`), before
 any row has dropped anything: a card-shaped run that is itself not recorded still shields the
