@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
+from . import codes
 from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
 from .condgen import Gen, TooComplex
@@ -113,12 +114,12 @@ class DecisionTable(NamedTuple):
         try:
             fired = self.run(value, cache, notes, moment)
         except GroundrulesError as exc:
-            if exc.code == "NOW_REQUIRED":
+            if exc.code == codes.NOW_REQUIRED:
                 raise GroundrulesError(exc.code, f"table '{self.id}' compares dates with now: pass now "
                                        "(an RFC 3339 date-time with offset); the clock is never read") from None
             raise
         if self.hit_policy == "unique" and len(fired) > 1:
-            raise GroundrulesError("HIT_POLICY_VIOLATION",
+            raise GroundrulesError(codes.HIT_POLICY_VIOLATION,
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:

@@ -167,8 +167,9 @@ def _verdict(drop: tuple, attempt: tuple, context_chars: int, pattern_id: str) -
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
 
-class PatternTimeout(TimeoutError):
-    """A pattern's scan, check or rule ran out of time: its candidates' fate is unknown."""
+class ScanTimeout(TimeoutError):
+    """A lock pattern's scan, check or rule ran out of time: its candidates' fate is unknown (LOCK_TIMEOUT;
+    not core.bounded_patterns.PatternTimeout, a caller-supplied pattern's refusal)."""
 
     def __init__(self, pattern: str, seconds: float):
         super().__init__(pattern)
@@ -256,7 +257,7 @@ def resolve(raws: list[Raw], content: str) -> list[dict]:
             if rules.verdict(facts(r, content, neighbours)):
                 out.append(lock)
         except TimeoutError:
-            raise PatternTimeout(r.pattern, r.rules.budget_s) from None
+            raise ScanTimeout(r.pattern, r.rules.budget_s) from None
     return out
 
 

@@ -30,7 +30,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..api import Authentication, Caller, Service
 from ..core.errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
@@ -94,7 +94,7 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
     hosts = list(allowed_hosts)
     if not hosts:
         if host not in LOOPBACK:
-            raise GroundrulesError("USAGE", f"{host} is not a loopback address: name the host clients reach "
+            raise GroundrulesError(codes.USAGE, f"{host} is not a loopback address: name the host clients reach "
                                    "this server by with --allowed-host (e.g. mcp.internal:8443)")
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
@@ -229,10 +229,10 @@ def _read_secret(path: str) -> str:
     try:
         secret = Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise GroundrulesError("USAGE", f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") \
+        raise GroundrulesError(codes.USAGE, f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") \
             from None
     if len(secret) < 16:
-        raise GroundrulesError("USAGE", f"{path}: a metrics token has at least 16 characters")
+        raise GroundrulesError(codes.USAGE, f"{path}: a metrics token has at least 16 characters")
     return secret
 
 

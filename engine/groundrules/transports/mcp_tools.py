@@ -22,7 +22,7 @@ from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTool, ToolAnnotations
 
-from ..core import canonical, limits
+from ..core import canonical, codes, limits
 from ..api import TOOLS, Caller, Service
 from ..core.errors import GroundrulesError, did_you_mean, echo
 from .dispatch import Dispatcher
@@ -90,9 +90,9 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
             chosen.add(name)
         else:
             hint = did_you_mean(name, [*groups, *TOOLS]) or "groups and roles: " + ", ".join(groups)
-            raise GroundrulesError("USAGE", f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
+            raise GroundrulesError(codes.USAGE, f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
     if not chosen:
-        raise GroundrulesError("USAGE", "--tools names no tool")
+        raise GroundrulesError(codes.USAGE, "--tools names no tool")
     return frozenset(chosen)
 
 

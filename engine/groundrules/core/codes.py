@@ -1,0 +1,89 @@
+"""Every error code groundrules refuses with, as a named constant: the one place a code is spelled.
+
+A host branches on these, so each is stable. Some are also declared elsewhere, and
+tests/engine/test_error_codes.py holds them in step: the registry's own in the envelope contract
+(schemas/envelope.v1.schema.json surface_error_code), the finding ledger's in its contract
+(finding-ledger.v1 error_code), the evidence part's and verification's in their tables
+(rules/evidence_refusals.yaml codes, rules/verify_issues.yaml errors), whose messages they key.
+A raise site names the constant (`GroundrulesError(codes.USAGE, ...)`), never a string.
+"""
+from __future__ import annotations
+
+# The tool registry's own refusals, before any part runs (envelope.v1 surface_error_code).
+UNKNOWN_TOOL = "UNKNOWN_TOOL"
+PERMISSION_DENIED = "PERMISSION_DENIED"
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+PROJECT_SCOPE_MISMATCH = "PROJECT_SCOPE_MISMATCH"
+NOT_CONFIGURED = "NOT_CONFIGURED"
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+# The finding ledger's (finding-ledger.v1 error_code; INVALID_ARGUMENT and PROJECT_SCOPE_MISMATCH above).
+NOT_FOUND = "NOT_FOUND"
+INVALID_STATE_TRANSITION = "INVALID_STATE_TRANSITION"
+EVIDENCE_REQUIRED = "EVIDENCE_REQUIRED"
+RELATION_CYCLE = "RELATION_CYCLE"
+CONCURRENT_MODIFICATION = "CONCURRENT_MODIFICATION"
+STORAGE_ERROR = "STORAGE_ERROR"
+
+# The evidence ledger and fold (rules/evidence_refusals.yaml codes).
+PAYLOAD_INVALID = "PAYLOAD_INVALID"
+DUPLICATE_ID = "DUPLICATE_ID"
+OBSERVED_AFTER_NOW = "OBSERVED_AFTER_NOW"
+UNKNOWN_EVIDENCE = "UNKNOWN_EVIDENCE"
+QUOTE_MISMATCH = "QUOTE_MISMATCH"
+LOCK_MISMATCH = "LOCK_MISMATCH"
+LOCK_DUPLICATE = "LOCK_DUPLICATE"
+LOCK_TIMEOUT = "LOCK_TIMEOUT"
+NOT_RAW_EVIDENCE = "NOT_RAW_EVIDENCE"
+EVIDENCE_REDACTED = "EVIDENCE_REDACTED"
+INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+LOCK_DROPPED = "LOCK_DROPPED"
+LOCK_CONFLICT = "LOCK_CONFLICT"
+DISPOSITION_CONFLICT = "DISPOSITION_CONFLICT"
+UNKNOWN_EVENT = "UNKNOWN_EVENT"
+UNKNOWN_SLOT = "UNKNOWN_SLOT"
+UNKNOWN_SCOPE = "UNKNOWN_SCOPE"
+SUBJECTS_DIFFER = "SUBJECTS_DIFFER"
+SCOPE_EXISTS = "SCOPE_EXISTS"
+EVENT_INCOMPLETE = "EVENT_INCOMPLETE"
+EVENT_INVALID = "EVENT_INVALID"
+ALREADY_REDACTED = "ALREADY_REDACTED"
+LEDGER_CORRUPT = "LEDGER_CORRUPT"
+FOLD_INTERNAL = "FOLD_INTERNAL"
+
+# Candidate verification's errors (rules/verify_issues.yaml errors).
+MODEL_OUTPUT_INVALID = "MODEL_OUTPUT_INVALID"
+DATA_EXTRACTION_FAILED = "DATA_EXTRACTION_FAILED"
+
+# Locks: a message the lock part cannot read.
+INVALID_MESSAGE = "INVALID_MESSAGE"
+DUPLICATE_MESSAGE_ID = "DUPLICATE_MESSAGE_ID"
+
+# The engine: the tables, the clock, caller-supplied patterns.
+RULES_INVALID = "RULES_INVALID"
+RULEBOOK_MISSING = "RULEBOOK_MISSING"
+RULEBOOK_INCOMPLETE = "RULEBOOK_INCOMPLETE"
+HIT_POLICY_VIOLATION = "HIT_POLICY_VIOLATION"
+PATTERN_TIMEOUT = "PATTERN_TIMEOUT"
+BAD_NOW = "BAD_NOW"
+NOW_REQUIRED = "NOW_REQUIRED"
+
+# The decision log.
+DECISION_NOT_FOUND = "DECISION_NOT_FOUND"
+DECISION_UNREADABLE = "DECISION_UNREADABLE"
+NO_PLACEHOLDER = "NO_PLACEHOLDER"
+
+# The command line and the servers.
+USAGE = "USAGE"
+TOKENS_INVALID = "TOKENS_INVALID"
+SHUTTING_DOWN = "SHUTTING_DOWN"
+
+# The durable-rules oracle and the trace (analyst's tools, tests only).
+DURABLE_UNAVAILABLE = "DURABLE_UNAVAILABLE"
+DURABLE_UNSAFE = "DURABLE_UNSAFE"
+DURABLE_UNSUPPORTED_VALUE = "DURABLE_UNSUPPORTED_VALUE"
+DURABLE_OUTSIDE_CONTRACT = "DURABLE_OUTSIDE_CONTRACT"
+DURABLE_INEXPRESSIBLE = "DURABLE_INEXPRESSIBLE"
+DURABLE_FAILED = "DURABLE_FAILED"
+TRACE_DISAGREES = "TRACE_DISAGREES"
+
