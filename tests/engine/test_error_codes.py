@@ -19,9 +19,6 @@ CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
 # the calls whose first argument is a refusal's code: the error root, a part's refuse/error helpers,
 # a subclass handing its code to the root
 RAISERS = {"GroundrulesError", "StorageFailure", "refuse", "error", "__init__"}
-# the floors whose code is spelled only through the registry (the others are converted as their
-# owners' work settles: issue 34)
-CONVERTED = ("core", "locks", "store", "transports")
 
 
 def declared() -> dict[str, set[str]]:
@@ -74,16 +71,15 @@ def test_the_registry_holds_no_code_nobody_gives():
     assert sorted(set(REGISTRY) - used) == []
 
 
-def test_the_converted_floors_spell_no_code_as_a_string():
+def test_no_module_spells_a_code_as_a_string():
     """Not at a raise site, and nowhere else either (a comparison, an error object)."""
     found = []
-    for floor in CONVERTED:
-        for path in sorted((PACKAGE / floor).rglob("*.py")):
-            if path == PACKAGE / "core" / "codes.py":
-                continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Constant) and node.value in REGISTRY:
-                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.value}")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "core" / "codes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in REGISTRY:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.value}")
     assert found == []
 
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..store.protocols import EvidenceStore, EvidenceTx
@@ -137,8 +137,8 @@ class EvidenceLedger:
         try:
             return self._write(project, attempt)
         except GroundrulesError as exc:
-            if exc.code == "LOCK_TIMEOUT" and exc.code in self._refusals.codes:
-                raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
+            if exc.code == codes.LOCK_TIMEOUT and exc.code in self._refusals.codes:
+                raise self._refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
             raise
 
     def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> Callable[[dict], dict]:
@@ -151,7 +151,7 @@ class EvidenceLedger:
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
-                return _refused(self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id"))
+                return _refused(self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=sid, at=f"{at}.lock.locator.message_id"))
             found = locking.engine_locks(source, self._catalogue, self._book)
             sources[sid] = (source, found, self._stored_claims(tx, sid, found))
         source, found, claimed = sources[sid]
@@ -190,16 +190,16 @@ class EvidenceLedger:
 
     def _prepare(self, raw: Any, now: str, at: str) -> dict:
         if not isinstance(raw, dict):
-            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is an object")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a record is an object")
         record = dict(self.shaped(raw))
         record.setdefault("id", self._ids())
         record.setdefault("observed_at", now)
         record["recorded_at"] = now
         problem = record_problem(self._book.schemas, self._catalogue.records, record, at)
         if problem:
-            raise self._refusals.error("PAYLOAD_INVALID", problem=problem)
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=problem)
         if "redaction" in record or any(rec.is_tombstone(v) for v in rec.holder(record).values()):
-            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is appended unredacted; "
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a record is appended unredacted; "
                                        "use redact() to remove personal data")
         return record
 
@@ -245,7 +245,7 @@ class EvidenceLedger:
                 record["redaction"] = event["event"]
             return record
         except (KeyError, TypeError):
-            raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=row.get("id")) from None
 
     @contextmanager
     def _read(self, project: str | None) -> Iterator[Any]:
@@ -254,13 +254,13 @@ class EvidenceLedger:
             with self.store.read(project or self.project) as tx:
                 yield tx
         except CorruptRow as exc:
-            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     def _write(self, project: str | None, attempt: Callable[[Any], Any]) -> Any:
         try:
             return self.store.run_write(project or self.project, attempt)
         except CorruptRow as exc:
-            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     # -- reading --------------------------------------------------------------------------------
     def records(self, *, project: str | None = None) -> list[dict]:
@@ -272,7 +272,7 @@ class EvidenceLedger:
         with self._read(project) as tx:
             owner = tx.owner(record_id)
             if owner is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
+                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=record_id, at="get")
             return self._from_row(tx, _row_of(tx, owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
@@ -304,7 +304,7 @@ class EvidenceLedger:
             tx.add_interpretation(interpretation, now, sorted(keys))
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
-            raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem="an interpretation is an object with an 'id'")
         return self._write(project, attempt)
 
     def interpretations(self, *, project: str | None = None) -> list[dict]:
@@ -431,14 +431,14 @@ class EvidenceLedger:
         recording who and why, and leave no readable copy in the store's files. Returns the
         redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
-            raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem="redact needs a non-empty 'by' and 'reason'")
         def attempt(tx: EvidenceTx) -> list[dict]:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
+                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=str(record_id), at="redact")
             row = _row_of(tx, owner)
             if row["redaction_id"] is not None:
-                raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
+                raise self._refusals.error(codes.ALREADY_REDACTED, record=row["id"], redaction=row["redaction_id"])
             at = self._clock()
             events = [self._event(row, by, reason, at, None)]
             sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None

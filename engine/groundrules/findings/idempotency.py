@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import canonical
+from ..core import canonical, codes
 if TYPE_CHECKING:
     from .call import Call
 
@@ -30,7 +30,7 @@ class Retry:
         if first is None:
             return None
         if (first["tool"], first["payload_hash"]) != (call.tool, self.payload):
-            raise call.refuse("INVALID_ARGUMENT", "idempotency_reused", field="idempotency_key")
+            raise call.refuse(codes.INVALID_ARGUMENT, "idempotency_reused", field="idempotency_key")
         return first["response"]["data"], first["response"]["warnings"]
 
     def remember(self, data: dict, warnings: list) -> None:
