@@ -1,6 +1,9 @@
 """Which evidence links count as independent support (rules/independent_support.yaml): the
-transition guards and the warnings table read `independent`, never a source kind themselves, so
-an analyst decides it in one table."""
+transition guards and the warnings table read `independent`, never a writer or a method themselves,
+so an analyst decides it in one table. The table reads only what is known of a link, never what a
+caller declares: the writer the registry stamped (its role, how it was authenticated), a signer a
+signature was verified against, the method, and what groundrules checked itself (`source_check`).
+The free-text source_kind is not among the facts, so no row can read it."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -9,15 +12,24 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
 
 SUPPORT_TABLE = "independent_support"
+FACTS = ("relation", "method", "writer", "signer", "source_check")
 
 
 def judged(book: Rulebook, links: list[dict]) -> list[dict]:
-    """Each evidence link with `independent`: whether rules/independent_support.yaml counts its
-    source_kind and method as independent support (a model's thought or a user's word never,
-    whatever method it is filed under)."""
+    """Each evidence link with `independent` (may it stand behind `supported`?) and `support`, the
+    answer's word on it: {independent, code, label} of the row of rules/independent_support.yaml that
+    decided."""
     table = book.table(SUPPORT_TABLE)
     out = []
     for link in links:
-        code = table.evaluate({k: link[k] for k in ("source_kind", "method", "relation") if k in link}).fired[0].code
-        out.append(dict(link, independent=bool(table.codes.get(code, {}).get("independent"))))
+        code = table.evaluate({k: link[k] for k in FACTS if k in link}).fired[0].code
+        spec = table.codes.get(code, {})
+        counts = bool(spec.get("independent"))
+        out.append(dict(link, independent=counts, support={"independent": counts, "code": code,
+                                                           "label": spec.get("label", code)}))
     return out
+
+
+def support_of(book: Rulebook, link: dict) -> dict:
+    """{independent, code, label} for one link (what get_finding and the writes show per link)."""
+    return judged(book, [link])[0]["support"]
