@@ -138,14 +138,16 @@ def test_a_writer_cannot_be_given_in_the_arguments(ledger, where):
 
 
 def test_a_role_the_provenance_table_does_not_allow_a_method_is_refused_and_nothing_is_written(make_ledger):
-    host = make_ledger(principal="app", role="host")
-    allowed = next(w["methods"] for w in PROVENANCE["writers"] if w["role"] == "host")
-    denied = next(m for m in ("experiment", "reproduction", "test_run") if m not in allowed)
-    error = refused(host.call("log_finding", finding(evidence=[dict(EXPERIMENT, method=denied)])), "PERMISSION_DENIED")
-    assert "host" in error["message"] and denied in error["message"]
-    assert sql(host.store, "SELECT COUNT(*) FROM findings")[0][0] == 0
-    data = ok(host.call("log_finding", finding(evidence=[dict(USER_SAYS, method=allowed[0])])))
-    assert data["support"][0]["independent"] is False
+    runner = make_ledger(principal="ci", role="runner")
+    allowed = next(w["methods"] for w in PROVENANCE["writers"] if w["role"] == "runner")
+    denied = next(m for m in ("user_statement", "model_inference") if m not in allowed)
+    error = refused(runner.call("log_finding", finding(evidence=[EXPERIMENT, dict(USER_SAYS, method=denied)])),
+                    "PERMISSION_DENIED")
+    assert "runner" in error["message"] and denied in error["message"]
+    assert sql(runner.store, "SELECT COUNT(*) FROM findings")[0][0] == 0
+    assert sql(runner.store, "SELECT COUNT(*) FROM evidence")[0][0] == 0
+    data = ok(runner.call("log_finding", finding(evidence=[dict(EXPERIMENT, method=allowed[0])])))
+    assert data["support"][0]["independent"] is True
 
 
 def test_a_label_never_makes_evidence_independent(people):
