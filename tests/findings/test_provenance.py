@@ -74,9 +74,11 @@ def test_no_forgery_of_seed_001_reaches_supported_and_the_runners_and_reviewers_
     ok(runner.call("revalidate_finding", {"finding_id": fid, "result": "insufficient", "reason": "复现失败",
                                           "expected_version": 3}))
     assert state(agent, fid) == "provisional"
-    refused(agent.call("set_finding_state", {"finding_id": fid, "epistemic_state": "supported",
-                                             "reason": "我确定它成立", "expected_version": 4}), "EVIDENCE_REQUIRED")
+    error = refused(agent.call("set_finding_state", {"finding_id": fid, "epistemic_state": "supported",
+                                                     "reason": "我确定它成立", "expected_version": 4}), "EVIDENCE_REQUIRED")
     attempts += 1
+    # the refusal says why: the run counts as independent, but it came before the demotion
+    assert [(s["code"], s["after_demotion"]) for s in error["support"] if s["independent"]] == [("runner_run", False)]
     # 4. still_supports with only a colleague's remark, then with no evidence at all
     remark = dict(USER_SAYS, source_kind="colleague_remark", source_ref="chat:42", excerpt="同事说没问题")
     refused(agent.call("revalidate_finding", {"finding_id": fid, "result": "still_supports", "reason": "同事确认",

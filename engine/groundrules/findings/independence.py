@@ -30,6 +30,16 @@ def judged(book: Rulebook, links: list[dict]) -> list[dict]:
     return out
 
 
+def shown(link: dict) -> dict:
+    """A judged link as answers list it: which link (its evidence_id, none for evidence a refused
+    call never wrote: such links are listed in the order of the items given), whether it is
+    independent support and the row that said so, and (for links timed against the finding's
+    demotions) whether it came after the last one."""
+    return dict(**({"evidence_id": link["evidence_id"]} if link.get("evidence_id") else {}),
+                relation=link["relation"], method=link["method"], **link["support"],
+                **({"after_demotion": link["after_demotion"]} if "after_demotion" in link else {}))
+
+
 def support_of(book: Rulebook, link: dict) -> dict:
     """{independent, code, label} for one link (what get_finding and the writes show per link)."""
     return judged(book, [link])[0]["support"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.errors import GroundrulesError
-from .independence import judged
+from .independence import judged, shown
 if TYPE_CHECKING:
     from .call import Call
 
@@ -34,7 +34,7 @@ def check_move(call: Call, machine: str, source: str, target: str, facts: dict) 
     blocked = call.states.check(machine, source, target, facts, via=call.tool, role=call.role)
     if blocked is not None:
         extra = {"guard": blocked.guard} if blocked.guard else {}
-        raise GroundrulesError(blocked.code, blocked.message, machine=machine, **extra)
+        raise GroundrulesError(blocked.code, blocked.message, machine=machine, **extra, **_weighed(facts, blocked.guard))
 
 
 def check_stay(call: Call, machine: str, state: str, facts: dict) -> None:
@@ -43,7 +43,14 @@ def check_stay(call: Call, machine: str, state: str, facts: dict) -> None:
     facts = dict(facts, **{k: judged(call.book, facts[k]) for k in LINK_LISTS if k in facts})
     blocked = call.states.check_stay(machine, state, facts, via=call.tool, role=call.role)
     if blocked is not None:
-        raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard)
+        raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard,
+                               **_weighed(facts, blocked.guard))
+
+
+def _weighed(facts: dict, guard: str) -> dict:
+    """A guard's refusal says how each link it weighed was judged (`support`), so the caller sees
+    why the evidence did not count."""
+    return {"support": [shown(link) for link in facts["basis"]]} if guard and facts.get("basis") else {}
 
 
 def check_requires(call: Call, machine: str, state: str, facts: dict) -> None:

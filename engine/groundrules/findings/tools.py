@@ -46,9 +46,7 @@ def _basis(links: list[dict]) -> list[dict]:
 def _supports(call: Call, links: list[dict]) -> list[dict]:
     """Per link: whether it is independent support, the row of the table that said so, and (for links
     timed against the finding's demotions) whether it came after the last one."""
-    return [dict(evidence_id=l["evidence_id"], relation=l["relation"], method=l["method"],
-                 **independence.support_of(call.book, l),
-                 **({"after_demotion": l["after_demotion"]} if "after_demotion" in l else {})) for l in links]
+    return [independence.shown(link) for link in independence.judged(call.book, links)]
 
 
 def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict, new_links: list[dict] = (),
