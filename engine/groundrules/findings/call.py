@@ -18,6 +18,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..store.findings_sql import FindingOps
 from .clock import Ids
+from .independence import Judge
 from .write_warnings import WarningRows
 
 STATES_TABLE = "finding_states"
@@ -44,7 +45,8 @@ class Call:
         self.names = self.vocab.acts_on
         self.ids = ids
         self.now = now
-        self.warning_rows = WarningRows(book)
+        self.judge = Judge(book)           # which links count as independent support, judged once a call
+        self.warning_rows = WarningRows(book, self.judge)
         self._after: list[Callable[[], None]] = []
 
     def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:

@@ -15,19 +15,31 @@ SUPPORT_TABLE = "independent_support"
 FACTS = ("relation", "method", "writer", "signer", "source_check")
 
 
-def judged(book: Rulebook, links: list[dict]) -> list[dict]:
-    """Each evidence link with `independent` (may it stand behind `supported`?) and `support`, the
-    answer's word on it: {independent, code, label} of the row of rules/independent_support.yaml that
-    decided."""
-    table = book.table(SUPPORT_TABLE)
-    out = []
-    for link in links:
-        code = table.evaluate({k: link[k] for k in FACTS if k in link}).fired[0].code
-        spec = table.codes.get(code, {})
-        counts = bool(spec.get("independent"))
-        out.append(dict(link, independent=counts, support={"independent": counts, "code": code,
-                                                           "label": spec.get("label", code)}))
-    return out
+class Judge:
+    """rules/independent_support.yaml's verdicts for one call: a call weighs the same links several
+    times (a guard's basis and links, its warnings, its answer), and a link's facts are judged once."""
+
+    def __init__(self, book: Rulebook):
+        self._book = book
+        self._seen: dict[str, dict] = {}
+
+    def __call__(self, links: list[dict]) -> list[dict]:
+        """Each evidence link with `independent` (may it stand behind `supported`?) and `support`,
+        the answer's word on it: {independent, code, label} of the row that decided."""
+        return [dict(link, independent=support["independent"], support=support)
+                for link in links for support in (self.support_of(link),)]
+
+    def support_of(self, link: dict) -> dict:
+        """{independent, code, label} for one link (what get_finding and the writes show per link)."""
+        facts = {k: link[k] for k in FACTS if k in link}
+        key = repr(facts)
+        if key not in self._seen:
+            table = self._book.table(SUPPORT_TABLE)
+            code = table.evaluate(facts).fired[0].code
+            spec = table.codes.get(code, {})
+            self._seen[key] = {"independent": bool(spec.get("independent")), "code": code,
+                               "label": spec.get("label", code)}
+        return dict(self._seen[key])
 
 
 def shown(link: dict) -> dict:
@@ -38,8 +50,3 @@ def shown(link: dict) -> dict:
     return dict(**({"evidence_id": link["evidence_id"]} if link.get("evidence_id") else {}),
                 relation=link["relation"], method=link["method"], **link["support"],
                 **({"after_demotion": link["after_demotion"]} if "after_demotion" in link else {}))
-
-
-def support_of(book: Rulebook, link: dict) -> dict:
-    """{independent, code, label} for one link (what get_finding and the writes show per link)."""
-    return judged(book, [link])[0]["support"]

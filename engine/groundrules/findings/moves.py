@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.errors import GroundrulesError
-from .independence import judged, shown
+from .independence import shown
 if TYPE_CHECKING:
     from .call import Call
 
@@ -30,7 +30,7 @@ def timed(links: list[dict], demoted: int) -> list[dict]:
 
 def check_move(call: Call, machine: str, source: str, target: str, facts: dict) -> None:
     """Refuse the move `source` -> `target` unless a transition allows it via this call's tool."""
-    facts = dict(facts, **{k: judged(call.book, facts[k]) for k in LINK_LISTS if k in facts})
+    facts = dict(facts, **{k: call.judge(facts[k]) for k in LINK_LISTS if k in facts})
     blocked = call.states.check(machine, source, target, facts, via=call.tool, role=call.role)
     if blocked is not None:
         extra = {"guard": blocked.guard} if blocked.guard else {}
@@ -40,7 +40,7 @@ def check_move(call: Call, machine: str, source: str, target: str, facts: dict) 
 def check_stay(call: Call, machine: str, state: str, facts: dict) -> None:
     """Refuse a call that leaves `state` as it is (revalidation) where the machine forbids it: its
     `requires` guards, and the guards of its `stays` for this state and tool."""
-    facts = dict(facts, **{k: judged(call.book, facts[k]) for k in LINK_LISTS if k in facts})
+    facts = dict(facts, **{k: call.judge(facts[k]) for k in LINK_LISTS if k in facts})
     blocked = call.states.check_stay(machine, state, facts, via=call.tool, role=call.role)
     if blocked is not None:
         raise GroundrulesError(blocked.code, blocked.message, machine=machine, guard=blocked.guard,

@@ -46,7 +46,7 @@ def _basis(links: list[dict]) -> list[dict]:
 def _supports(call: Call, links: list[dict]) -> list[dict]:
     """Per link: whether it is independent support, the row of the table that said so, and (for links
     timed against the finding's demotions) whether it came after the last one."""
-    return [independence.shown(link) for link in independence.judged(call.book, links)]
+    return [independence.shown(link) for link in call.judge(links)]
 
 
 def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict, new_links: list[dict] = (),
@@ -67,7 +67,7 @@ def _evidence(call: Call, seq: int, limit: int | None, relation: str | None = No
     and `after_demotion` (support needs links made after the finding's last demotion)."""
     rows = call.tx.linked_evidence(seq, relation) if rows is None else rows
     demoted = moves.last_demotion(call, seq) if rows else 0
-    return [views.evidence(r, limit, dict(independence.support_of(call.book, r),
+    return [views.evidence(r, limit, dict(call.judge.support_of(r),
                                           after_demotion=r["finding_version"] > demoted)) for r in rows]
 
 
