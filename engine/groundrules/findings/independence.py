@@ -1,9 +1,10 @@
 """Which evidence links count as independent support (rules/independent_support.yaml): the
 transition guards and the warnings table read `independent`, never a writer or a method themselves,
 so an analyst decides it in one table. The table reads only what is known of a link, never what a
-caller declares: the writer the registry stamped (its role, how it was authenticated), a signer a
-signature was verified against, the method, and what groundrules checked itself (`source_check`).
-The free-text source_kind is not among the facts, so no row can read it."""
+caller declares: the writer the registry stamped (its role, how it was authenticated, and
+`writer.signer`, a signer a signature was verified against), the method, and what groundrules
+checked itself (`source_check`). The free-text source_kind is not among the facts, so no row can
+read it."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -12,7 +13,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
 
 SUPPORT_TABLE = "independent_support"
-FACTS = ("relation", "method", "writer", "signer", "source_check")
+FACTS = ("relation", "method", "writer", "source_check")
 
 
 class Judge:
