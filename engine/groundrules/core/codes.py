@@ -84,6 +84,7 @@ TRUST_INVALID = "TRUST_INVALID"
 # The command line and the servers.
 USAGE = "USAGE"
 TOKENS_INVALID = "TOKENS_INVALID"
+TRUST_INVALID = "TRUST_INVALID"
 SHUTTING_DOWN = "SHUTTING_DOWN"
 
 # The durable-rules oracle and the trace (analyst's tools, tests only).
