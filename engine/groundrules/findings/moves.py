@@ -24,7 +24,7 @@ def last_demotion(call: Call, seq: int) -> int:
 
 def timed(links: list[dict], demoted: int) -> list[dict]:
     """Each link with `after_demotion`: was it linked after the finding's last demotion (at a later
-    version)? Support must come from such links (seed 001 §6: not one the finding once had)."""
+    version)? Support must come from such links (docs/spec/findings.md, what the tools never do: not one the finding once had)."""
     return [dict(link, after_demotion=link["finding_version"] > demoted) for link in links]
 
 
