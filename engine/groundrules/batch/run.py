@@ -1,0 +1,193 @@
+"""`groundrules batch`: chunks of rows answered by worker processes, written in input order.
+
+The reader keeps at most `chunks_in_flight` chunks per worker under way (rules/limits.yaml
+`batch`); answers are written in the order the chunks were read, whichever worker finishes first,
+so the output's bytes are the same for any worker count. JSONL answers are appended as they come,
+so an interrupted run leaves a prefix of the whole output: a rerun checks that prefix (complete
+lines, each under this rulebook, the last one's key at its row) and answers only the rows after
+it. CSV and Parquet outputs are made from such a JSONL journal (`OUT.partial.jsonl`) once it is
+whole, written beside the output and renamed into place.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from collections import Counter, deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..core.errors import GroundrulesError
+from . import formats
+from .answer import Answerer
+from .progress import Progress
+
+JOURNAL = ".partial.jsonl"
+
+
+@dataclass
+class Outcome:
+    rows: int            # answered by this run
+    resumed: int         # answered by an earlier run and kept
+    codes: Counter       # refusals of this run, by error code
+
+
+def run(answerer: Answerer, inputs: list[formats.Source], out: str, *, out_format: str | None = None,
+        workers: int = 1, chunk_rows: int = 500, in_flight: int = 3, restart: bool = False,
+        progress: Progress | None = None) -> Outcome:
+    """Answer every row of `inputs` into `out` (a file, or `-` for stdout)."""
+    fmt = formats.format_of(out, out_format)
+    progress = progress or Progress(bar=False, every_s=float("inf"))
+    if out == formats.STDIO:
+        return _answer_into(answerer, inputs, sys.stdout, 0, workers, chunk_rows, in_flight, progress, flush=True)
+    target = Path(out)
+    if target.exists() and target.is_dir():
+        raise formats.usage(f"--out {out}: is a folder; name the file to write")
+    if not target.parent.is_dir():
+        raise formats.usage(f"--out {out}: the folder does not exist")
+    journal = target if fmt == "jsonl" else target.with_name(target.name + JOURNAL)
+    if fmt != "jsonl" and target.exists() and not journal.exists() and not restart:
+        raise formats.usage(f"--out {out}: exists and is complete; remove it or pass --restart to answer again")
+    done = 0 if restart else _resumable(journal, answerer, inputs, chunk_rows)
+    mode = "a" if done else "w"
+    with open(journal, mode, encoding="utf-8", newline="\n") as stream:
+        outcome = _answer_into(answerer, inputs, stream, done, workers, chunk_rows, in_flight, progress)
+    if fmt != "jsonl":
+        formats.convert(journal, target, fmt, chunk_rows)
+        journal.unlink()
+    return outcome
+
+
+def _answer_into(answerer: Answerer, inputs: list[formats.Source], stream, skip: int, workers: int,
+                 chunk_rows: int, in_flight: int, progress: Progress, flush: bool = False) -> Outcome:
+    codes: Counter = Counter()
+    rows = 0
+    if skip:
+        progress.skip(skip)
+    for lines, counted in _answered(answerer, _after(formats.chunks(inputs, chunk_rows), skip), workers,
+                                    in_flight):
+        stream.write("".join(line + "\n" for line in lines))
+        if flush:
+            stream.flush()
+        rows += len(lines)
+        codes.update(counted)
+        progress.add(len(lines), counted)
+    return Outcome(rows, skip, codes)
+
+
+def _after(chunks: Iterator[list], skip: int) -> Iterator[list]:
+    """The chunks without their first `skip` rows."""
+    for chunk in chunks:
+        if skip >= len(chunk):
+            skip -= len(chunk)
+            continue
+        yield chunk[skip:]
+        skip = 0
+
+
+# ----------------------------------------------------------------------------- the workers
+
+_WORKER: dict = {}     # this worker process's Answerer, set once by its initializer
+
+
+def _start(answerer: Answerer) -> None:
+    _WORKER["answerer"] = answerer
+
+
+def _chunk(chunk: list) -> tuple[list[str], Counter]:
+    return _lines(_WORKER["answerer"], chunk)
+
+
+def _lines(answerer: Answerer, chunk: list) -> tuple[list[str], Counter]:
+    lines, codes = [], Counter()
+    for place, row in chunk:
+        key, envelope, text = answerer.answered(place, row)
+        if not envelope["ok"] and envelope["error"]:
+            codes[envelope["error"]["code"]] += 1
+        elif not envelope["ok"]:
+            codes["not ok"] += 1
+        lines.append('{"key": ' + json.dumps(key, ensure_ascii=False) + ", " + text[1:])
+    return lines, codes
+
+
+def _answered(answerer: Answerer, chunks: Iterator[list], workers: int, in_flight: int
+              ) -> Iterator[tuple[list[str], Counter]]:
+    """Each chunk's answers, in the order the chunks come. One worker answers in this process;
+    more are forked processes that inherit the compiled rulebook (nothing is loaded again), each
+    with at most `in_flight` chunks waiting for it."""
+    if workers <= 1:
+        for chunk in chunks:
+            yield _lines(answerer, chunk)
+        return
+    context = multiprocessing.get_context("fork")
+    pending: deque[Future] = deque()
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(answerer,)) as pool:
+        try:
+            for chunk in chunks:
+                pending.append(pool.submit(_chunk, chunk))
+                while len(pending) >= workers * in_flight:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+# ----------------------------------------------------------------------------- resuming
+
+def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], chunk_rows: int) -> int:
+    """How many rows the journal already answers (0 when there is none): its complete lines, each
+    under this rulebook, the last one keyed as the row at its place. A partial last line (a run
+    stopped while writing) is cut off."""
+    if not journal.exists():
+        return 0
+    if any(source.path is None for source in inputs):
+        raise GroundrulesError("USAGE", f"{journal}: holds answers of an earlier run, which stdin cannot be matched "
+                                        "with; give the input as files, or pass --restart")
+    tail = f', "rulebook": {json.dumps(answerer.version, ensure_ascii=False)}}}'
+    count, last, good_bytes = 0, None, 0
+    with open(journal, "rb") as stream:
+        for raw in stream:
+            if not raw.endswith(b"\n"):
+                break
+            text = raw[:-1].decode("utf-8")
+            if not text.endswith(tail):
+                found = _version_of(text)
+                raise GroundrulesError("USAGE", f"{journal}: answered under rulebook {found}, not this one "
+                                                f"({answerer.version}); pass --restart to answer every row again")
+            count += 1
+            good_bytes += len(raw)
+            last = text
+    if count == 0:
+        journal.unlink()
+        return 0
+    if good_bytes != journal.stat().st_size:
+        os.truncate(journal, good_bytes)
+    key = json.loads(last)["key"]
+    place, row = _row_at(inputs, count, chunk_rows)
+    expected = None if row is None else answerer.answered(place, row)[0]
+    if expected != key:
+        raise GroundrulesError("USAGE", f"{journal}: its {count} answer(s) do not match the input (row {count} is "
+                                        f"{json.dumps(expected, ensure_ascii=False)}, the output has "
+                                        f"{json.dumps(key, ensure_ascii=False)}); pass --restart to answer again")
+    return count
+
+
+def _row_at(inputs: list[formats.Source], n: int, chunk_rows: int) -> tuple[Any, Any]:
+    seen = 0
+    for chunk in formats.chunks(inputs, chunk_rows):
+        if seen + len(chunk) >= n:
+            return chunk[n - seen - 1]
+        seen += len(chunk)
+    return None, None
+
+
+def _version_of(text: str) -> str:
+    try:
+        return str(json.loads(text).get("rulebook"))
+    except ValueError:
+        return "(not an answer line)"
