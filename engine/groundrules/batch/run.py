@@ -11,17 +11,15 @@ whole, written beside the output and renamed into place.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sys
-from collections import Counter, deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
 from ..core.errors import GroundrulesError
-from . import formats
+from . import formats, pool
 from .answer import Answerer
 from .progress import Progress
 
@@ -90,51 +88,22 @@ def _after(chunks: Iterator[list], skip: int) -> Iterator[list]:
 
 # ----------------------------------------------------------------------------- the workers
 
-_WORKER: dict = {}     # this worker process's Answerer, set once by its initializer
-
-
-def _start(answerer: Answerer) -> None:
-    _WORKER["answerer"] = answerer
-
-
-def _chunk(chunk: list) -> tuple[list[str], Counter]:
-    return _lines(_WORKER["answerer"], chunk)
-
-
 def _lines(answerer: Answerer, chunk: list) -> tuple[list[str], Counter]:
+    """A chunk's answer lines, and its refusals by code."""
     lines, codes = [], Counter()
     for place, row in chunk:
         key, envelope, text = answerer.answered(place, row)
-        if not envelope["ok"] and envelope["error"]:
-            codes[envelope["error"]["code"]] += 1
-        elif not envelope["ok"]:
-            codes["not ok"] += 1
+        if not envelope["ok"]:
+            codes[(envelope["error"] or {}).get("code", "not ok")] += 1
         lines.append('{"key": ' + json.dumps(key, ensure_ascii=False) + ", " + text[1:])
     return lines, codes
 
 
 def _answered(answerer: Answerer, chunks: Iterator[list], workers: int, in_flight: int
               ) -> Iterator[tuple[list[str], Counter]]:
-    """Each chunk's answers, in the order the chunks come. One worker answers in this process;
-    more are forked processes that inherit the compiled rulebook (nothing is loaded again), each
-    with at most `in_flight` chunks waiting for it."""
-    if workers <= 1:
-        for chunk in chunks:
-            yield _lines(answerer, chunk)
-        return
-    context = multiprocessing.get_context("fork")
-    pending: deque[Future] = deque()
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(answerer,)) as pool:
-        try:
-            for chunk in chunks:
-                pending.append(pool.submit(_chunk, chunk))
-                while len(pending) >= workers * in_flight:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
+    """Each chunk's answers, in the order the chunks come: in this process for one worker, else in
+    forked ones that inherit the compiled rulebook (pool.ordered)."""
+    return pool.ordered(_lines, answerer, chunks, workers=workers, in_flight=in_flight)
 
 
 # ----------------------------------------------------------------------------- resuming

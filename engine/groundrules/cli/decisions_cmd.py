@@ -11,7 +11,7 @@ import argparse
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..core import canonical, rulebook
+from ..core import canonical, limits, rulebook
 from ..api import ROLES_TABLE, Service
 from ..core.errors import echo
 from ..store import is_postgres
@@ -64,6 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--fail-on", choices=FAIL_ON, metavar="|".join(FAIL_ON),
                    help="exit 1 when a primary code, a lock, a refusal, or anything changes (and always when a "
                         "decision does not reproduce)")
+    r.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="re-run the calls in N forked processes, a chunk at a time (rules/limits.yaml batch); the "
+                        "report is the same for any N (default 1)")
     r.add_argument("--examples", type=int, default=3, metavar="N", help="examples shown per kind of change (default 3)")
     r.add_argument("--reveal", action="store_true", help="show personal values in the examples (reviewers)")
     r.add_argument("--role", default="reviewer",
@@ -136,6 +139,8 @@ def run_replay(args: argparse.Namespace) -> int:
         raise usage_error("--promote DECISION_ID and --to DIR go together")
     if args.examples < 0:
         raise usage_error("--examples N: N is 0 or more")
+    if args.workers < 1:
+        raise usage_error("--workers N: N is 1 or more")
     root = Path(args.rules) if getattr(args, "rules", None) else rulebook.data_root()
     from .session import decision_key
     key = decision_key(args)
@@ -159,8 +164,10 @@ def run_replay(args: argparse.Namespace) -> int:
         unknown = [t for t in tools if t not in replay.STATELESS]
         if unknown:
             raise usage_error(f"--tool {unknown[0]}: replay runs only the stateless tools ({', '.join(replay.STATELESS)})")
+        table = limits.of(candidate)
+        chunking = {"chunk_rows": table.chunk_rows, "in_flight": table.chunks_in_flight} if table else {}
         result = replay.replay(log, candidate, logged, projects=args.project, tools=tools, since=since,
-                               examples=args.examples, reveal=args.reveal)
+                               examples=args.examples, reveal=args.reveal, workers=args.workers, **chunking)
     if args.format == "json":
         emit(result)
     elif args.format == "html":
