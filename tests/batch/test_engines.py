@@ -78,7 +78,8 @@ def spark():
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
     session = (SparkSession.builder.master("local[2]").appName("groundrules-batch-test")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500").getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session

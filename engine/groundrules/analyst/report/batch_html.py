@@ -62,7 +62,7 @@ def charts(summary: dict) -> list[tuple[str, str, list]]:
          [(_named(r["code"], r["label"]), [("count", r["count"])]) for r in summary["primary"]]),
         ("reasons", "Every support reason, by row of support_reason",
          [(_named(r["code"], r["label"]), [("count", r["count"])]) for r in summary["reasons"]]),
-        ("lock-kinds", "Locks by kind (valid, invalid)",
+        ("lock-kinds", "Locks by kind: valid (blue) and invalid (orange)",
          [(k["kind"], [("valid", k["valid"]), ("invalid", k["invalid"])]) for k in locks["kinds"]]),
         ("invalid-reasons", "Invalid locks by reason",
          [(r["reason"], [("count", r["count"])]) for r in locks["invalid_reasons"]]),
