@@ -44,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     purge = dsub.add_parser("purge", help="delete the decisions older than their tool's retention (cron)")
     add_caller_args(purge, role="reviewer", ledger=True)
     purge.set_defaults(func=run_purge)
+    export = dsub.add_parser("export", help="write the log's rows to Parquet, payloads still sealed (replay on Spark)")
+    add_caller_args(export, role="reviewer", ledger=True)
+    export.add_argument("--out", required=True, metavar="FILE.parquet", help="the Parquet file to write")
+    export.add_argument("--tool", action="append", metavar="TOOL", help="only this tool (repeatable)")
+    export.add_argument("--since", help="only calls since: ISO 8601 with an offset, or 7d / 12h / 30m back from now")
+    export.set_defaults(func=run_export)
 
     r = sub.add_parser("replay", help="replay logged calls under a candidate rulebook: what would change",
                        description="Re-run the logged calls of the stateless tools (explain_support, lock_message, "
@@ -126,6 +132,30 @@ def run_purge(args: argparse.Namespace) -> int:
     finally:
         log.close()
     emit(canonical.envelope(ok=True, data={"deleted": deleted}, rulebook=book.version))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """The rows as stored (payloads sealed, masked paths never kept): for reviewers, as reading is."""
+    from ..decisions import export, times
+    book = rulebook_from(args)
+    _may_read_decisions(args, book, "exporting the log")
+    if not args.out.endswith(".parquet"):
+        raise usage_error(f"--out {args.out}: the export is Parquet; name it .parquet")
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise usage_error(f"--out {args.out}: the folder does not exist")
+    log = decision_log(args, book, _db(args))
+    try:
+        since = None
+        if args.since is not None:
+            since = times.since(args.since, log.now())
+            if since is None:
+                raise usage_error(f"--since {args.since}: expected ISO 8601 with an offset, or 7d / 12h / 30m")
+        written = export.export(log, out, projects=[args.project], tools=args.tool, since=since)
+    finally:
+        log.close()
+    emit(canonical.envelope(ok=True, data={"exported": written, "out": out.name}, rulebook=book.version))
     return 0
 
 
