@@ -71,14 +71,17 @@ def batch(answerer: Answerer, source: Path, out: Path, workers: int, fmt: str | 
     runner.run(answerer, formats.sources([str(source)]), str(out), workers=workers, restart=True, out_format=fmt)
 
 
-def paired(runs: dict, rounds: int, measure: int = 0) -> dict:
+def paired(runs: dict, rounds: int, measure: int = 0, both: dict | None = None) -> dict:
     """name -> per-round seconds (measure 0: CPU, 1: wall); one run of each per round, the order
-    alternating."""
+    alternating. `both`, when given, receives name -> [(CPU, wall)] of the same runs."""
     times: dict = {name: [] for name in runs}
     names = list(runs)
     for r in range(rounds):
         for name in (names if r % 2 == 0 else names[::-1]):
-            times[name].append(cpu(runs[name])[measure])
+            spent = cpu(runs[name])
+            times[name].append(spent[measure])
+            if both is not None:
+                both.setdefault(name, []).append(spent)
     return times
 
 
@@ -121,11 +124,16 @@ def scale(folder: Path, rows: int, rounds: int) -> None:
     assert (folder / "w1.jsonl").read_bytes() == (folder / "w2.jsonl").read_bytes(), "workers changed the bytes"
     print(f"2. scaling on {os.cpu_count()} cores: batch --workers 2 against --workers 1, {rows} chat rows, wall time, "
           f"{rounds} paired rounds, {load()}")
+    both: dict = {}
     times = paired({"w1": lambda: batch(answerer, source, folder / "w1.jsonl", 1),
-                    "w2": lambda: batch(answerer, source, folder / "w2.jsonl", 2)}, rounds, measure=1)
+                    "w2": lambda: batch(answerer, source, folder / "w2.jsonl", 2)}, rounds, measure=1, both=both)
     med = {k: statistics.median(v) for k, v in times.items()}
     print(f"  --workers 1: {rows / med['w1']:,.0f} rows/s; --workers 2: {rows / med['w2']:,.0f} rows/s; "
           f"speed-up {ratio(times, 'w2', 'w1'):.2f}x (target >= 1.7), {load()}")
+    cpu_ratio = statistics.median(b[0] / a[0] for a, b in zip(both["w1"], both["w2"]))
+    print(f"  CPU time of the whole run (parent and workers), --workers 2 / --workers 1: {cpu_ratio:.2f}x; "
+          f"wall speed-up 2 cores could give at that cost: {2 / cpu_ratio:.2f}x (on a machine this loaded, "
+          "the wall figure measures the scheduler's share, not the batch)")
 
 
 def spark(folder: Path, rows: int, rounds: int) -> None:
