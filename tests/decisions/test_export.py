@@ -17,18 +17,9 @@ from groundrules.decisions.export import ExportedLog, export
 
 from decision_support import KEY_MATERIAL
 from corpus_traffic import traffic
-from test_replay import AGENT, OTHER, ONCE, edited
+from test_replay import ONCE, edited, logged  # noqa: F401 - the corpus logged as traffic
 
 pytest.importorskip("pyarrow")
-
-
-@pytest.fixture
-def logged(service):
-    for n, (tool, arguments) in enumerate(traffic()):
-        service.call(tool, arguments, AGENT if n % 3 else OTHER)
-    service.call("get_evidence", {}, AGENT)
-    service.decisions.flush()
-    return service
 
 
 @ONCE

@@ -5,7 +5,6 @@ fetched; a screenshot is kept. Chromium as in test_report_browser.py (CI=true: n
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -13,8 +12,8 @@ import pytest
 
 from groundrules.analyst.report import batch_html
 from groundrules.batch import formats, summary
-from cdp import Browser, chromium
 from cli_inproc import run_cli
+from test_report_browser import browser  # noqa: F401 - the module's Chromium, skipped or failed as it says
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "report"     # git-ignored
@@ -69,17 +68,6 @@ def test_json_prints_the_counts_as_an_envelope(answers):
     envelope = json.loads(done.stdout)
     assert envelope["ok"] and envelope["data"] == summary.summarize(formats.answers(str(answers[0])))
     assert run_cli("report", "--batch", str(answers[0])).returncode == 1          # neither --out nor --json
-
-
-@pytest.fixture(scope="module")
-def browser():
-    binary = chromium()
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this test")
-    with Browser(binary) as b:
-        yield b
 
 
 @pytest.mark.parametrize("which", [0, 1], ids=["locks", "reasons"])

@@ -53,12 +53,7 @@ def run(args: argparse.Namespace) -> int:
     replayed = _replay(args.replay, book) if args.replay else None
     with (base_rulebook(args.base, root) if args.base else nullcontext()) as base:
         html = report.render(book, cases, base, replayed)
-    try:
-        target = report.write(out, html)
-    except OSError as exc:
-        raise usage_error(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
-    emit_text(f"wrote {target} ({len(html.encode('utf-8'))} bytes); open it in a browser")
-    return 0
+    return _write(args, out, html)
 
 
 def _replay(path: str, book: rulebook.Rulebook) -> dict:
@@ -102,10 +97,13 @@ def _batch(args: argparse.Namespace) -> int:
         versions = [r["rulebook"] for r in counted["rulebooks"]]
         emit(canonical.envelope(ok=True, data=counted, rulebook=versions[0] if len(versions) == 1 else None))
         return 0
-    html = batch_html.page(counted, path.name)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise usage_error(f"--out {args.out}: exists and is not a folder")
+    return _write(args, out, batch_html.page(counted, path.name))
+
+
+def _write(args: argparse.Namespace, out: Path, html: str) -> int:
     try:
         target = report.write(out, html)
     except OSError as exc:
