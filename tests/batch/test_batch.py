@@ -281,3 +281,17 @@ def test_contexts_run_through_explain_support(tmp_path, rulebook):
     assert [{k: v for k, v in a.items() if k != "key"} for a in got] == \
         [service.call("explain_support", r, caller) for r in rows]
     assert list(COLUMNS) == list(got[0])
+
+
+def test_progress_is_a_bar_on_a_terminal():
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(stream=stream)
+    progress.add(250, Counter({"INVALID_ROW": 1}))
+    progress.close()
+    assert "250row" in stream.getvalue().replace(" ", "") and "refused=1" in stream.getvalue()
