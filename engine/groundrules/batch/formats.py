@@ -175,8 +175,8 @@ def convert(journal: Path, out: Path, fmt: str, chunk_rows: int) -> None:
                     values["ok"] = "true" if values["ok"] else "false"
                     writer.writerow(["" if values[c] is None else values[c] for c in COLUMNS])
         else:
-            import pyarrow as pa
             pq = _pyarrow_parquet(str(out))
+            import pyarrow as pa
             from .answer import arrow_schema
             schema = arrow_schema()
             with pq.ParquetWriter(partial, schema) as writer:
