@@ -62,6 +62,11 @@ def _tokens() -> ModuleType:
     return tokens_cmd
 
 
+def _sign() -> ModuleType:
+    from . import sign_cmd
+    return sign_cmd
+
+
 # command -> the part registering it, in the order `groundrules --help` lists them
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
@@ -70,7 +75,7 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "diff": _diff,
     "batch": _batch,
     "report": _report,
-    "serve": _findings, "findings": _findings, "tokens": _tokens,
+    "serve": _findings, "findings": _findings, "tokens": _tokens, "sign": _sign,
     "evidence": _evidence,
     "decisions": _decisions, "replay": _decisions,
 }
