@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..api import ROLES_TABLE, TOOLS, Caller, Service
 from ..core import canonical, limits
 from ..core import rulebook as rulebooks
+from ..core import codes
 from ..core.errors import GroundrulesError
 from .plan import Plan, RowError, arguments, decode
 
@@ -39,13 +40,13 @@ class Answerer:
 
     def __init__(self, book: rulebooks.Rulebook, plan: Plan, caller: Caller = BATCH_CALLER):
         if plan.tool not in stateless():
-            raise GroundrulesError("USAGE", f"{plan.tool}: a batch runs only the stateless tools "
+            raise GroundrulesError(codes.USAGE, f"{plan.tool}: a batch runs only the stateless tools "
                                             f"({', '.join(stateless())})")
         self.service, self.plan, self.caller = Service(book), plan, caller
         self.roles = book.table(ROLES_TABLE)
         missing = [m for m in ROW_MESSAGES if m not in self.roles.messages]
         if missing:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", "the role table (rules/roles.yaml) has no message "
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the role table (rules/roles.yaml) has no message "
                                    f"{', '.join(missing)}, which a batch's error rows are worded by")
         table = limits.of(book)
         self.row_bytes = table.input_bytes if table is not None else None
@@ -64,7 +65,7 @@ class Answerer:
             key = self.key_of(row, place)
             args = arguments(self.plan, row)
         except RowError as exc:
-            error = GroundrulesError("INVALID_ROW", self.roles.message(exc.name, **exc.params)).as_dict()
+            error = GroundrulesError(codes.INVALID_ROW, self.roles.message(exc.name, **exc.params)).as_dict()
             envelope = canonical.envelope(ok=False, error=error, rulebook=self.version)
             return key, envelope, canonical.json_text(envelope)
         envelope, text = self.service.answer(self.plan.tool, args, self.caller, decoded=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
@@ -24,7 +25,7 @@ STDIO = "-"
 
 
 def usage(message: str) -> GroundrulesError:
-    return GroundrulesError("USAGE", message)
+    return GroundrulesError(codes.USAGE, message)
 
 
 def format_of(name: str, given: str | None = None) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 from . import formats, pool
 from .answer import Answerer
@@ -30,7 +31,7 @@ JOURNAL = ".partial.jsonl"
 class Outcome:
     rows: int            # answered by this run
     resumed: int         # answered by an earlier run and kept
-    codes: Counter       # refusals of this run, by error code
+    refused: Counter     # refusals of this run, by error code
 
 
 def run(answerer: Answerer, inputs: list[formats.Source], out: str, *, out_format: str | None = None,
@@ -61,7 +62,7 @@ def run(answerer: Answerer, inputs: list[formats.Source], out: str, *, out_forma
 
 def _answer_into(answerer: Answerer, inputs: list[formats.Source], stream, skip: int, workers: int,
                  chunk_rows: int, in_flight: int, progress: Progress, flush: bool = False) -> Outcome:
-    codes: Counter = Counter()
+    refused: Counter = Counter()
     rows = 0
     if skip:
         progress.skip(skip)
@@ -71,9 +72,9 @@ def _answer_into(answerer: Answerer, inputs: list[formats.Source], stream, skip:
         if flush:
             stream.flush()
         rows += len(lines)
-        codes.update(counted)
+        refused.update(counted)
         progress.add(len(lines), counted)
-    return Outcome(rows, skip, codes)
+    return Outcome(rows, skip, refused)
 
 
 def _after(chunks: Iterator[list], skip: int) -> Iterator[list]:
@@ -90,13 +91,13 @@ def _after(chunks: Iterator[list], skip: int) -> Iterator[list]:
 
 def _lines(answerer: Answerer, chunk: list) -> tuple[list[str], Counter]:
     """A chunk's answer lines, and its refusals by code."""
-    lines, codes = [], Counter()
+    lines, refused = [], Counter()
     for place, row in chunk:
         key, envelope, text = answerer.answered(place, row)
         if not envelope["ok"]:
-            codes[(envelope["error"] or {}).get("code", "not ok")] += 1
+            refused[(envelope["error"] or {}).get("code", "not ok")] += 1
         lines.append('{"key": ' + json.dumps(key, ensure_ascii=False) + ", " + text[1:])
-    return lines, codes
+    return lines, refused
 
 
 def _answered(answerer: Answerer, chunks: Iterator[list], workers: int, in_flight: int
@@ -115,7 +116,7 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
     if not journal.exists():
         return 0
     if any(source.path is None for source in inputs):
-        raise GroundrulesError("USAGE", f"{journal}: holds answers of an earlier run, which stdin cannot be matched "
+        raise GroundrulesError(codes.USAGE, f"{journal}: holds answers of an earlier run, which stdin cannot be matched "
                                         "with; give the input as files, or pass --restart")
     tail = f', "rulebook": {json.dumps(answerer.version, ensure_ascii=False)}}}'
     count, last, good_bytes = 0, None, 0
@@ -126,7 +127,7 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
             text = raw[:-1].decode("utf-8")
             if not text.endswith(tail):
                 found = _version_of(text)
-                raise GroundrulesError("USAGE", f"{journal}: answered under rulebook {found}, not this one "
+                raise GroundrulesError(codes.USAGE, f"{journal}: answered under rulebook {found}, not this one "
                                                 f"({answerer.version}); pass --restart to answer every row again")
             count += 1
             good_bytes += len(raw)
@@ -140,7 +141,7 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
     place, row = _row_at(inputs, count, chunk_rows)
     expected = None if row is None else answerer.answered(place, row)[0]
     if expected != key:
-        raise GroundrulesError("USAGE", f"{journal}: its {count} answer(s) do not match the input (row {count} is "
+        raise GroundrulesError(codes.USAGE, f"{journal}: its {count} answer(s) do not match the input (row {count} is "
                                         f"{json.dumps(expected, ensure_ascii=False)}, the output has "
                                         f"{json.dumps(key, ensure_ascii=False)}); pass --restart to answer again")
     return count
