@@ -256,6 +256,11 @@ class Service:
             return self._answer(tool, json.loads(arguments_text), caller, None)
         return self._answer(tool, arguments, caller, arguments_text, decoded=True)
 
+    def answer(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> tuple[dict, str]:
+        """`call` unlogged, with the envelope's JSON text too: a batch writes that text, and the
+        envelope is made into text once, here, as `call` makes it. `decoded` as in `call`."""
+        return self._answer(tool, arguments, caller, None, decoded)
+
     def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None,
                 decoded: bool = False) -> tuple[dict, str]:
         """The envelope and its JSON text."""

@@ -81,6 +81,9 @@ NO_PLACEHOLDER = "NO_PLACEHOLDER"
 # Provenance: the operator's trust store of signers.
 TRUST_INVALID = "TRUST_INVALID"
 
+# A batch's rows (groundrules batch, the Spark and Dask adapters): a row that cannot become arguments.
+INVALID_ROW = "INVALID_ROW"
+
 # The command line and the servers.
 USAGE = "USAGE"
 TOKENS_INVALID = "TOKENS_INVALID"
