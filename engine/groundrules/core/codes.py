@@ -78,9 +78,6 @@ DECISION_NOT_FOUND = "DECISION_NOT_FOUND"
 DECISION_UNREADABLE = "DECISION_UNREADABLE"
 NO_PLACEHOLDER = "NO_PLACEHOLDER"
 
-# Provenance: the operator's trust store of signers.
-TRUST_INVALID = "TRUST_INVALID"
-
 # A batch's rows (groundrules batch, the Spark and Dask adapters): a row that cannot become arguments.
 INVALID_ROW = "INVALID_ROW"
 
