@@ -26,7 +26,7 @@ def served(request, tmp_path):
     db = str(tmp_path / "l.sqlite") if request.param == "sqlite" else request.getfixturevalue("pg_db")
     n = itertools.count()
     ledger = EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00",
-                            rulebook=default_rulebook(), project="p1")
+                            rulebook=default_rulebook(), project="p1", keys=tmp_path / "keys")
     yield Service(ledger._book, evidence=ledger), ledger
     ledger.close()
 

@@ -41,7 +41,7 @@ def ledger(request, rulebook, tmp_path):
     if request.param == "memory":
         return MemoryLedger(**kwargs)
     if request.param == "postgres":
-        opened = EvidenceLedger(request.getfixturevalue("pg_db"), **kwargs)
+        opened = EvidenceLedger(request.getfixturevalue("pg_db"), keys=tmp_path / "keys", **kwargs)
         request.addfinalizer(opened.close)
         return opened
     return SqliteLedger(str(tmp_path / "ledger.sqlite"), **kwargs)

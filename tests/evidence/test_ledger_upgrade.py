@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from groundrules import EvidenceLedger
-from groundrules.store import evidence_postgres, evidence_rows, evidence_sqlite
+from groundrules.store import evidence_postgres, evidence_rows, evidence_sqlite, sealing
 
 MESSAGE = {"id": "m1", "type": "message", "role": "user", "state": "sent", "subject": "demand_1",
            "content": "不方便接电话，微信 wx_wang01"}
@@ -32,7 +32,9 @@ def old_rows(rulebook, tmp_path) -> tuple[list[dict], dict]:
     lock = stored[1]["id"]
     interpretation = {"id": "I1", "events": [{"id": "e1", "type": "set", "slot": "wechat", "value": "wx_wang01",
                                               "evidence": [lock]}], "dispositions": [{"lock": lock, "slot": "wechat"}]}
-    rows = [dict(evidence_rows.row(scratch._filed(r)), project="p1") for r in stored]
+    filed = [scratch._filed(r, "p1") for r in stored]          # as they were kept then: in the clear
+    rows = [dict(evidence_rows.row(dict(f, personal=scratch.sealer.open(f["personal"], sealing.record_data("p1", f["id"])))),
+                 project="p1") for f in filed]
     scratch.close()
     return rows, interpretation
 
