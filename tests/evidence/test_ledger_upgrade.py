@@ -19,9 +19,9 @@ NOW = "2030-01-02T00:00:00+08:00"
 OLD_COLUMNS = ("project", "id", "type", "message_id", "lock_id", "recorded_at", "body", "personal", "digests")
 
 
-def ledger_on(db, rulebook) -> EvidenceLedger:
+def ledger_on(db, rulebook, keys=None) -> EvidenceLedger:
     n = itertools.count()
-    return EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00",
+    return EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00", keys=keys,
                           rulebook=rulebook, project="p1")
 
 
@@ -72,9 +72,9 @@ def old_ledger(request, rulebook, tmp_path):
     return uri, interpretation
 
 
-def test_an_old_ledger_is_upgraded_and_its_interpretations_found_by_their_keys(old_ledger, rulebook):
+def test_an_old_ledger_is_upgraded_and_its_interpretations_found_by_their_keys(old_ledger, rulebook, tmp_path):
     db, interpretation = old_ledger
-    ledger = ledger_on(db, rulebook)
+    ledger = ledger_on(db, rulebook, tmp_path / "keys")
     try:
         with ledger.store.read("p1") as tx:
             assert [r["id"] for r in tx.rows_about("demand_1")] == ["m1"]
@@ -87,6 +87,6 @@ def test_an_old_ledger_is_upgraded_and_its_interpretations_found_by_their_keys(o
         assert ledger.interpretations() == []
     finally:
         ledger.close()
-    again = ledger_on(db, rulebook)                                # keyed once: nothing is pending
+    again = ledger_on(db, rulebook, tmp_path / "keys")                                # keyed once: nothing is pending
     assert again.store.unkeyed() == []
     again.close()
