@@ -42,7 +42,8 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
     p.add_argument("--key-store", metavar="FILE",
                    help="the key store: a file (created if missing) of the data keys personal evidence values are "
                         "sealed under, kept apart from the database and its backups; a redaction destroys the keys. "
-                        "Default: beside a SQLite --db (PATH.keys); a PostgreSQL --db needs one")
+                        "Default: beside a SQLite --db (PATH.keys); on a PostgreSQL --db the evidence tools and the decision "
+                        "log need one")
     p.add_argument("--root", metavar="DIR",
                    help="the project root rule documents live under (approve_rule writes only inside it)")
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
@@ -140,15 +141,22 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
     findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
     ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
-    keys = key_store(args, db)
+    # a PostgreSQL --db without --key-store serves the finding ledger alone: the evidence tools
+    # answer NOT_CONFIGURED, since personal values are kept only sealed under keys kept apart
+    keys = key_store(args, db) if isinstance(db, Path) or getattr(args, "key_store", None) else None
+    if keys is None and getattr(args, "log_decisions", False):
+        findings.close()
+        raise usage_error("--log-decisions on a PostgreSQL --db needs --key-store FILE: logged personal values "
+                          "are sealed under data keys kept apart from the database (docs/erasure.md)")
+    evidence = None
     try:
-        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key,
-                                  keys=keys)
+        if keys is not None:
+            evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key,
+                                      keys=keys)
     except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
         if exc.code != "RULEBOOK_INCOMPLETE":
             findings.close()
             raise
-        evidence = None
     decisions = decision_log(args, book, db, keys) if getattr(args, "log_decisions", False) else None
     return Service(book, findings=findings, evidence=evidence, decisions=decisions)
 
