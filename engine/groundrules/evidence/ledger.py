@@ -323,7 +323,7 @@ class EvidenceLedger:
         disposed of) is let through; whatever else the fold refuses would make every later fold of
         the stored ones fail."""
         def attempt(tx: EvidenceTx) -> dict:
-            now = self._clock()
+            now = self._not_before_recorded(tx, self._clock())
             keys = self._keys(tx, interpretation)
             touched = self._touched(tx, touches.lookups(keys)) if touches.WHOLE not in keys else None
             if touched is None:           # it depends on every earlier event (touches.WHOLE)
@@ -393,6 +393,24 @@ class EvidenceLedger:
                 rows[row["seq"]] = row
                 wanted |= touches.lookups(row["keys"])
         return asked, self._stored(tx, [rows[s] for s in sorted(rows)])
+
+    def _not_before_recorded(self, tx: EvidenceTx, now: str) -> str:
+        """`now`, or the time the ledger recorded a record it will read, when that is later: one
+        clock policy for every server writing to the ledger, under which no write is timed before a
+        write it reads. Another server (or thread) may commit a record stamped by its clock after
+        this one's was read, or its clock may run a little ahead; the record's ledger-given time
+        (observed when it was recorded, or earlier) then moves `now` on, instead of making the fold
+        refuse the project as holding a record observed after now (OBSERVED_AFTER_NOW). A record
+        whose given observed_at is later than when it was recorded still is refused."""
+        at = parse(now)
+        if at is None:
+            return now
+        latest, text = at, now
+        for row in tx.observed_from(math.floor(at.timestamp())):
+            observed, recorded = parse(row["body"]["observed_at"]), parse(row["recorded_at"])
+            if observed is not None and recorded is not None and at < observed <= recorded and recorded > latest:
+                latest, text = recorded, row["recorded_at"]
+        return text
 
     def _first_later(self, tx: EvidenceTx, now: str) -> set[str]:
         """The key of the first record of the project observed after `now` (none, mostly): the
