@@ -323,14 +323,14 @@ class EvidenceLedger:
         disposed of) is let through; whatever else the fold refuses would make every later fold of
         the stored ones fail."""
         def attempt(tx: EvidenceTx) -> dict:
-            now = self._not_before_recorded(tx, self._clock())
+            now, later = self._now(tx, self._clock())
             keys = self._keys(tx, interpretation)
             touched = self._touched(tx, touches.lookups(keys)) if touches.WHOLE not in keys else None
             if touched is None:           # it depends on every earlier event (touches.WHOLE)
                 records, given = self._records(tx, tx.rows()), self._stored(tx)
             else:
                 read, given = touched
-                records = self._records_touched(tx, read | self._first_later(tx, now))
+                records = self._records_touched(tx, read | later)
             try:
                 fold({"now": now, "records": records, "interpretations": given + [interpretation]}, self._book,
                      redaction_key=self._key)
@@ -394,31 +394,28 @@ class EvidenceLedger:
                 wanted |= touches.lookups(row["keys"])
         return asked, self._stored(tx, [rows[s] for s in sorted(rows)])
 
-    def _not_before_recorded(self, tx: EvidenceTx, now: str) -> str:
-        """`now`, or the time the ledger recorded a record it will read, when that is later: one
-        clock policy for every server writing to the ledger, under which no write is timed before a
-        write it reads. Another server (or thread) may commit a record stamped by its clock after
-        this one's was read, or its clock may run a little ahead; the record's ledger-given time
-        (observed when it was recorded, or earlier) then moves `now` on, instead of making the fold
-        refuse the project as holding a record observed after now (OBSERVED_AFTER_NOW). A record
-        whose given observed_at is later than when it was recorded still is refused."""
+    def _now(self, tx: EvidenceTx, now: str) -> tuple[str, set[str]]:
+        """(the time an interpretation is checked and recorded at, the key of the first record of
+        the project observed after it), from one read of the records observed since `now`'s second.
+
+        The time is `now`, or the time the ledger recorded a record it reads, when that is later:
+        one clock policy for every server writing to the ledger, under which no write is timed
+        before a write it reads. Another server (or thread) may commit a record stamped by its clock
+        after this one's was read, or its clock may run a little ahead; the record's ledger-given
+        time (observed when it was recorded, or earlier) then moves the time on, instead of making
+        the fold refuse the project as holding a record observed after now (OBSERVED_AFTER_NOW). A
+        record whose given observed_at is later than when it was recorded is still refused, so its
+        key is returned: the fold must read it, whatever the call touches."""
         at = parse(now)
         if at is None:
-            return now
-        latest, text = at, now
-        for row in tx.observed_from(math.floor(at.timestamp())):
-            observed, recorded = parse(row["body"]["observed_at"]), parse(row["recorded_at"])
-            if observed is not None and recorded is not None and at < observed <= recorded and recorded > latest:
-                latest, text = recorded, row["recorded_at"]
-        return text
-
-    def _first_later(self, tx: EvidenceTx, now: str) -> set[str]:
-        """The key of the first record of the project observed after `now` (none, mostly): the
-        fold refuses a project that holds one (OBSERVED_AFTER_NOW), whatever a call touches."""
-        at = parse(now)
-        later = None if at is None else next((row for row in tx.observed_from(math.floor(at.timestamp()))
-                                              if parse(row["body"]["observed_at"]) > at), None)
-        return set() if later is None else {self._key_of(later)[0]}
+            return now, set()
+        rows = [(row, parse(row["body"]["observed_at"])) for row in tx.observed_from(math.floor(at.timestamp()))]
+        for row, observed in rows:
+            recorded = parse(row["recorded_at"])
+            if observed is not None and recorded is not None and at < observed <= recorded:
+                at, now = recorded, row["recorded_at"]
+        later = next((row for row, observed in rows if observed is not None and observed > at), None)
+        return now, set() if later is None else {self._key_of(later)[0]}
 
     def _records_touched(self, tx: EvidenceTx, keys: set[str]) -> list[dict]:
         """The records behind `src:` and `rec:` keys, in ledger order: each source with the locks
