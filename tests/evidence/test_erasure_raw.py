@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from groundrules import Caller, EvidenceLedger, Service
+from groundrules.core.errors import StorageFailure
 from groundrules.decisions.crypto import DecisionKey
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
@@ -243,3 +244,47 @@ def test_sealed_values_are_bound_to_their_row(rulebook, tmp_path):
     sealer.destroy([sealed["key"]])
     assert sealer.open(sealed, sealing.record_data("alpha", "m1")) is None
     keys.close()
+
+
+class _CommitFails:
+    """The ledger's store, but the next write transaction fails at its commit (after its body ran:
+    here, after the redaction destroyed its keys), as a lost connection or a full disk would."""
+
+    def __init__(self, store):
+        self.store, self.armed = store, True
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def run_write(self, project, body):
+        if not self.armed:
+            return self.store.run_write(project, body)
+        self.armed = False
+
+        def then_fail(tx):
+            body(tx)
+            raise StorageFailure("IOERR")
+        return self.store.run_write(project, then_fail)
+
+
+def test_a_redaction_whose_commit_fails_after_its_keys_went_is_completed_by_a_retry(rulebook, tmp_path):
+    """The keys are the erasure: destroyed before the ledger commits, so a commit that fails then
+    leaves values nobody can open (they read as tombstones) but no redaction recorded; the retry
+    records it and clears the logged copies' rows."""
+    scenario = Scenario(tmp_path / "ledger.db", tmp_path / "keys", rulebook)
+    try:
+        scenario.evidence.store = _CommitFails(scenario.evidence.store)
+        failed = scenario.service.call("redact_evidence", {"record_id": "m1", "reason": "r"}, REVIEWER)
+        assert failed["error"]["code"] == "STORAGE_ERROR"
+        assert scenario.evidence.redactions(project="alpha") == []
+        text = json.dumps(scenario.evidence.records(project="alpha"), ensure_ascii=False)
+        assert scenario.digits not in text and scenario.wechat not in text           # erased all the same
+        views = scenario.call("read_decisions", {"reveal": True, "limit": 100}, REVIEWER)["decisions"]
+        assert all(scenario.digits not in json.dumps(v, ensure_ascii=False) for v in views)
+        done = scenario.call("redact_evidence", {"record_id": "m1", "reason": "r"}, REVIEWER)
+        assert done["erased"]["records"] == ["m1", *scenario.locks]
+        assert sorted(done["erased"]["decisions"]) == sorted(scenario.decisions[:3])     # their rows cleared now
+        assert [e["record"] for e in scenario.evidence.redactions(project="alpha")] == ["m1", *scenario.locks]
+        assert scenario.evidence.interpretations(project="alpha") == []
+    finally:
+        scenario.close()

@@ -398,7 +398,8 @@ class DecisionLog:
         (one dict of field -> value per record a redaction clears), as a whole JSON string, or inside
         a longer one when the value is long enough (erasure.substring_min_chars): the data keys of
         those decisions, which the redaction destroys with its own, and `finish`, which then clears
-        their rows. Refuses (DECISION_UNREADABLE) before anything changed when a decision of the
+        their rows, and those of decisions whose keys an earlier erasure destroyed without clearing
+        them (its commit failed: this one completes it). Refuses (DECISION_UNREADABLE) before anything changed when a decision of the
         project does not open with the keys given (a retired key left out)."""
         needles = set()
         for fields in removed:
@@ -408,17 +409,18 @@ class DecisionLog:
                 if len(value) >= self.masking.substring_min_chars:
                     needles.add(quoted[1:-1])
         hits, keys = [], []
-        if needles:
-            self.flush()
-            for row in self.store.scan(projects=[project]):
-                if row["sealed"] is None:
-                    continue
-                text = self._plaintext(row)
-                if text is not None and any(n in text for n in needles):
-                    hits.append(row["id"])
-                    key = crypto.data_key_of(self._inner(row))
-                    if key is not None:
-                        keys.append(key)
+        self.flush()
+        for row in self.store.scan(projects=[project]):
+            if row["sealed"] is None:
+                continue
+            text = self._plaintext(row)
+            if text is None:                # its data key went with an erasure whose rows were not cleared: clear them
+                hits.append(row["id"])
+            elif needles and any(n in text for n in needles):
+                hits.append(row["id"])
+                key = crypto.data_key_of(self._inner(row))
+                if key is not None:
+                    keys.append(key)
         return _Erasure(self, project, hits, keys)
 
 
