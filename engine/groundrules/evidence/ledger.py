@@ -5,8 +5,10 @@ A record is appended once and never rewritten. The one exception is the audited 
 by tombstones; the record, its locator and every other field stay. A tombstone holds the field's
 HMAC-SHA256 under `redaction_key` (a secret the host keeps outside the database), or no digest
 when there is no key: an unkeyed digest of a short value (a mobile number) is undone by brute
-force. The store (groundrules.store: SQLite, or memory) enforces append-only itself; this class
-holds the rules.
+force. Personal values reach the store only sealed, each record's and each interpretation's
+under a data key of its own in the key store (store/keystore.py, docs/erasure.md): a redaction
+destroys those keys, so no copy of the database opens them again. The store (groundrules.store:
+SQLite, PostgreSQL or memory) enforces append-only itself; this class holds the rules.
 Every method works in one store transaction of one project. Ids and the clock are injected;
 nothing here reads the time. A call reads what it is about, not the project: a subject's records
 by the store's subject index, an interpretation's neighbours by the keys of what it touches
@@ -33,15 +35,18 @@ from .fold import fold, tables
 from ..core.dates import parse_instant as parse
 from ..store.evidence_rows import CorruptRow
 from ..store import sealing
+from ..store.keystore import MemoryKeyStore
 
 
 class EvidenceLedger:
     """The evidence ledger over one store (`store`: a store object, a SQLite path, or None for
-    memory); `project` is the project a caller means when it names none."""
+    memory); `project` is the project a caller means when it names none; `keys`, the key store its
+    personal values are sealed under (store/keystore.py: a store, its file, or a Sealer over one;
+    None: the file beside a SQLite ledger, in memory for a ledger in memory, required on PostgreSQL)."""
 
     def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str], clock: Callable[[], str],
                  rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None,
-                 keys: Any = None):
+                 keys: MemoryKeyStore | sealing.Sealer | str | Path | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if keys is None or isinstance(keys, (str, Path)):

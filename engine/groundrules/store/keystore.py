@@ -152,7 +152,6 @@ class SqliteKeyStore(MemoryKeyStore):
     def destroy(self, ids: Iterable[str]) -> None:
         """Delete these keys for good (zeroed in the file by secure_delete) before returning."""
         ids = sorted(set(ids))
-        self._pool.drop(ids)
         if not ids:
             return
         with self._lock, failures():

@@ -1,8 +1,8 @@
 """What an operator sees of the shared server: health, metrics, one log line per call.
 
 - `/healthz` answers while the process does; `/readyz` answers 200 only while the rulebook is
-  loaded, every configured ledger answers within `READY_TIMEOUT_S` and the server is not draining,
-  else 503 naming the failing part. Neither needs a token, and neither says anything of a project.
+  loaded, every configured ledger answers within `READY_TIMEOUT_S`, the last SIGHUP loaded the
+  tokens file (or claim map) and the server is not draining, else 503 naming the failing part. Neither needs a token, and neither says anything of a project.
 - `/metrics` is Prometheus text (prometheus_client, a registry per server), optionally behind its
   own bearer token: calls by tool, role and outcome, latency per tool, open sessions per role,
   calls running per lane, store pool connections and waiters, write retries, the rulebook version.
