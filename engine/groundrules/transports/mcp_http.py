@@ -43,6 +43,7 @@ from .oauth import OAuthVerifier
 from .oauth_http import BearerGate
 from .settings import ServerSettings
 from .tokens import Grants, load_grants
+from ..provenance.trust import load_trust
 
 PATH = "/mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -178,6 +179,7 @@ class Reloader:
         The tokens file is read after them, against the roles of the rulebook in force."""
         with self._lock:
             swapped = self._reload_rules()
+            trusted = self._reload_trust()
             book = self.served.dispatcher.service.book
             loaded = True
             if isinstance(self.verifier, OAuthVerifier):          # the claim map of the rulebook in force
@@ -185,12 +187,13 @@ class Reloader:
             else:
                 self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
             loaded = self.verifier.reload() and loaded
-            self._credentials(loaded)
+            self._credentials(loaded and trusted)
             return swapped
 
     def _credentials(self, loaded: bool) -> None:
-        """A tokens file or claim map that failed to load: /readyz says not ready and /metrics counts it
-        until one loads; failing closed, every token is refused meanwhile, else the previous stay."""
+        """A tokens file, claim map or trust store that failed to load: /readyz says not ready and
+        /metrics counts it until they load; failing closed, every token is refused meanwhile, else
+        the previous ones stay."""
         self.served.credentials_stale = not loaded
         if loaded:
             return
@@ -200,6 +203,21 @@ class Reloader:
             self.verifier.closed = True
         log.error("credentials not reloaded: %s", "every token is refused until a reload succeeds"
                   if self.fail_closed else "the previous ones stay in force")
+
+    def _reload_trust(self) -> bool:
+        """The trust store read again (when the server has one); one that fails keeps the one in force
+        (False)."""
+        current = self.served.dispatcher.service
+        if not current.trust.file:
+            return True
+        try:
+            trust = load_trust(current.trust.file)
+        except GroundrulesError as exc:
+            log.error("trust store not reloaded, the previous signers stay trusted: %s", exc.message)
+            return False
+        self.served.swap(current.with_trust(trust))
+        log.info("trust store reloaded: %d signer(s)", len(trust.signers))
+        return True
 
     def _reload_rules(self) -> bool:
         current = self.served.dispatcher.service
