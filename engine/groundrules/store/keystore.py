@@ -175,5 +175,5 @@ def open_key_store(path: str | Path | None) -> MemoryKeyStore:
     if path is None:
         return MemoryKeyStore()
     if not Path(path).parent.is_dir():
-        raise StorageFailure("NOTADIR")
+        raise StorageFailure("key_store_folder_missing")
     return SqliteKeyStore(path)
