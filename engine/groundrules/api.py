@@ -154,8 +154,7 @@ def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> 
 
 
 def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return {"redactions": service.evidence.redact(a["record_id"], by=caller.principal, reason=a["reason"],
-                                                  project=project)}
+    return service.evidence.erase(a["record_id"], by=caller.principal, reason=a["reason"], project=project)
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:

@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--tool", action="append", metavar="TOOL", help="only this tool (repeatable)")
     export.add_argument("--since", help="only calls since: ISO 8601 with an offset, or 7d / 12h / 30m back from now")
     export.set_defaults(func=run_export)
+    rekey = dsub.add_parser("rekey", help="re-seal every decision under the current --decision-key (key rotation)",
+                            description="Re-seal the decisions sealed under a retired key (--retired-decision-key, "
+                                        "repeatable) under the current --decision-key, so that the retired key may be "
+                                        "destroyed; a decision no key given opens is left as it is and counted. "
+                                        "Safe to run again: what is under the current key is not touched.")
+    add_caller_args(rekey, role="reviewer", ledger=True)
+    rekey.set_defaults(func=run_rekey)
 
     r = sub.add_parser("replay", help="replay logged calls under a candidate rulebook: what would change",
                        description="Re-run the logged calls of the stateless tools (explain_support, lock_message, "
@@ -78,6 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--role", default="reviewer",
                    help="who is replaying, a role of rules/roles.yaml; --reveal needs one that may call "
                         "read_decisions (default: %(default)s)")
+    r.add_argument("--key-store", metavar="FILE",
+                   help="the key store the decisions' data keys are in (default: beside a SQLite --db, PATH.keys)")
     r.add_argument("--promote", metavar="DECISION_ID",
                    help="instead of replaying, write this logged call as a corpus case (with --to)")
     r.add_argument("--to", metavar="DIR", help="the case folder to write the promoted case into "
@@ -159,6 +168,18 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_rekey(args: argparse.Namespace) -> int:
+    book = rulebook_from(args)
+    _may_read_decisions(args, book, "re-sealing the log")
+    log = decision_log(args, book, _db(args))
+    try:
+        counts = log.rekey()
+    finally:
+        log.close()
+    emit(canonical.envelope(ok=True, data=counts, rulebook=book.version))
+    return 0
+
+
 def run_replay(args: argparse.Namespace) -> int:
     from ..decisions import promote, replay
     from ..decisions.log import DecisionLog
@@ -172,13 +193,14 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise usage_error("--workers N: N is 1 or more")
     root = Path(args.rules) if getattr(args, "rules", None) else rulebook.data_root()
-    from .session import decision_key
+    from .session import decision_key, key_store
     key = decision_key(args)
     with ExitStack() as stack:
         target = args.candidate or getattr(args, "rules", None)
         candidate = stack.enter_context(base_rulebook(target, root)) if args.candidate else rulebook_from(args)
         logged = [stack.enter_context(base_rulebook(b, root)) for b in args.logged]
-        log = DecisionLog(_db(args), key=key, rulebook=candidate, purge_every_s=None)
+        db = _db(args)
+        log = DecisionLog(db, key=key, data_keys=key_store(args, db), rulebook=candidate, purge_every_s=None)
         stack.callback(log.close)
         if args.promote is not None:
             written = promote.promote(log, args.promote, Path(args.to), candidate, {b.version: b for b in logged})
