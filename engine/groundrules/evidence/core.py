@@ -1,8 +1,9 @@
 """The fold proper: checked events + the ledger index -> current slot state per scope.
 
 Three linear passes. Scopes: which scopes exist, and which one is current at every position of the
-event stream (scope events first, so a field event lands in the scope it belongs to even when the
-new_scope event came later). Fields: every field event folds into its scope's slot through the
+event stream, walked interpretation by interpretation in the order of the ledger records the events
+cite, scope events first at each record (seed 003 §五), so a field event lands in the scope it
+belongs to whatever the order the model listed the events in. Fields: every field event folds into its scope's slot through the
 `resolve` table, resting only on the evidence that may decide the context asked for (`fits`); one
 that rests on none folds nowhere (set_aside); an event whose scope is unresolved only flags the
 slots of its readings and adds a clarification question. Finish: inheritance along new_scope parents, then every slot's status from
@@ -73,19 +74,24 @@ class Folder:
         self.results: dict[str, Result] = {}
         self.clarifications: dict[str, dict] = {}
         self.current = policy.initial_scope
+        self.order: list[int] = []                 # the positions of the events, in the order they fold
         self.activity: dict[str, dict] = {}        # activity event type -> key -> tally
 
     # -- pass 1: scopes -------------------------------------------------------------------------
     def scope_pass(self, events: list[Event]) -> list:
-        """Register every scope, then walk the stream; returns the current scope at each position."""
+        """Register every scope, then walk the events in the order `_layered` gives (scope events
+        before the field events read from the same record, whatever the order of the list);
+        returns the current scope at each position."""
         for ev in events:
             if ev.op == "open":
                 if ev.scope in self.scopes:
                     raise self.refuse("SCOPE_EXISTS", scope=ev.scope, at=ev.at + ".scope")
                 self.scopes[ev.scope] = Scope(ev.scope, None, ev.id)
         opened = {self.policy.initial_scope}
-        current, at_position = self.policy.initial_scope, []
-        for ev in events:
+        current, at_position = self.policy.initial_scope, [self.policy.initial_scope] * len(events)
+        self.order = _layered(events, {rid: n for n, rid in enumerate(self.index.entries)})
+        for i in self.order:
+            ev = events[i]
             if ev.op == "open":
                 parent = ev.parent or current
                 if parent not in opened:
@@ -93,6 +99,7 @@ class Folder:
                 self.scopes[ev.scope].parent = parent
                 opened.add(ev.scope)
                 current = ev.scope
+                self.results[ev.id] = Result("open", None, ev.scope)
             elif ev.op in ("switch", "close"):
                 target = ev.scope or current
                 if target not in self.scopes:
@@ -102,15 +109,15 @@ class Folder:
                 elif self.scopes[target].closed_by is None:
                     self.scopes[target].closed_by = ev.id
                 self.results[ev.id] = Result(ev.op, None, target)
-            at_position.append(current)
-            if ev.op == "open":
-                self.results[ev.id] = Result("open", None, ev.scope)
+            at_position[i] = current
         self.current = current
         return at_position
 
     # -- pass 2: fields -------------------------------------------------------------------------
     def field_pass(self, events: list[Event], at_position: list) -> None:
-        for ev, current in zip(events, at_position):
+        """Fold every field event, in the order scope_pass walked them."""
+        for i in self.order:
+            ev, current = events[i], at_position[i]
             for ref in ev.resolves:          # any event may answer a question: "yes, a new demand" opens a scope
                 self._resolve_clarification(ref, ev)
             if ev.layer == "activity":
@@ -321,3 +328,18 @@ class Folder:
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
+
+
+def _layered(events: list[Event], position: dict) -> list[int]:
+    """The order the fold walks the events in: interpretation by interpretation as listed; within
+    one, by the latest ledger record each cites, scope events before field events at one record,
+    then as listed. A field event read from the message that opened a scope folds into that scope
+    wherever the model listed it."""
+    groups: dict[str, list[int]] = {}
+    for i, ev in enumerate(events):
+        groups.setdefault(ev.interpretation, []).append(i)
+
+    def key(i: int) -> tuple:
+        ev = events[i]
+        return max(position.get(r, -1) for r in ev.evidence), ev.layer != "scope", i
+    return [i for g in groups.values() for i in sorted(g, key=key)]
