@@ -80,7 +80,7 @@ def test_seed002_the_seed_candidate_is_refused_for_every_paraphrase_of_its_withd
 
 
 def _tables(tmp_path, edit) -> object:
-    for folder in ("rules", "schemas"):
+    for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     path = tmp_path / "rules" / "prohibition_phrases.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -124,7 +124,7 @@ def test_what_a_kind_requires_is_the_tables(vbook, tmp_path):
 def test_a_join_an_analyst_adds_is_read_in_every_target(vbook, tmp_path):
     text = "查询订单 A 或订单 B 的状态。"
     assert run(vbook, text, [("query", "订单 A 或订单 B")])["ok"] is True
-    for folder in ("rules", "schemas"):
+    for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     path = tmp_path / "rules" / "intent_heuristics.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("(?P<joiner>以及|", "(?P<joiner>或|以及|", 1),
