@@ -147,7 +147,7 @@ def _problems(tmp_path, edit) -> list[tuple[str, str]]:
     (lambda d: _family(d, "delete")["words"].append("修改"), ("duplicate-word", "actions.families[2].words")),
     (lambda d: d["negation"]["cues"][0]["words"].append("修复"), ("ambiguous-word", "negation.cues[0].words")),
     (lambda d: d["negation"]["blockers"].append("fix"), ("ambiguous-word", "negation.blockers")),
-    (lambda d: d["negation"]["cues"][5].update(fillers=["再"]), ("conflicting-keys", "negation.cues[5]")),
+    (lambda d: d["negation"]["cues"][6].update(fillers=["再"]), ("conflicting-keys", "negation.cues[6]")),   # zh.cancel
     (lambda d: d["negation"]["cues"][1].update(id=d["negation"]["cues"][0]["id"]), ("duplicate-id", "negation.cues[1].id")),
     (lambda d: d["negation"]["kinds"]["withdrawal"].update(required_unless="sometimes"),
      ("bad-value", "negation.kinds.withdrawal.required_unless")),

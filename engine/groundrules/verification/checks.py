@@ -47,7 +47,7 @@ def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> d
         return report(tables.catalogue, shape, [], None, None)
     intent, extraction = candidate["intent"], candidate["extraction"]
     selected = req.selected
-    observations = intent_observations(req.input, intent, tables.phrases, tables.heuristics)
+    observations = intent_observations(req.input, intent, tables.phrases, tables.heuristics, req.turns)
     observations += data_observations(ext, selected, extraction)
     observations += value_observations(ext, selected, extraction, tables.derivations, tables.locks)
     grounding, grounding_observations = ground(extraction, req.sources)
