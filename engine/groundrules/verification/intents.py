@@ -142,11 +142,23 @@ def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negati
     out = []
     for h in heuristics.of_check("action_count"):
         excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
-        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)]
+        targets = _targets(intents) if h.inside_targets else ()
+        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)
+                   and not (start > 0 and _in_object(text[start - 1:end], targets))]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
     return out
+
+
+def _targets(intents: list) -> list[str]:
+    return [item["target"] for item in intents if isinstance(item.get("target"), str)]
+
+
+def _in_object(word: str, targets: list[str]) -> bool:
+    """Whether an action word, with the character before it, lies inside some intent's target: the
+    candidate names it as part of an object (报表统计的原因: 表统计), not as an action."""
+    return not word[0].isspace() and any(word in t for t in targets)
 
 
 def _statements(intent: dict) -> list[str]:
