@@ -65,7 +65,7 @@ def _earlier(turns: tuple, text: str, phrases: ProhibitionPhrases) -> list[tuple
     read = []
     for source, turn in turns:
         negs = phrases.negated(turn)
-        read.append((source, negs, phrases.negations.mentions(turn, negs) if negs else {}))
+        read.append((source, negs, phrases.negations.mentions(turn, negs)))
     final = phrases.negated(text)
     later = set(phrases.negations.mentions(text, final))
     out = []
