@@ -26,6 +26,7 @@ RUNS = {
     "bench_ledger.py": [[], ["--db", "throwaway", "--only-postgres"]],
     "bench_decisions.py": [[]], "bench_oauth.py": [[]],
     "bench_fold_ab.py": [["--base", "HEAD"]],                  # against itself: needs no other branch
+    "bench_verify_ab.py": [["--base", "HEAD"]],                # against itself: needs no other branch
     "bench_ledger_scale.py": [["--only", "sqlite"], ["--only", "postgres"]], "bench_lock_bounds.py": [[]],
     "bench_cost_sweep.py": [[]],
 }
