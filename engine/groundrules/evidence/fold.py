@@ -134,6 +134,8 @@ def _events(checked: Checked, folder: Folder) -> list:
                 "slot": ev.slot, "value": None if ev.value is NO_VALUE else ev.value, "scope": result.scope}
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
+        if ev.id in folder.bindings:
+            item["bound"] = dict(folder.bindings[ev.id])
         if ev.turn is not None:
             item["turn"] = ev.turn
         item.update(ev.activity)
