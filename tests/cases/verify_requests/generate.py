@@ -41,14 +41,16 @@ PROHIBITIONS = [("不要修改代码", "fix", "代码", "不修改代码"), ("�
                 ("别重启服务", "restart_service", "服务", "不重启服务"), ("不要通知客户", "notify_customer", "客户", "不通知客户"),
                 ("禁止上线", "deploy", "上线", "不上线"), ("不要取消订单", "cancel_order", "订单", "不取消订单"),
                 ("别动数据库", "modify_database", "数据库", "不改动数据库"), ("不准发布新版本", "release", "新版本", "不发布新版本"),
-                ("千万别回滚", "rollback", "版本", "不回滚"), ("不可以修改配置", "modify_config", "配置", "不修改配置")]
+                ("千万别回滚", "rollback", "版本", "不回滚"), ("不可以修改配置", "modify_config", "配置", "不修改配置"),
+                ("不要给客户退款", "refund", "客户", "不退款"), ("别冻结用户账户", "freeze_account", "用户账户", "不冻结账户")]
 PROHIBITION_TEMPLATES = ["{q}{o}，{p}。", "先{q}{o}，{p}。", "{p}，只{q}{o}。"]
 QUERIES = [("查一下", "query"), ("分析", "analyze"), ("排查", "analyze"), ("查询", "query")]
 EN_PROHIBITIONS = [("don't change the code", "fix", "do not change the code"),
                    ("do not delete any data", "delete_data", "no data deletion"),
                    ("don't restart the service", "restart_service", "do not restart the service"),
                    ("never cancel the order", "cancel_order", "do not cancel the order"),
-                   ("don't notify the customer", "notify_customer", "do not notify the customer")]
+                   ("don't notify the customer", "notify_customer", "do not notify the customer"),
+                   ("do not refund the buyer", "refund", "no refund"), ("don't suspend the account", "suspend_account", "do not suspend the account")]
 EN_OBJECTS = ["the login failure", "the payment timeout", "the order sync", "the export job", "the search page"]
 
 # several actions and objects
