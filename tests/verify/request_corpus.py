@@ -1,4 +1,4 @@
-"""The labelled request corpus (tests/cases/verify_requests/{train,heldout}.yaml, issue 31 item 3):
+"""The labelled request corpus (tests/cases/verify_requests/{train,heldout,heldout2}.yaml, issue 31 item 3):
 each request with good candidates verification must accept and bad ones it must refuse, scored per
 family. Used by tests/verify/test_request_corpus.py and tests/perf/bench_verify.py."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import yaml
 from groundrules.verification import verify
 
 CORPUS = Path(__file__).resolve().parents[1] / "cases" / "verify_requests"
-SPLITS = ("train", "heldout")
+SPLITS = ("train", "heldout", "heldout2")
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 NO_EXTRACTION = {"data": {}, "evidence": [], "descriptionChecks": [], "fieldResults": [], "issues": []}
 

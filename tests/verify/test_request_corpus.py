@@ -1,6 +1,7 @@
 """Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
-measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml,
-written by hand after the tables and never tuned on) and on every sentence the issue names.
+measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
+and heldout2.yaml, written by hand after the tables and never tuned on) and on every sentence the
+issue names.
 Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
@@ -19,12 +20,13 @@ def rate(pair) -> float:
 
 
 def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
-    train, heldout = requests("train"), requests("heldout")
+    train, heldout, heldout2 = requests("train"), requests("heldout"), requests("heldout2")
     assert len(train) >= 300
-    for split in (train, heldout):
+    for split in (train, heldout, heldout2):
         assert {r["family"] for r in split} == FAMILIES
         assert all(r["good"] and r["bad"] for r in split)
-    assert not {r["input"] for r in train} & {r["input"] for r in heldout}
+    inputs = [{(r["input"], str(r.get("context"))) for r in split} for split in (train, heldout, heldout2)]
+    assert not inputs[0] & inputs[1] and not inputs[0] & inputs[2] and not inputs[1] & inputs[2]
 
 
 def test_train_split_bad_candidates_refused_and_good_ones_accepted(vbook):
@@ -38,10 +40,26 @@ def test_heldout_split_good_candidates_accepted(vbook):
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
-@pytest.mark.xfail(strict=True, reason="held-out, measured once at ed5ec30 and not tuned on: 91 of 98 bad "
-                   "candidates refused (0.929 < 0.97); the misses are listed in the issue's report")
+@pytest.mark.xfail(strict=True, reason="first held-out split, run once at ed5ec30: 91 of 98 bad candidates "
+                   "refused (0.929 < 0.97); the refund and account families added after it lift it to 94/98, "
+                   "but it is no longer a clean estimate (see heldout2)")
 def test_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+# The second held-out split, run once at 1cfcf9a and never tuned on: 52 of 56 good candidates
+# accepted (0.929) and 76 of 89 bad ones refused (0.854), both short of the targets. Strict xfails:
+# when a general table change meets a target, the test says so and the mark goes.
+@pytest.mark.xfail(strict=True, reason="heldout2 at 1cfcf9a: 52/56 good accepted (0.929 < 0.98)")
+def test_second_heldout_split_good_candidates_accepted(vbook):
+    by_family, misses = score("heldout2", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, misses
+
+
+@pytest.mark.xfail(strict=True, reason="heldout2 at 1cfcf9a: 76/89 bad refused (0.854 < 0.97)")
+def test_second_heldout_split_bad_candidates_refused(vbook):
+    by_family, misses = score("heldout2", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
