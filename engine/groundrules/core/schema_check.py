@@ -26,7 +26,8 @@ from .yamlsrc import dotted
 
 Check = Callable[[Any], bool]
 
-ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment"}
+ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment",
+               "x-names"}      # which vocabulary a value names (analyst/references.py): no constraint
 SUPPORTED = ANNOTATIONS | {"type", "required", "properties", "items", "enum", "const", "minimum",
                            "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "maxProperties", "uniqueItems",
                            "additionalProperties", "$ref", "minProperties", "allOf", "anyOf", "oneOf",
