@@ -27,6 +27,7 @@ RUNS = {
     "bench_decisions.py": [[]], "bench_oauth.py": [[]],
     "bench_fold_ab.py": [["--base", "HEAD"]],                  # against itself: needs no other branch
     "bench_erasure_ab.py": [["--base", "HEAD"]],               # against itself: needs no other branch
+    "bench_verify_ab.py": [["--base", "HEAD"]],                # against itself: needs no other branch
     "bench_ledger_scale.py": [["--only", "sqlite"], ["--only", "postgres"]], "bench_lock_bounds.py": [[]],
     "bench_cost_sweep.py": [[]], "bench_provenance.py": [[]], "bench_batch.py": [[]],
 }
