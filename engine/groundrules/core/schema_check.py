@@ -26,7 +26,8 @@ from .yamlsrc import dotted
 
 Check = Callable[[Any], bool]
 
-ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment"}
+# `format` is an annotation here: no contract check is built with a format checker (jsonschema's default)
+ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment", "format"}
 SUPPORTED = ANNOTATIONS | {"type", "required", "properties", "items", "enum", "const", "minimum",
                            "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "maxProperties", "uniqueItems",
                            "additionalProperties", "$ref", "minProperties", "allOf", "anyOf", "oneOf",
