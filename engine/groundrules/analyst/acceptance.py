@@ -225,14 +225,14 @@ def compile_acceptance(data: dict, ctx: CompileContext) -> Acceptance | None:
         ctx.fault("unknown-tool", f"no tool '{tool}' in the registry", ("tool",),
                   did_you_mean(tool, tools) or "a tool is a file schemas/tools/<tool>.schema.json")
     answers = tool_data_contract(ctx.schemas, tool) if tool else None
-    checks, seen = [], set()
+    checks, seen = [], {}
     groups = {int(n[1:]): text for n, text in data.get("groups", {}).items()}
     for n, raw in enumerate(data.get("checks", ())):
         where = ("checks", n)
         if raw["id"] in seen:
             ctx.fault("duplicate-id", f"check id '{raw['id']}' is used twice", where + ("id",),
-                      "give each check its own id")
-        seen.add(raw["id"])
+                      "give each check its own id", also=("checks", seen[raw["id"]], "id"))
+        seen.setdefault(raw["id"], n)
         group = _group(raw["id"], groups, ctx, where + ("id",))
         expect = compile_condition(raw["expect"], where + ("expect",), ctx.faults, budget_s=ctx.table_budget_s)
         if expect is not None and answers is not None:      # a check on a field the answer lacks passes vacuously

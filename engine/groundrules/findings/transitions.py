@@ -333,8 +333,9 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx: CompileContext) ->
     for i, t in enumerate(raw["transitions"]):
         at = where + ("transitions", i)
         if t["id"] in seen:
-            ctx.fault("duplicate-transition-id", f"transition id '{t['id']}' is used twice", at + ("id",))
-        seen[t["id"]] = i
+            ctx.fault("duplicate-transition-id", f"transition id '{t['id']}' is used twice", at + ("id",),
+                      also=where + ("transitions", seen[t["id"]], "id"))
+        seen.setdefault(t["id"], i)
         for j, state in enumerate(t["from"]):
             state_ok(state, at + ("from", j))
         state_ok(t["to"], at + ("to",))
