@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub = c.add_subparsers(dest="case_command", metavar="ACTION", required=True)
     a = csub.add_parser("add", help="add one case", description="Add one case to TABLE's corpus.")
     a.add_argument("table", metavar="TABLE", help="a decision table id (support_reason)")
-    a.add_argument("file", metavar="FILE", help="the case, a JSON file or - for stdin")
+    a.add_argument("case_file", metavar="FILE", help="the case, a JSON file or - for stdin")
     a.add_argument("--name", required=True, help="the case's name: tests/cases/TABLE/NAME.json")
     a.add_argument("--cases", metavar="DIR", help="case corpus (default: tests/cases beside the tables)")
     a.set_defaults(func=run_case_add)
@@ -183,7 +183,7 @@ def run_case_add(args: argparse.Namespace) -> int:
     root = _root(args)
     book = rulebook.load(args.rules) if args.rules else rulebook.default()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
-    path, fired = add_case(book, cases, args.table, read_json(args.file), args.name)
+    path, fired = add_case(book, cases, args.table, read_json(args.case_file), args.name)
     shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
     emit_text(f"added {shown}: fires {', '.join(fired) or 'no row'}")
     return 0
