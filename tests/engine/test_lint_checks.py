@@ -318,3 +318,28 @@ def test_full_width_punctuation_is_named_at_its_line(root, old, new, code):
     [problem] = lint(root).problems
     assert (problem.code, problem.file, problem.line) == (code, "rules/support_reason.yaml", at)
     assert "U+FF1A FULLWIDTH COLON" in problem.message and "'eq' is not a combinator" not in problem.message
+
+
+def _before_attempt_rows(root: Path) -> list[tuple[TableFile, int, str]]:
+    """(table, attempt row index, regex) of every attempt row whose `when` is one `before` match."""
+    out = []
+    for path in sorted((root / "locks").glob("*.yaml")):
+        table = TableFile(path)
+        for i, row in enumerate(table.data.get("attempt", ())):
+            if row["when"].get("field") == "before" and "matches" in row["when"]:
+                out.append((table, i, row["when"]["matches"]))
+    return out
+
+
+def test_an_attempt_rows_context_widened_to_anything_is_caught_at_its_line(root):
+    """The analyst widens a label's `before` regex to `.*`: every digit run after any such word, a
+    membership card number included, would be recorded as an invalid phone."""
+    table, i, rx = _before_attempt_rows(root)[0]
+    table.write_scalar(("attempt", i, "when", "matches"), rx[:rx.rindex("[^0-9]")] + ".*$")
+    line = table.source.where(("attempt", i, "when", "matches"))[0]
+    name = f"locks/{table.path.name}"
+    assert found(root, "context-admits-digits") == [(name, line, "error")]
+    table.write_scalar(("attempt", i, "when", "matches"), rx[:rx.rindex("[^0-9]")])     # no $: anywhere before
+    assert found(root, "unanchored-context") == [(name, line, "error")]
+    assert found(root, "context-admits-digits") == []
+
