@@ -271,6 +271,8 @@ def compile_transition_table(data: dict, ctx: CompileContext) -> TransitionTable
         where = ("examples", n)
         check_given(ex["given"], contract, where + ("given",), faults)
         m = machines.get(ex["machine"])
+        if m is None and ex["machine"] in data["machines"]:
+            continue                    # the machine has a problem of its own, reported where it is
         if m is None:
             ctx.fault("unknown-machine", f"example names machine '{ex['machine']}'", where + ("machine",),
                       did_you_mean(ex["machine"], data["machines"]))
