@@ -343,3 +343,13 @@ def test_an_attempt_rows_context_widened_to_anything_is_caught_at_its_line(root)
     assert found(root, "unanchored-context") == [(name, line, "error")]
     assert found(root, "context-admits-digits") == []
 
+
+
+def test_a_placeholder_in_a_label_is_caught_at_its_line(root):
+    """Labels are plain text: a template-looking label (with a filter that does not even exist) is
+    shipped with its braces; lint says so where it is written."""
+    table = TableFile(root / "rules" / "support_reason.yaml")
+    code = next(iter(table.at("outputs")))
+    table.write_scalar(("outputs", code, "label"), "缺失 {gaps|cnt} 个槽位")
+    line = table.source.where(("outputs", code, "label"))[0]
+    assert found(root, "label-placeholder") == [("rules/support_reason.yaml", line, "error")]

@@ -253,6 +253,22 @@ def _dangling(book: "Rulebook", source: Source, places) -> Iterator[Problem]:
             yield _problem(source, path, "dangling-reference", text, hint)
 
 
+PLACEHOLDER = regex.compile(r"\{\s*[\w.-]+\s*(?:\|[^{}]*)?\}")
+
+
+def label_placeholders(book: "Rulebook") -> Iterator[Problem]:
+    """A `label` is plain text, shipped as written: `{gaps|count}` in one is no template (its filter
+    is never checked, its name never read) and reaches the caller with the braces."""
+    for _, source in _sources(book):
+        for path, mapping in _walk(source.data):
+            text = mapping.get("label")
+            if isinstance(text, str) and (found := PLACEHOLDER.search(text)):
+                yield _problem(source, path + ("label",), "label-placeholder",
+                               f"a label is plain text: '{found.group()}' would be shipped as written, braces and all",
+                               "write the label as plain words; a value read from the input belongs in a row's "
+                               "output template (detail: ...{name|filter}...)")
+
+
 # A context regex of an attempt row reads the text next to the candidate: `before` must end at the
 # candidate ($), `after` start at it (^), and neither may reach across digits, or every digit run
 # near a label of anything (a membership card, an order) turns into an invalid phone.
@@ -316,6 +332,7 @@ def _tests(cond: Condition) -> Iterator[Condition]:
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
     number_like_strings, yaml11_booleans, regex_backtracking, unknown_roles, attempt_context_regexes,
+    label_placeholders,
 )
 # checks that need every table: a name another table defines is missing from a partial load
 WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references,)
