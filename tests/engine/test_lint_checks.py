@@ -353,3 +353,27 @@ def test_a_placeholder_in_a_label_is_caught_at_its_line(root):
     table.write_scalar(("outputs", code, "label"), "缺失 {gaps|cnt} 个槽位")
     line = table.source.where(("outputs", code, "label"))[0]
     assert found(root, "label-placeholder") == [("rules/support_reason.yaml", line, "error")]
+
+
+SHADOW_TABLE = """kind: decision_table
+id: quote_topics
+input: knowledge-gateway.v1.schema.json
+hit_policy: first
+outputs: {count_quoted: {label: 引用了题量}, shenlun_count: {label: 引用了申论题量}}
+rows:
+  - id: count_quoted
+    when: {field: evidence, any: {field: quote, matches: 题量}}
+  - id: shenlun_count
+    when: {field: evidence, any: {all: [{field: quote, matches: 申论题量}, {field: id, exists: true}]}}
+"""
+
+
+def test_shadowing_through_a_list_quantifier_with_matches_is_caught_at_the_row(root):
+    """A row whose `any` item test finds a longer literal than an earlier row's can never fire
+    under `first`: lint says so at the later row, without waiting for an example to show it."""
+    (root / "rules" / "quote_topics.yaml").write_text(SHADOW_TABLE, encoding="utf-8")
+    line = SHADOW_TABLE.splitlines().index("  - id: shenlun_count") + 2
+    assert found(root, "shadowed-row") == [("rules/quote_topics.yaml", line, "error")]
+    (root / "rules" / "quote_topics.yaml").write_text(SHADOW_TABLE.replace("matches: 申论题量", "matches: 申论"),
+                                                      encoding="utf-8")
+    assert found(root, "shadowed-row") == []              # 申论 alone need not hold 题量
