@@ -160,7 +160,7 @@ def _given(ex: dict) -> list[Raw] | None:
         start = ex["text"].find(g["quote"])
         if start < 0:
             return None
-        out.append(Raw(g["kind"], "given", start, start + len(g["quote"]), g.get("valid", True), {}))
+        out.append(Raw(g["kind"], g.get("pattern", "given"), start, start + len(g["quote"]), g.get("valid", True), {}))
     return out
 
 
