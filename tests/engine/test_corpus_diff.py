@@ -379,3 +379,35 @@ def _tests(cond):
             yield from _tests(inner)
     for child in cond.children:
         yield from _tests(child)
+
+
+def test_an_edit_no_case_tells_apart_is_a_warning_not_a_silent_zero(rulebook, tmp_path):
+    """Issue 36, item 3: an injected field's rank lowered below the user's changes no fold payload;
+    the diff says which edited row the corpus reaches without an outcome telling the edit apart."""
+    root = copied(tmp_path)
+    merge = TableFile(root / "rules" / "merge.yaml")
+    ranks = {code: out["rank"] for code, out in merge.at("sources", "outputs").items()}
+    merge.write_scalar(("sources", "outputs", "system", "rank"), ranks["user"] - 1)
+    diff = diff_of(rulebook, root)
+    assert diff["fold"]["changes"] == []
+    [row] = [r for r in diff["edited_rows"] if r["table"] == "merge.sources"]
+    assert row["row"] == "system" and row["exercised"] > 0
+    line = merge.source.where(("sources", "rows", [r["id"] for r in merge.at("sources", "rows")].index("system")))[0]
+    warning = [t for t in lines(diff) if t.startswith("warning:")]
+    assert warning == [f"warning: rules/merge.yaml:{line}: row system of merge.sources was edited; it holds on "
+                       f"{row['exercised']} of {row['values']} value(s) of tests/cases/fold, and no outcome "
+                       "changed: no case tells the edit from the base; add one where it matters"]
+
+
+def test_an_added_row_no_case_reaches_is_named_at_its_line(rulebook, tmp_path):
+    root = copied(tmp_path)
+    table = TableFile(root / "rules" / "support_reason.yaml")
+    rows = table.at("rows")
+    table.insert_after(("rows", len(rows) - 1), f"- id: {rows[0]['id']}.unreached\n  code: "
+                       f"{rows[0].get('code', rows[0]['id'])}\n  when: {{field: metrics.candidate_count, gt: 999}}")
+    line = table.source.where(("rows", len(rows)))[0]
+    diff = diff_of(rulebook, root)
+    reach = {r["row"]: r["exercised"] for r in diff["edited_rows"] if r["table"] == "support_reason"}
+    assert reach == {f"{rows[0]['id']}.unreached": 0}
+    assert any(t.startswith(f"warning: rules/support_reason.yaml:{line}: row {rows[0]['id']}.unreached of "
+                            "support_reason was edited and no value of tests/cases/support_reason") for t in lines(diff))
