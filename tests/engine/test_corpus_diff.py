@@ -411,3 +411,21 @@ def test_an_added_row_no_case_reaches_is_named_at_its_line(rulebook, tmp_path):
     assert reach == {f"{rows[0]['id']}.unreached": 0}
     assert any(t.startswith(f"warning: rules/support_reason.yaml:{line}: row {rows[0]['id']}.unreached of "
                             "support_reason was edited and no value of tests/cases/support_reason") for t in lines(diff))
+
+
+def test_a_refusal_message_reworded_shows_in_the_fold_and_the_ledger_corpora(rulebook, tmp_path):
+    """Issue 36, item 3: only the sentence of a refusal changes (the fold's DUPLICATE_ID, the
+    finding ledger's not-allowed move): each refused case shows it, before and after."""
+    root = copied(tmp_path)
+    refusals = TableFile(root / "rules" / "evidence_refusals.yaml")
+    refusals.prefix_value(("codes", "DUPLICATE_ID", "message"), "重复：")
+    states = TableFile(root / "rules" / "finding_states.yaml")
+    states.prefix_value(("messages", "not_via"), "不允许：")
+    diff = diff_of(rulebook, root)
+    refused = [c for c in diff["fold"]["changes"] if c["message"]]
+    assert refused and all(c["message"]["after"].startswith("重复：") and c["error"] is None for c in refused)
+    text = lines(diff)
+    assert "    refusal message" in text
+    calls = [call for c in diff["transitions"]["changes"] for call in c["calls"]]
+    assert calls and all(call["after"]["message"].startswith("不允许：") for call in calls)
+    assert not text[-1].startswith("0 case(s)")

@@ -100,6 +100,9 @@ def corpus_lines(name: str, part: dict, cases_label: str = "tests/cases") -> lis
         out.append(f"  {c['case']}")
         if c.get("error"):
             out.append(f"    refusal: {show(c['error']['before'])} -> {show(c['error']['after'])}")
+        if c.get("message"):
+            out.append("    refusal message")
+            out += _minus_plus(c["message"]["before"], c["message"]["after"], "      ")
         out += case(c)
     return out
 
