@@ -113,6 +113,18 @@ def test_an_unknown_field_hint_never_suggests_a_field_elsewhere_and_says_where_t
     assert f"schemas/{CONTRACT} under #/properties/evidence/items/properties" in hint
 
 
+def test_an_input_field_read_inside_a_list_is_pointed_to_the_outer_reference(tmp_path):
+    """Issue 36, item 2: inside `evidence any`, a field of the input is named with `$.` in the hint,
+    and written so it loads and reads the input."""
+    contract = json.loads((ROOT / "schemas" / CONTRACT).read_text("utf-8"))
+    inside = set(contract["properties"]["evidence"]["items"]["properties"])
+    outer = sorted(f for f in contract["properties"] if f not in inside and
+                   contract["properties"][f].get("type") == "string")[0]
+    hint = _hint(tmp_path, {"field": "evidence", "any": {"field": "quote", "eq": {"field": outer}}})
+    assert f"{{field: $.{outer}}}" in hint
+    assert _load(tmp_path, {"field": "evidence", "any": {"field": "quote", "eq": {"field": f"$.{outer}"}}}).table("t")
+
+
 def test_an_unknown_field_hint_names_the_def_to_extend(tmp_path):
     hint = _hint(tmp_path, {"field": "required_slots", "any": {"field": "lable", "eq": "x"}})
     assert hint.startswith("did you mean 'required_slots[].label'?")

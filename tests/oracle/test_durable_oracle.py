@@ -275,6 +275,7 @@ UNTYPED_ROWS = {
     "not_eq": {"not": {"field": "a", "eq": "x"}}, "not_gt": {"not": {"field": "a", "gt": 0}},
     "not_any": {"not": {"field": "a", "any": {"field": "k", "eq": "ok"}}},
     "ref_gt": {"field": "a", "gt": {"field": "b"}},
+    "outer_ref": {"field": "a", "any": {"field": "k", "eq": {"field": "$.b"}}},
     "or": {"any": [{"field": "a", "eq": "x"}, {"field": "b", "exists": True}]},
 }
 UNTYPED_EXPRESSIBLE = {"eq_str", "eq_int", "eq_float", "eq_zero", "eq_true", "eq_false", "eq_null",
