@@ -367,3 +367,19 @@ def test_a_state_and_a_merge_edit_are_counted_in_the_header_with_the_changed_cal
     alone = unescape(re.sub(r"<[^>]+>", "", report.render(load_rulebook(root, cache=False), CASES, base=rulebook)))
     assert "0 case(s) changed over the corpora" in alone
     assert "edited rows no case tells apart" in alone and "row system of merge.sources was edited" in alone
+
+
+def test_lock_coverage_counts_the_conversations_lint_counts(rulebook):
+    """Issue 36, item 3: per pattern, the report's 'locks something in N of M' is lint's 'locked in N'
+    over the same M conversations (the lock corpus and the chat corpora)."""
+    from groundrules.analyst.lint import lint
+    said = {}
+    for cov in lint(ROOT, None, CASES).kind_coverage:
+        for what, item, _, counts in cov.items:
+            if what == "pattern":
+                said[item if item.startswith(f"{cov.table}.") else f"{cov.table}.{item}"] = (counts["locked in"], cov.cases)
+    text = unescape(re.sub(r"<[^>]+>", " ", report.render(rulebook, CASES)))
+    for table in rulebook.of_kind("lock_patterns"):
+        for p in table.patterns:
+            n, m = said[p.id]
+            assert f"locks something in {n} of {m} conversation(s)" in text, p.id
