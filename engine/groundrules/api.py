@@ -21,6 +21,7 @@ from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import bundle, contract
+from .provenance.trust import EMPTY as EMPTY_TRUST, TrustStore
 
 if TYPE_CHECKING:
     from .results import Envelope
@@ -138,8 +139,10 @@ def _finding_tool(name: str) -> Callable:
 
 
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them
-    return {"records": service.evidence.append_all([a["record"]], project=project)}
+    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them.
+    # Its writer is the caller, as authenticated; a signature is checked against the trust store.
+    return {"records": service.evidence.append_all([a["record"]], project=project, writer=caller.writer(),
+                                                   trust=service.trust)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -155,11 +158,11 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
-                                 scope_context=a.get("scope_context"))
+                                 scope_context=a.get("scope_context"), writer=caller.writer())
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.append_interpretation(a["interpretation"], project=project)
+    return service.evidence.append_interpretation(a["interpretation"], project=project, writer=caller.writer())
 
 
 def _read_decisions(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -193,9 +196,11 @@ class Service:
     """The rulebook and the ledgers one host serves; `call` answers every tool."""
 
     def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None,
-                 decisions: Any = None):
+                 decisions: Any = None, trust: TrustStore | None = None):
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
+        # the operator's trust store (signers whose signature makes a relayed record count); none by default
+        self.trust: TrustStore = trust or EMPTY_TRUST
         # the decision log (groundrules.decisions.DecisionLog), opt-in: handed every answered call;
         # a redaction of evidence also erases the log's copies of it
         self.decisions = decisions
@@ -215,7 +220,11 @@ class Service:
         ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook),
-                       decisions=self.decisions and self.decisions.with_rulebook(rulebook))
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self.trust)
+
+    def with_trust(self, trust: TrustStore) -> "Service":
+        """The same service judging signatures by `trust` (a trust store reload)."""
+        return Service(self.book, findings=self.findings, evidence=self.evidence, decisions=self.decisions, trust=trust)
 
     def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a

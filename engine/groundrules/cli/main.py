@@ -57,6 +57,11 @@ def _tokens() -> ModuleType:
     return tokens_cmd
 
 
+def _sign() -> ModuleType:
+    from . import sign_cmd
+    return sign_cmd
+
+
 # command -> the part registering it, in the order `groundrules --help` lists them
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
@@ -64,7 +69,7 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "lint": _rules, "test": _rules, "case": _rules, "eval": _rules,
     "diff": _diff,
     "report": _report,
-    "serve": _findings, "findings": _findings, "tokens": _tokens,
+    "serve": _findings, "findings": _findings, "tokens": _tokens, "sign": _sign,
     "evidence": _evidence,
     "decisions": _decisions, "replay": _decisions,
 }

@@ -25,6 +25,8 @@ from .index import LedgerIndex, Locker
 from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
 from . import scope as scoping
+from . import writers
+from ..provenance import table as provenance
 from .refusals import RefusalCatalogue
 from ..core.dates import parse_instant as parse
 
@@ -40,13 +42,16 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
     return tuple(found)
 
 
-def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None) -> "Fold":
+def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None,
+         weigh_writers: bool = False) -> "Fold":
     """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError.
-    `redaction_key` lets a value be checked against a redacted lock's keyed digest."""
+    `redaction_key` lets a value be checked against a redacted lock's keyed digest. `weigh_writers`
+    (a ledger's fold, whose records carry the writer the ledger stamped): a record whose writer
+    rules/provenance.yaml does not let decide is set aside, and state.provenance lists it."""
     book = rulebook or rulebooks.default()
     catalogue, policy, refusals = tables(book)
     try:
-        return _fold(payload, book, catalogue, policy, refusals, redaction_key)
+        return _fold(payload, book, catalogue, policy, refusals, redaction_key, weigh_writers)
     except GroundrulesError as exc:
         if exc.code == "LOCK_TIMEOUT" and exc.code in refusals.codes:     # the scanner's, worded by the table
             raise refusals.error("LOCK_TIMEOUT", **exc.details) from None
@@ -58,7 +63,7 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
 
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
-          refusals: RefusalCatalogue, redaction_key: bytes | None) -> dict:
+          refusals: RefusalCatalogue, redaction_key: bytes | None, weigh_writers: bool) -> dict:
     for shapes in book.of_kind("shape_map"):       # the seed's own shapes, mapped by rules/seed_shapes.yaml
         payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)
@@ -71,7 +76,13 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     checked = Checker(index, catalogue, policy, redaction_key).check(payload["interpretations"])
     context = _context(payload, refusals)
     fits = None if context is None else scoping.weigh(index, policy, context)
-    folder = Folder(index, policy, fits)
+    table = provenance.of(book) if weigh_writers else None
+    verdicts = None if table is None else writers.weigh(index, table)
+    aside = {} if verdicts is None else writers.set_aside(table, verdicts, index)
+    deciding = fits
+    if aside:                         # the writer's verdict first: a relay decides no context
+        deciding = dict(fits or {rid: {"decides": True} for rid in index.entries}, **aside)
+    folder = Folder(index, policy, deciding)
     folder.field_pass(checked.events, folder.scope_pass(checked.events))
     scopes = folder.finish()
     for event in checked.events:
@@ -83,7 +94,11 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
         state["activity"] = folder.activity
     if context is not None and fits is not None:
         state["scope_context"] = _fit_report(context, fits, checked)
-    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder), "state": state}
+    if verdicts is not None:
+        state["provenance"] = {"set_aside": _aside_report(aside, verdicts, index, checked)}
+    interpreters = {i["id"]: i["writer"] for i in payload["interpretations"] if "writer" in i}
+    return {"evidence": _evidence(index, catalogue, verdicts), "events": _events(checked, folder, interpreters),
+            "state": state}
 
 
 def _context(payload: dict, refusals: RefusalCatalogue) -> dict | None:
@@ -115,23 +130,47 @@ def _fit_report(context: dict, fits: dict, checked: Checked) -> dict:
     return report
 
 
-def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:
+def _aside_report(aside: dict, verdicts: dict, index: LedgerIndex, checked: Checked) -> list:
+    """The records set aside by their writer, each with its class, verdict, writer and the field
+    events that cited it."""
+    citing: dict = {}
+    for ev in checked.events:
+        if ev.layer == "field":
+            for rid in ev.evidence:
+                citing.setdefault(rid, []).append(ev.id)
+    out = []
+    for rid, fit in aside.items():
+        v = verdicts[rid]
+        entry = index.entries[rid]
+        source = entry.message if entry.record["type"] == "lock" and entry.message is not None else entry.record
+        out.append({"record": rid, "class": v.cls, "verdict": v.verdict, "label": fit["label"],
+                    "writer": detached(source["writer"]) if "writer" in source else None,
+                    "detail": fit["detail"], "events": citing.get(rid, [])})
+    return out
+
+
+def _evidence(index: LedgerIndex, catalogue: EventCatalogue, verdicts: dict | None) -> list:
     out = []
     for rid, entry in index.entries.items():
         record = entry.record
         facts = {"record": record, "message": entry.message} if entry.message else {"record": record}
-        out.append({"id": rid, "type": record["type"], "source": entry.source,
-                    "raw": catalogue.records[record["type"]].is_raw(facts), "validity": index.validity(rid),
-                    "cited_by": list(entry.cited_by), "record": detached(record)})
+        item = {"id": rid, "type": record["type"], "source": entry.source,
+                "raw": catalogue.records[record["type"]].is_raw(facts), "validity": index.validity(rid),
+                "cited_by": list(entry.cited_by), "record": detached(record)}
+        if verdicts is not None:
+            item["provenance"] = verdicts[rid].as_json()
+        out.append(item)
     return out
 
 
-def _events(checked: Checked, folder: Folder) -> list:
+def _events(checked: Checked, folder: Folder, interpreters: dict) -> list:
     out = []
     for ev in checked.events:
         result = folder.results[ev.id]
         item = {"id": ev.id, "interpretation": ev.interpretation, "type": ev.type, "layer": ev.layer,
                 "slot": ev.slot, "value": None if ev.value is NO_VALUE else ev.value, "scope": result.scope}
+        if ev.interpretation in interpreters:
+            item["interpreted_by"] = detached(interpreters[ev.interpretation])
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
         if ev.turn is not None:

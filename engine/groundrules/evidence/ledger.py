@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from ..core import rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
+    from ..provenance.trust import TrustStore
     from ..store.protocols import EvidenceStore, EvidenceTx
-from . import integrity, locking, touches
+from . import integrity, locking, touches, writers
 from . import records as rec
 from .contract import record_problem
 from .core import CLEARING_OPS
@@ -39,7 +40,8 @@ class EvidenceLedger:
     memory); `project` is the project a caller means when it names none."""
 
     def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str], clock: Callable[[], str],
-                 rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
+                 rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None,
+                 writer: dict | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
@@ -50,6 +52,9 @@ class EvidenceLedger:
         self.project = project
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
+        # who a library call without a writer writes as: the host process itself (the registry
+        # always names the authenticated caller)
+        self.writer = writer or writers.LOCAL_HOST
         self._on_redaction: list[Callable[[str, list, list], Any]] = []
         self._key_stored()
 
@@ -71,7 +76,7 @@ class EvidenceLedger:
     def with_rulebook(self, rulebook: Rulebook) -> "EvidenceLedger":
         """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
         return EvidenceLedger(self.store, ids=self._ids, clock=self._clock, rulebook=rulebook, project=self.project,
-                              redaction_key=self._key)
+                              redaction_key=self._key, writer=self.writer)
 
     def close(self) -> None:
         self.store.close()
@@ -91,12 +96,14 @@ class EvidenceLedger:
             record = shapes.record(record, position)
         return record
 
-    def append(self, record: dict, *, project: str | None = None) -> dict:
+    def append(self, record: dict, *, project: str | None = None, writer: dict | None = None,
+               trust: TrustStore | None = None) -> dict:
         """Check one record and append it (a raw source with the locks the engine finds in it);
-        returns it as stored (with id, observed_at, recorded_at)."""
-        return self.append_all([record], project=project)[0]
+        returns it as stored (with id, observed_at, recorded_at, writer)."""
+        return self.append_all([record], project=project, writer=writer, trust=trust)[0]
 
-    def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
+    def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None,
+                       writer: dict | None = None, trust: TrustStore | None = None) -> list[dict]:
         """Append a message and its lock records in one step. The locks are the engine's
         (`groundrules.lock` under this rulebook); `locks` given (lock candidates) are checked
         against them and name them, and every lock they leave out is appended all the same."""
@@ -104,17 +111,21 @@ class EvidenceLedger:
         if isinstance(message, dict) and "id" not in message:
             message = dict(message, id=self._ids())           # the locks point at the id it will have
         named = [rec.lock_record(c, c["id"] if isinstance(c, dict) and "id" in c else None) for c in locks or []]
-        return self.append_all([message] + named, project=project)
+        return self.append_all([message] + named, project=project, writer=writer, trust=trust)
 
-    def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
+    def append_all(self, records: list, *, project: str | None = None, writer: dict | None = None,
+                   trust: TrustStore | None = None) -> list[dict]:
         """Append several records atomically: all of them, or none when one is refused. Every raw
         source (message, tool receipt, injected field) is locked as it is appended: a lock record
         in `records` must be one of the engine's locks of its source (and is completed from it);
         the engine's locks no record names are appended right after their source. Returns every
-        record as stored, in order."""
+        record as stored, in order. Each is stamped with `writer` (the authenticated caller; None:
+        this ledger's writer) and judged by rules/provenance.yaml: a role that may not append its
+        class is refused; a signature is verified against `trust` (the operator's trust store)."""
+        stamp = writer or self.writer
         def attempt(tx: EvidenceTx) -> list[dict]:
             now = self._clock()
-            prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
+            prepared = [self._prepare(raw, now, f"records[{n}]", stamp, trust) for n, raw in enumerate(records)]
             sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
             ordered: list = []                # (record, at, its acceptance as a lock, or None)
             for n, record in enumerate(prepared):
@@ -122,6 +133,8 @@ class EvidenceLedger:
                 sid = locking.source_id(record, self._catalogue)
                 if sid is not None:
                     sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
+                elif rec.is_lock(record) and "observed_at" not in record:
+                    record["observed_at"] = self._observed_at(tx, rec.source_of(record), sources, now)
                 ordered.append((record, at, self._claim(tx, record, sources, at) if sid is None and rec.is_lock(record)
                                 else None))
             filed, stored, pending = [], [], {}
@@ -183,17 +196,29 @@ class EvidenceLedger:
                 continue
             _, found, claimed = sources[sid]
             for c in found or []:
-                if c["id"] not in claimed:
-                    out.append((self._prepare(rec.lock_record(c, c["id"]), now, f"{at} (its lock)"),
+                if c["id"] not in claimed:           # observed when its source was, written by its writer
+                    lock = dict(rec.lock_record(c, c["id"]), observed_at=record["observed_at"])
+                    out.append((dict(self._prepare(lock, now, f"{at} (its lock)", None, None), writer=record["writer"]),
                                 f"{at} (its lock {c['id']})", None))
         return out
 
-    def _prepare(self, raw: Any, now: str, at: str) -> dict:
+    def _observed_at(self, tx: EvidenceTx, sid: str, sources: dict, now: str) -> str:
+        """When a lock record's source was observed (a lock is a reading of it), or `now` when the
+        source is not there (the lock is refused later, UNKNOWN_EVIDENCE)."""
+        source = sources[sid][0] if sid in sources else self._message(tx, sid, {})
+        return source["observed_at"] if source is not None and "observed_at" in source else now
+
+    def _prepare(self, raw: Any, now: str, at: str, writer: dict | None, trust: TrustStore | None) -> dict:
+        """The record as it will be stored: checked, its id and times set, stamped with its writer
+        (None: an engine lock, stamped as its source) once the provenance table admits it."""
         if not isinstance(raw, dict):
             raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is an object")
+        if "writer" in raw:
+            raise self._refusals.error("WRITER_GIVEN", at=at)
         record = dict(self.shaped(raw))
         record.setdefault("id", self._ids())
-        record.setdefault("observed_at", now)
+        if record.get("type") != "lock":                 # a lock is observed when its source was
+            record.setdefault("observed_at", now)
         record["recorded_at"] = now
         problem = record_problem(self._book.schemas, self._catalogue.records, record, at)
         if problem:
@@ -201,6 +226,8 @@ class EvidenceLedger:
         if "redaction" in record or any(rec.is_tombstone(v) for v in rec.holder(record).values()):
             raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is appended unredacted; "
                                        "use redact() to remove personal data")
+        if writer is not None:
+            record["writer"] = writers.admit(raw, record, writer, trust, self._book, self._refusals, at)
         return record
 
     def _message(self, tx: EvidenceTx, sid: str, pending: dict) -> dict | None:
@@ -233,6 +260,7 @@ class EvidenceLedger:
         """The record the store gave back, its personal values in place, or their tombstones."""
         try:
             record = row["body"]                      # read afresh by the store: ours to fill
+            record.setdefault("writer", dict(writers.UNKNOWN))      # stored before records named their writer
             box = rec.holder(record)
             if row["personal"] is not None:
                 box.update(row["personal"])
@@ -280,7 +308,8 @@ class EvidenceLedger:
             return [row["event"] for row in tx.redaction_rows()]
 
     # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
-    def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
+    def append_interpretation(self, interpretation: Any, *, project: str | None = None,
+                              writer: dict | None = None) -> dict:
         """Check an interpretation as the fold does, against the stored records and the
         interpretations stored before it, and append it; returns its id and when it was recorded.
         Only a refusal the refusal table marks `later_interpretation_may_cure` (a lock not yet
@@ -305,7 +334,23 @@ class EvidenceLedger:
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
             raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
+        interpretation = self._stamped([interpretation], writer, refuse=True)[0]
         return self._write(project, attempt)
+
+    def _stamped(self, interpretations: list, writer: dict | None, *, refuse: bool) -> list:
+        """Interpretations as `writer` (None: this ledger's) wrote them; with `refuse`, one naming
+        a writer is refused (an append), else its writer is replaced (a fold of given ones)."""
+        if not isinstance(interpretations, list):
+            return interpretations                    # fold() refuses it, as it refuses any malformed payload
+        stamp = writers.stamp(writer or self.writer)
+        out = []
+        for n, interpretation in enumerate(interpretations):
+            if isinstance(interpretation, dict):
+                if "writer" in interpretation and refuse:
+                    raise self._refusals.error("WRITER_GIVEN", at=f"interpretations[{n}]")
+                interpretation = dict(interpretation, writer=stamp)
+            out.append(interpretation)
+        return out
 
     def interpretations(self, *, project: str | None = None) -> list[dict]:
         """The stored interpretations in append order, but those a redaction withdrew."""
@@ -313,7 +358,8 @@ class EvidenceLedger:
             return self._stored(tx)
 
     def _stored(self, tx: EvidenceTx, rows: list[dict] | None = None) -> list[dict]:
-        return [row["body"] for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
+        return [dict({"writer": dict(writers.UNKNOWN)}, **row["body"]) if "writer" not in row["body"] else row["body"]
+                for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
 
     # -- what a call touches (touches.py) ------------------------------------------------------------
     def _keys(self, tx: EvidenceTx, interpretation: Any) -> set[str]:
@@ -388,10 +434,13 @@ class EvidenceLedger:
         return [self._from_row(tx, found[s]) for s in sorted(found)]
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
-             subject: str | None = None, scope_context: dict | None = None) -> dict:
-        """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
-        with `subject`, of the records about it and the locks inside them; with `scope_context`, for
-        that context (fold() sets aside the evidence that does not fit it)."""
+             subject: str | None = None, scope_context: dict | None = None, writer: dict | None = None) -> dict:
+        """The fold of this ledger's records with `interpretations` (None: the stored ones; given
+        ones are `writer`'s, as if appended) at `now`; with `subject`, of the records about it and
+        the locks inside them; with `scope_context`, for that context (fold() sets aside the
+        evidence that does not fit it). Records whose writer may not decide are set aside."""
+        if interpretations is not None:          # given ones are the caller's, whatever writer they name
+            interpretations = self._stamped(interpretations, writer, refuse=False)
         with self._read(project) as tx:
             if subject is None:
                 records = [self._from_row(tx, row) for row in tx.rows()]
@@ -404,7 +453,7 @@ class EvidenceLedger:
         payload = {"now": now, "records": records, "interpretations": interpretations}
         if scope_context is not None:
             payload["scope_context"] = scope_context
-        return fold(payload, self._book, redaction_key=self._key)
+        return fold(payload, self._book, redaction_key=self._key, weigh_writers=True)
 
     def _about(self, tx: EvidenceTx, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
         """The records about `subject` and the locks inside them, in ledger order; with `stored`,

@@ -43,6 +43,7 @@ from .oauth import OAuthVerifier
 from .oauth_http import BearerGate
 from .settings import ServerSettings
 from .tokens import Grants, load_grants
+from ..provenance.trust import load_trust
 
 PATH = "/mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -172,6 +173,7 @@ class Reloader:
         The tokens file is read after them, against the roles of the rulebook in force."""
         with self._lock:
             swapped = self._reload_rules()
+            self._reload_trust()
             book = self.served.dispatcher.service.book
             if isinstance(self.verifier, OAuthVerifier):          # the claim map of the rulebook in force
                 self.verifier.use(book)
@@ -179,6 +181,19 @@ class Reloader:
                 self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
             self.verifier.reload()
             return swapped
+
+    def _reload_trust(self) -> None:
+        """The trust store read again (when the server has one); one that fails keeps the one in force."""
+        current = self.served.dispatcher.service
+        if not current.trust.file:
+            return
+        try:
+            trust = load_trust(current.trust.file)
+        except GroundrulesError as exc:
+            log.error("trust store not reloaded, the previous signers stay trusted: %s", exc.message)
+            return
+        self.served.swap(current.with_trust(trust))
+        log.info("trust store reloaded: %d signer(s)", len(trust.signers))
 
     def _reload_rules(self) -> bool:
         current = self.served.dispatcher.service
