@@ -147,14 +147,19 @@ def test_a_row_out_of_reach_is_reported_and_the_rest_still_checked(rulebook, dur
     table = load_rulebook(ROOT, files=[path]).table("support_reason")
     backend = durable_backend(table, rulebook.schemas.get(table.input))
     bundled = durable_backend(rulebook.table("support_reason"), rulebook.schemas.get(table.input))
-    assert [row for row, _ in backend.inexpressible] == [row for row, _ in bundled.inexpressible] + ["scope_gap.dated"]
+    assert sorted(row for row, _ in backend.inexpressible) == sorted([row for row, _ in bundled.inexpressible]
+                                                                     + ["scope_gap.dated"])
     assert "support_reason:scope_gap.dated: " in backend.out_of_reach()
     with pytest.raises(GroundrulesError) as info:           # the hit policy needs every row
         backend.fired_rows({})
     assert info.value.code == "DURABLE_INEXPRESSIBLE"
     checked = 0
     for name, value in _values(rulebook.table("support_reason")):
-        native, durable = backend.agreement(value)
+        try:
+            native, durable = backend.agreement(value)
+        except GroundrulesError as exc:                  # as the whole-corpus test: outside, not compared
+            assert exc.code in OUTSIDE, name
+            continue
         assert "scope_gap.dated" not in native + durable
         assert native == durable, name
         checked += bool(native)
