@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .core import bounded_patterns, canonical, json_bounds, limits
+from .core import bounded_patterns, canonical, codes, json_bounds, limits
 from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
@@ -133,7 +133,8 @@ def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
 
 def _finding_tool(name: str) -> Callable:
     def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
-        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role)
+        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role,
+                                              writer=caller.writer())
         return Answer(True, data, warnings)
     return run
 
@@ -207,7 +208,7 @@ class Service:
         if decisions is not None and evidence is not None:
             evidence.on_redaction(decisions.erase_copies)
         if ROLES_TABLE not in self.book.tables:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no role table (rules/roles.yaml), so "
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no role table (rules/roles.yaml), so "
                                    "no tool may be called")
         self.roles: RoleTable = self.book.table(ROLES_TABLE)
         table = limits.of(self.book)
@@ -310,26 +311,26 @@ class Service:
         if tool is None or not roles.may_call(caller.role, name):
             if tool is None:
                 raise self.unknown_tool(name, [t for t in TOOLS if roles.may_call(caller.role, t)])
-            raise GroundrulesError("PERMISSION_DENIED", roles.message("permission_denied", role=caller.role,
+            raise GroundrulesError(codes.PERMISSION_DENIED, roles.message("permission_denied", role=caller.role,
                                                                       tool=name), field="tool")
         if not isinstance(arguments, dict):
-            raise GroundrulesError("INVALID_ARGUMENT", roles.message("not_an_object"), field="(arguments)")
+            raise GroundrulesError(codes.INVALID_ARGUMENT, roles.message("not_an_object"), field="(arguments)")
         self._check_arguments(name, arguments, arguments_text, decoded)
         denied = roles.denied_option(caller.role, name, arguments)
         if denied is not None:
-            raise GroundrulesError("PERMISSION_DENIED", roles.message(
+            raise GroundrulesError(codes.PERMISSION_DENIED, roles.message(
                 "option_denied", role=caller.role, tool=name, option=denied[0], roles=list(denied[1])),
                 field=denied[0])
         project = ""
         if tool.ledger:
             project = self._project(arguments.get("project", CURRENT_PROJECT), caller)
             if getattr(self, tool.ledger) is None:
-                raise GroundrulesError("NOT_CONFIGURED", roles.message("not_configured", tool=name))
+                raise GroundrulesError(codes.NOT_CONFIGURED, roles.message("not_configured", tool=name))
         return tool.run(self, arguments, project, caller)
 
     def unknown_tool(self, name: Any, visible: list[str]) -> GroundrulesError:
         """The refusal of a tool name that is not among `visible` (what the caller may call)."""
-        return GroundrulesError("UNKNOWN_TOOL", self.roles.message("unknown_tool", tool=echo(name), tools=visible),
+        return GroundrulesError(codes.UNKNOWN_TOOL, self.roles.message("unknown_tool", tool=echo(name), tools=visible),
                                 field="tool", hint=did_you_mean(name, visible) or None)
 
     def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
@@ -357,14 +358,14 @@ class Service:
 
     def _invalid(self, field_path: str, problem: str) -> None:
         field_path = field_path or "(arguments)"
-        raise GroundrulesError("INVALID_ARGUMENT", self.roles.message("invalid_argument", field=field_path,
+        raise GroundrulesError(codes.INVALID_ARGUMENT, self.roles.message("invalid_argument", field=field_path,
                                                                       problem=problem), field=field_path)
 
     def _project(self, project: str, caller: Caller) -> str:
         if project == CURRENT_PROJECT and caller.projects:
             return caller.projects[0]
         if project not in caller.projects:
-            raise GroundrulesError("PROJECT_SCOPE_MISMATCH",
+            raise GroundrulesError(codes.PROJECT_SCOPE_MISMATCH,
                                    self.roles.message("project_denied", project=echo(project)), field="project")
         return project
 

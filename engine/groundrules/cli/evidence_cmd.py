@@ -17,7 +17,7 @@ from .session import add_caller_args, call_once, input_cap, rulebook_from, tool_
 
 def register(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("evidence", help="append to, read, redact and fold the stored evidence ledger",
-                       description="The evidence ledger kept per project in the --db file (seed 003).")
+                       description="The evidence ledger kept per project in the --db file (docs/spec/evidence.md).")
     esub = e.add_subparsers(dest="evidence_command", metavar="ACTION", required=True)
     a = esub.add_parser("append", help="append a record: a message, tool receipt or injected field (each locked on "
                         "append), a lock the engine finds, or a derived claim",

@@ -6,6 +6,7 @@ import sys
 from types import ModuleType
 from typing import Callable
 
+from ..core import codes
 from ..core.errors import GroundrulesError, RulesError, StorageFailure
 from .io import rules_error_lines
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"groundrules {args.command}: {exc.code}: {_storage_message(args, exc)}\n")
         return 1
     except GroundrulesError as exc:
-        code = "" if exc.code == "USAGE" else f"{exc.code}: "     # a stable code a script can match
+        code = "" if exc.code == codes.USAGE else f"{exc.code}: "     # a stable code a script can match
         sys.stderr.write(f"groundrules {args.command}: {code}{exc.message}\n")
         return 1
     except KeyboardInterrupt:

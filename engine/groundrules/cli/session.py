@@ -10,7 +10,7 @@ import getpass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core import capped, limits, rulebook
+from ..core import capped, codes, limits, rulebook
 from ..access import SUFFIX, TOOL_SCHEMAS
 from ..api import ROLES_TABLE, Caller, Service
 from ..core.errors import GroundrulesError, echo
@@ -137,7 +137,7 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     try:
         evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
     except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
-        if exc.code != "RULEBOOK_INCOMPLETE":
+        if exc.code != codes.RULEBOOK_INCOMPLETE:
             findings.close()
             raise
         evidence = None

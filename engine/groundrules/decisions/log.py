@@ -20,7 +20,6 @@ import copy
 import itertools
 import json
 import logging
-import os
 import secrets
 import threading
 import time
@@ -28,7 +27,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, StorageFailure
 from . import crypto, masking, times
 
@@ -137,7 +136,7 @@ class _Writer:
                 return
 
     def _row(self, item: tuple) -> dict:
-        (decision, at, duration, tool, principal, role, project, arguments, arguments_text, ok, error,
+        (decision, at, duration, tool, principal, role, auth, project, arguments, arguments_text, ok, error,
          rulebook, text, table) = item
         known = isinstance(tool, str) and tool in self.tools
         name = tool if known else UNKNOWN_TOOL
@@ -151,9 +150,11 @@ class _Writer:
         dropped: list = []
         if arguments_text is None:                  # not JSON: refused as such, nothing to keep
             arguments_text, dropped = "null", ["arguments"]
-        payload = f'{{"arguments":{arguments_text},"answer":{text or "null"}'
+        # how the caller was authenticated (api.Authentication) is kept with what it asked, sealed
+        auth_text = json.dumps(auth, ensure_ascii=False)
+        payload = f'{{"auth":{auth_text},"arguments":{arguments_text},"answer":{text or "null"}'
         if policy.never_keep:
-            doc = {"arguments": json.loads(arguments_text), "answer": json.loads(text) if text else None}
+            doc = {"auth": auth, "arguments": json.loads(arguments_text), "answer": json.loads(text) if text else None}
             removed = [".".join(p) for p in policy.never_keep if masking.drop(doc, p)]
             if removed:
                 dropped += removed
@@ -237,6 +238,7 @@ class DecisionLog:
             writer.take_retention(self.masking, self._generation)
         decision = writer.ids.new("D")
         item = (decision, writer.clock(), self.timer() - started, tool, caller.principal, caller.role,
+                caller.auth.as_json(),
                 _project(arguments, caller.projects), arguments, arguments_text, envelope["ok"],
                 envelope["error"], envelope["rulebook"], text, self.masking)
         if len(writer.pending) >= writer.max_pending:
@@ -306,13 +308,13 @@ class DecisionLog:
         if "since" in arguments:
             since = times.since(arguments["since"], self.now())
             if since is None:
-                raise GroundrulesError("INVALID_ARGUMENT", table.message("bad_time", value=arguments["since"][:40]),
+                raise GroundrulesError(codes.INVALID_ARGUMENT, table.message("bad_time", value=arguments["since"][:40]),
                                        field="since")
         before = None
         if "before" in arguments:
             before = self.store.seq_of(project, arguments["before"])
             if before is None:
-                raise GroundrulesError("DECISION_NOT_FOUND", table.message(
+                raise GroundrulesError(codes.DECISION_NOT_FOUND, table.message(
                     "not_found", decision=arguments["before"][:40], project=project), field="before")
         limit = arguments.get("limit", 20)
         outcome = arguments.get("outcome")
@@ -320,7 +322,7 @@ class DecisionLog:
                                since=since, ok=None if outcome is None else outcome == "ok", before=before,
                                limit=limit + 1)
         if "decision_id" in arguments and not rows:
-            raise GroundrulesError("DECISION_NOT_FOUND", table.message(
+            raise GroundrulesError(codes.DECISION_NOT_FOUND, table.message(
                 "not_found", decision=arguments["decision_id"][:40], project=project), field="decision_id")
         shown = [self.view(r, reveal=bool(arguments.get("reveal"))) for r in rows[:limit]]
         return {"decisions": shown, "next": rows[limit - 1]["id"] if len(rows) > limit else None}
@@ -331,7 +333,7 @@ class DecisionLog:
         if doc is not None and not reveal:
             self.mask(row["tool"], doc)
         out = {"id": row["id"], "at": row["at"], "principal": row["principal"], "role": row["role"],
-               "project": row["project"], "tool": row["tool"], "rulebook": row["rulebook"], "ok": bool(row["ok"]),
+               **({"auth": doc["auth"]} if doc and "auth" in doc else {}), "project": row["project"], "tool": row["tool"], "rulebook": row["rulebook"], "ok": bool(row["ok"]),
                "error_code": row["error_code"], "duration_us": row["duration_us"], "kept": row["kept"],
                "dropped": json.loads(row["dropped"])}
         if row["erased_by"] is not None:
@@ -377,7 +379,7 @@ class DecisionLog:
 def _table(book: Any) -> Any:
     table = masking.of(book)
     if table is None:
-        raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no decision_masking table "
+        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no decision_masking table "
                                "(rules/decision_masking.yaml), so no decision may be logged")
     return table
 
@@ -403,12 +405,3 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
     elif value is not None and not isinstance(value, bool):
         yield str(value)
-
-
-def open_log(db: Any, key: crypto.DecisionKey, **options: Any) -> DecisionLog:
-    return DecisionLog(db, key=key, **options)
-
-
-def urandom_key() -> crypto.DecisionKey:
-    """A fresh random key (tests, benchmarks)."""
-    return crypto.DecisionKey(os.urandom(32))

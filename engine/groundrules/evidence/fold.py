@@ -1,4 +1,4 @@
-"""`fold(payload)`: the public entry of the evidence part (seed 003; design.md Part 2).
+"""`fold(payload)`: the public entry of the evidence part (docs/spec/evidence.md).
 
 payload = {now, scope_context?, records, interpretations} (schemas/evidence.v1.schema.json). The
 payload is checked against the contract, the ledger index is built and checked (every raw source
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..core.canonical import detached
 from ..core.errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
@@ -36,7 +36,7 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
     for kind in ("event_catalogue", "merge_policy", "refusal_catalogue"):
         of_kind = book.of_kind(kind)
         if len(of_kind) != 1:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", f"the rulebook needs exactly one '{kind}' table, "
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"the rulebook needs exactly one '{kind}' table, "
                                    f"it has {len(of_kind)}", kind=kind)
         found.append(of_kind[0])
     return tuple(found)
@@ -53,13 +53,13 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
     try:
         return _fold(payload, book, catalogue, policy, refusals, redaction_key, weigh_writers)
     except GroundrulesError as exc:
-        if exc.code == "LOCK_TIMEOUT" and exc.code in refusals.codes:     # the scanner's, worded by the table
-            raise refusals.error("LOCK_TIMEOUT", **exc.details) from None
+        if exc.code == codes.LOCK_TIMEOUT and exc.code in refusals.codes:     # the scanner's, worded by the table
+            raise refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
         raise
     except RecursionError:
-        raise refusals.error("PAYLOAD_INVALID", problem="nested too deeply") from None
+        raise refusals.error(codes.PAYLOAD_INVALID, problem="nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - a host must get a code, never a traceback
-        raise refusals.error("FOLD_INTERNAL", problem=type(exc).__name__) from None
+        raise refusals.error(codes.FOLD_INTERNAL, problem=type(exc).__name__) from None
 
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
@@ -68,10 +68,10 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
         payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)
     if problem is not None:
-        raise refusals.error("PAYLOAD_INVALID", problem=problem)
+        raise refusals.error(codes.PAYLOAD_INVALID, problem=problem)
     now = parse(payload["now"])
     if now is None:
-        raise refusals.error("PAYLOAD_INVALID", problem="now: not a real date and time")
+        raise refusals.error(codes.PAYLOAD_INVALID, problem="now: not a real date and time")
     index = LedgerIndex(payload["records"], policy, refusals, now, Locker(catalogue, book, redaction_key))
     checked = Checker(index, catalogue, policy, redaction_key).check(payload["interpretations"])
     context = _context(payload, refusals)
@@ -108,7 +108,7 @@ def _context(payload: dict, refusals: RefusalCatalogue) -> dict | None:
         return None
     flat, twice = scoping.flatten(payload["scope_context"])
     if twice:
-        raise refusals.error("PAYLOAD_INVALID", problem=f"scope_context: {', '.join(twice)} given twice "
+        raise refusals.error(codes.PAYLOAD_INVALID, problem=f"scope_context: {', '.join(twice)} given twice "
                              "(nested and dotted)")
     return flat
 

@@ -1,4 +1,4 @@
-"""The append-only evidence ledger (seed 003 §二): checking, (de)serialising and redacting records.
+"""The append-only evidence ledger (docs/spec/evidence.md, evidence is a record): checking, (de)serialising and redacting records.
 
 A record is appended once and never rewritten. The one exception is the audited redaction path
 (`redact`): it appends a redaction event (who, why, when) and replaces the record's personal fields
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..provenance.trust import TrustStore
@@ -89,8 +89,8 @@ class EvidenceLedger:
 
     # -- appending ------------------------------------------------------------------------------
     def shaped(self, record: Any, position: int = 0) -> Any:
-        """`record` in the internal shape: one written as seed 003 writes it (source, timestamp,
-        scope, quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
+        """`record` in the internal shape: one written in the seed shapes (source, timestamp, scope,
+        quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
         the same mapping fold() applies; any other record is returned as it came."""
         for shapes in self._book.of_kind("shape_map"):
             record = shapes.record(record, position)
@@ -150,8 +150,8 @@ class EvidenceLedger:
         try:
             return self._write(project, attempt)
         except GroundrulesError as exc:
-            if exc.code == "LOCK_TIMEOUT" and exc.code in self._refusals.codes:
-                raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
+            if exc.code == codes.LOCK_TIMEOUT and exc.code in self._refusals.codes:
+                raise self._refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
             raise
 
     def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> Callable[[dict], dict]:
@@ -164,7 +164,7 @@ class EvidenceLedger:
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
-                return _refused(self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id"))
+                return _refused(self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=sid, at=f"{at}.lock.locator.message_id"))
             found = locking.engine_locks(source, self._catalogue, self._book)
             sources[sid] = (source, found, self._stored_claims(tx, sid, found))
         source, found, claimed = sources[sid]
@@ -212,9 +212,9 @@ class EvidenceLedger:
         """The record as it will be stored: checked, its id and times set, stamped with its writer
         (None: an engine lock, stamped as its source) once the provenance table admits it."""
         if not isinstance(raw, dict):
-            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is an object")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a record is an object")
         if "writer" in raw:
-            raise self._refusals.error("WRITER_GIVEN", at=at)
+            raise self._refusals.error(codes.WRITER_GIVEN, at=at)
         record = dict(self.shaped(raw))
         record.setdefault("id", self._ids())
         if record.get("type") != "lock":                 # a lock is observed when its source was
@@ -222,9 +222,9 @@ class EvidenceLedger:
         record["recorded_at"] = now
         problem = record_problem(self._book.schemas, self._catalogue.records, record, at)
         if problem:
-            raise self._refusals.error("PAYLOAD_INVALID", problem=problem)
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=problem)
         if "redaction" in record or any(rec.is_tombstone(v) for v in rec.holder(record).values()):
-            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is appended unredacted; "
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a record is appended unredacted; "
                                        "use redact() to remove personal data")
         if writer is not None:
             record["writer"] = writers.admit(raw, record, writer, trust, self._book, self._refusals, at)
@@ -273,7 +273,7 @@ class EvidenceLedger:
                 record["redaction"] = event["event"]
             return record
         except (KeyError, TypeError):
-            raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=row.get("id")) from None
 
     @contextmanager
     def _read(self, project: str | None) -> Iterator[Any]:
@@ -282,13 +282,13 @@ class EvidenceLedger:
             with self.store.read(project or self.project) as tx:
                 yield tx
         except CorruptRow as exc:
-            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     def _write(self, project: str | None, attempt: Callable[[Any], Any]) -> Any:
         try:
             return self.store.run_write(project or self.project, attempt)
         except CorruptRow as exc:
-            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     # -- reading --------------------------------------------------------------------------------
     def records(self, *, project: str | None = None) -> list[dict]:
@@ -300,14 +300,14 @@ class EvidenceLedger:
         with self._read(project) as tx:
             owner = tx.owner(record_id)
             if owner is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
+                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=record_id, at="get")
             return self._from_row(tx, _row_of(tx, owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
         with self._read(project) as tx:
             return [row["event"] for row in tx.redaction_rows()]
 
-    # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
+    # -- interpretations (the event layer: docs/spec/evidence.md, events) -----------------------------------------
     def append_interpretation(self, interpretation: Any, *, project: str | None = None,
                               writer: dict | None = None) -> dict:
         """Check an interpretation as the fold does, against the stored records and the
@@ -333,7 +333,7 @@ class EvidenceLedger:
             tx.add_interpretation(interpretation, now, sorted(keys))
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
-            raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem="an interpretation is an object with an 'id'")
         interpretation = self._stamped([interpretation], writer, refuse=True)[0]
         return self._write(project, attempt)
 
@@ -347,7 +347,7 @@ class EvidenceLedger:
         for n, interpretation in enumerate(interpretations):
             if isinstance(interpretation, dict):
                 if "writer" in interpretation and refuse:
-                    raise self._refusals.error("WRITER_GIVEN", at=f"interpretations[{n}]")
+                    raise self._refusals.error(codes.WRITER_GIVEN, at=f"interpretations[{n}]")
                 interpretation = dict(interpretation, writer=stamp)
             out.append(interpretation)
         return out
@@ -480,14 +480,14 @@ class EvidenceLedger:
         recording who and why, and leave no readable copy in the store's files. Returns the
         redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
-            raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem="redact needs a non-empty 'by' and 'reason'")
         def attempt(tx: EvidenceTx) -> list[dict]:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
+                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=str(record_id), at="redact")
             row = _row_of(tx, owner)
             if row["redaction_id"] is not None:
-                raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
+                raise self._refusals.error(codes.ALREADY_REDACTED, record=row["id"], redaction=row["redaction_id"])
             at = self._clock()
             events = [self._event(row, by, reason, at, None)]
             sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None

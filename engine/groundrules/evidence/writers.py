@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core import codes
 from ..provenance import table as provenance
 from ..provenance.trust import EMPTY
 from . import records as rec
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 LOCAL_HOST = {"principal": "local", "role": "host", "auth": {"method": "local"}}
 # what a record stored before records named their writer reads as (rules/provenance.yaml unknown_writer)
 UNKNOWN = {"principal": "unknown", "role": provenance.UNKNOWN_ROLE, "auth": {"method": "unknown"}}
-SIGNATURE_CODES = {"invalid": "SIGNATURE_INVALID", "unknown_signer": "SIGNER_UNKNOWN"}
+SIGNATURE_CODES = {"invalid": codes.SIGNATURE_INVALID, "unknown_signer": codes.SIGNER_UNKNOWN}
 
 
 def stamp(writer: dict) -> dict:
@@ -40,25 +41,25 @@ def admit(raw: dict, record: dict, writer: dict, trust: TrustStore | None, book:
     verified and the provenance table lets the writer's role append its class; refused otherwise."""
     out = stamp(writer)
     table = provenance.of(book)
+    cls = None if table is None or rec.is_lock(record) else table.class_of(record)
     if "signature" in raw:
         from ..provenance import signatures           # joserfc, imported by the appends that carry a signature
         if rec.is_lock(record):
-            raise refusals.error("PAYLOAD_INVALID", problem=f"{at}: a lock is the engine's reading of its source; "
+            raise refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a lock is the engine's reading of its source; "
                                  "sign the source instead")
         try:
             signer = signatures.verify(raw, trust or EMPTY)
         except signatures.SignatureRefused as exc:
             raise refusals.error(SIGNATURE_CODES[exc.reason], at=at) from None
-        if table is not None:
-            cls = table.class_of(record)
+        if table is not None and cls is not None:
             if not signatures.vouches(signer, record_class=cls):
-                raise refusals.error("SIGNER_NOT_ALLOWED", at=at, signer=signer.name, label=_label(table, cls),
+                raise refusals.error(codes.SIGNER_NOT_ALLOWED, at=at, signer=signer.name, label=_label(table, cls),
                                      **{"class": cls})
         out["signer"] = signer.name
-    if table is not None and not rec.is_lock(record):
-        verdict = table.judge(record, out)
+    if table is not None and cls is not None:
+        verdict = table.judge(record, out, cls)
         if verdict.effect == provenance.REFUSED:
-            raise refusals.error("PROVENANCE_REFUSED", at=at, role=out["role"], label=verdict.label,
+            raise refusals.error(codes.PROVENANCE_REFUSED, at=at, role=out["role"], label=verdict.label,
                                  **{"class": verdict.cls})
     return out
 

@@ -62,11 +62,12 @@ class ProvenanceTable:
         facts = {k: record[k] for k in ("type", "role", "state", "origin", "tool") if isinstance(record.get(k), str)}
         return self.classes.evaluate({"record": facts}).fired[0].code
 
-    def judge(self, record: dict, writer: dict | None) -> Verdict:
+    def judge(self, record: dict, writer: dict | None, cls: str | None = None) -> Verdict:
         """The verdict on `record` (a raw source, or the source a lock is inside) by `writer` (a
         record's stamp: principal, role, auth, and `signer` when a signer of the trust store vouched
-        for it by a verified signature; None: stored before records named their writer)."""
-        cls = self.class_of(record)
+        for it by a verified signature; None: stored before records named their writer); `cls`: the
+        record's class when the caller knows it already."""
+        cls = cls or self.class_of(record)
         if writer is None or writer.get("role") == UNKNOWN_ROLE:
             name, by = self.unknown_writer, "unknown_writer"
         elif writer.get("signer"):

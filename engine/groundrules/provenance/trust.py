@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import codes
 from ..core.errors import GroundrulesError, echo
 
 if TYPE_CHECKING:
@@ -113,4 +114,4 @@ def _store(src: Source) -> TrustStore:
 
 
 def _invalid(file: str, line: int, col: int, message: str) -> GroundrulesError:
-    return GroundrulesError("TRUST_INVALID", f"{Path(file).name}:{line}:{col}: {message}")
+    return GroundrulesError(codes.TRUST_INVALID, f"{Path(file).name}:{line}:{col}: {message}")
