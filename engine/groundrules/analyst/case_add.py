@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..core import codes
 from ..core.decide import DecisionTable
 from ..core.errors import GroundrulesError, did_you_mean
 from ..core.rulebook import Rulebook
@@ -22,16 +23,16 @@ def add_case(book: Rulebook, cases: Path, table_id: str, value: Any, name: str) 
     if not isinstance(table, DecisionTable):
         known = sorted(t for t, v in book.tables.items() if isinstance(v, DecisionTable))
         hint = did_you_mean(table_id, known)
-        raise GroundrulesError("CASE_REFUSED", f"no decision table '{table_id}'" + (f" ({hint})" if hint else ""))
+        raise GroundrulesError(codes.CASE_REFUSED, f"no decision table '{table_id}'" + (f" ({hint})" if hint else ""))
     if not NAME.fullmatch(name):
-        raise GroundrulesError("CASE_REFUSED", f"case name '{name}': lower-case letters, digits, '.', '_' and '-'")
+        raise GroundrulesError(codes.CASE_REFUSED, f"case name '{name}': lower-case letters, digits, '.', '_' and '-'")
     if table.input:
         problem = contract(book.schemas, table.input).located(value)
         if problem is not None:
-            raise GroundrulesError("CASE_REFUSED", f"the value breaks {table.input}: {problem}")
+            raise GroundrulesError(codes.CASE_REFUSED, f"the value breaks {table.input}: {problem}")
     path = cases / table_id / f"{name}.json"
     if path.exists():
-        raise GroundrulesError("CASE_REFUSED", f"tests/cases/{table_id}/{name}.json exists already")
+        raise GroundrulesError(codes.CASE_REFUSED, f"tests/cases/{table_id}/{name}.json exists already")
     try:
         fired = [f.row.id for f in table.evaluate(value).fired]
     except GroundrulesError as exc:       # a table that needs now: the case is still a case
