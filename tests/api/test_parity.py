@@ -230,6 +230,7 @@ def _fresh(prepared, name: str) -> tuple[Path, Path]:
     (folder / "root").mkdir(parents=True)
     (folder / "root" / "AGENTS.md").write_text("# 规则\n", encoding="utf-8")
     shutil.copy(db, folder / "ledger.db")
+    shutil.copy(f"{db}.keys", folder / "ledger.db.keys")        # its key store: the personal values open
     return folder / "ledger.db", folder / "root"
 
 

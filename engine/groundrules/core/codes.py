@@ -78,6 +78,9 @@ DECISION_NOT_FOUND = "DECISION_NOT_FOUND"
 DECISION_UNREADABLE = "DECISION_UNREADABLE"
 NO_PLACEHOLDER = "NO_PLACEHOLDER"
 
+# A batch's rows (groundrules batch, the Spark and Dask adapters): a row that cannot become arguments.
+INVALID_ROW = "INVALID_ROW"
+
 # The command line and the servers.
 USAGE = "USAGE"
 TOKENS_INVALID = "TOKENS_INVALID"

@@ -34,6 +34,9 @@ class ServerSettings:
     stateless: bool = _setting(False, "keep no session: every request stands alone, so any number of servers "
                                       "behind a plain balancer can share one PostgreSQL")
     log_format: str = _setting("text", "one line per call and event, as text or json")
+    credentials_fail_closed: bool = _setting(False, "when the tokens file (or, with --auth oauth, the claim map) "
+                                                    "fails to load on SIGHUP, refuse every token until a reload "
+                                                    "succeeds, instead of keeping the previous ones")
     metrics_token_file: str | None = _setting(None, "a file holding the bearer token /metrics asks for "
                                                     "(without it /metrics is open)")
 
