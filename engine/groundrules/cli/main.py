@@ -72,7 +72,7 @@ def _sign() -> ModuleType:
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
     "explain": _tools, "lock": _tools, "fold": _tools, "verify": _tools, "call": _tools,
-    "lint": _rules, "test": _rules, "eval": _rules,
+    "lint": _rules, "test": _rules, "case": _rules, "eval": _rules,
     "diff": _diff,
     "batch": _batch,
     "report": _report,
