@@ -33,7 +33,8 @@ def test_the_export_replays_as_the_database_does_and_holds_nothing_in_the_clear(
     candidate = load_rulebook(edited(tmp_path))
     expected = replay.replay(logged.decisions, candidate, [rulebook], examples=20)
     assert expected["changed"] > 0
-    got = replay.replay(ExportedLog(out, key, candidate), candidate, [rulebook], examples=20, workers=2, chunk_rows=9)
+    exported = ExportedLog(out, key, candidate, data_keys=logged.decisions.data_keys)
+    got = replay.replay(exported, candidate, [rulebook], examples=20, workers=2, chunk_rows=9)
     assert json.dumps(got, ensure_ascii=False) == json.dumps(expected, ensure_ascii=False)
 
 
@@ -80,6 +81,8 @@ def test_spark_replays_an_export_to_the_same_report(spark, logged, tmp_path, rul
     candidate = load_rulebook(root)
     expected = replay.replay(logged.decisions, candidate, [rulebook], examples=20)
     df = spark.read.parquet(str(out)).repartition(3)
-    got = replay_on_spark(df, ExportedLog(out, key, candidate), candidate, root, {data_root(): rulebook},
-                          examples=20, key_material=KEY_MATERIAL)
+    data_keys = logged.decisions.data_keys
+    got = replay_on_spark(df, ExportedLog(out, key, candidate, data_keys=data_keys), candidate, root,
+                          {data_root(): rulebook}, examples=20, key_material=KEY_MATERIAL,
+                          key_store=getattr(data_keys, "path", None))
     assert json.dumps(got, ensure_ascii=False) == json.dumps(expected, ensure_ascii=False)

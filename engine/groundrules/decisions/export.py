@@ -51,10 +51,13 @@ class ExportedLog:
     opened = DecisionLog.opened
     mask = DecisionLog.mask
     _plaintext = DecisionLog._plaintext
+    _inner = DecisionLog._inner
     _masked = DecisionLog._masked
 
-    def __init__(self, path: str | Path, key: crypto.DecisionKey, rulebook: Any):
-        self.path, self.key, self.masking = Path(path), key, _table(rulebook)
+    def __init__(self, path: str | Path, key: crypto.DecisionKey | crypto.DecisionKeyring, rulebook: Any,
+                 data_keys: Any = None):
+        self.path, self.key, self.masking = Path(path), crypto.ring(key), _table(rulebook)
+        self.data_keys = data_keys        # the key store of the payloads' data keys (docs/erasure.md)
 
     def pages(self, *, projects: list | None = None, tools: list | None = None, since: str | None = None,
               size: int = 2000) -> Iterator[list[dict]]:

@@ -299,9 +299,14 @@ class DecisionLog:
         """The row's payload; None when nothing was kept, or a redaction destroyed its data key."""
         if row["sealed"] is None:
             return None
-        plain = crypto.open_with_data_key(self._writer.data_keys, self._inner(row),
+        plain = crypto.open_with_data_key(self.data_keys, self._inner(row),
                                           crypto.associated(row["project"], row["id"]))
         return None if plain is None else plain.decode("utf-8")
+
+    @property
+    def data_keys(self) -> Any:
+        """The key store the payloads' data keys are in (an export's replay needs it too)."""
+        return self._writer.data_keys
 
     def rows(self, **filters: Any) -> Iterator[dict]:
         """Every row the filters keep, in append order (promote, tests)."""

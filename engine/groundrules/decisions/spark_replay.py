@@ -25,10 +25,12 @@ _SERVICES: dict = {}          # per Python worker: (candidate, logged...) tars -
 
 def replay_on_spark(df: Any, export: ExportedLog, candidate: Any, candidate_root: str | Path,
                     logged: dict | None = None, *, examples: int = 3, reveal: bool = False,
-                    key_material: bytes, tools: tuple = replay.STATELESS) -> dict:
+                    key_material: bytes, key_store: str | None = None, tools: tuple = replay.STATELESS) -> dict:
     """The replay result (replay.v1.schema.json) of the exported rows in `df` (as read from the
     export's Parquet, filtered as wanted) under the tables at `candidate_root` (whose rulebook is
-    `candidate`); `logged`: {folder: rulebook} of the tables that logged them."""
+    `candidate`); `logged`: {folder: rulebook} of the tables that logged them; `key_store`: the
+    path of the key store the payloads' data keys are in, which every executor opens (a file the
+    executors reach: a local session's, or a shared file system)."""
     logged = logged or {}
     context = df.sparkSession.sparkContext
     shipped = context.broadcast((pack(candidate_root), tuple(pack(root) for root in logged)))
@@ -38,10 +40,11 @@ def replay_on_spark(df: Any, export: ExportedLog, candidate: Any, candidate_root
         import pyarrow as pa
         services, run = _services(shipped.value)
         key = crypto.DecisionKey(secret.value)
+        data_keys = _key_store(key_store)
         for batch in batches:
             out: dict = {name: [] for name in ("seq", "tool", "skip", "reproduced", "changed", "after", "row")}
             for row in batch.to_pylist():
-                skip, outcome = _outcome(services, run, key, row)
+                skip, outcome = _outcome(services, run, key, data_keys, row)
                 after, reproduced, changed = outcome if outcome else (None, None, False)
                 shown = after is not None           # the tally reads this row: its metadata goes back too
                 for name, value in (("seq", row["seq"]), ("tool", row["tool"]), ("skip", skip),
@@ -88,9 +91,21 @@ def _services(tars: tuple) -> tuple[dict, Service]:
     return found
 
 
-def _outcome(services: dict, run: Service, key: crypto.DecisionKey, row: dict) -> tuple[str | None, tuple | None]:
+def _key_store(path: str | None) -> Any:
+    """The key store at `path`, opened once per Python worker (None: the payloads have no data keys)."""
+    if path is None:
+        return None
+    found = _SERVICES.get(("key_store", path))
+    if found is None:
+        from ..store.keystore import open_key_store
+        found = _SERVICES[("key_store", path)] = open_key_store(path)
+    return found
+
+
+def _outcome(services: dict, run: Service, key: crypto.DecisionKey, data_keys: Any,
+             row: dict) -> tuple[str | None, tuple | None]:
     """(why the row cannot be replayed, None) or (None, (after, reproduced, changed))."""
-    log = _Opener(key)
+    log = _Opener(key, data_keys)
     texts = log.texts(row)
     doc = None
     if texts is None:
@@ -105,6 +120,7 @@ class _Opener:
     texts = ExportedLog.texts
     opened = ExportedLog.opened
     _plaintext = ExportedLog._plaintext
+    _inner = ExportedLog._inner
 
-    def __init__(self, key: crypto.DecisionKey):
-        self.key = key
+    def __init__(self, key: crypto.DecisionKey, data_keys: Any = None):
+        self.key, self.data_keys = crypto.ring(key), data_keys
