@@ -20,7 +20,7 @@ from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
 from .core.rulebook import Rulebook
-from .core.schema_check import bundle, contract
+from .core.schema_check import Contract, bundle, of_schema
 
 if TYPE_CHECKING:
     from .results import Envelope
@@ -288,10 +288,21 @@ class Service:
             described["description"] += f"; its contract when ok is #/$defs/data ({ref}#/$defs/data)"
             listed = dict(envelope, properties=dict(envelope["properties"], data=described),
                           **{"$defs": {**defs, "data": data}})
-            return Listing(name, document.get("description", ""),
-                           bundle(self.book.schemas, f"{ref}#/$defs/input"), listed, contract,
+            return Listing(name, document.get("description", ""), self.input_schema(name), listed, contract,
                            dict(document.get("annotations", {})))
         return self.book.memoized(("listing", name), build)
+
+    def input_schema(self, name: str) -> dict:
+        """The input schema `name` lists, and the one its arguments are checked against (listing.py)."""
+        from .listing import input_schema
+        return self.book.memoized(("input", name), lambda: input_schema(
+            self.book, bundle(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input")))
+
+    def input_contract(self, name: str) -> Contract:
+        """The checker of `name`'s arguments: of exactly the schema `input_schema` lists."""
+        return self.book.memoized(("input contract", name), lambda: of_schema(
+            self.input_schema(name), self.book.schemas.validator, self.roles.limits["argument_depth"],
+            canonical.MAX_INT_BITS))
 
     # -- the checks, in order -------------------------------------------------------------------
     def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None,
@@ -328,8 +339,7 @@ class Service:
         """`arguments_text`: their JSON text when the caller already made it, so that only the
         limits are left to check; `decoded`: the arguments were decoded from JSON (a transport's,
         or call_text's), so the limits may be read off that text."""
-        checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
-                           max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
+        checker = self.input_contract(name)
         if decoded:
             arguments_text = arguments_text if arguments_text is not None else canonical.json_text(arguments)
         if decoded and arguments_text is not None and json_bounds.within(
@@ -393,7 +403,9 @@ def _describe(error) -> tuple[str, str]:
     if v == "type":
         return where, "expected " + (" or ".join(value) if isinstance(value, list) else str(value))
     if v in ("enum", "const"):
-        return where, "expected one of: " + ", ".join(map(str, value if v == "enum" else [value]))
+        choices = [str(c) for c in (value if v == "enum" else [value])]
+        hint = did_you_mean(instance, choices) if isinstance(instance, str) else ""
+        return where, "expected one of: " + ", ".join(choices) + (f" ({hint})" if hint else "")
     if v in ARGUMENT_WORDS:
         return where, "expected " + ARGUMENT_WORDS[v].format(value)
     return where, f"does not satisfy '{v}'"
