@@ -182,3 +182,12 @@ def test_stored_interpretations_are_what_fold_ledger_folds_when_none_are_given(s
     redacted = ok(service.call("redact_evidence", {"record_id": "m_41", "reason": "erasure"}, REVIEWER))
     assert redacted["redactions"][0]["withdrawn_interpretations"] == ["I1"]
     assert code(service.call("fold_ledger", {"now": NOW}, AGENT)) == "LOCK_DROPPED"
+
+
+def test_an_evidence_ledger_is_constructed_as_a_finding_ledger_is():
+    """Ids and clock default (random ids, UTC wall time), as FindingLedger's do (issue 32, item 6)."""
+    from groundrules import EvidenceLedger
+    ledger = EvidenceLedger(None)
+    stored = ledger.append_all([{"type": "message", "role": "user", "state": "sent", "content": "你好"}],
+                               project="p")
+    assert stored[0]["id"].startswith("R-") and stored[0]["recorded_at"].endswith("Z")

@@ -38,8 +38,9 @@ class EvidenceLedger:
     """The evidence ledger over one store (`store`: a store object, a SQLite path, or None for
     memory); `project` is the project a caller means when it names none."""
 
-    def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str], clock: Callable[[], str],
-                 rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None):
+    def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str] | None = None,
+                 clock: Callable[[], str] | None = None, rulebook: Rulebook | None = None, project: str = "default",
+                 redaction_key: bytes | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
@@ -48,6 +49,11 @@ class EvidenceLedger:
         else:
             self.store = store
         self.project = project
+        if ids is None or clock is None:                 # constructed as FindingLedger is: random ids, UTC wall time
+            from ..findings.clock import RandomIds, SystemClock
+            random_ids = RandomIds()
+            ids = ids or (lambda: random_ids.new("R"))
+            clock = clock or SystemClock()
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
         self._on_redaction: list[Callable[[str, list, list], Any]] = []
