@@ -410,7 +410,7 @@ class EvidenceLedger:
         payload = {"now": now, "records": records, "interpretations": interpretations}
         if scope_context is not None:
             payload["scope_context"] = scope_context
-        return fold(payload, self._book, redaction_key=self._key)
+        return fold(payload, self._book, redaction_key=self._key, pending_locks=True)
 
     def _about(self, tx: EvidenceTx, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
         """The records about `subject` and the locks inside them, in ledger order; with `stored`,
