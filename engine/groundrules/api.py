@@ -162,6 +162,15 @@ def _append_interpretation(service: "Service", a: dict, project: str, caller: Ca
     return service.evidence.append_interpretation(a["interpretation"], project=project)
 
 
+def _draft_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return service.evidence.draft_interpretation(a.get("message_id"), project=project)
+
+
+def _draft_candidate(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    from .verification import draft_candidate
+    return draft_candidate(a["request"], a["instance"] if "instance" in a else a["schema"], service.book)
+
+
 def _read_decisions(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     return service.decisions.read(a, project=project)
 
@@ -179,10 +188,12 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("redact_evidence", "evidence", _redact_evidence),
     Tool("fold_ledger", "evidence", _fold_ledger),
     Tool("append_interpretation", "evidence", _append_interpretation),
+    Tool("draft_interpretation", "evidence", _draft_interpretation, quick=True),
     Tool("explain_support", "", _explain),
     Tool("lock_message", "", _lock),
     Tool("fold_evidence", "", _fold),
     Tool("verify_extraction", "", _verify),
+    Tool("draft_candidate", "", _draft_candidate),
     Tool("read_decisions", "decisions", _read_decisions),
 )}
 

@@ -223,3 +223,23 @@ def test_fold_ledger_after_a_redaction_lists_the_redacted_lock_as_pending(servic
     state = ok(service.call("fold_ledger", {"now": NOW, "interpretations": []}, AGENT))["state"]
     assert [(p["lock"], p["why"], p["slots"]) for p in state["pending"]] == [
         (wechat["lock"]["id"], "redacted", _slots_taking(rulebook, wechat["lock"]["kind"]))]
+
+
+def test_a_drafted_interpretation_disposes_of_every_waiting_lock_and_appends_as_is(service, rulebook):
+    """draft_interpretation (issue 32, item 4): the locks of a message, or every lock still without a
+    disposition, each disposed of by the event catalogue's default; appended unedited, it leaves
+    nothing pending and decides nothing."""
+    records = append(service, content="不方便接电话，微信 wx_wang01，手机 13800138000")
+    locks = [r for r in records if r["type"] == "lock"]
+    draft = ok(service.call("draft_interpretation", {"message_id": "m_41"}, AGENT))
+    (catalogue,) = rulebook.of_kind("event_catalogue")
+    assert draft["interpretation"]["dispositions"] == [{"lock": r["lock"]["id"], "dismissed": catalogue.draft["dismissed"]}
+                                                      for r in locks]
+    assert [(d["kind"], d["slots"]) for d in draft["locks"]] == [(r["lock"]["kind"], _slots_taking(rulebook, r["lock"]["kind"]))
+                                                                for r in locks]
+    assert ok(service.call("draft_interpretation", {}, AGENT))["interpretation"]["dispositions"] == \
+        draft["interpretation"]["dispositions"]
+    ok(service.call("append_interpretation", {"interpretation": draft["interpretation"]}, AGENT))
+    state = ok(service.call("fold_ledger", {"now": NOW}, AGENT))["state"]
+    assert "pending" not in state and state["scopes"]["demand_1"]["slots"] == {}
+    assert ok(service.call("draft_interpretation", {}, AGENT))["locks"] == []

@@ -313,6 +313,16 @@ class EvidenceLedger:
             raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
         return self._write(project, attempt)
 
+    def draft_interpretation(self, message_id: str | None = None, *, project: str | None = None) -> dict:
+        """An interpretation to edit and append: the locks of `message_id` (a record id or a message
+        id), or every lock no stored interpretation disposes of, each with the default disposition
+        (drafts.py); beside it, each lock's kind, quote and the slots that take its kind."""
+        from .drafts import interpretation_draft
+        with self._read(project) as tx:
+            records = [self._from_row(tx, row) for row in tx.rows()]
+            stored = self._stored(tx)
+        return interpretation_draft(records, stored, self._catalogue, self._policy, self._ids(), message_id)
+
     def interpretations(self, *, project: str | None = None) -> list[dict]:
         """The stored interpretations in append order, but those a redaction withdrew."""
         with self._read(project) as tx:
