@@ -282,9 +282,19 @@ class Service:
         envelope = canonical.envelope(ok=False, error=error, rulebook=self.book.version)
         return envelope, canonical.json_text(envelope)
 
-    def listings(self, caller: Caller) -> list[Listing]:
-        """The tools this caller's role may call, with their schemas (for list_tools)."""
-        return [self.listing(name) for name in TOOLS if self.roles.may_call(caller.role, name)]
+    def listings(self, caller: Caller, *, compact: bool = False) -> list[Listing]:
+        """The tools this caller's role may call, with their schemas (for list_tools); `compact`:
+        each tool's first sentence and no descriptions inside its input schema, for hosts that
+        count every token (the schema is otherwise the one enforced)."""
+        return [self.compact_listing(name) if compact else self.listing(name)
+                for name in TOOLS if self.roles.may_call(caller.role, name)]
+
+    def compact_listing(self, name: str) -> Listing:
+        from .listing import compact, first_sentence
+        full = self.listing(name)
+        return self.book.memoized(("compact listing", name), lambda: Listing(
+            name, first_sentence(full.description), compact(full.input_schema), full.output_schema,
+            full.output_contract, full.annotations))
 
     def listing(self, name: str) -> Listing:
         def build() -> Listing:

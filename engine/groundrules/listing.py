@@ -150,3 +150,19 @@ def _reachable(root: dict, defs: dict) -> set[str]:
                     todo.append(defs[name])
             todo.extend(v for k, v in node.items() if k != "$ref")
     return used
+
+
+def compact(schema: Any) -> Any:
+    """`schema` without its descriptions (what a compact listing shows): the same constraints."""
+    if isinstance(schema, list):
+        return [compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: (compact(v) if k not in ("enum", "const", "required") else v) for k, v in schema.items()
+            if not (k == "description" and isinstance(v, str))}
+
+
+def first_sentence(text: str) -> str:
+    """A description's first sentence (to its first '. ' or '; '), the whole text when it has one."""
+    cut = min((i for i in (text.find(". "), text.find("; ")) if i >= 0), default=-1)
+    return text if cut < 0 else text[:cut + 1].rstrip(";") + ("" if text[cut] == "." else ".")

@@ -340,3 +340,14 @@ def test_every_anchor_the_page_links_to_exists(page):
     targets = [ref[1:] for ref in page.refs if ref.startswith("#") and ref != "#"]
     assert targets and set(targets) <= set(page.ids)
     assert len(page.ids) == len(set(page.ids))
+
+
+def test_report_writes_report_index_html_by_default_readable_by_others(tmp_path):
+    """`groundrules report` with no option writes report/index.html, as the docs say, with mode 0644
+    whatever mkstemp made (issue 32, item 6)."""
+    for folder in ("rules", "locks", "schemas"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    run = run_cli("--rules", str(tmp_path), "report", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    page = tmp_path / "report" / "index.html"
+    assert page.stat().st_mode & 0o777 == 0o644

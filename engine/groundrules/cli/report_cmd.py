@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "corpus and the status of its examples. With --base, the rows and cases the "
                                    "edit changes are highlighted. Open the file in any browser; it needs no "
                                    "network.")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to write index.html into (created if needed)")
+    p.add_argument("--out", default="report", metavar="DIR",
+                   help="folder to write index.html into (created if needed; default: report)")
     p.add_argument("--base", metavar="DIR|REV",
                    help="highlight what changed since these tables: a folder holding rules/, locks/, schemas/, "
                         "or a git revision of this checkout (e.g. HEAD)")
