@@ -14,13 +14,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 PARTS = ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence", "groundrules.verification",
-         "groundrules.findings", "groundrules.store", "groundrules.analyst.report", "groundrules.analyst.corpus_diff")
+         "groundrules.findings", "groundrules.provenance", "groundrules.store", "groundrules.analyst.report", "groundrules.analyst.corpus_diff")
 # the floors, lowest first: a module imports from its own floor or one beneath it
 FLOORS = (
     ("engine", ("groundrules.core",)),
     ("stores", ("groundrules.store",)),
     ("parts", ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence",
-               "groundrules.verification", "groundrules.findings")),
+               "groundrules.verification", "groundrules.findings", "groundrules.provenance")),
     ("registry", ("groundrules.api", "groundrules.access", "groundrules.claim_map", "groundrules.results",
                   "groundrules.vocabularies", "groundrules.listing")),
     ("decision log", ("groundrules.decisions",)),

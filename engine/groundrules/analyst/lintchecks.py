@@ -20,6 +20,7 @@ from . import gate, references
 from .regexprobe import BUDGET_S, probe
 from ..access import tool_names
 from ..claim_map import unknown_roles
+from ..provenance.table import unknown_writer_roles
 from ..core.tables import location
 from ..core.yamlsrc import Source
 
@@ -255,7 +256,7 @@ def _dangling(book: "Rulebook", source: Source, places) -> Iterator[Problem]:
 
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
-    number_like_strings, yaml11_booleans, regex_backtracking, unknown_roles,
+    number_like_strings, yaml11_booleans, regex_backtracking, unknown_roles, unknown_writer_roles,
 )
 # checks that need every table: a name another table defines is missing from a partial load
 WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references,)

@@ -49,4 +49,5 @@ COMPILERS: dict[str, Named] = {
     "acceptance": Named("..analyst.acceptance:compile_acceptance"),
     "claim_map": Named("..claim_map:compile_claim_map"),
     "decision_masking": Named("..decisions.masking:compile_masking"),
+    "provenance_table": Named("..provenance.table:compile_provenance"),
 }
