@@ -347,7 +347,9 @@ class Service:
         if tool.ledger:
             project = self._project(arguments.get("project", CURRENT_PROJECT), caller)
             if getattr(self, tool.ledger) is None:
-                raise GroundrulesError("NOT_CONFIGURED", roles.message("not_configured", tool=name))
+                specific = f"not_configured_{tool.ledger}"      # a store the table names its own remedy for
+                raise GroundrulesError("NOT_CONFIGURED", roles.message(
+                    specific if specific in roles.messages else "not_configured", tool=name))
         return tool.run(self, arguments, project, caller)
 
     def unknown_tool(self, name: Any, visible: list[str]) -> GroundrulesError:

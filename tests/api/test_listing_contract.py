@@ -191,3 +191,11 @@ def test_closed_lists_come_from_the_tables(tmp_path):
     assert edited.listing("log_finding").input_schema["properties"]["claim_kind"]["enum"][-1] == "postmortem"
     assert edited.input_contract("log_finding").errors({"claim_kind": "postmortem", "statement": "s"}) == []
     assert SERVICE.input_contract("log_finding").errors({"claim_kind": "postmortem", "statement": "s"}) != []
+
+
+def test_a_missing_decision_log_names_its_own_remedy():
+    """read_decisions without a decision log points at what turns it on, not at --db (issue 32, item 5)."""
+    envelope = SERVICE.call("read_decisions", {}, REVIEWER)
+    assert envelope["error"]["code"] == "NOT_CONFIGURED"
+    assert envelope["error"]["message"] == SERVICE.roles.message("not_configured_decisions", tool="read_decisions")
+    assert envelope["error"]["message"] != SERVICE.roles.message("not_configured", tool="read_decisions")
