@@ -9,6 +9,7 @@ constraint) are replicated here, over every input schema of every role's listing
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import jsonschema
@@ -199,3 +200,16 @@ def test_a_missing_decision_log_names_its_own_remedy():
     assert envelope["error"]["code"] == "NOT_CONFIGURED"
     assert envelope["error"]["message"] == SERVICE.roles.message("not_configured_decisions", tool="read_decisions")
     assert envelope["error"]["message"] != SERVICE.roles.message("not_configured", tool="read_decisions")
+
+
+REFERENCES = re.compile(r"seed \d|§|\.json\b|\.ya?ml\b|\brules/|\bschemas/|#/\$defs")
+
+
+def test_no_listed_description_cites_what_a_model_cannot_read():
+    """A description stands alone (issue 32, item 2): no seed, section or file of this repository."""
+    found = []
+    for listing in SERVICE.listings(Caller("c", "reviewer", ("p",))):
+        texts = [("(tool)", listing.description)] + [(at, n["description"]) for at, n in _schemas(listing.input_schema)
+                                                     if isinstance(n.get("description"), str)]
+        found += [(listing.name, at, text) for at, text in texts if REFERENCES.search(text)]
+    assert found == []
