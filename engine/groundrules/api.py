@@ -15,12 +15,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .core import bounded_patterns, canonical, json_bounds, limits
+from .core import bounded_patterns, canonical, codes, json_bounds, limits
 from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
+from .provenance.trust import EMPTY as EMPTY_TRUST, TrustStore
 
 if TYPE_CHECKING:
     from .results import Envelope
@@ -138,8 +139,10 @@ def _finding_tool(name: str) -> Callable:
 
 
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them
-    return {"records": service.evidence.append_all([a["record"]], project=project)}
+    # a raw source is stored with the locks the engine finds in it; a lock record must be one of them.
+    # Its writer is the caller, as authenticated; a signature is checked against the trust store.
+    return {"records": service.evidence.append_all([a["record"]], project=project, writer=caller.writer(),
+                                                   trust=service.trust)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -155,11 +158,11 @@ def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
-                                 scope_context=a.get("scope_context"))
+                                 scope_context=a.get("scope_context"), writer=caller.writer())
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.append_interpretation(a["interpretation"], project=project)
+    return service.evidence.append_interpretation(a["interpretation"], project=project, writer=caller.writer())
 
 
 def _draft_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -204,16 +207,18 @@ class Service:
     """The rulebook and the ledgers one host serves; `call` answers every tool."""
 
     def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None,
-                 decisions: Any = None):
+                 decisions: Any = None, trust: TrustStore | None = None):
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
+        # the operator's trust store (signers whose signature makes a relayed record count); none by default
+        self.trust: TrustStore = trust or EMPTY_TRUST
         # the decision log (groundrules.decisions.DecisionLog), opt-in: handed every answered call;
         # a redaction of evidence also erases the log's copies of it
         self.decisions = decisions
         if decisions is not None and evidence is not None:
             evidence.on_redaction(decisions.erase_copies)
         if ROLES_TABLE not in self.book.tables:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no role table (rules/roles.yaml), so "
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no role table (rules/roles.yaml), so "
                                    "no tool may be called")
         self.roles: RoleTable = self.book.table(ROLES_TABLE)
         table = limits.of(self.book)
@@ -226,7 +231,11 @@ class Service:
         ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook),
-                       decisions=self.decisions and self.decisions.with_rulebook(rulebook))
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self.trust)
+
+    def with_trust(self, trust: TrustStore) -> "Service":
+        """The same service judging signatures by `trust` (a trust store reload)."""
+        return Service(self.book, findings=self.findings, evidence=self.evidence, decisions=self.decisions, trust=trust)
 
     def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
@@ -333,14 +342,14 @@ class Service:
         if tool is None or not roles.may_call(caller.role, name):
             if tool is None:
                 raise self.unknown_tool(name, [t for t in TOOLS if roles.may_call(caller.role, t)])
-            raise GroundrulesError("PERMISSION_DENIED", roles.message("permission_denied", role=caller.role,
+            raise GroundrulesError(codes.PERMISSION_DENIED, roles.message("permission_denied", role=caller.role,
                                                                       tool=name), field="tool")
         if not isinstance(arguments, dict):
-            raise GroundrulesError("INVALID_ARGUMENT", roles.message("not_an_object"), field="(arguments)")
+            raise GroundrulesError(codes.INVALID_ARGUMENT, roles.message("not_an_object"), field="(arguments)")
         self._check_arguments(name, arguments, arguments_text, decoded)
         denied = roles.denied_option(caller.role, name, arguments)
         if denied is not None:
-            raise GroundrulesError("PERMISSION_DENIED", roles.message(
+            raise GroundrulesError(codes.PERMISSION_DENIED, roles.message(
                 "option_denied", role=caller.role, tool=name, option=denied[0], roles=list(denied[1])),
                 field=denied[0])
         project = ""
@@ -348,13 +357,13 @@ class Service:
             project = self._project(arguments.get("project", CURRENT_PROJECT), caller)
             if getattr(self, tool.ledger) is None:
                 specific = f"not_configured_{tool.ledger}"      # a store the table names its own remedy for
-                raise GroundrulesError("NOT_CONFIGURED", roles.message(
+                raise GroundrulesError(codes.NOT_CONFIGURED, roles.message(
                     specific if specific in roles.messages else "not_configured", tool=name))
         return tool.run(self, arguments, project, caller)
 
     def unknown_tool(self, name: Any, visible: list[str]) -> GroundrulesError:
         """The refusal of a tool name that is not among `visible` (what the caller may call)."""
-        return GroundrulesError("UNKNOWN_TOOL", self.roles.message("unknown_tool", tool=echo(name), tools=visible),
+        return GroundrulesError(codes.UNKNOWN_TOOL, self.roles.message("unknown_tool", tool=echo(name), tools=visible),
                                 field="tool", hint=did_you_mean(name, visible) or None)
 
     def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
@@ -381,14 +390,14 @@ class Service:
 
     def _invalid(self, field_path: str, problem: str) -> None:
         field_path = field_path or "(arguments)"
-        raise GroundrulesError("INVALID_ARGUMENT", self.roles.message("invalid_argument", field=field_path,
+        raise GroundrulesError(codes.INVALID_ARGUMENT, self.roles.message("invalid_argument", field=field_path,
                                                                       problem=problem), field=field_path)
 
     def _project(self, project: str, caller: Caller) -> str:
         if project == CURRENT_PROJECT and caller.projects:
             return caller.projects[0]
         if project not in caller.projects:
-            raise GroundrulesError("PROJECT_SCOPE_MISMATCH",
+            raise GroundrulesError(codes.PROJECT_SCOPE_MISMATCH,
                                    self.roles.message("project_denied", project=echo(project)), field="project")
         return project
 

@@ -1,4 +1,4 @@
-"""Part 1: why a knowledge-gateway context got its support_status (seed 000).
+"""Part 1: why a knowledge-gateway context got its support_status (docs/spec/support-reasons.md).
 
 The reasons, their order, labels and sentences are all in rules/support_reason.yaml; this module
 only validates the context, runs the table and shapes the result. It never raises and never
@@ -80,10 +80,10 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
         primary = table.primary(decision, ctx)
         reasons = [_item(table, f.code, f.outputs) for f in decision.fired]
         if all(f.row is not primary.row for f in decision.fired):
-            reasons.append(_item(table, primary.code, primary.outputs))    # seed §3: diagnostics never decide
+            reasons.append(_item(table, primary.code, primary.outputs))    # spec: a diagnostic never decides
         return {"primary": primary.code, "primary_label": _label(table, primary.code),
                 "reasons": reasons}, decision
-    except Exception as exc:  # noqa: BLE001 - seed §5: a failed explanation must not fail retrieval
+    except Exception as exc:  # noqa: BLE001 - spec: a failed explanation must not fail retrieval
         detail = table.render_message("internal", {}, {"problem": f"{type(exc).__name__}: {exc}"})
         return _unknown(table, detail), None
 

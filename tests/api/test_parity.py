@@ -153,6 +153,17 @@ CASES = [
                                     "body": "{\"phone\": \"13800000000\"}"}}, "agent", True),      # locked on append
     ("append_evidence", {"record": {"type": "derived", "claim": "用户不方便接电话", "derived_from": ["M-1"]}},
      "agent", True),
+    # issue 30: provenance. A role the table refuses, a writer named in the arguments, a signature no
+    # signer of the (empty) trust store made, and the host relaying a user's words
+    ("append_evidence", {"record": {"type": "injected_field", "field": "phone", "value": "13900000000",
+                                    "origin": "human.review"}}, "agent", True),
+    ("append_evidence", {"record": {"type": "message", "role": "user", "state": "sent", "content": "hi",
+                                    "writer": {"principal": "app", "role": "host", "auth": {"method": "token"}}}},
+     "agent", True),
+    ("append_evidence", {"record": {"type": "tool_receipt", "tool": "crm", "request_id": "q3", "body": "{}",
+                                    "signature": "e30.e30.c2ln"}}, "agent", True),
+    ("append_evidence", {"record": {"type": "message", "role": "user", "state": "sent",
+                                    "content": "手机 13812345678"}}, "host", True),
     ("get_evidence", {"record_id": "M-1"}, "agent", False),
     ("get_evidence", {}, "agent", False),
     ("get_evidence", {"record_id": "M-404"}, "agent", False),
@@ -289,7 +300,7 @@ def test_the_library_and_the_cli_give_the_same_envelope(prepared, capsys):
         assert canonical.dumps(cli) == canonical.dumps(library), (case[:3], cli, library)
 
 
-@pytest.mark.parametrize("role", ["agent", "reviewer"])
+@pytest.mark.parametrize("role", sorted({case[2] for case in CASES}))
 def test_the_library_and_mcp_stdio_give_the_same_envelope(prepared, role):
     indices = [i for i, case in enumerate(CASES) if case[2] == role]
     library = by_library(prepared, indices, f"lib-{role}", role)
@@ -308,6 +319,8 @@ def test_the_cases_are_what_they_claim(prepared):
     assert [[issue["code"] for issue in error["issues"]] for error in refused] == [
         ["PROHIBITION_DROPPED"], ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"]]
     assert ("approve_rule", False, "UNKNOWN_TOOL") not in outcomes
+    for code in ("PROVENANCE_REFUSED", "WRITER_GIVEN", "SIGNATURE_INVALID"):       # issue 30
+        assert ("append_evidence", False, code) in outcomes
     assert sum(ok for _, ok, _ in outcomes) >= 12 and sum(not ok for _, ok, _ in outcomes) >= 12
 
 

@@ -110,6 +110,18 @@ def test_paths_the_masking_table_never_keeps_are_never_sealed(service, rulebook)
         assert not masking.drop(json.loads(json.dumps(doc)), path)   # nothing left at the path
 
 
+def test_every_item_of_a_list_the_table_never_keeps_is_dropped(make_service, rulebook_with):
+    """A never_keep path ending in `*` over a list removes each item (the walk goes last first, so
+    removing one leaves the earlier ones where they were) and nothing else."""
+    book = rulebook_with(lambda t: t["tools"]["lock_message"].update(never_keep=["arguments.messages.*"]))
+    service = make_service(book)
+    messages = [{"id": f"m{n}", "role": "user", "content": f"第 {n} 条"} for n in range(3)]
+    e = service.call("lock_message", {"messages": messages}, AGENT)
+    assert e["ok"], e["error"]
+    [d] = [d for d in read(service, reveal=True)["decisions"] if d["id"] == e["decision"]]
+    assert (d["kept"], d["arguments"], d["answer"]["ok"]) == ("part", {"messages": []}, True)
+
+
 def test_a_whole_tool_never_kept_leaves_only_its_outcome(make_service, rulebook_with):
     book = rulebook_with(lambda t: t["tools"].setdefault("lock_message", {}).update(never_keep="all"))
     service = make_service(book)
@@ -152,6 +164,8 @@ def test_pages_and_filters(service):
     assert [d["id"] for d in first["decisions"]] == [refused, ids[4]]
     second = read(service, tool="lock_message", limit=2, before=first["next"])
     assert [d["id"] for d in second["decisions"]] == [ids[3], ids[2]]
+    last = read(service, tool="lock_message", limit=2, before=second["next"])
+    assert [d["id"] for d in last["decisions"]] == [ids[1], ids[0]] and last["next"] is None   # a full last page
     assert [d["id"] for d in read(service, tool="lock_message", outcome="error")["decisions"]] == [refused]
     assert read(service, decision_id=ids[0])["decisions"][0]["id"] == ids[0]
     assert service.call("read_decisions", {"decision_id": "D-nope"}, REVIEWER)["error"]["code"] == "DECISION_NOT_FOUND"

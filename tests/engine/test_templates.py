@@ -21,6 +21,7 @@ def test_paths_bindings_and_filters():
     assert render("{xs|first}", {}, {"xs": ["a", "b"]}) == "a"
     assert render("{missing|default:无}", {}) == "无"
     assert render("{xs|join:、|default:无}", {}, {"xs": []}) == "无"
+    assert render("{xs|default:无}", {}, {"xs": []}) == "无"                     # an empty list is empty
     assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": ["a", "b"]}) == "全部：a、b"
     assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": []}) == "全部（无）"
     assert render("{q|excerpt:3}", {"q": "申论题量"}) == "申论题…"

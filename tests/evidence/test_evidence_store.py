@@ -10,6 +10,7 @@ import pytest
 
 import groundrules
 from groundrules import EvidenceLedger, GroundrulesError
+from groundrules.evidence.writers import LOCAL_HOST
 from groundrules.store.evidence_memory import MemoryEvidenceStore
 from groundrules.store.evidence_sqlite import SqliteEvidenceStore
 
@@ -158,7 +159,7 @@ def test_stored_interpretations_fold_as_the_same_ones_given(ledger):
     ledger.append_all([MESSAGE, LOCK])
     stored = ledger.append_interpretation(INTERP[0])
     assert stored["id"] == "I1" and stored["recorded_at"].startswith("2024-05-01T10:")
-    assert ledger.interpretations() == INTERP
+    assert ledger.interpretations() == [dict(INTERP[0], writer=LOCAL_HOST)]     # every record names its writer
     assert ledger.fold(None, NOW) == ledger.fold(INTERP, NOW)
 
 
@@ -172,7 +173,7 @@ def test_an_interpretation_the_fold_would_refuse_is_not_stored(ledger):
     assert ledger.interpretations() == []
     ledger.append_interpretation(INTERP[0])
     assert code(lambda: ledger.append_interpretation(INTERP[0])) == "DUPLICATE_ID"   # an id is never reused
-    assert ledger.interpretations() == INTERP
+    assert ledger.interpretations() == [dict(INTERP[0], writer=LOCAL_HOST)]
 
 
 def test_a_lock_may_wait_for_a_later_interpretation(ledger):
@@ -199,7 +200,7 @@ def test_a_redaction_withdraws_the_interpretations_citing_the_record(ledger, tmp
     events = ledger.redact("E41", by="dpo@example", reason="erasure request")
     assert events[0]["withdrawn_interpretations"] == ["I1"]
     assert ledger.redactions()[0]["withdrawn_interpretations"] == ["I1"]
-    assert ledger.interpretations() == [unrelated]
+    assert ledger.interpretations() == [dict(unrelated, writer=LOCAL_HOST)]
     pending = ledger.fold(None, NOW)["state"]["pending"]           # the host reads the lock again
     assert [(p["record"], p["why"]) for p in pending] == [(LOCK["id"], "redacted")]
     if isinstance(ledger.store, SqliteEvidenceStore):                  # no copy of the value stays on disk

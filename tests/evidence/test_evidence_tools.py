@@ -26,6 +26,7 @@ def service(rulebook, tmp_path):
 AGENT = Caller("agent-7", "agent", ("alpha",))
 OTHER = Caller("agent-9", "agent", ("beta",))
 REVIEWER = Caller("user:alice", "reviewer", ("alpha",))
+HOST = Caller("app", "host", ("alpha",))         # relays the users' messages into the ledger
 
 
 def ok(envelope: dict):
@@ -49,7 +50,7 @@ def interpretation(lock_ids: list, value: str = "wx_wang01", mid: str = "m_41") 
              "dispositions": [{"lock": lid, "slot": "wechat"} for lid in lock_ids]}]
 
 
-def append(service, caller=AGENT, **kw) -> list:
+def append(service, caller=HOST, **kw) -> list:
     return ok(service.call("append_evidence", {"record": message(**kw)}, caller))["records"]
 
 
@@ -132,11 +133,12 @@ def test_seed003_the_seeds_record_shape_is_mapped_on_append_as_fold_maps_it(serv
     """§二: a host appending the seed's record through append_evidence gets the mapping of
     rules/seed_shapes.yaml that fold() applies, and the message's locks point at its message id."""
     given = dict(SEED_RECORD, locator=dict(SEED_RECORD["locator"]))
-    stored = ok(service.call("append_evidence", {"record": given}, AGENT))["records"]
+    stored = ok(service.call("append_evidence", {"record": given}, HOST))["records"]
     assert given == SEED_RECORD                                      # the caller's record is not changed
     [shapes] = rulebook.of_kind("shape_map")
     mapped = shapes.record(SEED_RECORD)
-    assert mapped != SEED_RECORD and {k: v for k, v in stored[0].items() if k != "recorded_at"} == mapped
+    assert mapped != SEED_RECORD and {k: v for k, v in stored[0].items() if k not in ("recorded_at", "writer")} == mapped
+    assert stored[0]["writer"] == HOST.writer()
     expected = lock({"id": mapped["message_id"], "role": mapped["role"], "state": mapped["state"],
                      "content": mapped["content"]}, rulebook)
     assert expected and [r["lock"] for r in stored[1:]] == expected
@@ -145,6 +147,7 @@ def test_seed003_the_seeds_record_shape_is_mapped_on_append_as_fold_maps_it(serv
     from_ledger = ok(service.call("fold_ledger", {"now": NOW, "interpretations": interps}, AGENT))
     from_seed = ok(service.call("fold_evidence", {"now": NOW, "records": [SEED_RECORD] + [
         {"id": r["id"], "type": "lock", "lock": r["lock"]} for r in stored[1:]], "interpretations": interps}, AGENT))
+    assert from_ledger["state"].pop("provenance") == {"set_aside": []}     # the host's words all decide
     assert from_ledger["state"] == from_seed["state"] and "demand_1" in from_seed["state"]["scopes"]
 
 

@@ -122,6 +122,8 @@ def test_tool_receipt_against_user_statement(rulebook):
     assert (held["value"], held["source"], held["history"][-1]["outcome"]) == ("上海", "human_confirmed", "keep")
     same = slots(outcome(cases["same_value_from_tool_corroborates"], rulebook))["company_region"]
     assert (same["source"], same["evidence"]) == ("tool", ["E31", "T1"])
+    equal = slots(outcome(cases["same_value_at_equal_rank_keeps_the_first_source"], rulebook))["company_region"]
+    assert (equal["source"], equal["evidence"]) == ("user", ["E32", "F1"])      # system ranks as user: no upgrade
 
 
 def test_expiry(rulebook):

@@ -72,6 +72,8 @@ def test_a_local_key_file_verifies_tokens_and_sighup_reads_it_again(local, k1):
     assert verifier.reload()
     found = check(verifier, signed(k2))
     assert isinstance(found, Checked) and found.caller.principal == "u-1" and found.caller.projects == ("alpha",)
+    # the writer its records name: how it was authenticated, by whom, about whom (issue 30)
+    assert found.caller.writer()["auth"] == {"method": "oauth", "issuer": ISSUER, "subject": "u-1"}
 
 
 def test_many_tokens_with_unknown_key_ids_at_once_read_the_key_set_once(local, k1):

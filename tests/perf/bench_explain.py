@@ -15,6 +15,7 @@ ratios. Targets: (a) <= 50 us and within 2x of (b).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -191,9 +192,12 @@ def paired_rounds(contenders: dict, ctx, rounds: int) -> dict:
 
 def main() -> int:
     from groundrules.analyst.oracle.durable import DurableBackend
-    tiny = "--tiny" in sys.argv
-    given = [a for a in sys.argv[1:] if a != "--tiny"]
-    rounds = 1 if tiny else int(given[0]) if given else 31
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=31, help="paired rounds (default 31)")
+    parser.add_argument("--tiny", action="store_true", help="a few small rounds, every check still made: proves the script runs")
+    args = parser.parse_args()
+    tiny = args.tiny
+    rounds = 1 if tiny else args.rounds
     scale = 50 if tiny else 1
     backend = DurableBackend(TABLE, BOOK.schemas.get(TABLE.input))
     ctx = json.loads(CONTEXT.read_text(encoding="utf-8"))

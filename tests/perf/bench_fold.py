@@ -7,9 +7,9 @@ per-event cost to the 1k baseline measured in the same run: a ratio near 1 means
 """
 from __future__ import annotations
 
+import argparse
 import gc
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -75,7 +75,6 @@ def _median(data: dict, book, runs: int, collect: bool) -> float:
 
 
 def main(tiny: bool = False) -> None:
-    tiny = tiny or "--tiny" in sys.argv
     book = load_rulebook(ROOT)
     fold(payload(100), book)                                  # warm caches and compiled validators
     base_on = base_off = None
@@ -91,4 +90,6 @@ def main(tiny: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tiny", action="store_true", help="a few small rounds, every check still made: proves the script runs")
+    main(parser.parse_args().tiny)

@@ -17,6 +17,7 @@ Run: .venv/bin/python tests/perf/bench_ledger.py [--quick|--tiny] [--db postgres
 """
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -192,21 +193,36 @@ def bench_mcp(book, folder: Path, repeat: int) -> None:
     print(f"  over MCP stdio: median {rm:.2f} ms   in process: median {lm:.3f} ms   (stdio/in-process = {rm / lm:.0f}x)")
 
 
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="smaller sizes, still a measurement")
+    size.add_argument("--tiny", action="store_true", help="a few small rounds, every check still made: proves the script runs")
+    parser.add_argument("--db", help="postgresql://… or 'throwaway' (a cluster started as the tests do): "
+                        "the PostgreSQL benchmarks too")
+    parser.add_argument("--only-postgres", action="store_true", help="with --db: only the PostgreSQL benchmarks")
+    parser.add_argument("--recovery", action="store_true", help="with --db: only the recovery comparison")
+    parser.add_argument("--queries-only", action="store_true", help="with --db: no concurrent writers")
+    return parser.parse_args()
+
+
 def main() -> None:
-    tiny = "--tiny" in sys.argv
-    quick = tiny or "--quick" in sys.argv
-    db = sys.argv[sys.argv.index("--db") + 1] if "--db" in sys.argv else None
+    args = arguments()
+    tiny = args.tiny
+    quick = tiny or args.quick
+    db = args.db
     book = load_rulebook(ROOT, TABLES)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        if "--only-postgres" not in sys.argv:
+        if not args.only_postgres:
             bench_writes(book, folder, 20 if tiny else 500 if quick else 3000)
             sizes = [50, 100] if tiny else [1000, 10_000] if quick else [1000, 10_000, 100_000]
             bench_queries(book, folder / "queries.db", sizes, 2 if tiny else 15 if quick else 31)
             bench_mcp(book, folder, 3 if tiny else 50 if quick else 200)
         if db is not None:
             from bench_ledger_hosts import with_postgres
-            with_postgres(db, book, folder, "tiny" if tiny else quick, bench_queries)
+            with_postgres(db, book, folder, "tiny" if tiny else quick, bench_queries, recovery=args.recovery,
+                          queries_only=args.queries_only)
 
 
 if __name__ == "__main__":

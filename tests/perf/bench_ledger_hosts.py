@@ -254,7 +254,8 @@ def fill_postgres(ledger, start: int, stop: int, rng: random.Random) -> None:
         conn.execute("ANALYZE findings")
 
 
-def with_postgres(db: str, book, folder: Path, quick, bench_queries) -> None:
+def with_postgres(db: str, book, folder: Path, quick, bench_queries, *, recovery: bool = False,
+                  queries_only: bool = False) -> None:
     """Run the PostgreSQL benchmarks on `db`, or on a throwaway cluster when db == 'throwaway';
     `quick` is True for smaller sizes, 'tiny' for a few rows (bench_ledger.py --tiny)."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -265,12 +266,12 @@ def with_postgres(db: str, book, folder: Path, quick, bench_queries) -> None:
         pg = next(cluster)
         db = pg.uri(pg.fresh_database())
     try:
-        if "--recovery" in sys.argv:
+        if recovery:
             bench_recovery(db, book, 400 if quick else 1000, 3 if quick else 5, pg if cluster is not None else None)
             return
         sqlite_path = str(folder / "writers.db")
         tiny = quick == "tiny"
-        if "--queries-only" not in sys.argv:
+        if not queries_only:
             bench_concurrent_writes(db, sqlite_path, 10 if tiny else 400 if quick else 1000, 1 if tiny else 3)
         sizes = [200] if tiny else [10_000] if quick else [10_000, 100_000]
         bench_queries(book, db, sizes, 2 if tiny else 15 if quick else 31, fill_postgres)

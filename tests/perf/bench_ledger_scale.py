@@ -20,6 +20,7 @@ script, for a before/after comparison (run both in turn: they are separate proce
 """
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import statistics
@@ -29,15 +30,29 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# --root <checkout>: measure another checkout's engine (an earlier commit, say) with this script
-ENGINE = Path(sys.argv[sys.argv.index("--root") + 1]) if "--root" in sys.argv else ROOT
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="9 rounds instead of 31")
+    size.add_argument("--tiny", action="store_true", help="projects of 30, 60 and 90 records, one round: "
+                      "proves the script runs")
+    parser.add_argument("--only", choices=("sqlite", "postgres"), help="one backend only")
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="measure another checkout's engine (an earlier commit, say) with this script")
+    return parser.parse_args()
+
+
+ARGS = arguments()
+ENGINE = ARGS.root
 sys.path.insert(0, str(ENGINE / "engine"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from groundrules import Caller, EvidenceLedger, FindingLedger, Service, default_rulebook  # noqa: E402
 from groundrules.evidence import locking  # noqa: E402
 
-SIZES = (30, 60, 90) if "--tiny" in sys.argv else (1_000, 10_000, 100_000)
+SIZES = (30, 60, 90) if ARGS.tiny else (1_000, 10_000, 100_000)
 TOOLS = ("fold_ledger", "fold_ledger given", "append_interpretation", "append_evidence", "log_finding")
 CALLER = Caller("bench", "agent", ("p1",))
 NOW = "2030-06-01T00:00:00+08:00"
@@ -193,9 +208,8 @@ def bench(backend: str, dbs: list[str], rounds: int, book) -> None:
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv
-    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    rounds = 1 if "--tiny" in sys.argv else 9 if quick else 31
+    only = ARGS.only
+    rounds = 1 if ARGS.tiny else 9 if ARGS.quick else 31
     book = default_rulebook()
     if only in (None, "sqlite"):
         with tempfile.TemporaryDirectory() as folder:

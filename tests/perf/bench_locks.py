@@ -15,7 +15,8 @@ Run: .venv/bin/python tests/perf/bench_locks.py [--mb 5] [--repeat 5] [--no-fold
    from the labelled corpus. Paired, interleaved rounds (every run once per round, in the same
    order), medians and ratios: lock() per message with all tables, the cn_mobile table alone,
    phonenumbers per message, all tables and phonenumbers over the whole corpus as one text, each
-   table alone, and baselines (one compiled alternation of every regex; a bare finditer of 1[3-9]\\d{9}).
+   table alone, each pattern alone (where the whole text's time goes: a gate skips a message, never
+   part of one text), and baselines (one compiled alternation of every regex; a bare finditer of 1[3-9]\\d{9}).
    MB = 10^6 UTF-8 bytes of message content; rates by wall clock, and by this process's CPU time
    (which a shared, loaded machine distorts less).
 The targets: issue 11's mobile precision >= 0.99, recall above phonenumbers', exact spans 100%, <= 1
@@ -213,6 +214,8 @@ def throughput(book, mb_target: float, repeat: int) -> None:
     for table in tables:
         ps = tuple(replace(p, timeout=60.0) for p in table.patterns)
         runs[f"table:{table.id}"] = lambda ps=ps: [scan(ps, "c", role, "sent", whole) for role in ("user", "assistant")]
+        for p in ps:
+            runs[f"pattern:{p.id}"] = lambda p=p: [scan((p,), "c", role, "sent", whole) for role in ("user", "assistant")]
     times, cpu = timed(runs, repeat)
     med = {name: statistics.median(ts) for name, ts in times.items()}
     med_cpu = {name: statistics.median(ts) for name, ts in cpu.items()}
@@ -237,6 +240,12 @@ def throughput(book, mb_target: float, repeat: int) -> None:
     print("  per table, whole corpus:")
     for table in tables:
         print(f"    {table.id:16s}                         {rate('table:' + table.id)}")
+    print("  per pattern, whole corpus (CPU ms per scan of both roles, the costliest first; a gate skips a"
+          " message, never part of one text):")
+    by_cost = sorted((statistics.median(ts), name[len("pattern:"):]) for name, ts in cpu.items()
+                     if name.startswith("pattern:"))
+    for seconds, pattern in reversed(by_cost):
+        print(f"    {pattern:34s}  {seconds * 1e3:7.1f} ms  ({seconds / med_cpu['whole']:4.0%} of all tables)")
     print("  baselines (same rounds):")
     print(f"    one compiled alternation of all regexes: {rate('alternation')}   "
           f"(lock() per message / alternation: {paired('alternation', 'lock'):.2f}x the time)")

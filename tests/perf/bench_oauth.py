@@ -14,6 +14,7 @@ request costs on top is the HTTP server's (tests/perf/bench_http.py).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -77,5 +78,8 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    given = [a for a in sys.argv[1:] if a != "--tiny"]
-    anyio.run(main, 1 if "--tiny" in sys.argv else int(given[0]) if given else 9)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=9, help="paired rounds (default 9)")
+    parser.add_argument("--tiny", action="store_true", help="a few small rounds, every check still made: proves the script runs")
+    args = parser.parse_args()
+    anyio.run(main, 1 if args.tiny else args.rounds)

@@ -9,14 +9,13 @@ medians and the ratio bounded / re. Why only callers' schemas are bounded.
 """
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import time
 
 from groundrules.core import rulebook, schema_check
 from groundrules.access import SUFFIX, TOOL_SCHEMAS
 
-ROUNDS, CALLS = (2, 100) if "--tiny" in sys.argv else (15, 20_000)
 ARGS = {"finding_id": "F-3f9a0c2b", "events_limit": 5}
 
 
@@ -25,25 +24,28 @@ def checker(book, plain: bool):
     return schema_check.compile_check(schema, bounded=not plain)
 
 
-def per_call(check) -> float:
+def per_call(check, calls: int) -> float:
     start = time.perf_counter()
-    for _ in range(CALLS):
+    for _ in range(calls):
         check(ARGS)
-    return (time.perf_counter() - start) / CALLS * 1e6
+    return (time.perf_counter() - start) / calls * 1e6
 
 
-def main() -> None:
+def main(tiny: bool) -> None:
+    rounds, calls = (2, 100) if tiny else (15, 20_000)
     book = rulebook.default()
     bounded, plain = checker(book, False), checker(book, True)
     assert bounded(ARGS) and plain(ARGS)
     b, p = [], []
-    for _ in range(ROUNDS):
-        p.append(per_call(plain))
-        b.append(per_call(bounded))
+    for _ in range(rounds):
+        p.append(per_call(plain, calls))
+        b.append(per_call(bounded, calls))
     ratios = [x / y for x, y in zip(b, p)]
     print(f"get_finding argument check: re {statistics.median(p):.2f} µs, bounded {statistics.median(b):.2f} µs, "
-          f"ratio bounded/re {statistics.median(ratios):.2f} (median of {ROUNDS} paired rounds of {CALLS})")
+          f"ratio bounded/re {statistics.median(ratios):.2f} (median of {rounds} paired rounds of {calls})")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tiny", action="store_true", help="a few small rounds, every check still made: proves the script runs")
+    main(parser.parse_args().tiny)

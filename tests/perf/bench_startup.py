@@ -16,6 +16,7 @@ when it installs them. Without it every process compiles every module it imports
 """
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -45,8 +46,11 @@ def run_ms(argv: list[str], env: dict) -> float:
 
 
 def main() -> int:
-    given = [a for a in sys.argv[1:] if a != "--tiny"]
-    rounds = 1 if "--tiny" in sys.argv else int(given[0]) if given else 21      # --tiny: proves the script runs
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=21, help="paired rounds (default 21)")
+    parser.add_argument("--tiny", action="store_true", help="a few small rounds, every check still made: proves the script runs")
+    args = parser.parse_args()
+    rounds = 1 if args.tiny else args.rounds
     gr = groundrules_command()
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as cache:

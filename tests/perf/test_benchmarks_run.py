@@ -27,7 +27,7 @@ RUNS = {
     "bench_decisions.py": [[]], "bench_oauth.py": [[]],
     "bench_fold_ab.py": [["--base", "HEAD"]],                  # against itself: needs no other branch
     "bench_ledger_scale.py": [["--only", "sqlite"], ["--only", "postgres"]], "bench_lock_bounds.py": [[]],
-    "bench_cost_sweep.py": [[]],
+    "bench_cost_sweep.py": [[]], "bench_provenance.py": [[]],
 }
 # modules without a main of their own -> the run that reaches them
 HELPERS = {"bench_ledger_hosts.py": ("bench_ledger.py", ["--db", "throwaway", "--only-postgres"])}
@@ -53,3 +53,16 @@ def test_the_benchmark_runs_at_its_tiny_size(script, extra):
                          env=dict(os.environ, PYTHONIOENCODING="utf-8"), timeout=900)
     assert run.returncode == 0, run.stderr.decode("utf-8", errors="replace")[-3000:]
     assert run.stdout.strip(), "the benchmark printed nothing"
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("script", sorted(RUNS))
+def test_the_benchmark_answers_help_and_runs_nothing(script, tmp_path):
+    """`--help` says what the script measures and its options, then stops: no round count parsed
+    from it, no ledger filled, no cluster started (a run in an empty folder leaves it empty)."""
+    run = subprocess.run([sys.executable, str(PERF / script), "--help"], cwd=tmp_path, capture_output=True,
+                         env=dict(os.environ, PYTHONIOENCODING="utf-8", TMPDIR=str(tmp_path)), timeout=120)
+    assert run.returncode == 0, run.stderr.decode("utf-8", errors="replace")[-3000:]
+    out = run.stdout.decode("utf-8")
+    assert out.startswith(f"usage: {script}") and "--tiny" in out
+    assert list(tmp_path.iterdir()) == []

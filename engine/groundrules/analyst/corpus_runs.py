@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import corpus
+from ..core import codes
 from ..core.errors import GroundrulesError
 from ..core.rulebook import Rulebook
 
@@ -115,7 +116,7 @@ def findings_runs(book: Rulebook, cases: Path) -> dict | None:
                                        ids=SequentialIds())
                 service = Service(recording, findings=ledger)
             except GroundrulesError as exc:      # a rulebook of some tables only (lint FILE...): no ledger runs
-                if exc.code != "RULEBOOK_INCOMPLETE":
+                if exc.code != codes.RULEBOOK_INCOMPLETE:
                     raise
                 return None
             outcomes = []

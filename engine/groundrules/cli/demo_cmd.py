@@ -74,13 +74,13 @@ def _verify(doc: Any, envelope: dict) -> list[str]:
 # folder under schemas/examples/ -> (what it shows, tool, convenience shape -> arguments, answer -> lines);
 # a file holding the tool's own arguments is passed as it is
 DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, dict], list[str]]]] = {
-    "support_reason": ("why a retrieval context got its support status (seed 000)", "explain_support",
+    "support_reason": ("why a retrieval context got its support status (docs/spec/support-reasons.md)", "explain_support",
                        lambda doc: {"context": doc}, _support),
-    "locks": ("the evidence a message mechanically holds, before any model reads it (seed 003)", "lock_message",
+    "locks": ("the evidence a message mechanically holds, before any model reads it (docs/spec/locks.md)", "lock_message",
               lock_arguments, _locks),
-    "fold": ("evidence and a model's interpretation folded into slot state (seed 003)", "fold_evidence",
+    "fold": ("evidence and a model's interpretation folded into slot state (docs/spec/evidence.md)", "fold_evidence",
              lambda doc: doc, _fold),
-    "verify": ("may a model's extraction be used? (seed 002)", "verify_extraction", lambda doc: doc, _verify),
+    "verify": ("may a model's extraction be used? (docs/spec/verification.md)", "verify_extraction", lambda doc: doc, _verify),
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..core import canonical
+from ..core import canonical, codes
 from ..core.errors import GroundrulesError, did_you_mean
 from ..analyst.trace import INPUTS, fitting, misfit, traceable
 from . import trace_text
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             return _decision(args, book, value)
         return TRACERS[kind](args, book, value)
     except GroundrulesError as exc:
-        if exc.code == "USAGE":
+        if exc.code == codes.USAGE:
             raise
         if args.json:
             emit(canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version))
@@ -80,7 +80,7 @@ def _refuse_misfit(args: argparse.Namespace, book: Any, contract: str, value: An
     others = fitting(book, value, args.table)
     also = f"; it fits the input of: {', '.join(others)}" if others else ""
     more = f" ({len(problems)} problems, the first: {problems[0]})" if len(problems) > 1 else f": {problems[0]}"
-    raise GroundrulesError("INVALID_ARGUMENT", f"the input is not a value of {args.table}'s contract "
+    raise GroundrulesError(codes.INVALID_ARGUMENT, f"the input is not a value of {args.table}'s contract "
                            f"(schemas/{contract}){also}{more}", problems=problems, fits=others)
 
 

@@ -17,11 +17,13 @@ from .session import add_caller_args, call_once, input_cap, rulebook_from, tool_
 
 def register(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("evidence", help="append to, read, redact and fold the stored evidence ledger",
-                       description="The evidence ledger kept per project in the --db file (seed 003).")
+                       description="The evidence ledger kept per project in the --db file (docs/spec/evidence.md).")
     esub = e.add_subparsers(dest="evidence_command", metavar="ACTION", required=True)
     a = esub.add_parser("append", help="append a record: a message, tool receipt or injected field (each locked on "
-                        "append), a lock the engine finds, or a derived claim")
-    add_caller_args(a, ledger=True)
+                        "append), a lock the engine finds, or a derived claim",
+                        description="Append a record as --operator in --role (default host: the application that "
+                        "relays users' and tools' words; rules/provenance.yaml says what each role may append).")
+    add_caller_args(a, role="host", ledger=True)
     a.add_argument("file", metavar="FILE|-", help="the record as a JSON object, or the tool's arguments "
                    "{\"record\": ...}; - for stdin")
     a.set_defaults(func=_run, tool="append_evidence", build=_from_file("record"))

@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core import canonical, capped
+from ..core import canonical, capped, codes
 from ..core.errors import GroundrulesError, RulesError
 
 
 def usage_error(message: str) -> GroundrulesError:
     """A command-line mistake (a missing file, a bad option value): one line, exit 1."""
-    return GroundrulesError("USAGE", message)
+    return GroundrulesError(codes.USAGE, message)
 
 
 def read_json(name: str, cap: int = capped.DEFAULT_INPUT_BYTES) -> Any:

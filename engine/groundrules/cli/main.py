@@ -6,6 +6,7 @@ import sys
 from types import ModuleType
 from typing import Callable
 
+from ..core import codes
 from ..core.errors import GroundrulesError, RulesError, StorageFailure
 from .io import rules_error_lines
 
@@ -57,6 +58,11 @@ def _tokens() -> ModuleType:
     return tokens_cmd
 
 
+def _sign() -> ModuleType:
+    from . import sign_cmd
+    return sign_cmd
+
+
 # command -> the part registering it, in the order `groundrules --help` lists them
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
@@ -64,7 +70,7 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "lint": _rules, "test": _rules, "eval": _rules,
     "diff": _diff,
     "report": _report,
-    "serve": _findings, "findings": _findings, "tokens": _tokens,
+    "serve": _findings, "findings": _findings, "tokens": _tokens, "sign": _sign,
     "evidence": _evidence,
     "decisions": _decisions, "replay": _decisions,
 }
@@ -123,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"groundrules {args.command}: {exc.code}: {_storage_message(args, exc)}\n")
         return 1
     except GroundrulesError as exc:
-        code = "" if exc.code == "USAGE" else f"{exc.code}: "     # a stable code a script can match
+        code = "" if exc.code == codes.USAGE else f"{exc.code}: "     # a stable code a script can match
         sys.stderr.write(f"groundrules {args.command}: {code}{exc.message}\n")
         return 1
     except KeyboardInterrupt:

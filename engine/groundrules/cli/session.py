@@ -10,7 +10,7 @@ import getpass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core import capped, limits, rulebook
+from ..core import capped, codes, limits, rulebook
 from ..access import SUFFIX, TOOL_SCHEMAS
 from ..api import ROLES_TABLE, Caller, Service
 from ..core.errors import GroundrulesError, echo
@@ -39,6 +39,9 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
     p.add_argument("--redaction-key", metavar="FILE",
                    help="a file holding the secret (16 bytes or more) redacted evidence fields are digested "
                         "with (HMAC-SHA256); it never enters the database. Without it a redacted field keeps no digest")
+    p.add_argument("--trust", metavar="FILE",
+                   help="the trust store (YAML): the signers whose signed records count whoever relays them "
+                        "(docs/provenance.md); re-read on SIGHUP by serve --http")
     p.add_argument("--root", metavar="DIR",
                    help="the project root rule documents live under (approve_rule writes only inside it)")
     p.add_argument("--project", default="default", help="the project the caller works in (default: %(default)s)")
@@ -109,10 +112,11 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     in that file; `read_only` opens the finding ledger alone, read-only (list, show), so that they
     work in a read-only folder and never create or migrate a database."""
     book = book or rulebook_from(args)
+    trust = trust_from(args)
     if not getattr(args, "db", None):
         if getattr(args, "log_decisions", False):
             raise usage_error("--log-decisions needs --db: decisions are kept in the ledgers' database")
-        return Service(book)
+        return Service(book, trust=trust)
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, RandomIds, SystemClock
     from ..store import is_postgres
@@ -126,19 +130,27 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     if read_only:
         from ..store import open_finding_store
         store = open_finding_store(db, read_only=True) if isinstance(db, Path) else open_finding_store(db)
-        return Service(book, findings=FindingLedger(store, rulebook=book, rules_root=root, **options))
+        return Service(book, findings=FindingLedger(store, rulebook=book, rules_root=root, **options), trust=trust)
     key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
     findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
     ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
     try:
         evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
     except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
-        if exc.code != "RULEBOOK_INCOMPLETE":
+        if exc.code != codes.RULEBOOK_INCOMPLETE:
             findings.close()
             raise
         evidence = None
     decisions = decision_log(args, book, db) if getattr(args, "log_decisions", False) else None
-    return Service(book, findings=findings, evidence=evidence, decisions=decisions)
+    return Service(book, findings=findings, evidence=evidence, decisions=decisions, trust=trust)
+
+
+def trust_from(args: argparse.Namespace):
+    """The trust store --trust names (None: no signer is trusted)."""
+    if not getattr(args, "trust", None):
+        return None
+    from ..provenance.trust import load_trust
+    return load_trust(args.trust)
 
 
 def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False,

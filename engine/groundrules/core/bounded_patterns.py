@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
-from . import cpu_clock
+from . import codes, cpu_clock
 from .errors import GroundrulesError, echo
 from .uniqueness import unique
 
@@ -26,7 +26,7 @@ _BUDGET = contextvars.ContextVar("pattern_budget_ms", default=DEFAULT_BUDGET_MS)
 
 class PatternTimeout(GroundrulesError):
     def __init__(self, pattern: str, budget_ms: int):
-        super().__init__("PATTERN_TIMEOUT", f"the pattern /{echo(pattern)}/ ran past its budget of {budget_ms} ms "
+        super().__init__(codes.PATTERN_TIMEOUT, f"the pattern /{echo(pattern)}/ ran past its budget of {budget_ms} ms "
                          "on one value", hint="simplify the pattern (no nested repetition such as (a+)+)",
                          budget_ms=budget_ms)
 

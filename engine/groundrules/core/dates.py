@@ -19,6 +19,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
+from . import codes
 from .errors import GroundrulesError
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -86,7 +87,7 @@ def now_of(text: object) -> Now:
     """The caller's now: an RFC 3339 date-time with offset, else the refusal BAD_NOW."""
     moment = parse_moment(text)
     if not isinstance(moment, datetime):
-        raise GroundrulesError("BAD_NOW", "now must be an RFC 3339 date-time with an offset, "
+        raise GroundrulesError(codes.BAD_NOW, "now must be an RFC 3339 date-time with an offset, "
                                "e.g. 2024-05-01T08:00:00+08:00")
     return Now(moment)
 
@@ -101,7 +102,7 @@ class Anchor(NamedTuple):
         if self.offset is None:
             return self.moment
         if now is None:
-            raise GroundrulesError("NOW_REQUIRED", f"{table or 'the table'} compares dates with now: the caller "
+            raise GroundrulesError(codes.NOW_REQUIRED, f"{table or 'the table'} compares dates with now: the caller "
                                    "must pass now (never the clock)")
         return self.offset.shift(now.moment)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
+from . import codes
 from .bindings import Binding, compile_binding, selectors
 from .canonical import detached
 from .condgen import Gen, TooComplex
@@ -113,12 +114,12 @@ class DecisionTable(NamedTuple):
         try:
             fired = self.run(value, cache, notes, moment)
         except GroundrulesError as exc:
-            if exc.code == "NOW_REQUIRED":
+            if exc.code == codes.NOW_REQUIRED:
                 raise GroundrulesError(exc.code, f"table '{self.id}' compares dates with now: pass now "
                                        "(an RFC 3339 date-time with offset); the clock is never read") from None
             raise
         if self.hit_policy == "unique" and len(fired) > 1:
-            raise GroundrulesError("HIT_POLICY_VIOLATION",
+            raise GroundrulesError(codes.HIT_POLICY_VIOLATION,
                                    f"table '{self.id}' has hit policy 'unique' but rows "
                                    f"{', '.join(f.row.id for f in fired)} all matched")
         if not fired and self.default is not None:
@@ -180,28 +181,6 @@ class DecisionTable(NamedTuple):
                 except Exception:  # noqa: BLE001 - coverage reads a corpus that may hold broken cases
                     continue
         return [r.id for r in sorted(self.rows, key=lambda r: r.index) if r.id not in fired]
-
-    def coverage_report(self, values: list) -> "Coverage":
-        """Over a corpus: how many values each row's condition holds on, and for each test of it
-        (not those inside a list quantifier, which are per item) how often it held and failed. A
-        value the table cannot read (a malformed case) counts for nothing."""
-        rows = sorted(self.rows, key=lambda r: r.index)
-        held = {r.index: 0 for r in rows}
-        tests = [(r, t) for r in rows for t in tests_of(r.when)]
-        counts = {id(t): [0, 0] for _, t in tests}
-        for value in values:
-            for row in rows:
-                try:
-                    held[row.index] += bool(row.when.test(value))
-                except Exception:  # noqa: BLE001 - a corpus may hold broken cases
-                    continue
-            for _, test in tests:
-                try:
-                    counts[id(test)][0 if test.test(value) else 1] += 1
-                except Exception:  # noqa: BLE001
-                    continue
-        return Coverage(len(values), tuple((r, held[r.index]) for r in rows),
-                        tuple((r, t, counts[id(t)][0], counts[id(t)][1]) for r, t in tests))
 
     def render_message(self, name: str, value: Any, extra: dict | None = None) -> str:
         tmpl = self.messages[name]

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from . import codes
+
 # An echoed piece of caller input is cut to this many characters (README "Limits"), and a list of
 # them to this many items.
 ECHO_CHARS = 80
@@ -50,7 +52,7 @@ class StorageFailure(GroundrulesError):
 
     def __init__(self, kind: str):
         self.kind = kind
-        super().__init__("STORAGE_ERROR", kind)
+        super().__init__(codes.STORAGE_ERROR, kind)
 
 
 @dataclass(frozen=True, order=True)
@@ -86,7 +88,7 @@ class RulesError(GroundrulesError):
     def __init__(self, problems: Iterable[Problem]):
         self.problems = tuple(sorted(set(problems)))   # one mistake can break several schema rules
         text = "\n".join(str(p) for p in self.problems) or "rule tables did not load"
-        super().__init__("RULES_INVALID", text, problems=[p.as_dict() for p in self.problems])
+        super().__init__(codes.RULES_INVALID, text, problems=[p.as_dict() for p in self.problems])
 
 
 @dataclass(frozen=True)
@@ -157,4 +159,4 @@ def as_error(exc: BaseException) -> dict:
     says what kind of failure it was and nothing of its text (it may hold a path)."""
     if isinstance(exc, GroundrulesError):
         return exc.as_dict()
-    return {"code": "INTERNAL_ERROR", "message": f"internal failure ({type(exc).__name__})"}
+    return {"code": codes.INTERNAL_ERROR, "message": f"internal failure ({type(exc).__name__})"}

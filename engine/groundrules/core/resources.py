@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import codes
 from .errors import GroundrulesError
 
 TABLE_DIRS = ("rules", "locks")
@@ -14,4 +15,4 @@ def data_root() -> Path:
     for candidate in (package / "_data", package.parent.parent):
         if (candidate / "rules").is_dir() and (candidate / "schemas").is_dir():
             return candidate
-    raise GroundrulesError("RULEBOOK_MISSING", "the bundled rule tables are not installed")
+    raise GroundrulesError(codes.RULEBOOK_MISSING, "the bundled rule tables are not installed")

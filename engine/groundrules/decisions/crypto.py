@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 
 MIN_KEY_BYTES = 32
@@ -36,10 +37,10 @@ class DecisionKey:
         try:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
         except ImportError:
-            raise GroundrulesError("NOT_CONFIGURED", "the decision log needs the 'cryptography' package "
+            raise GroundrulesError(codes.NOT_CONFIGURED, "the decision log needs the 'cryptography' package "
                                    "(pip install 'groundrules[decisions]')") from None
         if len(material) < MIN_KEY_BYTES:
-            raise GroundrulesError("USAGE", f"a decision log key has at least {MIN_KEY_BYTES} bytes "
+            raise GroundrulesError(codes.USAGE, f"a decision log key has at least {MIN_KEY_BYTES} bytes "
                                    "(make one with: head -c 32 /dev/urandom > FILE)")
         self._aead = AESGCM(_hkdf(material, _AES_INFO, 32))
         self.id = _hkdf(material, _ID_INFO, 8).hex()
@@ -57,11 +58,11 @@ class DecisionKey:
         from cryptography.exceptions import InvalidTag
         sealed = bytes(sealed)
         if sealed[:1] != VERSION:
-            raise GroundrulesError("DECISION_UNREADABLE", "a logged decision has an unknown format")
+            raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision has an unknown format")
         try:
             return self._aead.decrypt(sealed[1:1 + NONCE_BYTES], sealed[1 + NONCE_BYTES:], associated)
         except InvalidTag:
-            raise GroundrulesError("DECISION_UNREADABLE", "a logged decision does not open with this key "
+            raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision does not open with this key "
                                    "(another key sealed it, or it was altered)") from None
 
 
@@ -74,7 +75,7 @@ def key_from_file(path: str | Path) -> DecisionKey:
     try:
         material = Path(path).read_bytes().rstrip(b"\r\n")
     except OSError as exc:
-        raise GroundrulesError("USAGE", f"{path}: cannot read the decision log key "
+        raise GroundrulesError(codes.USAGE, f"{path}: cannot read the decision log key "
                                f"({exc.strerror or type(exc).__name__})") from None
     return DecisionKey(material)
 

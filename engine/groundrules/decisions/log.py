@@ -20,7 +20,6 @@ import copy
 import itertools
 import json
 import logging
-import os
 import secrets
 import threading
 import time
@@ -28,7 +27,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, StorageFailure
 from . import crypto, masking, times
 
@@ -306,13 +305,13 @@ class DecisionLog:
         if "since" in arguments:
             since = times.since(arguments["since"], self.now())
             if since is None:
-                raise GroundrulesError("INVALID_ARGUMENT", table.message("bad_time", value=arguments["since"][:40]),
+                raise GroundrulesError(codes.INVALID_ARGUMENT, table.message("bad_time", value=arguments["since"][:40]),
                                        field="since")
         before = None
         if "before" in arguments:
             before = self.store.seq_of(project, arguments["before"])
             if before is None:
-                raise GroundrulesError("DECISION_NOT_FOUND", table.message(
+                raise GroundrulesError(codes.DECISION_NOT_FOUND, table.message(
                     "not_found", decision=arguments["before"][:40], project=project), field="before")
         limit = arguments.get("limit", 20)
         outcome = arguments.get("outcome")
@@ -320,7 +319,7 @@ class DecisionLog:
                                since=since, ok=None if outcome is None else outcome == "ok", before=before,
                                limit=limit + 1)
         if "decision_id" in arguments and not rows:
-            raise GroundrulesError("DECISION_NOT_FOUND", table.message(
+            raise GroundrulesError(codes.DECISION_NOT_FOUND, table.message(
                 "not_found", decision=arguments["decision_id"][:40], project=project), field="decision_id")
         shown = [self.view(r, reveal=bool(arguments.get("reveal"))) for r in rows[:limit]]
         return {"decisions": shown, "next": rows[limit - 1]["id"] if len(rows) > limit else None}
@@ -377,7 +376,7 @@ class DecisionLog:
 def _table(book: Any) -> Any:
     table = masking.of(book)
     if table is None:
-        raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no decision_masking table "
+        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no decision_masking table "
                                "(rules/decision_masking.yaml), so no decision may be logged")
     return table
 
@@ -403,12 +402,3 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
     elif value is not None and not isinstance(value, bool):
         yield str(value)
-
-
-def open_log(db: Any, key: crypto.DecisionKey, **options: Any) -> DecisionLog:
-    return DecisionLog(db, key=key, **options)
-
-
-def urandom_key() -> crypto.DecisionKey:
-    """A fresh random key (tests, benchmarks)."""
-    return crypto.DecisionKey(os.urandom(32))

@@ -15,6 +15,7 @@ import random
 import string
 from typing import Any
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 from ..locks import lock
 
@@ -75,7 +76,7 @@ class Placeholders:
             if _signature(_locks(text[:start] + new + text[end:], self._book)) == want:
                 self._used.add(new)
                 return new
-        raise GroundrulesError("NO_PLACEHOLDER", f"no placeholder keeps how the locks read a {c['kind']} value "
+        raise GroundrulesError(codes.NO_PLACEHOLDER, f"no placeholder keeps how the locks read a {c['kind']} value "
                                f"({c['pattern']}); add one to rules/decision_masking.yaml placeholders.kinds.{c['kind']}")
 
 

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..core import canonical
+from ..core import canonical, codes
 from ..api import Caller, Service
 from ..core.errors import GroundrulesError
 from . import replay
@@ -105,4 +105,4 @@ def _outcome(tool: str, envelope: dict) -> dict:
 
 
 def _usage(message: str) -> GroundrulesError:
-    return GroundrulesError("USAGE", message)
+    return GroundrulesError(codes.USAGE, message)

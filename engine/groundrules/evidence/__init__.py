@@ -1,4 +1,4 @@
-"""The evidence part (seed 003): the append-only ledger, interpretation checks, and the fold."""
+"""The evidence part (docs/spec/evidence.md): the append-only ledger, interpretation checks, and the fold."""
 from .fold import fold
 from .ledger import EvidenceLedger
 

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..core import codes
 from ..core.conditions import Condition, compile_condition
 from ..core.examples import ExampleResult
 
@@ -67,12 +68,12 @@ class EventType:
         """(code, key) of the first missing required or present forbidden key, or None."""
         for key in self.requires:
             if key not in event:
-                return "EVENT_INCOMPLETE", key
+                return codes.EVENT_INCOMPLETE, key
         for key in self.forbids:
             if key in event:
-                return "EVENT_INVALID", key
+                return codes.EVENT_INVALID, key
         if self.layer == "scope" and isinstance(event.get("scope"), dict):
-            return "EVENT_INVALID", "scope"
+            return codes.EVENT_INVALID, "scope"
         return None
 
 

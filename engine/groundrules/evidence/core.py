@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core import codes
 from .interpret import NO_VALUE, Event
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class Folder:
         for ev in events:
             if ev.op == "open":
                 if ev.scope in self.scopes:
-                    raise self.refuse("SCOPE_EXISTS", scope=ev.scope, at=ev.at + ".scope")
+                    raise self.refuse(codes.SCOPE_EXISTS, scope=ev.scope, at=ev.at + ".scope")
                 self.scopes[ev.scope] = Scope(ev.scope, None, ev.id)
         opened = {self.policy.initial_scope}
         current, at_position = self.policy.initial_scope, []
@@ -89,14 +90,14 @@ class Folder:
             if ev.op == "open":
                 parent = ev.parent or current
                 if parent not in opened:
-                    raise self.refuse("UNKNOWN_SCOPE", scope=parent, at=ev.at + ".parent")
+                    raise self.refuse(codes.UNKNOWN_SCOPE, scope=parent, at=ev.at + ".parent")
                 self.scopes[ev.scope].parent = parent
                 opened.add(ev.scope)
                 current = ev.scope
             elif ev.op in ("switch", "close"):
                 target = ev.scope or current
                 if target not in self.scopes:
-                    raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope")
+                    raise self.refuse(codes.UNKNOWN_SCOPE, scope=target, at=ev.at + ".scope")
                 if ev.op == "switch":
                     current = target
                 elif self.scopes[target].closed_by is None:
@@ -130,7 +131,7 @@ class Folder:
                 continue
             target = ev.scope or self._subject(ev) or current
             if target not in self.scopes:
-                raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + (".scope" if ev.scope else ".evidence"))
+                raise self.refuse(codes.UNKNOWN_SCOPE, scope=target, at=ev.at + (".scope" if ev.scope else ".evidence"))
             state = self.scopes[target].slots.setdefault(ev.slot, SlotState())
             outcome, rule = self._apply(ev, state)
             state.history.append({"event": ev.id, "type": ev.type, "outcome": outcome, "rule": rule,
@@ -162,12 +163,12 @@ class Folder:
         self.results[ev.id] = Result("recorded", None, current)
 
     def _subject(self, ev: Event) -> str | None:
-        """The scope the records an event cites are about (seed 003 §六: 说的是谁), when they
+        """The scope the records an event cites are about (docs/spec/evidence.md: whom a record is about), when they
         name one: two demands' evidence never folds into one slot through the current scope alone."""
         subjects = sorted({self.index.entries[rid].record["subject"] for rid in ev.evidence
                            if "subject" in self.index.entries[rid].record})
         if len(subjects) > 1:
-            raise self.refuse("SUBJECTS_DIFFER", event=ev.id, subjects=", ".join(subjects), at=ev.at + ".evidence")
+            raise self.refuse(codes.SUBJECTS_DIFFER, event=ev.id, subjects=", ".join(subjects), at=ev.at + ".evidence")
         return subjects[0] if subjects else None
 
     def _source(self, ev: Event) -> tuple[str, int]:
@@ -187,7 +188,7 @@ class Folder:
         value = ev.value
         if value is NO_VALUE:
             if state.core != "filled":
-                raise self.refuse("EVENT_INCOMPLETE", event=ev.id, type=ev.type, key="value")
+                raise self.refuse(codes.EVENT_INCOMPLETE, event=ev.id, type=ev.type, key="value")
             value = state.candidates[0].value
         source, rank = self._source(ev)
         same = next((c for c in state.candidates if _same(c.value, value)), None)
@@ -239,7 +240,7 @@ class Folder:
             if "new_scope" not in r:
                 target = r.get("scope", current)
                 if target not in self.scopes:
-                    raise self.refuse("UNKNOWN_SCOPE", scope=target, at=ev.at + ".scope.unresolved")
+                    raise self.refuse(codes.UNKNOWN_SCOPE, scope=target, at=ev.at + ".scope.unresolved")
                 shown["scope"] = target
                 state = self.scopes[target].slots.setdefault(r["slot"], SlotState())
                 if state.core == "filled":
@@ -260,7 +261,7 @@ class Folder:
     def _resolve_clarification(self, ref: str, ev: Event) -> None:
         clar = self.clarifications.get(ref)
         if clar is None:
-            raise self.refuse("UNKNOWN_EVENT", name=ref, at=ev.at + ".resolves")
+            raise self.refuse(codes.UNKNOWN_EVENT, name=ref, at=ev.at + ".resolves")
         if clar["status"] == "open":
             clar["status"], clar["resolved_by"] = "resolved", ev.id
             for reading in clar["readings"]:

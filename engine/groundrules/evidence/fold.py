@@ -1,4 +1,4 @@
-"""`fold(payload)`: the public entry of the evidence part (seed 003; design.md Part 2).
+"""`fold(payload)`: the public entry of the evidence part (docs/spec/evidence.md).
 
 payload = {now, scope_context?, records, interpretations} (schemas/evidence.v1.schema.json). The
 payload is checked against the contract, the ledger index is built and checked (every raw source
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..core.canonical import detached
 from ..core.errors import GroundrulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
@@ -25,6 +25,8 @@ from .index import LedgerIndex, Locker
 from .interpret import NO_VALUE, Checked, Checker
 from .policy import MergePolicy
 from . import scope as scoping
+from . import writers
+from ..provenance import table as provenance
 from .refusals import RefusalCatalogue
 from ..core.dates import parse_instant as parse
 
@@ -34,49 +36,58 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
     for kind in ("event_catalogue", "merge_policy", "refusal_catalogue"):
         of_kind = book.of_kind(kind)
         if len(of_kind) != 1:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", f"the rulebook needs exactly one '{kind}' table, "
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"the rulebook needs exactly one '{kind}' table, "
                                    f"it has {len(of_kind)}", kind=kind)
         found.append(of_kind[0])
     return tuple(found)
 
 
 def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None,
-         pending_locks: bool = False) -> "Fold":
+         weigh_writers: bool = False, pending_locks: bool = False) -> "Fold":
     """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError.
-    `redaction_key` lets a value be checked against a redacted lock's keyed digest. `pending_locks`
-    (a ledger's fold): a lock no interpretation has disposed of yet (a new message's, a redacted
-    record's) is listed in `state.pending` with the slots it could decide, instead of failing the
-    whole fold with LOCK_DROPPED."""
+    `redaction_key` lets a value be checked against a redacted lock's keyed digest. `weigh_writers`
+    (a ledger's fold, whose records carry the writer the ledger stamped): a record whose writer
+    rules/provenance.yaml does not let decide is set aside, and state.provenance lists it.
+    `pending_locks` (a ledger's fold): a lock no interpretation has disposed of yet (a new
+    message's, a redacted record's) is listed in `state.pending` with the slots it could decide,
+    instead of failing the whole fold with LOCK_DROPPED."""
     book = rulebook or rulebooks.default()
     catalogue, policy, refusals = tables(book)
     try:
-        return _fold(payload, book, catalogue, policy, refusals, redaction_key, pending_locks)
+        return _fold(payload, book, catalogue, policy, refusals, redaction_key, weigh_writers, pending_locks)
     except GroundrulesError as exc:
-        if exc.code == "LOCK_TIMEOUT" and exc.code in refusals.codes:     # the scanner's, worded by the table
-            raise refusals.error("LOCK_TIMEOUT", **exc.details) from None
+        if exc.code == codes.LOCK_TIMEOUT and exc.code in refusals.codes:     # the scanner's, worded by the table
+            raise refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
         raise
     except RecursionError:
-        raise refusals.error("PAYLOAD_INVALID", problem="nested too deeply") from None
+        raise refusals.error(codes.PAYLOAD_INVALID, problem="nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - a host must get a code, never a traceback
-        raise refusals.error("FOLD_INTERNAL", problem=type(exc).__name__) from None
+        raise refusals.error(codes.FOLD_INTERNAL, problem=type(exc).__name__) from None
 
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
-          refusals: RefusalCatalogue, redaction_key: bytes | None, pending_locks: bool = False) -> dict:
+          refusals: RefusalCatalogue, redaction_key: bytes | None, weigh_writers: bool,
+          pending_locks: bool = False) -> dict:
     for shapes in book.of_kind("shape_map"):       # the seed's own shapes, mapped by rules/seed_shapes.yaml
         payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)
     if problem is not None:
-        raise refusals.error("PAYLOAD_INVALID", problem=problem)
+        raise refusals.error(codes.PAYLOAD_INVALID, problem=problem)
     now = parse(payload["now"])
     if now is None:
-        raise refusals.error("PAYLOAD_INVALID", problem="now: not a real date and time")
+        raise refusals.error(codes.PAYLOAD_INVALID, problem="now: not a real date and time")
     index = LedgerIndex(payload["records"], policy, refusals, now, Locker(catalogue, book, redaction_key))
     checked = Checker(index, catalogue, policy, redaction_key, pending_locks=pending_locks).check(
         payload["interpretations"])
     context = _context(payload, refusals)
     fits = None if context is None else scoping.weigh(index, policy, context)
-    folder = Folder(index, policy, fits)
+    table = provenance.of(book) if weigh_writers else None
+    verdicts = None if table is None else writers.weigh(index, table)
+    aside = {} if verdicts is None else writers.set_aside(table, verdicts, index)
+    deciding = fits
+    if aside:                         # the writer's verdict first: a relay decides no context
+        deciding = dict(fits or {rid: {"decides": True} for rid in index.entries}, **aside)
+    folder = Folder(index, policy, deciding)
     folder.field_pass(checked.events, folder.scope_pass(checked.events))
     scopes = folder.finish()
     for event in checked.events:
@@ -90,7 +101,11 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
         state["activity"] = folder.activity
     if context is not None and fits is not None:
         state["scope_context"] = _fit_report(context, fits, checked)
-    return {"evidence": _evidence(index, catalogue), "events": _events(checked, folder), "state": state}
+    if verdicts is not None:
+        state["provenance"] = {"set_aside": _aside_report(aside, verdicts, index, checked)}
+    interpreters = {i["id"]: i["writer"] for i in payload["interpretations"] if "writer" in i}
+    return {"evidence": _evidence(index, catalogue, verdicts), "events": _events(checked, folder, interpreters),
+            "state": state}
 
 
 def _context(payload: dict, refusals: RefusalCatalogue) -> dict | None:
@@ -100,7 +115,7 @@ def _context(payload: dict, refusals: RefusalCatalogue) -> dict | None:
         return None
     flat, twice = scoping.flatten(payload["scope_context"])
     if twice:
-        raise refusals.error("PAYLOAD_INVALID", problem=f"scope_context: {', '.join(twice)} given twice "
+        raise refusals.error(codes.PAYLOAD_INVALID, problem=f"scope_context: {', '.join(twice)} given twice "
                              "(nested and dotted)")
     return flat
 
@@ -122,23 +137,47 @@ def _fit_report(context: dict, fits: dict, checked: Checked) -> dict:
     return report
 
 
-def _evidence(index: LedgerIndex, catalogue: EventCatalogue) -> list:
+def _aside_report(aside: dict, verdicts: dict, index: LedgerIndex, checked: Checked) -> list:
+    """The records set aside by their writer, each with its class, verdict, writer and the field
+    events that cited it."""
+    citing: dict = {}
+    for ev in checked.events:
+        if ev.layer == "field":
+            for rid in ev.evidence:
+                citing.setdefault(rid, []).append(ev.id)
+    out = []
+    for rid, fit in aside.items():
+        v = verdicts[rid]
+        entry = index.entries[rid]
+        source = entry.message if entry.record["type"] == "lock" and entry.message is not None else entry.record
+        out.append({"record": rid, "class": v.cls, "verdict": v.verdict, "label": fit["label"],
+                    "writer": detached(source["writer"]) if "writer" in source else None,
+                    "detail": fit["detail"], "events": citing.get(rid, [])})
+    return out
+
+
+def _evidence(index: LedgerIndex, catalogue: EventCatalogue, verdicts: dict | None) -> list:
     out = []
     for rid, entry in index.entries.items():
         record = entry.record
         facts = {"record": record, "message": entry.message} if entry.message else {"record": record}
-        out.append({"id": rid, "type": record["type"], "source": entry.source,
-                    "raw": catalogue.records[record["type"]].is_raw(facts), "validity": index.validity(rid),
-                    "cited_by": list(entry.cited_by), "record": detached(record)})
+        item = {"id": rid, "type": record["type"], "source": entry.source,
+                "raw": catalogue.records[record["type"]].is_raw(facts), "validity": index.validity(rid),
+                "cited_by": list(entry.cited_by), "record": detached(record)}
+        if verdicts is not None:
+            item["provenance"] = verdicts[rid].as_json()
+        out.append(item)
     return out
 
 
-def _events(checked: Checked, folder: Folder) -> list:
+def _events(checked: Checked, folder: Folder, interpreters: dict) -> list:
     out = []
     for ev in checked.events:
         result = folder.results[ev.id]
         item = {"id": ev.id, "interpretation": ev.interpretation, "type": ev.type, "layer": ev.layer,
                 "slot": ev.slot, "value": None if ev.value is NO_VALUE else ev.value, "scope": result.scope}
+        if ev.interpretation in interpreters:
+            item["interpreted_by"] = detached(interpreters[ev.interpretation])
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
         if ev.turn is not None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import integrity, locking
 from . import records as rec
+from ..core import codes
 from ..core.dates import parse_instant as parse
 from .timeutil import validity
 
@@ -79,7 +80,7 @@ class LedgerIndex:
     def _name(self, name: str, kind: str, record_id: str, at: str) -> None:
         seen = self.refs.get(name)
         if seen is not None and seen[1] != record_id:
-            raise self.refusals.error("DUPLICATE_ID", id=name, at=at)
+            raise self.refusals.error(codes.DUPLICATE_ID, id=name, at=at)
         if seen is None or kind == "record":
             self.refs[name] = (kind, record_id)
 
@@ -96,10 +97,10 @@ class LedgerIndex:
             if key in record:
                 times[key] = parse(record[key])
                 if times[key] is None:
-                    raise self.refusals.error("PAYLOAD_INVALID", problem=f"{at}.{key}: not a real date and time")
+                    raise self.refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}.{key}: not a real date and time")
         observed = times.get("observed_at")
         if observed is not None and observed > self.now:
-            raise self.refusals.error("OBSERVED_AFTER_NOW", at=f"{at}.observed_at", observed_at=record["observed_at"],
+            raise self.refusals.error(codes.OBSERVED_AFTER_NOW, at=f"{at}.observed_at", observed_at=record["observed_at"],
                                       now=self.now.isoformat())
         entry.window = (times.get("valid_from"), times.get("valid_until"))
         record = integrity.admit(record, self, self.refusals, at, lambda key: at,
@@ -145,7 +146,7 @@ class LedgerIndex:
         sid = rec.source_of(record)
         source = self.sources.get(sid)
         if source is None:
-            raise self.refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id")
+            raise self.refusals.error(codes.UNKNOWN_EVIDENCE, ref=sid, at=f"{at}.lock.locator.message_id")
         if self.locker is None:
             return record
         return locking.accept(record, source.text, source.found, source.claimed, self.locker.key, self.refusals, at)

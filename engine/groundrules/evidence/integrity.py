@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 from . import records as rec
 
@@ -34,16 +35,16 @@ def check(record: dict, earlier: Earlier, refusals: RefusalCatalogue, at: str, n
     """Raise the first refusal of `record` (at `at`) against the records before it, if any."""
     for name, key in rec.names(record):
         if earlier.answers(name):
-            raise refusals.error("DUPLICATE_ID", id=name, at=name_at(key))
+            raise refusals.error(codes.DUPLICATE_ID, id=name, at=name_at(key))
     loc = rec.excerpt(record)
     if loc is not None:
         text = earlier.source_text(loc["message_id"])
         if text is not None and rec.span_problem(text, loc["start"], loc["end"], record["content"]) == "mismatch":
-            raise refusals.error("QUOTE_MISMATCH", at=f"{at}.locator", message_id=loc["message_id"],
+            raise refusals.error(codes.QUOTE_MISMATCH, at=f"{at}.locator", message_id=loc["message_id"],
                                  start=loc["start"], end=loc["end"])
     for n, ref in enumerate(rec.derived_from(record)):
         if not earlier.answers(ref):
-            raise refusals.error("UNKNOWN_EVIDENCE", ref=ref, at=f"{at}.derived_from[{n}]")
+            raise refusals.error(codes.UNKNOWN_EVIDENCE, ref=ref, at=f"{at}.derived_from[{n}]")
 
 
 def admit(record: dict, earlier: Earlier, refusals: RefusalCatalogue, at: str, name_at: Callable[[str], str],

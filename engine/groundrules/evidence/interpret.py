@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core import codes
 from . import records as rec
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class Checker:
             for j, raw in enumerate(interp["events"]):
                 at = f"interpretations[{i}].events[{j}]"
                 if raw["id"] in ids:
-                    raise self.refuse("DUPLICATE_ID", id=raw["id"], at=at)
+                    raise self.refuse(codes.DUPLICATE_ID, id=raw["id"], at=at)
                 ids.add(raw["id"])
                 event = self._event(raw, interp["id"], at, dispositions)
                 if event.layer == "field":
@@ -85,13 +86,13 @@ class Checker:
         seen_interp: set = set()
         for i, interp in enumerate(interpretations):
             if interp["id"] in seen_interp:
-                raise self.refuse("DUPLICATE_ID", id=interp["id"], at=f"interpretations[{i}]")
+                raise self.refuse(codes.DUPLICATE_ID, id=interp["id"], at=f"interpretations[{i}]")
             seen_interp.add(interp["id"])
             for j, d in enumerate(interp["dispositions"]):
                 at = f"interpretations[{i}].dispositions[{j}]"
                 ref = self.index.refs.get(d["lock"])
                 if ref is None or not rec.is_lock(self.index.entries[ref[1]].record):
-                    raise self.refuse("UNKNOWN_EVIDENCE", ref=d["lock"], at=at)
+                    raise self.refuse(codes.UNKNOWN_EVIDENCE, ref=d["lock"], at=at)
                 if "slot" in d:
                     self._known_slot(d["slot"], at + ".slot")
                     out[ref[1]] = {"slot": d["slot"], "interpretation": interp["id"]}
@@ -105,12 +106,12 @@ class Checker:
         locks = self.index.lock_records()
         missing = [rid for rid in locks if rid not in dispositions]
         if missing and not self.pending_locks:
-            raise self.refuse("LOCK_DROPPED", locks=[entries[r].record["lock"]["id"] for r in missing],
+            raise self.refuse(codes.LOCK_DROPPED, locks=[entries[r].record["lock"]["id"] for r in missing],
                               why="no disposition")
         unused = [rid for rid in locks if "slot" in dispositions.get(rid, {})
                   and (rid, dispositions[rid]["slot"]) not in used]
         if unused:
-            raise self.refuse("LOCK_DROPPED", locks=[entries[r].record["lock"]["id"] for r in unused],
+            raise self.refuse(codes.LOCK_DROPPED, locks=[entries[r].record["lock"]["id"] for r in unused],
                               why="assigned to a slot that no event uses")
         return tuple(missing)
 
@@ -118,10 +119,10 @@ class Checker:
     def _event(self, raw: dict, interp_id: str, at: str, dispositions: dict) -> Event:
         etype = self.catalogue.events.get(raw["type"])
         if etype is None or raw["type"] not in self.policy.ops:
-            raise self.refuse("UNKNOWN_EVENT", name=raw["type"], at=at + ".type")
+            raise self.refuse(codes.UNKNOWN_EVENT, name=raw["type"], at=at + ".type")
         layer = self.policy.layer(raw["type"])
         if layer != etype.layer:
-            raise self.refuse("FOLD_INTERNAL", problem=f"events.yaml and merge.yaml disagree on the layer "
+            raise self.refuse(codes.FOLD_INTERNAL, problem=f"events.yaml and merge.yaml disagree on the layer "
                               f"of '{raw['type']}'")
         problem = etype.shape_problem(raw)
         if problem:
@@ -148,25 +149,25 @@ class Checker:
 
     def _known_slot(self, slot: str, at: str) -> None:
         if slot not in self.policy.slots:
-            raise self.refuse("UNKNOWN_SLOT", slot=slot, at=at)
+            raise self.refuse(codes.UNKNOWN_SLOT, slot=slot, at=at)
 
     def _readings(self, raw: dict, at: str) -> list:
         if "value" not in raw:           # the readings are places for a value: without one there is no question
-            raise self.refuse("EVENT_INCOMPLETE", event=raw["id"], type=raw["type"], key="value")
+            raise self.refuse(codes.EVENT_INCOMPLETE, event=raw["id"], type=raw["type"], key="value")
         out, ids = [], set()
         for n, r in enumerate(raw["scope"]["unresolved"]):
             where = f"{at}.scope.unresolved[{n}]"
             if r["id"] in ids:
-                raise self.refuse("DUPLICATE_ID", id=r["id"], at=where)
+                raise self.refuse(codes.DUPLICATE_ID, id=r["id"], at=where)
             ids.add(r["id"])
             rtype = r.get("type", raw["type"])
             if rtype not in self.catalogue.events or rtype not in self.policy.ops:
-                raise self.refuse("UNKNOWN_EVENT", name=rtype, at=where + ".type")
+                raise self.refuse(codes.UNKNOWN_EVENT, name=rtype, at=where + ".type")
             if self.policy.ops[rtype] not in self.policy.reading_ops:
-                raise self.refuse("EVENT_INVALID", event=raw["id"], type=rtype, key="scope.unresolved")
+                raise self.refuse(codes.EVENT_INVALID, event=raw["id"], type=rtype, key="scope.unresolved")
             slot = r.get("slot", raw.get("slot"))
             if slot is None:
-                raise self.refuse("EVENT_INCOMPLETE", event=raw["id"], type=rtype, key="slot")
+                raise self.refuse(codes.EVENT_INCOMPLETE, event=raw["id"], type=rtype, key="slot")
             self._known_slot(slot, where + ".slot")
             reading = {"id": r["id"], "type": rtype, "slot": slot}
             for key in ("scope", "new_scope"):
@@ -181,7 +182,7 @@ class Checker:
         if isinstance(cite, str):
             ref = index.refs.get(cite)
             if ref is None:
-                raise self.refuse("UNKNOWN_EVIDENCE", ref=cite, at=at)
+                raise self.refuse(codes.UNKNOWN_EVIDENCE, ref=cite, at=at)
             kind, rid = ref
             record = index.entries[rid].record
             self._raw(rid, cite, at)
@@ -194,14 +195,14 @@ class Checker:
         mid = cite["message_id"]
         source = index.sources.get(mid)
         if source is None:
-            raise self.refuse("UNKNOWN_EVIDENCE", ref=mid, at=at + ".message_id")
+            raise self.refuse(codes.UNKNOWN_EVIDENCE, ref=mid, at=at + ".message_id")
         rid = source.record_id
         start, end = cite["start"], cite["end"]
         problem = rec.span_problem(source.text, start, end, cite["quote"])
         if problem == "redacted":
-            raise self.refuse("EVIDENCE_REDACTED", ref=rid, at=at, redaction=source.text["redaction"])
+            raise self.refuse(codes.EVIDENCE_REDACTED, ref=rid, at=at, redaction=source.text["redaction"])
         if problem:
-            raise self.refuse("QUOTE_MISMATCH", at=at, message_id=mid, start=start, end=end)
+            raise self.refuse(codes.QUOTE_MISMATCH, at=at, message_id=mid, start=start, end=end)
         self._raw(rid, mid, at)
         covered = [lid for lid in index.locks_in[mid]
                    if start <= index.entries[lid].record["lock"]["locator"]["start"]
@@ -213,7 +214,7 @@ class Checker:
         rtype = self.catalogue.records[entry.record["type"]]
         facts = {"record": entry.record, "message": entry.message} if entry.message else {"record": entry.record}
         if not rtype.is_raw(facts):
-            raise self.refuse("NOT_RAW_EVIDENCE", ref=ref, at=at, reason=rtype.not_raw)
+            raise self.refuse(codes.NOT_RAW_EVIDENCE, ref=ref, at=at, reason=rtype.not_raw)
 
     # -- values against locks -------------------------------------------------------------------
     def _grounded(self, event: Event, raw: dict, dispositions: dict) -> None:
@@ -232,11 +233,11 @@ class Checker:
             elif lock_rid in direct and disposition:
                 shown = (f"slot '{disposition['slot']}'" if "slot" in disposition
                          else f"dismissed ({disposition['dismissed']})")
-                raise self.refuse("DISPOSITION_CONFLICT", event=event.id, lock=lock["id"], slot=event.slot,
+                raise self.refuse(codes.DISPOSITION_CONFLICT, event=event.id, lock=lock["id"], slot=event.slot,
                                   disposition=shown)
         if slot.lock_required and not assigned:
-            raise self.refuse("INSUFFICIENT_EVIDENCE", event=event.id, slot=event.slot,
+            raise self.refuse(codes.INSUFFICIENT_EVIDENCE, event=event.id, slot=event.slot,
                               kinds=list(slot.lock_kinds))
         if slot.lock_match == "normalized_value" and assigned and not any(
                 rec.value_matches(event.value, lock["normalized_value"], self.redaction_key) for lock in assigned):
-            raise self.refuse("LOCK_CONFLICT", event=event.id, slot=event.slot, lock=assigned[0]["id"])
+            raise self.refuse(codes.LOCK_CONFLICT, event=event.id, slot=event.slot, lock=assigned[0]["id"])

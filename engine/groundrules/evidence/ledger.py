@@ -1,4 +1,4 @@
-"""The append-only evidence ledger (seed 003 §二): checking, (de)serialising and redacting records.
+"""The append-only evidence ledger (docs/spec/evidence.md, evidence is a record): checking, (de)serialising and redacting records.
 
 A record is appended once and never rewritten. The one exception is the audited redaction path
 (`redact`): it appends a redaction event (who, why, when) and replaces the record's personal fields
@@ -20,11 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
+    from ..provenance.trust import TrustStore
     from ..store.protocols import EvidenceStore, EvidenceTx
-from . import integrity, locking, touches
+from . import integrity, locking, touches, writers
 from . import records as rec
 from .contract import record_problem
 from .core import CLEARING_OPS
@@ -40,7 +41,7 @@ class EvidenceLedger:
 
     def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str] | None = None,
                  clock: Callable[[], str] | None = None, rulebook: Rulebook | None = None, project: str = "default",
-                 redaction_key: bytes | None = None):
+                 redaction_key: bytes | None = None, writer: dict | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if store is None or isinstance(store, (str, Path)):
@@ -56,6 +57,9 @@ class EvidenceLedger:
             clock = clock or SystemClock()
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
+        # who a library call without a writer writes as: the host process itself (the registry
+        # always names the authenticated caller)
+        self.writer = writer or writers.LOCAL_HOST
         self._on_redaction: list[Callable[[str, list, list], Any]] = []
         self._key_stored()
 
@@ -77,7 +81,7 @@ class EvidenceLedger:
     def with_rulebook(self, rulebook: Rulebook) -> "EvidenceLedger":
         """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
         return EvidenceLedger(self.store, ids=self._ids, clock=self._clock, rulebook=rulebook, project=self.project,
-                              redaction_key=self._key)
+                              redaction_key=self._key, writer=self.writer)
 
     def close(self) -> None:
         self.store.close()
@@ -90,19 +94,21 @@ class EvidenceLedger:
 
     # -- appending ------------------------------------------------------------------------------
     def shaped(self, record: Any, position: int = 0) -> Any:
-        """`record` in the internal shape: one written as seed 003 writes it (source, timestamp,
-        scope, quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
+        """`record` in the internal shape: one written in the seed shapes (source, timestamp, scope,
+        quote, locator) is mapped by the rulebook's shape_map tables (rules/seed_shapes.yaml),
         the same mapping fold() applies; any other record is returned as it came."""
         for shapes in self._book.of_kind("shape_map"):
             record = shapes.record(record, position)
         return record
 
-    def append(self, record: dict, *, project: str | None = None) -> dict:
+    def append(self, record: dict, *, project: str | None = None, writer: dict | None = None,
+               trust: TrustStore | None = None) -> dict:
         """Check one record and append it (a raw source with the locks the engine finds in it);
-        returns it as stored (with id, observed_at, recorded_at)."""
-        return self.append_all([record], project=project)[0]
+        returns it as stored (with id, observed_at, recorded_at, writer)."""
+        return self.append_all([record], project=project, writer=writer, trust=trust)[0]
 
-    def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None) -> list[dict]:
+    def append_message(self, message: dict, locks: list | None = None, *, project: str | None = None,
+                       writer: dict | None = None, trust: TrustStore | None = None) -> list[dict]:
         """Append a message and its lock records in one step. The locks are the engine's
         (`groundrules.lock` under this rulebook); `locks` given (lock candidates) are checked
         against them and name them, and every lock they leave out is appended all the same."""
@@ -110,17 +116,21 @@ class EvidenceLedger:
         if isinstance(message, dict) and "id" not in message:
             message = dict(message, id=self._ids())           # the locks point at the id it will have
         named = [rec.lock_record(c, c["id"] if isinstance(c, dict) and "id" in c else None) for c in locks or []]
-        return self.append_all([message] + named, project=project)
+        return self.append_all([message] + named, project=project, writer=writer, trust=trust)
 
-    def append_all(self, records: list, *, project: str | None = None) -> list[dict]:
+    def append_all(self, records: list, *, project: str | None = None, writer: dict | None = None,
+                   trust: TrustStore | None = None) -> list[dict]:
         """Append several records atomically: all of them, or none when one is refused. Every raw
         source (message, tool receipt, injected field) is locked as it is appended: a lock record
         in `records` must be one of the engine's locks of its source (and is completed from it);
         the engine's locks no record names are appended right after their source. Returns every
-        record as stored, in order."""
+        record as stored, in order. Each is stamped with `writer` (the authenticated caller; None:
+        this ledger's writer) and judged by rules/provenance.yaml: a role that may not append its
+        class is refused; a signature is verified against `trust` (the operator's trust store)."""
+        stamp = writer or self.writer
         def attempt(tx: EvidenceTx) -> list[dict]:
             now = self._clock()
-            prepared = [self._prepare(raw, now, f"records[{n}]") for n, raw in enumerate(records)]
+            prepared = [self._prepare(raw, now, f"records[{n}]", stamp, trust) for n, raw in enumerate(records)]
             sources: dict = {}                # source id -> (record, engine locks, {engine lock id: record id})
             ordered: list = []                # (record, at, its acceptance as a lock, or None)
             for n, record in enumerate(prepared):
@@ -128,6 +138,8 @@ class EvidenceLedger:
                 sid = locking.source_id(record, self._catalogue)
                 if sid is not None:
                     sources[sid] = (record, locking.engine_locks(record, self._catalogue, self._book), {})
+                elif rec.is_lock(record) and "observed_at" not in record:
+                    record["observed_at"] = self._observed_at(tx, rec.source_of(record), sources, now)
                 ordered.append((record, at, self._claim(tx, record, sources, at) if sid is None and rec.is_lock(record)
                                 else None))
             filed, stored, pending = [], [], {}
@@ -143,8 +155,8 @@ class EvidenceLedger:
         try:
             return self._write(project, attempt)
         except GroundrulesError as exc:
-            if exc.code == "LOCK_TIMEOUT" and exc.code in self._refusals.codes:
-                raise self._refusals.error("LOCK_TIMEOUT", **exc.details) from None
+            if exc.code == codes.LOCK_TIMEOUT and exc.code in self._refusals.codes:
+                raise self._refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
             raise
 
     def _claim(self, tx: EvidenceTx, record: dict, sources: dict, at: str) -> Callable[[dict], dict]:
@@ -157,7 +169,7 @@ class EvidenceLedger:
         if sid not in sources:
             source = self._message(tx, sid, {})
             if source is None:
-                return _refused(self._refusals.error("UNKNOWN_EVIDENCE", ref=sid, at=f"{at}.lock.locator.message_id"))
+                return _refused(self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=sid, at=f"{at}.lock.locator.message_id"))
             found = locking.engine_locks(source, self._catalogue, self._book)
             sources[sid] = (source, found, self._stored_claims(tx, sid, found))
         source, found, claimed = sources[sid]
@@ -189,24 +201,38 @@ class EvidenceLedger:
                 continue
             _, found, claimed = sources[sid]
             for c in found or []:
-                if c["id"] not in claimed:
-                    out.append((self._prepare(rec.lock_record(c, c["id"]), now, f"{at} (its lock)"),
+                if c["id"] not in claimed:           # observed when its source was, written by its writer
+                    lock = dict(rec.lock_record(c, c["id"]), observed_at=record["observed_at"])
+                    out.append((dict(self._prepare(lock, now, f"{at} (its lock)", None, None), writer=record["writer"]),
                                 f"{at} (its lock {c['id']})", None))
         return out
 
-    def _prepare(self, raw: Any, now: str, at: str) -> dict:
+    def _observed_at(self, tx: EvidenceTx, sid: str, sources: dict, now: str) -> str:
+        """When a lock record's source was observed (a lock is a reading of it), or `now` when the
+        source is not there (the lock is refused later, UNKNOWN_EVIDENCE)."""
+        source = sources[sid][0] if sid in sources else self._message(tx, sid, {})
+        return source["observed_at"] if source is not None and "observed_at" in source else now
+
+    def _prepare(self, raw: Any, now: str, at: str, writer: dict | None, trust: TrustStore | None) -> dict:
+        """The record as it will be stored: checked, its id and times set, stamped with its writer
+        (None: an engine lock, stamped as its source) once the provenance table admits it."""
         if not isinstance(raw, dict):
-            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is an object")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a record is an object")
+        if "writer" in raw:
+            raise self._refusals.error(codes.WRITER_GIVEN, at=at)
         record = dict(self.shaped(raw))
         record.setdefault("id", self._ids())
-        record.setdefault("observed_at", now)
+        if record.get("type") != "lock":                 # a lock is observed when its source was
+            record.setdefault("observed_at", now)
         record["recorded_at"] = now
         problem = record_problem(self._book.schemas, self._catalogue.records, record, at)
         if problem:
-            raise self._refusals.error("PAYLOAD_INVALID", problem=problem)
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=problem)
         if "redaction" in record or any(rec.is_tombstone(v) for v in rec.holder(record).values()):
-            raise self._refusals.error("PAYLOAD_INVALID", problem=f"{at}: a record is appended unredacted; "
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem=f"{at}: a record is appended unredacted; "
                                        "use redact() to remove personal data")
+        if writer is not None:
+            record["writer"] = writers.admit(raw, record, writer, trust, self._book, self._refusals, at)
         return record
 
     def _message(self, tx: EvidenceTx, sid: str, pending: dict) -> dict | None:
@@ -239,6 +265,7 @@ class EvidenceLedger:
         """The record the store gave back, its personal values in place, or their tombstones."""
         try:
             record = row["body"]                      # read afresh by the store: ours to fill
+            record.setdefault("writer", dict(writers.UNKNOWN))      # stored before records named their writer
             box = rec.holder(record)
             if row["personal"] is not None:
                 box.update(row["personal"])
@@ -251,7 +278,7 @@ class EvidenceLedger:
                 record["redaction"] = event["event"]
             return record
         except (KeyError, TypeError):
-            raise self._refusals.error("LEDGER_CORRUPT", record=row.get("id")) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=row.get("id")) from None
 
     @contextmanager
     def _read(self, project: str | None) -> Iterator[Any]:
@@ -260,13 +287,13 @@ class EvidenceLedger:
             with self.store.read(project or self.project) as tx:
                 yield tx
         except CorruptRow as exc:
-            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     def _write(self, project: str | None, attempt: Callable[[Any], Any]) -> Any:
         try:
             return self.store.run_write(project or self.project, attempt)
         except CorruptRow as exc:
-            raise self._refusals.error("LEDGER_CORRUPT", record=exc.record) from None
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     # -- reading --------------------------------------------------------------------------------
     def records(self, *, project: str | None = None) -> list[dict]:
@@ -278,15 +305,16 @@ class EvidenceLedger:
         with self._read(project) as tx:
             owner = tx.owner(record_id)
             if owner is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=record_id, at="get")
+                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=record_id, at="get")
             return self._from_row(tx, _row_of(tx, owner))
 
     def redactions(self, *, project: str | None = None) -> list[dict]:
         with self._read(project) as tx:
             return [row["event"] for row in tx.redaction_rows()]
 
-    # -- interpretations (the event layer: seed 003 §五) -----------------------------------------
-    def append_interpretation(self, interpretation: Any, *, project: str | None = None) -> dict:
+    # -- interpretations (the event layer: docs/spec/evidence.md, events) -----------------------------------------
+    def append_interpretation(self, interpretation: Any, *, project: str | None = None,
+                              writer: dict | None = None) -> dict:
         """Check an interpretation as the fold does, against the stored records and the
         interpretations stored before it, and append it; returns its id and when it was recorded.
         Only a refusal the refusal table marks `later_interpretation_may_cure` (a lock not yet
@@ -310,8 +338,24 @@ class EvidenceLedger:
             tx.add_interpretation(interpretation, now, sorted(keys))
             return {"id": interpretation["id"], "recorded_at": now}
         if not isinstance(interpretation, dict) or not isinstance(interpretation.get("id"), str):
-            raise self._refusals.error("PAYLOAD_INVALID", problem="an interpretation is an object with an 'id'")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem="an interpretation is an object with an 'id'")
+        interpretation = self._stamped([interpretation], writer, refuse=True)[0]
         return self._write(project, attempt)
+
+    def _stamped(self, interpretations: list, writer: dict | None, *, refuse: bool) -> list:
+        """Interpretations as `writer` (None: this ledger's) wrote them; with `refuse`, one naming
+        a writer is refused (an append), else its writer is replaced (a fold of given ones)."""
+        if not isinstance(interpretations, list):
+            return interpretations                    # fold() refuses it, as it refuses any malformed payload
+        stamp = writers.stamp(writer or self.writer)
+        out = []
+        for n, interpretation in enumerate(interpretations):
+            if isinstance(interpretation, dict):
+                if "writer" in interpretation and refuse:
+                    raise self._refusals.error(codes.WRITER_GIVEN, at=f"interpretations[{n}]")
+                interpretation = dict(interpretation, writer=stamp)
+            out.append(interpretation)
+        return out
 
     def draft_interpretation(self, message_id: str | None = None, *, project: str | None = None) -> dict:
         """An interpretation to edit and append: the locks of `message_id` (a record id or a message
@@ -329,7 +373,8 @@ class EvidenceLedger:
             return self._stored(tx)
 
     def _stored(self, tx: EvidenceTx, rows: list[dict] | None = None) -> list[dict]:
-        return [row["body"] for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
+        return [dict({"writer": dict(writers.UNKNOWN)}, **row["body"]) if "writer" not in row["body"] else row["body"]
+                for row in (tx.interpretation_rows() if rows is None else rows) if row["body"] is not None]
 
     # -- what a call touches (touches.py) ------------------------------------------------------------
     def _keys(self, tx: EvidenceTx, interpretation: Any) -> set[str]:
@@ -404,10 +449,13 @@ class EvidenceLedger:
         return [self._from_row(tx, found[s]) for s in sorted(found)]
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
-             subject: str | None = None, scope_context: dict | None = None) -> dict:
-        """The fold of this ledger's records with `interpretations` (None: the stored ones) at `now`;
-        with `subject`, of the records about it and the locks inside them; with `scope_context`, for
-        that context (fold() sets aside the evidence that does not fit it)."""
+             subject: str | None = None, scope_context: dict | None = None, writer: dict | None = None) -> dict:
+        """The fold of this ledger's records with `interpretations` (None: the stored ones; given
+        ones are `writer`'s, as if appended) at `now`; with `subject`, of the records about it and
+        the locks inside them; with `scope_context`, for that context (fold() sets aside the
+        evidence that does not fit it). Records whose writer may not decide are set aside."""
+        if interpretations is not None:          # given ones are the caller's, whatever writer they name
+            interpretations = self._stamped(interpretations, writer, refuse=False)
         with self._read(project) as tx:
             if subject is None:
                 records = [self._from_row(tx, row) for row in tx.rows()]
@@ -420,7 +468,7 @@ class EvidenceLedger:
         payload = {"now": now, "records": records, "interpretations": interpretations}
         if scope_context is not None:
             payload["scope_context"] = scope_context
-        return fold(payload, self._book, redaction_key=self._key, pending_locks=True)
+        return fold(payload, self._book, redaction_key=self._key, weigh_writers=True, pending_locks=True)
 
     def _about(self, tx: EvidenceTx, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
         """The records about `subject` and the locks inside them, in ledger order; with `stored`,
@@ -447,14 +495,14 @@ class EvidenceLedger:
         recording who and why, and leave no readable copy in the store's files. Returns the
         redaction events it appended."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
-            raise self._refusals.error("PAYLOAD_INVALID", problem="redact needs a non-empty 'by' and 'reason'")
+            raise self._refusals.error(codes.PAYLOAD_INVALID, problem="redact needs a non-empty 'by' and 'reason'")
         def attempt(tx: EvidenceTx) -> list[dict]:
             owner = tx.owner(record_id) if isinstance(record_id, str) else None
             if owner is None:
-                raise self._refusals.error("UNKNOWN_EVIDENCE", ref=str(record_id), at="redact")
+                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=str(record_id), at="redact")
             row = _row_of(tx, owner)
             if row["redaction_id"] is not None:
-                raise self._refusals.error("ALREADY_REDACTED", record=row["id"], redaction=row["redaction_id"])
+                raise self._refusals.error(codes.ALREADY_REDACTED, record=row["id"], redaction=row["redaction_id"])
             at = self._clock()
             events = [self._event(row, by, reason, at, None)]
             sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core import codes
 from ..locks.sources import lock_text
 from . import records as rec
 
@@ -55,14 +56,14 @@ def accept(record: dict, text: Any, found: list[dict] | None, claimed: dict, key
     loc = lock["locator"]
     where = {"message_id": loc["message_id"], "start": loc["start"], "end": loc["end"]}
     if "quote" in lock and rec.span_problem(text, loc["start"], loc["end"], lock["quote"]) == "mismatch":
-        raise refusals.error("QUOTE_MISMATCH", at=f"{at}.lock", **where)
+        raise refusals.error(codes.QUOTE_MISMATCH, at=f"{at}.lock", **where)
     accepted, engine_id, differs = claim(lock, found, key)
     name = lock.get("id", record["id"])
     if differs:
-        raise refusals.error("LOCK_MISMATCH", at=f"{at}.lock", lock=name, **where, differs=differs)
+        raise refusals.error(codes.LOCK_MISMATCH, at=f"{at}.lock", lock=name, **where, differs=differs)
     if engine_id is not None:
         if engine_id in claimed:
-            raise refusals.error("LOCK_DUPLICATE", at=f"{at}.lock", lock=name, record=claimed[engine_id])
+            raise refusals.error(codes.LOCK_DUPLICATE, at=f"{at}.lock", lock=name, record=claimed[engine_id])
         claimed[engine_id] = record["id"]
     return record if accepted == lock else dict(record, lock=accepted)
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 TABLES = ("sources", "resolve", "status", "questions", "scope_fit")
 SCOPE_OPS = ("open", "switch", "close")
-# activity ops (seed 003 §五: 工具回执、动作成败、询问次数): op -> the event key they are tallied under
+# activity ops (docs/spec/evidence.md, events: tool receipts, action outcomes, questions asked): op -> the event key they are tallied under
 ACTIVITY_OPS = {"ask": "slot", "outcome": "action", "receipt": "tool"}
 RESOLVE_CODES = ("accept", "corroborate", "replace", "keep", "conflict")
 

@@ -1,4 +1,4 @@
-"""Which evidence may decide a value for the context a fold is asked about (seed 003 §六).
+"""Which evidence may decide a value for the context a fold is asked about (docs/spec/evidence.md, evidence has a scope).
 
 Scope has four dimensions: who it is about (`subject`, which routes events), when it was observed
 (`observed_at`), when it holds (`valid_from` / `valid_until`, and `version`), and what it applies to

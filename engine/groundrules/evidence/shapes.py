@@ -1,5 +1,5 @@
-"""The seed's own input shapes (rules/seed_shapes.yaml): records and events written as seed 003
-writes them, mapped to the internal shape before the payload is checked.
+"""The seed shapes (rules/seed_shapes.yaml): records and events written in the shapes of the
+project's first design documents, mapped to the internal shape before the payload is checked.
 
 One table says every mapping; this module only applies it. A shape applies to an item that lacks
 its `when.missing` key and has its `when.present` key (either dotted for a nested one), so an item

@@ -1,4 +1,4 @@
-"""Part 4: the finding ledger (seed 001) — the domain: tools, states, evidence rules, proposals."""
+"""Part 4: the finding ledger (docs/spec/findings.md) — the domain: tools, states, evidence rules, proposals."""
 from .clock import RandomIds, SequentialIds, StepClock, SystemClock
 from .ledger import FindingLedger
 

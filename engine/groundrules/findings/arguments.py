@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..core import codes
 from ..core.errors import did_you_mean
 if TYPE_CHECKING:
     from .call import Call
 
 
 def reason(call: Call, arguments: dict) -> str:
-    """The call's reason; seed 001 §1: every state change takes one, and a blank one is none
+    """The call's reason; docs/spec/findings.md: every state change takes one, and a blank one is none
     (the schema says so too; this holds for any caller that skips the schema)."""
     text = arguments.get("reason", "")
     if not isinstance(text, str) or not text.strip():
-        raise call.refuse("INVALID_ARGUMENT", "reason_required", field="reason")
+        raise call.refuse(codes.INVALID_ARGUMENT, "reason_required", field="reason")
     return text
 
 
@@ -26,7 +27,7 @@ def choose(call: Call, field: str, value: str, choices: dict | tuple) -> str:
     """`value` if it is one of `choices`, else INVALID_ARGUMENT naming the allowed values."""
     if value not in choices:
         hint = did_you_mean(value, choices)
-        raise call.refuse("INVALID_ARGUMENT", "unknown_value", field=field, choices=list(choices),
+        raise call.refuse(codes.INVALID_ARGUMENT, "unknown_value", field=field, choices=list(choices),
                           hint=f"（{hint}）" if hint else "")
     return value
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..core import codes
 from ..core.errors import shown
 from . import applicability
 if TYPE_CHECKING:
@@ -21,13 +22,13 @@ def caller_context(call: Call, arguments: dict) -> dict:
 
 
 def task_context(call: Call, arguments: dict, environment: dict) -> dict:
-    """The caller's task_context (seed 001 §3: the current task, beside scope_context's
+    """The caller's task_context (docs/spec/findings.md: the current task, beside scope_context's
     environment) as dotted keys; a key that both contexts give is refused rather than one
     silently winning."""
     task = _flat(call, arguments, "task_context")
     both = sorted(k for k in task if k in environment)
     if both:
-        raise call.refuse("INVALID_ARGUMENT", "context_overlap", field="task_context",
+        raise call.refuse(codes.INVALID_ARGUMENT, "context_overlap", field="task_context",
                           keys=[shown(k) for k in both])
     return task
 
@@ -35,6 +36,6 @@ def task_context(call: Call, arguments: dict, environment: dict) -> dict:
 def _flat(call: Call, arguments: dict, key: str) -> dict:
     flat, twice = applicability.flatten(arguments.get(key))
     if twice:
-        raise call.refuse("INVALID_ARGUMENT", "scope_context_duplicate", field=key,
+        raise call.refuse(codes.INVALID_ARGUMENT, "scope_context_duplicate", field=key,
                           keys=[shown(k) for k in twice])
     return flat

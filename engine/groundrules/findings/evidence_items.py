@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
+from ..core import codes
 from .arguments import choose
 if TYPE_CHECKING:
     from .call import Call
@@ -33,28 +34,28 @@ def resolve(call: Call, item: dict, field: str, default_relation: str | None = N
     """Validate one evidence item and find (not yet write) the evidence it names."""
     relation = item.get("relation", default_relation)
     if relation is None:
-        raise call.refuse("INVALID_ARGUMENT", "invalid_argument", field=f"{field}.relation",
+        raise call.refuse(codes.INVALID_ARGUMENT, "invalid_argument", field=f"{field}.relation",
                           problem="missing required argument relation")
     choose(call, f"{field}.relation", relation, call.vocab.evidence_relations)
     if required_relation is not None and relation != required_relation:
-        raise call.refuse("INVALID_ARGUMENT", "evidence_relation", field=field, required=required_relation)
+        raise call.refuse(codes.INVALID_ARGUMENT, "evidence_relation", field=field, required=required_relation)
     choose(call, f"{field}.method", item["method"], call.vocab.methods)
     link = {"relation": relation, "method": item["method"], "rationale": item.get("rationale", "")}
     if "evidence_id" in item:
         if any(k in item for k in IDENTITY):
-            raise call.refuse("INVALID_ARGUMENT", "evidence_identity", field=field)
+            raise call.refuse(codes.INVALID_ARGUMENT, "evidence_identity", field=field)
         found = call.tx.evidence(call.project, item["evidence_id"])
         if found is None:
-            raise call.refuse("NOT_FOUND", "evidence_not_found", evidence_id=item["evidence_id"])
+            raise call.refuse(codes.NOT_FOUND, "evidence_not_found", evidence_id=item["evidence_id"])
         return dict(link, evidence_seq=found["seq"], evidence_id=found["id"], source_kind=found["source_kind"],
                     reuse="reused")
     if "source_kind" not in item or "source_ref" not in item:
-        raise call.refuse("INVALID_ARGUMENT", "evidence_identity", field=field)
+        raise call.refuse(codes.INVALID_ARGUMENT, "evidence_identity", field=field)
     excerpt = item.get("excerpt", "")
     digest = content_hash(excerpt)
     if "content_hash" in item and item["content_hash"] != digest:
-        # seed 001 §3: reuse is decided on the digest of what is stored, never on the caller's word
-        raise call.refuse("INVALID_ARGUMENT", "content_hash_mismatch", field=f"{field}.content_hash")
+        # docs/spec/findings.md, evidence: reuse is decided on the digest of what is stored, never on the caller's word
+        raise call.refuse(codes.INVALID_ARGUMENT, "content_hash_mismatch", field=f"{field}.content_hash")
     record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
               "locator": item.get("locator", ""), "revision": item.get("revision", ""),
               "content_hash": digest, "excerpt": excerpt}

@@ -1,10 +1,10 @@
-"""Retries (seed 001 §1): a write carrying an idempotency_key answers a retry with its first
+"""Retries (docs/spec/findings.md): a write carrying an idempotency_key answers a retry with its first
 answer and creates nothing; the same key with other arguments, or for another tool, is refused."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import canonical
+from ..core import canonical, codes
 if TYPE_CHECKING:
     from .call import Call
 
@@ -30,7 +30,7 @@ class Retry:
         if first is None:
             return None
         if (first["tool"], first["payload_hash"]) != (call.tool, self.payload):
-            raise call.refuse("INVALID_ARGUMENT", "idempotency_reused", field="idempotency_key")
+            raise call.refuse(codes.INVALID_ARGUMENT, "idempotency_reused", field="idempotency_key")
         return first["response"]["data"], first["response"]["warnings"]
 
     def remember(self, data: dict, warnings: list) -> None:

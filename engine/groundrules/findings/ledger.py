@@ -1,4 +1,4 @@
-"""The finding ledger (seed 001): every tool call runs in one transaction and answers once.
+"""The finding ledger (docs/spec/findings.md): every tool call runs in one transaction and answers once.
 
 `FindingLedger.run(tool, arguments, project=..., principal=...)` returns `(data, warnings)` or
 raises GroundrulesError; it is called by the tool registry (`groundrules.api`), which has already
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, Problem, RulesError
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
@@ -77,7 +77,7 @@ class FindingLedger:
 
     def _audited(self, arguments: dict, principal: str) -> dict:
         """A manual exception is its caller's: the approver recorded is the authenticated principal;
-        one naming somebody else is refused (seed 001 §1: explicit and auditable)."""
+        one naming somebody else is refused (docs/spec/findings.md, principles: explicit and auditable)."""
         out = dict(arguments)
         for holder in (out, out.get("new")):
             exception = holder.get("manual_exception") if isinstance(holder, dict) else None
@@ -85,7 +85,7 @@ class FindingLedger:
                 continue
             if exception.get("approved_by", principal) != principal:
                 vocab = self.book.table(VOCABULARY_TABLE)
-                raise GroundrulesError("PERMISSION_DENIED", vocab.message("approver_not_caller", principal=principal),
+                raise GroundrulesError(codes.PERMISSION_DENIED, vocab.message("approver_not_caller", principal=principal),
                                        field="manual_exception.approved_by")
             if holder is out.get("new"):
                 out["new"] = holder = dict(holder)
@@ -122,7 +122,7 @@ def _check_names(book: Rulebook) -> None:
     """The states the vocabulary's `acts_on` names must be states of their machines (a check across
     two tables, so it runs once the rulebook is whole)."""
     if proposals.TARGETS_TABLE not in book.tables:
-        raise GroundrulesError("RULEBOOK_INCOMPLETE", "the rulebook has no rule_targets table "
+        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no rule_targets table "
                                "(rules/rule_targets.yaml), so no rule could be proposed or approved")
     vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
     problems = []

@@ -1,6 +1,6 @@
 """A person approves or rejects a rule proposal; approving appends the rule to its target document.
 
-Not an MCP tool: an agent can only propose (seed 001 §3, §6). Where a rule may go is a table
+Not an MCP tool: an agent can only propose (docs/spec/findings.md: what the tools never do). Where a rule may go is a table
 (rules/rule_targets.yaml), checked when the agent proposes and again when a person approves.
 
 Approval applies a rule exactly once, whatever crashes: the decision is recorded and committed
@@ -10,6 +10,7 @@ only if its marker is missing, so a re-run after a crash at any step neither los
 """
 from __future__ import annotations
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 from . import events, moves
 from .call import Call
@@ -29,7 +30,7 @@ def targets_via(states, tool: str) -> list[str]:
 def _proposal(call: Call, proposal_id: str) -> dict:
     row = call.tx.proposal(call.project, proposal_id)
     if row is None:
-        raise call.refuse("NOT_FOUND", "proposal_not_found", proposal_id=proposal_id)
+        raise call.refuse(codes.NOT_FOUND, "proposal_not_found", proposal_id=proposal_id)
     return row
 
 
@@ -39,10 +40,10 @@ def target_refusal(call: Call, target_path: str, rule_text: str = ""):
     targets = call.book.table(TARGETS_TABLE)
     reason = targets.refusal(target_path)
     if reason is None and targets.forges_marker(target_path, rule_text):
-        return call.refuse("INVALID_ARGUMENT", "invalid_argument", field="rule_text",
+        return call.refuse(codes.INVALID_ARGUMENT, "invalid_argument", field="rule_text",
                            problem=targets.message("marker_in_text"))
     if reason is not None:
-        return call.refuse("INVALID_ARGUMENT", "invalid_argument", field="target_path", problem=reason)
+        return call.refuse(codes.INVALID_ARGUMENT, "invalid_argument", field="target_path", problem=reason)
     return None
 
 
@@ -51,7 +52,7 @@ def _probe(call: Call, row: dict) -> None:
     try:
         probe(call.rules_root, row["target_path"])
     except Unwritable as exc:
-        raise call.refuse("INVALID_ARGUMENT", f"target_{exc.reason}",
+        raise call.refuse(codes.INVALID_ARGUMENT, f"target_{exc.reason}",
                           field="root" if exc.reason == "root" else "target_path") from None
 
 
@@ -62,7 +63,7 @@ def _apply(call: Call, row: dict) -> None:
         apply_rule(call.rules_root, row["target_path"], marker, row["rule_text"])
     except Unwritable as exc:
         field = "root" if exc.reason == "root" else "target_path"
-        raise GroundrulesError("INVALID_ARGUMENT", call.vocab.message(
+        raise GroundrulesError(codes.INVALID_ARGUMENT, call.vocab.message(
             "rule_not_applied", proposal_id=row["id"], problem=call.vocab.message(f"target_{exc.reason}")),
             field=field, proposal_id=row["id"], decision_recorded=True) from None
 
@@ -77,7 +78,7 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
               "target_path": row["target_path"], "version": row["version"] + 1}
     if writes:
         if call.rules_root is None or not call.rules_root.is_dir():
-            raise call.refuse("INVALID_ARGUMENT", "root_missing", field="root")
+            raise call.refuse(codes.INVALID_ARGUMENT, "root_missing", field="root")
         refused = target_refusal(call, row["target_path"], row["rule_text"])
         if refused is not None:
             raise refused
@@ -87,7 +88,7 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
             return dict(answer, version=row["version"]), None
     moves.check_move(call, MACHINE, row["status"], target, {})
     if not call.tx.decide_proposal(row["seq"], row["version"], target, call.now, call.principal, a.get("note", "")):
-        raise call.refuse("CONCURRENT_MODIFICATION", "proposal_conflict", proposal_id=row["id"])
+        raise call.refuse(codes.CONCURRENT_MODIFICATION, "proposal_conflict", proposal_id=row["id"])
     events.record(call, row["finding_seq"], row["finding_version"], reason=a.get("note", ""),
                   payload={"proposal_id": row["id"], "decided_by": call.principal})
     if writes:

@@ -1,4 +1,4 @@
-"""The ten tools of seed 001 §2, each `(call, arguments) -> (data, warning facts)`.
+"""The finding tools (docs/spec/findings.md, the tools), each `(call, arguments) -> (data, warning facts)`.
 
 Arguments arrive already checked against the tool's input schema; everything else (vocabulary,
 states, versions, projects) is checked here, inside the call's one transaction.
@@ -9,6 +9,7 @@ import copy
 import re
 from pathlib import PurePosixPath
 
+from ..core import codes
 from . import (applicability, arguments, contexts, events, evidence_items, evidence_links, finding_rows, moves,
                new_finding, proposals, views)
 from .call import Call
@@ -58,9 +59,9 @@ def add_relation(call: Call, from_seq: int, relation: str, to_seq: int, note: st
     """Insert from -relation-> to; an acyclic relation refuses a link that would close a cycle."""
     if call.vocab.finding_relations[relation]["acyclic"]:
         if from_seq == to_seq or call.tx.reaches(to_seq, relation, from_seq):
-            raise call.refuse("RELATION_CYCLE", "relation_cycle", relation=relation)
+            raise call.refuse(codes.RELATION_CYCLE, "relation_cycle", relation=relation)
     elif from_seq == to_seq:
-        raise call.refuse("INVALID_ARGUMENT", "self_link")
+        raise call.refuse(codes.INVALID_ARGUMENT, "self_link")
     return call.tx.add_relation(from_seq, relation, to_seq, note, call.now)
 
 
@@ -90,7 +91,7 @@ def _conflict(call: Call, seq: int) -> dict:
 def _limit(call: Call, a: dict, key: str, default: int, cap: int) -> int:
     value = a.get(key, default)
     if value > cap:
-        raise call.refuse("INVALID_ARGUMENT", "limit_cap", field=key, max=cap)
+        raise call.refuse(codes.INVALID_ARGUMENT, "limit_cap", field=key, max=cap)
     return value
 
 
@@ -106,7 +107,7 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
     if not history:
         old = [s for s in (lifecycles or []) if s != lifecycle_machine.initial]
         if old:
-            raise call.refuse("INVALID_ARGUMENT", "history_needed", field="lifecycle_state", states=old)
+            raise call.refuse(codes.INVALID_ARGUMENT, "history_needed", field="lifecycle_state", states=old)
         lifecycles = [lifecycle_machine.initial]
     epistemic = _state_list(call, a, "epistemic_state", "epistemic")
     caller = contexts.caller_context(call, a)
@@ -114,7 +115,7 @@ def query_findings(call: Call, a: dict) -> tuple[dict, None]:
     rows = call.tx.search(call.project, keyword=a.get("keyword"), tags=list(a.get("tags", [])),
                           lifecycles=lifecycles, epistemic=epistemic)
     if rows is None:
-        raise call.refuse("INVALID_ARGUMENT", "keyword_empty", field="keyword")
+        raise call.refuse(codes.INVALID_ARGUMENT, "keyword_empty", field="keyword")
     table = call.book.table(APPLICABILITY_TABLE)
     found: list[dict] = []
     truncated = False
@@ -184,7 +185,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     reason = arguments.reason(call, a)
     targets = [(m, k) for m, k in (("epistemic", "epistemic_state"), ("lifecycle", "lifecycle_state")) if k in a]
     if len(targets) != 1:
-        raise call.refuse("INVALID_ARGUMENT", "one_state", field="epistemic_state")
+        raise call.refuse(codes.INVALID_ARGUMENT, "one_state", field="epistemic_state")
     machine, column = targets[0]
     target = arguments.choose(call, column, a[column], call.states.machine(machine).states)
     finding_rows.expect_version(call, row, a["expected_version"])
@@ -194,7 +195,7 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
         linked = {l["evidence_id"] for l in links}
         for evidence_id in a["evidence_ids"]:
             if evidence_id not in linked:
-                raise call.refuse("NOT_FOUND", "evidence_not_linked", evidence_id=evidence_id,
+                raise call.refuse(codes.NOT_FOUND, "evidence_not_linked", evidence_id=evidence_id,
                                   finding_id=row["id"])
         basis = [l for l in links if l["evidence_id"] in a["evidence_ids"]]
     source = row[column]
@@ -287,7 +288,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     target = call.vocab.revalidation_results[result]["to"]
     epistemic = call.states.machine("epistemic")
     if target not in epistemic.states:
-        raise call.refuse("INVALID_STATE_TRANSITION", "result_unknown", result=result, to=target)
+        raise call.refuse(codes.INVALID_STATE_TRANSITION, "result_unknown", result=result, to=target)
     finding_rows.expect_version(call, row, a["expected_version"])
     moves.check_stay(call, "epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
     old_scope = row["scope"]
@@ -355,7 +356,7 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
         spec = call.vocab.finding_relations.get(relation)
         arguments.choose(call, "relation", relation, call.vocab.finding_relations)
         if spec.get("via"):
-            raise call.refuse("INVALID_ARGUMENT", "relation_via", field="relation", relation=relation, via=spec["via"])
+            raise call.refuse(codes.INVALID_ARGUMENT, "relation_via", field="relation", relation=relation, via=spec["via"])
         target = finding_rows.finding(call, ref)
         created = add_relation(call, row["seq"], relation, target["seq"], note)
         target_view = {"kind": "finding", "ref": target["id"]}
@@ -385,7 +386,7 @@ def safe_relative(path: str) -> bool:
 def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:
     row = finding_rows.finding(call, a["finding_id"])
     if not safe_relative(a["target_path"]):
-        raise call.refuse("INVALID_ARGUMENT", "target_path", field="target_path")
+        raise call.refuse(codes.INVALID_ARGUMENT, "target_path", field="target_path")
     refused = proposals.target_refusal(call, a["target_path"], a["rule_text"])
     if refused is not None:
         raise refused

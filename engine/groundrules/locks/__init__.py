@@ -1,4 +1,4 @@
-"""Evidence locks (seed 003 §3): mechanical candidates locked before any semantic judgement."""
+"""Evidence locks (docs/spec/locks.md): mechanical candidates locked before any semantic judgement."""
 from .compile import LockPattern, LockTable, compile_lock_patterns
 from .messages import lock, lock_messages, lock_text
 from .scan import lock_id

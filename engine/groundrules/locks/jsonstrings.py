@@ -1,5 +1,5 @@
 """The string values of a JSON text, decoded, with a map from each decoded character back to the
-raw text (seed 003 §二: a tool receipt keeps its raw body; a lock on it points into that body).
+raw text (docs/spec/evidence.md: a tool receipt keeps its raw body; a lock on it points into that body).
 
 A value escaped in the body (`"\\u5fae\\u4fe1 wx_wang01"`) reads as what it says only once decoded,
 so the lock tables scan the decoded value too; the offsets of what they find are mapped back, so a

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core import codes
 from ..core.canonical import encodable
 from ..core.errors import GroundrulesError
 from . import sources
@@ -66,7 +67,7 @@ def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Ruleb
 def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     """The locks of every message, message by message in the given order."""
     if not isinstance(messages, list):
-        raise GroundrulesError("INVALID_MESSAGE", "messages must be a list of messages", field="messages")
+        raise GroundrulesError(codes.INVALID_MESSAGE, "messages must be a list of messages", field="messages")
     book = _book(rulebook)
     patterns, vocabulary = _patterns(book), _vocabulary(book)
     seen: dict = {}
@@ -74,7 +75,7 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> "list[L
     for index, message in enumerate(messages):
         message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary, index)
         if message_id in seen:
-            raise GroundrulesError("DUPLICATE_MESSAGE_ID", "two messages share one id; lock ids would collide",
+            raise GroundrulesError(codes.DUPLICATE_MESSAGE_ID, "two messages share one id; lock ids would collide",
                                    message_id=message_id, index=index, first_index=seen[message_id])
         seen[message_id] = index
         mine = patterns[role, state]
@@ -104,7 +105,7 @@ def _read_vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
     try:
         return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
     except (KeyError, TypeError):
-        raise GroundrulesError("RULEBOOK_INCOMPLETE", f"schemas/{CONTRACT} must define $defs message_role "
+        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"schemas/{CONTRACT} must define $defs message_role "
                                "and message_state (enums)", kind="schema") from None
 
 
@@ -127,7 +128,7 @@ def _checked(message: Any, vocabulary: tuple[tuple, tuple], index: int | None = 
     where = {} if index is None else {"index": index}
 
     def refuse(field: str, text: str) -> GroundrulesError:
-        return GroundrulesError("INVALID_MESSAGE", text, field=field, **where)
+        return GroundrulesError(codes.INVALID_MESSAGE, text, field=field, **where)
 
     if not isinstance(message, dict):
         raise refuse("message", "a message must be an object {id, role, content, state?}")

@@ -6,7 +6,7 @@ in two lists of rows written in the shared condition grammar over a candidate's 
   code glued to letters, an invalid reading right after an order number's label);
 - `attempt`: an invalid candidate is recorded only when a row holds, i.e. when it looks like an
   attempt at this kind (a phone label nearby, a country code, a phone's grouping). A table with
-  no attempt rows records every invalid candidate, as seed 003 §3 describes.
+  no attempt rows records every invalid candidate, as docs/spec/locks.md promises.
 
 Rows read the RAW candidates of every pattern of every lock table (`inside`, `overlaps`), before
 any row has dropped anything: a card-shaped run that is itself not recorded still shields the
@@ -167,8 +167,9 @@ def _verdict(drop: tuple, attempt: tuple, context_chars: int, pattern_id: str) -
 
 # ---- applying the rules to the raw candidates of one message --------------------------------
 
-class PatternTimeout(TimeoutError):
-    """A pattern's scan, check or rule ran out of time: its candidates' fate is unknown."""
+class ScanTimeout(TimeoutError):
+    """A lock pattern's scan, check or rule ran out of time: its candidates' fate is unknown (LOCK_TIMEOUT;
+    not core.bounded_patterns.PatternTimeout, a caller-supplied pattern's refusal)."""
 
     def __init__(self, pattern: str, seconds: float):
         super().__init__(pattern)
@@ -256,7 +257,7 @@ def resolve(raws: list[Raw], content: str) -> list[dict]:
             if rules.verdict(facts(r, content, neighbours)):
                 out.append(lock)
         except TimeoutError:
-            raise PatternTimeout(r.pattern, r.rules.budget_s) from None
+            raise ScanTimeout(r.pattern, r.rules.budget_s) from None
     return out
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING
 
-from ..core import cpu_clock
+from ..core import codes, cpu_clock
 from ..core.errors import GroundrulesError
 from .gates import Plan
-from .rules import NO_RULES, PatternTimeout, Raw, resolve
+from .rules import NO_RULES, Raw, ScanTimeout, resolve
 
 if TYPE_CHECKING:
     from .compile import LockPattern
@@ -62,7 +62,7 @@ def raw_scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, c
 def raws_of(runnable: list, message_id: str, content: str) -> list[Raw]:
     """The raw candidates of the patterns a message passed the gates of, in order. The regex reads
     the content through its fold, computed once per message and fold; quotes, values and groups
-    are always read from the raw content. Raises PatternTimeout past a table's budget."""
+    are always read from the raw content. Raises ScanTimeout past a table's budget."""
     raws: list[Raw] = []
     texts: dict | None = None         # made on first use: most messages never need them
     for p in runnable:
@@ -84,7 +84,7 @@ def raws_of(runnable: list, message_id: str, content: str) -> list[Raw]:
             for start, end, value_span, groups in spans:
                 raws.append(_raw(p, message_id, content, start, end, value_span, groups))
         except TimeoutError:
-            raise PatternTimeout(p.id, p.timeout) from None
+            raise ScanTimeout(p.id, p.timeout) from None
     return raws
 
 
@@ -147,8 +147,8 @@ def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -
         if not raws and not given:            # nothing for the rules to read
             return []
         out = resolve(list(given) + raws, content)
-    except PatternTimeout as exc:
-        raise GroundrulesError("LOCK_TIMEOUT", "a lock pattern ran out of time on this message; its locks are "
+    except ScanTimeout as exc:
+        raise GroundrulesError(codes.LOCK_TIMEOUT, "a lock pattern ran out of time on this message; its locks are "
                                "unknown, not absent", message_id=message_id, pattern=exc.pattern,
                                timeout_ms=round(exc.seconds * 1000)) from None
     out.sort(key=_sort_key)

@@ -62,14 +62,15 @@ class ProvenanceTable:
         facts = {k: record[k] for k in ("type", "role", "state", "origin", "tool") if isinstance(record.get(k), str)}
         return self.classes.evaluate({"record": facts}).fired[0].code
 
-    def judge(self, record: dict, writer: dict | None) -> Verdict:
+    def judge(self, record: dict, writer: dict | None, cls: str | None = None) -> Verdict:
         """The verdict on `record` (a raw source, or the source a lock is inside) by `writer` (a
-        record's stamp: principal, role, auth, and `signer` when a trusted signer vouched for it;
-        None: stored before records named their writer)."""
-        cls = self.class_of(record)
-        if writer is None:
+        record's stamp: principal, role, auth, and `signer` when a signer of the trust store vouched
+        for it by a verified signature; None: stored before records named their writer); `cls`: the
+        record's class when the caller knows it already."""
+        cls = cls or self.class_of(record)
+        if writer is None or writer.get("role") == UNKNOWN_ROLE:
             name, by = self.unknown_writer, "unknown_writer"
-        elif writer.get("vouched"):
+        elif writer.get("signer"):
             name, by = self.signed, "signed"
         elif writer.get("role") in self.writers[cls]:
             name, by = self.writers[cls][writer["role"]], "writer"

@@ -13,6 +13,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 
 _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("groundrules_abandoned", default=None)
@@ -20,7 +21,7 @@ _FLAG: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("
 
 class Abandoned(GroundrulesError):
     def __init__(self) -> None:
-        super().__init__("SHUTTING_DOWN", "the server stopped before this call finished; nothing was written")
+        super().__init__(codes.SHUTTING_DOWN, "the server stopped before this call finished; nothing was written")
 
 
 @contextmanager

@@ -111,9 +111,6 @@ class MemoryEvidenceTx:
         rows = self.interpretation_rows()
         return [dict(rows[seq - 1], keys=keys_of.get(seq, [])) for seq in sorted(set(seqs)) if 0 < seq <= len(rows)]
 
-    def interpretation_named(self, interpretation_id: str) -> int | None:
-        return next((n for n, r in enumerate(self.data["interpretations"], 1) if r["id"] == interpretation_id), None)
-
     def withdraw(self, ids: list[str], redaction_id: str) -> None:
         for row in self.data["interpretations"]:
             if row["id"] in ids:

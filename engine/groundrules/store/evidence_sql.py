@@ -147,11 +147,6 @@ class EvidenceOps(Primitives):
                 out[r["interpretation_seq"]]["keys"].append(r["key"])
         return list(out.values())
 
-    def interpretation_named(self, interpretation_id: str) -> int | None:
-        r = self._one("SELECT seq FROM ledger_interpretations WHERE project = ? AND id = ?",
-                      (self.project, interpretation_id))
-        return r["seq"] if r else None
-
     def withdraw(self, ids: list[str], redaction_id: str) -> None:
         """Clear the bodies of these interpretations, pointing at the redaction that withdrew them."""
         self._send_many("UPDATE ledger_interpretations SET body = NULL, redaction_id = ? WHERE project = ? AND id = ?",

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..core import codes
 from ..api import CURRENT_PROJECT, TOOLS, Caller
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class CallLog:
                   "project": _project(name, arguments, caller), "outcome": outcome,
                   "duration_ms": round(seconds * 1000, 3), "store_attempts": attempts,
                   "rulebook": envelope.get("rulebook")}
-        calls_log.log(logging.ERROR if outcome == "INTERNAL_ERROR" else logging.INFO, "call", extra={"fields": fields})
+        calls_log.log(logging.ERROR if outcome == codes.INTERNAL_ERROR else logging.INFO, "call", extra={"fields": fields})
 
 
 def _project(name: Any, arguments: Any, caller: Caller) -> str:

@@ -22,6 +22,7 @@ import httpx2
 from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import Key, KeySet
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 
 log = logging.getLogger("groundrules.oauth")
@@ -37,7 +38,7 @@ def checked_url(url: str, what: str) -> str:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname or parts.scheme == "http" and parts.hostname in LOOPBACK:
         return url
-    raise GroundrulesError("USAGE", f"{what} {url}: an authorization server is reached over https "
+    raise GroundrulesError(codes.USAGE, f"{what} {url}: an authorization server is reached over https "
                            "(http only on a loopback address)")
 
 

@@ -30,7 +30,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..core import rulebook as rulebooks
+from ..core import codes, rulebook as rulebooks
 from ..api import Authentication, Caller, Service
 from ..core.errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
@@ -38,11 +38,13 @@ from .http_guard import Guard
 from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
 from .http_serve import listening, run, settle_heap
 from .http_sessions import FairSessionManager
+from .mcp_sdk import lowlevel
 from .mcp_tools import ToolServer, wire_limits
 from .oauth import OAuthVerifier
 from .oauth_http import BearerGate
 from .settings import ServerSettings
 from .tokens import Grants, load_grants
+from ..provenance.trust import load_trust
 
 PATH = "/mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -93,7 +95,7 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
     hosts = list(allowed_hosts)
     if not hosts:
         if host not in LOOPBACK:
-            raise GroundrulesError("USAGE", f"{host} is not a loopback address: name the host clients reach "
+            raise GroundrulesError(codes.USAGE, f"{host} is not a loopback address: name the host clients reach "
                                    "this server by with --allowed-host (e.g. mcp.internal:8443)")
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
@@ -134,7 +136,7 @@ def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host:
     settings = settings or ServerSettings()
     dispatcher = Dispatcher(service, settings)
     server = ToolServer(service, token_caller, tools=tools, dispatcher=dispatcher)
-    sessions = FairSessionManager(server._lowlevel_server, per_principal=settings.sessions_per_principal,
+    sessions = FairSessionManager(lowlevel(server), per_principal=settings.sessions_per_principal,
                                   json_response=True, stateless=settings.stateless,
                                   security_settings=security(host, port, allowed_hosts),
                                   session_idle_timeout=settings.session_idle_s, max_sessions=settings.max_sessions,
@@ -172,6 +174,7 @@ class Reloader:
         The tokens file is read after them, against the roles of the rulebook in force."""
         with self._lock:
             swapped = self._reload_rules()
+            self._reload_trust()
             book = self.served.dispatcher.service.book
             if isinstance(self.verifier, OAuthVerifier):          # the claim map of the rulebook in force
                 self.verifier.use(book)
@@ -179,6 +182,19 @@ class Reloader:
                 self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
             self.verifier.reload()
             return swapped
+
+    def _reload_trust(self) -> None:
+        """The trust store read again (when the server has one); one that fails keeps the one in force."""
+        current = self.served.dispatcher.service
+        if not current.trust.file:
+            return
+        try:
+            trust = load_trust(current.trust.file)
+        except GroundrulesError as exc:
+            log.error("trust store not reloaded, the previous signers stay trusted: %s", exc.message)
+            return
+        self.served.swap(current.with_trust(trust))
+        log.info("trust store reloaded: %d signer(s)", len(trust.signers))
 
     def _reload_rules(self) -> bool:
         current = self.served.dispatcher.service
@@ -229,10 +245,10 @@ def _read_secret(path: str) -> str:
     try:
         secret = Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise GroundrulesError("USAGE", f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") \
+        raise GroundrulesError(codes.USAGE, f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") \
             from None
     if len(secret) < 16:
-        raise GroundrulesError("USAGE", f"{path}: a metrics token has at least 16 characters")
+        raise GroundrulesError(codes.USAGE, f"{path}: a metrics token has at least 16 characters")
     return secret
 
 

@@ -22,10 +22,11 @@ from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTool, ToolAnnotations
 
-from ..core import canonical, limits
+from ..core import canonical, codes, limits
 from ..api import TOOLS, Caller, Service
 from ..core.errors import GroundrulesError, did_you_mean, echo
 from .dispatch import Dispatcher
+from .mcp_sdk import serve_streams, unserve
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
 
@@ -43,8 +44,7 @@ class ToolServer(MCPServer):
                  dispatcher: Dispatcher | None = None, **settings: Any):
         super().__init__(SERVER_NAME, version=version("groundrules"), log_level="WARNING", subscriptions=False,
                          **settings)
-        for method in UNSERVED:
-            self._lowlevel_server._request_handlers.pop(method, None)
+        unserve(self, UNSERVED)
         self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
         self._served = frozenset(TOOLS if tools is None else tools)
@@ -91,9 +91,9 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
             chosen.add(name)
         else:
             hint = did_you_mean(name, [*groups, *TOOLS]) or "groups and roles: " + ", ".join(groups)
-            raise GroundrulesError("USAGE", f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
+            raise GroundrulesError(codes.USAGE, f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
     if not chosen:
-        raise GroundrulesError("USAGE", "--tools names no tool")
+        raise GroundrulesError(codes.USAGE, "--tools names no tool")
     return frozenset(chosen)
 
 
@@ -114,8 +114,7 @@ def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None
             async with guarded_stdio(limits, answer=lambda request: non_object_arguments(service, request, caller,
                                                                                           served)) \
                     as (read_stream, write_stream):
-                lowlevel = server._lowlevel_server        # what the SDK's own run_stdio_async drives
-                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+                await serve_streams(server, read_stream, write_stream)
             group.cancel_scope.cancel()
     anyio.run(run)
 

@@ -27,6 +27,7 @@ from joserfc.jwt import JWTClaimsRegistry
 
 from ..api import CURRENT_PROJECT, Authentication, Caller
 from ..claim_map import ClaimMap, Refusal, unknown_roles
+from ..core import codes
 from ..core.errors import GroundrulesError
 from .jwks import FileKeys, KeySource, KeysUnavailable, RemoteKeys, checked_url
 from .tokens import PROJECT_MAX
@@ -72,22 +73,22 @@ class OAuthVerifier:
         its metadata (or `jwks`, a URL or a file, for a single issuer)."""
         maps = book.of_kind(CLAIM_MAP_KIND)
         if len(maps) != 1:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", f"--auth oauth needs exactly one table of kind "
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"--auth oauth needs exactly one table of kind "
                                    f"{CLAIM_MAP_KIND} (rules/oauth_claims.yaml); the rulebook has {len(maps)}")
         problems = list(unknown_roles(book))
         if problems:
-            raise GroundrulesError("RULEBOOK_INCOMPLETE", str(problems[0]))
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, str(problems[0]))
         claim_map = maps[0]
         parts = urlsplit(resource)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            raise GroundrulesError("USAGE", f"--resource {resource}: this server's absolute http(s) URL, without "
+            raise GroundrulesError(codes.USAGE, f"--resource {resource}: this server's absolute http(s) URL, without "
                                    "query or fragment (RFC 8707), e.g. https://mcp.example.com/mcp")
         issuers = [checked_url(i, "--issuer") for i in dict.fromkeys(issuers)]
         if not issuers:
-            raise GroundrulesError("USAGE", "--auth oauth needs --issuer URL: the authorization server whose "
+            raise GroundrulesError(codes.USAGE, "--auth oauth needs --issuer URL: the authorization server whose "
                                    "tokens this server accepts")
         if jwks is not None and len(issuers) != 1:
-            raise GroundrulesError("USAGE", "--jwks names the keys of one issuer; with several --issuer, each "
+            raise GroundrulesError(codes.USAGE, "--jwks names the keys of one issuer; with several --issuer, each "
                                    "issuer's keys are read from its metadata")
         keys = claim_map.keys
         timing = {"clock": clock, "max_age_s": keys["max_age_s"], "refetch_min_s": keys["refetch_min_s"]}
@@ -102,7 +103,7 @@ class OAuthVerifier:
         for issuer in issuers:
             if jwks is not None and not jwks.startswith(("https://", "http://")):
                 if not Path(jwks).is_file():
-                    raise GroundrulesError("USAGE", f"--jwks {jwks}: no such file")
+                    raise GroundrulesError(codes.USAGE, f"--jwks {jwks}: no such file")
                 sources[issuer] = FileKeys(jwks, **timing)
             else:
                 uri = checked_url(jwks, "--jwks") if jwks is not None else None

@@ -25,11 +25,11 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import mcp_types as types
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from ..core import json_bounds
 from ..core.canonical import encodable
+from .mcp_sdk import create_context_streams
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 

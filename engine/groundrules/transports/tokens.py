@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import CURRENT_PROJECT, Authentication, Caller
+from ..core import codes
 from ..core.errors import GroundrulesError, echo
 from ..core.yamlparse import parse
 from ..core.yamlsrc import Source, YamlProblem
@@ -108,4 +109,4 @@ def _callers(src: Source, roles: set) -> dict:
 
 
 def _invalid(file: str, line: int, col: int, message: str) -> GroundrulesError:
-    return GroundrulesError("TOKENS_INVALID", f"{file}:{line}:{col}: {message}")
+    return GroundrulesError(codes.TOKENS_INVALID, f"{file}:{line}:{col}: {message}")

@@ -1,4 +1,4 @@
-"""Part 3: verifying a model's extraction candidate (seed 002).
+"""Part 3: verifying a model's extraction candidate (docs/spec/verification.md).
 
 `verify(request, schema, candidate)` decides mechanically whether a candidate may be used and,
 if not, returns the exact error the seed shows; `repair_loop` feeds the issues back to the host's

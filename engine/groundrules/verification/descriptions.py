@@ -1,4 +1,4 @@
-"""Description checks (seed 002): a root description applies whenever any field is selected, a
+"""Description checks (docs/spec/verification.md): a root description applies whenever any field is selected, a
 field's description when that field is; each applicable one needs exactly one check.
 
 The verdict is the model's semantic judgement; nothing local stands in for it. `undetermined` and

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..core import limits
+from ..core import codes, limits
 from ..core.bounded_patterns import PatternTimeout, bounded
 from ..core.errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
 from ..core.schema_check import Contract, of_schema
@@ -22,7 +22,7 @@ if TYPE_CHECKING:                # jsonschema is imported when an extension sche
     from ..core.tables import CompileContext
 
 KIND = "extension_schema"
-INVALID_ARGUMENT = "INVALID_ARGUMENT"
+INVALID_ARGUMENT = codes.INVALID_ARGUMENT
 _DEFS = ("$defs", "definitions")
 _MAX_DEPTH = 64
 DIALECT = "https://json-schema.org/draft/2020-12/schema"     # what the compiled check and the metaschema read

@@ -1,4 +1,4 @@
-"""The request: its sources and the field selection (seed 002, "字段范围").
+"""The request: its sources and the field selection (docs/spec/verification.md, the field selection).
 
 fields omitted (or null) selects every field of the schema, a list selects those, [] selects
 none; an unknown or repeated field refuses the request. The selection only limits `data`.

@@ -19,6 +19,7 @@ import json
 import threading
 from typing import Any
 
+from ...core import codes
 from ...core.decide import DecisionTable
 from ...core.errors import GroundrulesError
 from .shapes import Shape, conforms
@@ -59,17 +60,17 @@ def compile_table(table: DecisionTable, contract: dict | None = None) -> tuple[d
 def check(cond: dict) -> None:
     """Refuse, in our own code, any expression outside the subset measured to behave."""
     if not (list(cond) == ["$and"] and cond["$and"][0] == {MARKER: 1}):
-        raise GroundrulesError("DURABLE_UNSAFE", "a rule must start with the marker test")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, "a rule must start with the marker test")
     _check(cond, "")
 
 
 def _check(expr: Any, prefix: str) -> None:
     if not isinstance(expr, dict) or len(expr) != 1:
-        raise GroundrulesError("DURABLE_UNSAFE", f"not a single-key condition: {expr!r}")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, f"not a single-key condition: {expr!r}")
     (key, body), = expr.items()
     if key in ("$and", "$or"):
         if not isinstance(body, list) or not body:
-            raise GroundrulesError("DURABLE_UNSAFE", f"{key} needs a non-empty list")
+            raise GroundrulesError(codes.DURABLE_UNSAFE, f"{key} needs a non-empty list")
         for sub in body:
             _check(sub, prefix)
         return
@@ -78,45 +79,45 @@ def _check(expr: Any, prefix: str) -> None:
         _scalar(body)
         return
     if not isinstance(body, dict) or len(body) != 1:
-        raise GroundrulesError("DURABLE_UNSAFE", f"{key} takes one path")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, f"{key} takes one path")
     (path, arg), = body.items()
     _path(path, prefix)
     if key in ("$iany", "$iall"):
         _check(arg, "$i")
     elif key in ("$ex", "$nex"):
         if arg != 1:
-            raise GroundrulesError("DURABLE_UNSAFE", f"{key} takes 1")
+            raise GroundrulesError(codes.DURABLE_UNSAFE, f"{key} takes 1")
     elif key == "$mt":
         if not _regex_ok(arg):
-            raise GroundrulesError("DURABLE_UNSAFE", f"regex {arg!r} is outside the measured subset")
+            raise GroundrulesError(codes.DURABLE_UNSAFE, f"regex {arg!r} is outside the measured subset")
     elif key in COMPARISONS:
         if isinstance(arg, dict):
             _operand(arg, path, prefix)
         else:
             _scalar(arg)
     else:
-        raise GroundrulesError("DURABLE_UNSAFE", f"operator {key} is not in the measured subset")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, f"operator {key} is not in the measured subset")
 
 
 def _path(path: str, prefix: str) -> None:
     inside = path == "$i" or path.startswith("$i.")
     if bool(prefix) != inside:
-        raise GroundrulesError("DURABLE_UNSAFE", f"path {path!r} must {'' if prefix else 'not '}start "
+        raise GroundrulesError(codes.DURABLE_UNSAFE, f"path {path!r} must {'' if prefix else 'not '}start "
                                "with '$i.' here (durable accepts it and never matches)")
 
 
 def _operand(arg: dict, path: str, prefix: str) -> None:
     if prefix:
-        raise GroundrulesError("DURABLE_UNSAFE", "$m inside a list reads the top-level fact")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, "$m inside a list reads the top-level fact")
     if arg == {"$add": {"$l": {"$m": path}, "$r": 0}}:
         return
     if list(arg) != ["$m"] or not isinstance(arg["$m"], str):
-        raise GroundrulesError("DURABLE_UNSAFE", f"unknown operand {arg!r}")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, f"unknown operand {arg!r}")
 
 
 def _scalar(value: Any) -> None:
     if isinstance(value, (dict, list)) or not literal_ok(value):
-        raise GroundrulesError("DURABLE_UNSAFE", f"literal {value!r} is not a plain JSON scalar")
+        raise GroundrulesError(codes.DURABLE_UNSAFE, f"literal {value!r} is not a plain JSON scalar")
 
 
 def _regex_ok(rx: Any) -> bool:
@@ -131,7 +132,7 @@ def _durable_engine():
     try:
         from durable import engine
     except Exception as exc:  # noqa: BLE001 - ImportError, or the C core failing to load (3.13)
-        raise GroundrulesError("DURABLE_UNAVAILABLE",
+        raise GroundrulesError(codes.DURABLE_UNAVAILABLE,
                                f"durable-rules cannot be imported: {type(exc).__name__}: {exc}") from exc
     return engine
 
@@ -178,7 +179,7 @@ class DurableBackend:
             return []
         problem = conforms(ctx, self.shape)
         if problem is not None:
-            raise GroundrulesError("DURABLE_OUTSIDE_CONTRACT",
+            raise GroundrulesError(codes.DURABLE_OUTSIDE_CONTRACT,
                                    f"value at {problem} has a type the table's input contract does not "
                                    "allow; the durable translation assumes it")
         _check_values(ctx)
@@ -189,7 +190,7 @@ class DurableBackend:
                 self._host.assert_fact(RULESET, dict(ctx, sid=SLOT, **{MARKER: 1}))
                 asserted = True
             except Exception as exc:  # noqa: BLE001 - the C core reports numeric codes only
-                raise GroundrulesError("DURABLE_FAILED", f"durable-rules refused the fact: {exc}") from exc
+                raise GroundrulesError(codes.DURABLE_FAILED, f"durable-rules refused the fact: {exc}") from exc
             finally:
                 if asserted:      # the catch-all fired, so the session exists and may be deleted
                     self._host.delete_state(RULESET, SLOT)
@@ -199,20 +200,20 @@ class DurableBackend:
     def fired_rows(self, ctx: Any) -> list[str]:
         """The row ids the table fires on `ctx`, after its hit policy; refuses partial tables."""
         if self.inexpressible:
-            raise GroundrulesError("DURABLE_INEXPRESSIBLE", "rows without a durable translation: "
+            raise GroundrulesError(codes.DURABLE_INEXPRESSIBLE, "rows without a durable translation: "
                                    + ", ".join(r for r, _ in self.inexpressible))
         rows = {r.id: r for r in self.table.rows}
         fired: list[str] = []
-        codes: set = set()
+        taken: set = set()
         for row_id in self.matching_rows(ctx):
             code = rows[row_id].code
             policy = self.table.hit_policy
-            if (policy == "output_order" and code in codes) or (policy == "first" and fired):
+            if (policy == "output_order" and code in taken) or (policy == "first" and fired):
                 continue
             fired.append(row_id)
-            codes.add(code)
+            taken.add(code)
         if self.table.hit_policy == "unique" and len(fired) > 1:
-            raise GroundrulesError("HIT_POLICY_VIOLATION", f"table '{self.table.id}' has hit policy "
+            raise GroundrulesError(codes.HIT_POLICY_VIOLATION, f"table '{self.table.id}' has hit policy "
                                    f"'unique' but rows {', '.join(fired)} all matched")
         if not fired and self.table.default is not None:
             fired.append(self.table.default.id)
@@ -227,13 +228,13 @@ def _check_values(value: Any) -> None:
         v = stack.pop()
         if v.__class__ is dict:
             if _flat_size(v) > MAX_PROPERTIES:
-                raise GroundrulesError("DURABLE_UNSUPPORTED_VALUE",
+                raise GroundrulesError(codes.DURABLE_UNSUPPORTED_VALUE,
                                        f"an object flattens to more than {MAX_PROPERTIES} properties")
             stack.extend(v.values())
         elif v.__class__ is list:
             stack.extend(v)
         elif not literal_ok(v):
-            raise GroundrulesError("DURABLE_UNSUPPORTED_VALUE",
+            raise GroundrulesError(codes.DURABLE_UNSUPPORTED_VALUE,
                                    f"number {json.dumps(v)} cannot be read by durable-rules")
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from ...core import cpu_clock
+from ...core import codes, cpu_clock
 from ...core.conditions import explain_failure
 from ...core.errors import GroundrulesError
 from ...locks import lock
@@ -187,5 +187,5 @@ def _agree(patterns: list, locks: list, table_id: str) -> None:
     real = sorted((c["pattern"], c["locator"]["start"], c["locator"]["end"], c["normalized_value"], c["valid"])
                   for c in locks)
     if traced != real:
-        raise GroundrulesError("TRACE_DISAGREES", f"the trace of {table_id} does not reproduce lock()'s answer "
+        raise GroundrulesError(codes.TRACE_DISAGREES, f"the trace of {table_id} does not reproduce lock()'s answer "
                                "on this message (a bug in the trace: please report it)")
