@@ -17,11 +17,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from budget import examples
-from conftest import ROOT
+from pathlib import Path
 from groundrules import Caller, Service, load_rulebook
 from groundrules.api import TOOLS
 from table_edits import TableFile
 
+ROOT = Path(__file__).resolve().parents[2]
 REVIEWER = Caller("rev", "reviewer", ("p",))
 COMBINATORS = ("anyOf", "oneOf", "allOf")
 CONSTRAINTS = {"type", "enum", "const", "$ref", *COMBINATORS, "required", "not"}

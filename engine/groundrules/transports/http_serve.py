@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Iterator
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ..core import codes
 from ..core.errors import GroundrulesError
 from .settings import ServerSettings
 
@@ -158,7 +159,7 @@ def listening(host: str, port: int) -> socket.socket:
         sock = socket.create_server((host, port), family=family, backlog=2048)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise GroundrulesError("USAGE", f"cannot listen on {host}:{port}: {reason}",
+        raise GroundrulesError(codes.USAGE, f"cannot listen on {host}:{port}: {reason}",
                                hint="is another server on that port? choose another --http HOST:PORT") from None
     sock.set_inheritable(True)
     return sock
