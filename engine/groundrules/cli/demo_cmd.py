@@ -113,7 +113,8 @@ def _walk_lines(call: dict, envelope: dict) -> list[str]:
 
 def _walk(book: Any, doc: dict) -> tuple[dict, list[str]]:
     """A walk through both ledgers (in memory, ids and clock stepped, so every run answers the same
-    bytes): each call of the example in order, as one agent makes them."""
+    bytes): each call of the example in order, by the role it names (`as`; default agent): the
+    host relays what was said, the agent interprets it."""
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, SequentialIds, StepClock
     ids, clock = SequentialIds(), StepClock()
@@ -122,7 +123,8 @@ def _walk(book: Any, doc: dict) -> tuple[dict, list[str]]:
     answers, lines = [], [f"in:  {_cut(doc.get('description', ''))}"]
     try:
         for call in doc["calls"]:
-            envelope = service.call(call["tool"], call["arguments"], Caller("demo-agent", "agent", ("demo",)))
+            caller = Caller(f"demo-{call.get('as', 'agent')}", call.get("as", "agent"), ("demo",))
+            envelope = service.call(call["tool"], call["arguments"], caller)
             answers.append({"tool": call["tool"], **{key: envelope[key] for key in ("ok", "data", "warnings", "error")}})
             lines += ["out: " + line for line in _walk_lines(call, envelope)]
     finally:
