@@ -133,7 +133,8 @@ def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
 
 def _finding_tool(name: str) -> Callable:
     def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
-        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role)
+        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role,
+                                              writer=caller.writer())
         return Answer(True, data, warnings)
     return run
 

@@ -48,6 +48,9 @@ EXPERIMENT = {"source_kind": "experiment_run", "source_ref": "run:4472", "excerp
               "relation": "supports", "method": "experiment"}
 COUNTER = {"source_kind": "log", "source_ref": "log:gpu", "excerpt": "温度升高后误差翻倍", "relation": "contradicts",
            "method": "log_inspection"}
+SEED_LABELS = ["用户消息", "customer_email", "gpt4_reasoning", "assistant_summary", "llm_self_check"]
+RUN = {"source_kind": "ci_run", "source_ref": "ci:918", "excerpt": "3/3 次复现", "relation": "supports",
+       "method": "reproduction"}
 FINDING = {"claim_kind": "diagnosis", "statement": "温度漂移导致误差", "tags": ["gpu"],
            "scope": {"match": {"runtime.backend": "vLLM"}, "context": {"commit": "0862527"}}}
 
@@ -121,6 +124,11 @@ CASES = [
         EXPERIMENT, source_kind="model_thought", source_ref="thought:1", excerpt="我觉得就是这个原因")]), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "r"}), "agent", True),
     ("log_finding", dict(FINDING, epistemic_state="supported", manual_exception={"reason": "复盘确认"}), "reviewer", True),
+    *[("log_finding", dict(FINDING, epistemic_state="supported", evidence=[{      # issue 30: seed 001's labels
+        "source_kind": label, "source_ref": f"note:{label}", "excerpt": "它成立", "relation": "supports",
+        "method": "reproduction"}]), "agent", True) for label in SEED_LABELS],
+    ("log_finding", dict(FINDING, epistemic_state="supported", evidence=[RUN]), "runner", True),
+    ("log_finding", dict(FINDING, writer={"principal": "alice", "role": "reviewer"}), "agent", True),
     ("add_evidence", {"finding_id": "F-000001", "evidence": COUNTER}, "agent", True),
     ("set_finding_state", {"finding_id": "F-000001", "epistemic_state": "supported", "reason": "实验支持",
                            "expected_version": 1}, "agent", True),
@@ -208,7 +216,9 @@ def prepared(tmp_path_factory):
     service = Service(default_rulebook(), findings=ledger, evidence=evidence)
     caller = Caller("setup", "agent", (PROJECT,))
     assert service.call("append_evidence", {"record": MESSAGE}, caller)["ok"]
-    fid = service.call("log_finding", dict(FINDING, evidence=[EXPERIMENT]), caller)["data"]["finding_id"]
+    # a runner's experiment (issue 30: an agent's own would not count as independent support)
+    fid = service.call("log_finding", dict(FINDING, evidence=[EXPERIMENT]), Caller("ci", "runner", (PROJECT,)))[
+        "data"]["finding_id"]
     service.call("propose_rule", {"finding_id": fid, "rule_text": "- 排查前先记录 GPU 温度", "target_path": "AGENTS.md",
                                   "rationale": "两次误判"}, caller)
     ledger.close()
@@ -319,6 +329,12 @@ def test_the_cases_are_what_they_claim(prepared):
     assert [[issue["code"] for issue in error["issues"]] for error in refused] == [
         ["PROHIBITION_DROPPED"], ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"]]
     assert ("approve_rule", False, "UNKNOWN_TOOL") not in outcomes
+    # issue 30: no label an agent picks makes a finding supported, on any transport; a runner's run does
+    forgeries = [library[i] for i, case in enumerate(CASES) if case[2] == "agent" and case[0] == "log_finding"
+                 and case[1].get("evidence", [{}])[0].get("source_kind") in SEED_LABELS]
+    assert [envelope["error"]["code"] for envelope in forgeries] == ["EVIDENCE_REQUIRED"] * len(SEED_LABELS)
+    assert ("log_finding", True, None) in [o for o, case in zip(outcomes, CASES) if case[2] == "runner"]
+    assert [o for o, case in zip(outcomes, CASES) if "writer" in case[1]] == [("log_finding", False, "INVALID_ARGUMENT")]
     for code in ("PROVENANCE_REFUSED", "WRITER_GIVEN", "SIGNATURE_INVALID"):       # issue 30
         assert ("append_evidence", False, code) in outcomes
     assert sum(ok for _, ok, _ in outcomes) >= 12 and sum(not ok for _, ok, _ in outcomes) >= 12

@@ -46,10 +46,21 @@ def test_a_logged_call_answers_as_an_unlogged_one_and_names_its_decision(make_se
     assert decision["id"] == a["decision"]
     assert (decision["principal"], decision["role"], decision["project"], decision["tool"]) == \
         ("agent-a", "agent", "p1", "lock_message")
+    assert decision["auth"] == AGENT.auth.as_json()              # issue 30: how the caller was authenticated
     assert (decision["rulebook"], decision["ok"], decision["error_code"]) == (a["rulebook"], True, None)
     assert decision["arguments"] == arguments
     assert decision["answer"] == {k: v for k, v in a.items() if k != "decision"}
     assert decision["at"] == times.text(START) and decision["duration_us"] >= 0
+
+
+def test_a_logged_call_names_how_its_caller_was_authenticated(make_service):
+    from groundrules.api import Authentication
+    logged = make_service()
+    caller = Caller("agent-o", "agent", ("p1",), Authentication("oauth", "https://issuer.example", "sub-7"))
+    logged.call("lock_message", lock_args("不方便接电话"), caller)
+    [decision] = read(logged, tool="lock_message")["decisions"]
+    assert (decision["principal"], decision["auth"]) == (
+        "agent-o", {"method": "oauth", "issuer": "https://issuer.example", "subject": "sub-7"})
 
 
 def test_refusals_are_logged_in_the_callers_project_with_their_code(service):

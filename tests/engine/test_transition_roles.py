@@ -29,7 +29,7 @@ def reviewer_only_support(tmp_path: Path, extra: str = "") -> tuple[Path, str, s
     allowed, other = roles[-1], roles[0]
     path = root / "rules" / "finding_states.yaml"
     text = path.read_text(encoding="utf-8")
-    old = "        to: supported\n        guards: [independent-support]\n"
+    old = "        to: supported\n        guards: [independent-support, revalidation-brings-support]\n"
     assert text.count(old) == 1
     path.write_text(text.replace(old, old + f"        roles: [{allowed}]\n" + extra), encoding="utf-8")
     return root, allowed, other

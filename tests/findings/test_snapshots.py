@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 
 from findings_support import ROOT, open_client
+from groundrules import Caller
 from groundrules.findings import SequentialIds, StepClock
 
 CASES = ROOT / "tests" / "cases" / "findings"
 
 
 def play(book, path, db) -> list:
+    """Each step as the reviewer `tester`, or in the role a step names (as corpus_runs plays them)."""
     ledger = open_client(db, "p1", rulebook=book, clock=StepClock(), ids=SequentialIds())
     out = []
     for step in json.loads(path.read_text(encoding="utf-8")):
-        env = ledger.call(step["tool"], step["args"])
+        caller = Caller(ledger.caller.principal, step.get("role", ledger.caller.role), ledger.caller.projects)
+        env = ledger.service.call(step["tool"], step["args"], caller)
         out.append({"tool": step["tool"], "ok": env["ok"], "data": env["data"], "warnings": env["warnings"],
                     "error": env["error"]})
     ledger.close()

@@ -56,8 +56,7 @@ def test_a_link_to_a_row_this_transaction_created_is_made_once(db):
     def body(tx):
         seq = tx.add_finding(record, ["gpu"])
         evidence = tx.add_evidence(_evidence(1, "run:1", ""))
-        made = [tx.link_evidence(seq, evidence, relation, "experiment", "", "t")
-                for relation in ("supports", "supports", "context")]
+        made = [tx.link_evidence(seq, evidence, _link(relation), "t") for relation in ("supports", "supports", "context")]
         return seq, made
     seq, made = store.run_write(body)
     assert made == [True, False, True]
@@ -67,5 +66,10 @@ def test_a_link_to_a_row_this_transaction_created_is_made_once(db):
         assert tx.evidence_links(seq) == 2 and tx.tags(seq) == ["gpu"]
     # the same link from a later transaction (neither end new) is found existing by the database
     assert store.run_write(lambda tx: tx.link_evidence(seq, tx.evidence("p1", "E-1")["seq"],
-                                                       "supports", "experiment", "", "t")) is False
+                                                       _link("supports"), "t")) is False
     store.close()
+
+
+def _link(relation: str) -> dict:
+    return {"relation": relation, "method": "experiment", "rationale": "", "finding_version": 1,
+            "source_check": "unchecked", "writer": {"principal": "t", "role": "runner", "auth": {"method": "local"}}}

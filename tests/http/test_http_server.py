@@ -90,6 +90,9 @@ def test_an_agents_manual_exception_is_refused_a_reviewers_recorded_under_its_pr
     events = ok(call(url, REVIEWER, "get_finding", {"project": "alpha", "finding_id": fid}))["events"]
     recorded = [e["payload"]["manual_exception"] for e in events if "manual_exception" in (e.get("payload") or {})]
     assert recorded == [{"approved_by": "user:alice", "reason": "复盘会议确认"}]
+    # issue 30: every event names the token's principal and role, and that a token authenticated it
+    assert [e["writer"] for e in events] == [{"principal": "agent-a", "role": "agent", "auth": {"method": "token"}},
+                                             {"principal": "user:alice", "role": "reviewer", "auth": {"method": "token"}}]
     impostor = dict(exception, approved_by="user:boss")
     refused(call(url, REVIEWER, "log_finding", finding(project="alpha", epistemic_state="supported",
                                                        manual_exception=impostor)), "PERMISSION_DENIED")

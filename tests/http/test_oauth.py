@@ -277,6 +277,9 @@ def test_each_role_lists_and_calls_what_the_role_table_grants_it(oauth, issuer):
     ok(calls(oauth.url, reviewer, [("approve_rule", {"project": "alpha", "proposal_id": pid})])[0])
     events = ok(calls(oauth.url, agent, [("get_finding", {"finding_id": fid})])[0])["events"]
     assert [e["payload"]["decided_by"] for e in events if e["kind"] == "rule_applied"] == ["reviewer-1"]
+    # issue 30: the finding's first event names the agent as the OAuth token authenticated it
+    assert events[0]["writer"]["auth"] | {"method": "oauth", "subject": claims_of(agent)["sub"]} == \
+        events[0]["writer"]["auth"]
 
 
 def test_a_token_for_project_alpha_is_refused_on_beta(oauth, issuer):

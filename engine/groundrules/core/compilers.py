@@ -44,6 +44,7 @@ COMPILERS: dict[str, Named] = {
     "refusal_catalogue": Named("..evidence.refusals:compile_refusals"),
     "role_table": Named("..access:compile_role_table"),
     "rule_targets": Named("..findings.rule_targets:compile_rule_targets"),
+    "finding_provenance": Named("..findings.provenance:compile_finding_provenance"),
     "limits": Named(".limits:compile_limits"),
     "shape_map": Named("..evidence.shapes:compile_shapes"),
     "acceptance": Named("..analyst.acceptance:compile_acceptance"),

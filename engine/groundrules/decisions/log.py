@@ -136,7 +136,7 @@ class _Writer:
                 return
 
     def _row(self, item: tuple) -> dict:
-        (decision, at, duration, tool, principal, role, project, arguments, arguments_text, ok, error,
+        (decision, at, duration, tool, principal, role, auth, project, arguments, arguments_text, ok, error,
          rulebook, text, table) = item
         known = isinstance(tool, str) and tool in self.tools
         name = tool if known else UNKNOWN_TOOL
@@ -150,9 +150,11 @@ class _Writer:
         dropped: list = []
         if arguments_text is None:                  # not JSON: refused as such, nothing to keep
             arguments_text, dropped = "null", ["arguments"]
-        payload = f'{{"arguments":{arguments_text},"answer":{text or "null"}'
+        # how the caller was authenticated (api.Authentication) is kept with what it asked, sealed
+        auth_text = json.dumps(auth, ensure_ascii=False)
+        payload = f'{{"auth":{auth_text},"arguments":{arguments_text},"answer":{text or "null"}'
         if policy.never_keep:
-            doc = {"arguments": json.loads(arguments_text), "answer": json.loads(text) if text else None}
+            doc = {"auth": auth, "arguments": json.loads(arguments_text), "answer": json.loads(text) if text else None}
             removed = [".".join(p) for p in policy.never_keep if masking.drop(doc, p)]
             if removed:
                 dropped += removed
@@ -236,6 +238,7 @@ class DecisionLog:
             writer.take_retention(self.masking, self._generation)
         decision = writer.ids.new("D")
         item = (decision, writer.clock(), self.timer() - started, tool, caller.principal, caller.role,
+                caller.auth.as_json(),
                 _project(arguments, caller.projects), arguments, arguments_text, envelope["ok"],
                 envelope["error"], envelope["rulebook"], text, self.masking)
         if len(writer.pending) >= writer.max_pending:
@@ -330,7 +333,7 @@ class DecisionLog:
         if doc is not None and not reveal:
             self.mask(row["tool"], doc)
         out = {"id": row["id"], "at": row["at"], "principal": row["principal"], "role": row["role"],
-               "project": row["project"], "tool": row["tool"], "rulebook": row["rulebook"], "ok": bool(row["ok"]),
+               **({"auth": doc["auth"]} if doc and "auth" in doc else {}), "project": row["project"], "tool": row["tool"], "rulebook": row["rulebook"], "ok": bool(row["ok"]),
                "error_code": row["error_code"], "duration_us": row["duration_us"], "kept": row["kept"],
                "dropped": json.loads(row["dropped"])}
         if row["erased_by"] is not None:

@@ -18,9 +18,12 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..store.findings_sql import FindingOps
 from .clock import Ids
+from .independence import Judge
 from .write_warnings import WarningRows
 
 STATES_TABLE = "finding_states"
+PROVENANCE_TABLE = "finding_provenance"
+ROLES_TABLE = "roles"                  # rules/roles.yaml: the roles finding_provenance.yaml may name
 VOCABULARY_TABLE = "findings_vocabulary"
 
 
@@ -28,9 +31,13 @@ class Call:
     """One tool call: its transaction, tables, project, caller, time and ids."""
 
     def __init__(self, book: Rulebook, tx: FindingOps, tool: str, project: str, principal: str, now: str, ids: Ids,
-                 rules_root: Path | None = None, role: str = ""):
+                 rules_root: Path | None = None, role: str = "", writer: dict | None = None):
         self.tx, self.tool, self.project, self.principal = tx, tool, project, principal
         self.role = role                  # the caller's, as Service.call authenticated it: moves may need one
+        # what every link and event this call writes is stamped with: the authenticated caller's
+        # (api.Caller.writer), never anything from the arguments
+        self.writer = writer if writer is not None else {"principal": principal, "role": role or None,
+                                                         "auth": {"method": "local"}}
         self.rules_root = rules_root      # the project root rule documents live under (approve_rule)
         self.book = book
         self.vocab = book.table(VOCABULARY_TABLE)
@@ -38,7 +45,8 @@ class Call:
         self.names = self.vocab.acts_on
         self.ids = ids
         self.now = now
-        self.warning_rows = WarningRows(book)
+        self.judge = Judge(book)           # which links count as independent support, judged once a call
+        self.warning_rows = WarningRows(book, self.judge)
         self._after: list[Callable[[], None]] = []
 
     def refuse(self, code: str, message: str, *, field: str | None = None, **params: Any) -> GroundrulesError:

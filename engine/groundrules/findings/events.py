@@ -1,5 +1,5 @@
 """A finding's history: one event per change, of the kind findings_vocabulary.yaml names for the
-tool that made it, with the call's tool, time and a new id."""
+tool that made it, with the call's tool, time, writer and a new id."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -15,4 +15,4 @@ def record(call: Call, finding_seq: int, version: int, *, key: str | None = None
     kind = call.vocab.event_kinds[key or call.tool]
     call.tx.add_event({"id": call.ids.new("EV"), "finding_seq": finding_seq, "kind": kind, "tool": call.tool,
                        "from_state": from_state, "to_state": to_state, "reason": reason,
-                       "payload": payload or {}, "version": version, "at": call.now})
+                       "payload": payload or {}, "version": version, "at": call.now, "writer": call.writer})

@@ -11,7 +11,10 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from ..core import codes
+from ..core.errors import GroundrulesError
+from . import source_check
 from .arguments import choose
+from .call import PROVENANCE_TABLE
 if TYPE_CHECKING:
     from .call import Call
 
@@ -40,7 +43,14 @@ def resolve(call: Call, item: dict, field: str, default_relation: str | None = N
     if required_relation is not None and relation != required_relation:
         raise call.refuse(codes.INVALID_ARGUMENT, "evidence_relation", field=field, required=required_relation)
     choose(call, f"{field}.method", item["method"], call.vocab.methods)
-    link = {"relation": relation, "method": item["method"], "rationale": item.get("rationale", "")}
+    provenance = call.book.table(PROVENANCE_TABLE)
+    if call.role:           # a library caller naming no role is the database's owner (finding_provenance.yaml)
+        refused = provenance.refusal(call.role, item["method"], relation)
+        if refused is not None:
+            raise GroundrulesError(codes.PERMISSION_DENIED, refused, field=field)
+    link = {"relation": relation, "method": item["method"], "rationale": item.get("rationale", ""),
+            "writer": call.writer}
+    checked = call.rules_root if item["method"] in provenance.checked_methods else None
     if "evidence_id" in item:
         if any(k in item for k in IDENTITY):
             raise call.refuse(codes.INVALID_ARGUMENT, "evidence_identity", field=field)
@@ -48,7 +58,7 @@ def resolve(call: Call, item: dict, field: str, default_relation: str | None = N
         if found is None:
             raise call.refuse(codes.NOT_FOUND, "evidence_not_found", evidence_id=item["evidence_id"])
         return dict(link, evidence_seq=found["seq"], evidence_id=found["id"], source_kind=found["source_kind"],
-                    reuse="reused")
+                    reuse="reused", source_check=source_check.check(checked, found))
     if "source_kind" not in item or "source_ref" not in item:
         raise call.refuse(codes.INVALID_ARGUMENT, "evidence_identity", field=field)
     excerpt = item.get("excerpt", "")
@@ -59,7 +69,7 @@ def resolve(call: Call, item: dict, field: str, default_relation: str | None = N
     record = {"source_kind": item["source_kind"], "source_ref": item["source_ref"],
               "locator": item.get("locator", ""), "revision": item.get("revision", ""),
               "content_hash": digest, "excerpt": excerpt}
-    link["source_kind"] = record["source_kind"]
+    link.update(source_kind=record["source_kind"], source_check=source_check.check(checked, record))
     same, others = same_source(call, record)
     if same is not None:
         return dict(link, evidence_seq=same["seq"], evidence_id=same["id"], reuse="reused")

@@ -1,5 +1,5 @@
 """Resolved evidence written: each new record once (an item identical to an earlier one in the
-same call reuses it), stamped with an id, project and time, and linked to its finding."""
+same call reuses it), stamped with an id, project and time, and linked to its finding by the call's writer."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -11,8 +11,9 @@ if TYPE_CHECKING:
 KEY = ("source_kind", "source_ref", "locator", "revision", "content_hash")   # what makes two records one
 
 
-def attach(call: Call, finding_seq: int, resolved: dict) -> dict:
-    """Write the evidence (if new) and its link; returns the link with evidence_id and `linked`.
+def attach(call: Call, finding_seq: int, resolved: dict, version: int) -> dict:
+    """Write the evidence (if new) and its link, made at the finding's `version` (the one this call
+    leaves it at); returns the link with evidence_id and `linked`.
     Evidence resolved as new is looked up once more: an identical item earlier in the same call
     has written it by now, and is reused rather than duplicated."""
     if "record" in resolved:
@@ -23,7 +24,7 @@ def attach(call: Call, finding_seq: int, resolved: dict) -> dict:
     if "record" in resolved:
         record = _stamped(call, resolved.pop("record"))
         resolved.update(evidence_seq=call.tx.add_evidence(record), evidence_id=record["id"])
-    return link(call, finding_seq, resolved)
+    return link(call, finding_seq, resolved, version)
 
 
 def new_records(call: Call, evidence: list[dict]) -> list[dict]:
@@ -46,10 +47,12 @@ def new_records(call: Call, evidence: list[dict]) -> list[dict]:
     return records
 
 
-def link(call: Call, finding_seq: int, resolved: dict) -> dict:
-    """Link written evidence to the finding; `linked` says whether the link is new."""
-    resolved["linked"] = call.tx.link_evidence(finding_seq, resolved["evidence_seq"], resolved["relation"],
-                                               resolved["method"], resolved["rationale"], call.now)
+def link(call: Call, finding_seq: int, resolved: dict, version: int) -> dict:
+    """Link written evidence to the finding, stamped with the call's writer and the finding's
+    `version` it was linked at (a guard tells links made after a demotion by it); `linked` says
+    whether the link is new."""
+    resolved["finding_version"] = version
+    resolved["linked"] = call.tx.link_evidence(finding_seq, resolved["evidence_seq"], resolved, call.now)
     return resolved
 
 

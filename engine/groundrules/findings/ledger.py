@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core import codes, rulebook as rulebooks
-from ..core.errors import GroundrulesError, Problem, RulesError
+from ..core.errors import GroundrulesError, Problem, RulesError, did_you_mean
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..store.findings_sql import FindingOps
     from ..store.protocols import FindingStore
 from . import proposals, tools
-from .call import STATES_TABLE, VOCABULARY_TABLE, Call
+from .call import PROVENANCE_TABLE, ROLES_TABLE, STATES_TABLE, VOCABULARY_TABLE, Call
 from .clock import Clock, Ids, RandomIds, SystemClock
 from .idempotency import Retry
 
@@ -54,22 +54,25 @@ class FindingLedger:
     def tools(self) -> tuple[str, ...]:
         return tuple(HANDLERS)
 
-    def run(self, tool: str, arguments: dict, *, project: str, principal: str, role: str = "") -> tuple[dict, list]:
+    def run(self, tool: str, arguments: dict, *, project: str, principal: str, role: str = "",
+            writer: dict | None = None) -> tuple[dict, list]:
         """One checked call; (data, warnings) or a GroundrulesError (a StorageFailure for the store,
         which the registry words as it words every ledger's: api.storage_refusal). `role` is the
-        caller's: a transition may be limited to some roles (rules/finding_states.yaml)."""
+        caller's: a transition may be limited to some roles (rules/finding_states.yaml). `writer` is
+        the stamp every link and event of the call gets (api.Caller.writer: principal, role, how
+        it was authenticated); a library caller that gives none writes as a local operator."""
         handler = HANDLERS[tool]
         arguments = self._audited(arguments, principal)
         if tool in READS:
             with self.store.read() as tx:
-                data, _ = handler(self._call(tx, tool, project, principal, role), arguments)
+                data, _ = handler(self._call(tx, tool, project, principal, role, writer), arguments)
             return data, []
         calls: list[Call] = []
 
         def attempt(tx: FindingOps) -> tuple[dict, list]:
             # a store may re-run the call (a serialization failure): each attempt starts afresh,
             # and only the one that committed does its effects outside the database
-            calls.append(self._call(tx, tool, project, principal, role))
+            calls.append(self._call(tx, tool, project, principal, role, writer))
             return self._write(calls[-1], arguments, handler)
         answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS)
         calls[-1].committed()
@@ -92,8 +95,9 @@ class FindingLedger:
             holder["manual_exception"] = {"approved_by": principal, "reason": exception["reason"]}
         return out
 
-    def _call(self, tx: FindingOps, tool: str, project: str, principal: str, role: str = "") -> Call:
-        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role)
+    def _call(self, tx: FindingOps, tool: str, project: str, principal: str, role: str = "",
+              writer: dict | None = None) -> Call:
+        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role, writer)
 
     def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:
         retry = Retry(call, arguments)
@@ -124,8 +128,11 @@ def _check_names(book: Rulebook) -> None:
     if proposals.TARGETS_TABLE not in book.tables:
         raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no rule_targets table "
                                "(rules/rule_targets.yaml), so no rule could be proposed or approved")
+    if PROVENANCE_TABLE not in book.tables:
+        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no finding_provenance table "
+                               "(rules/finding_provenance.yaml), so no role could link evidence")
     vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
-    problems = []
+    problems = _provenance_names(book, vocab)
     for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle"),
                          ("revalidation_replaced_state", "lifecycle")):
         name = vocab.acts_on[key]
@@ -146,3 +153,32 @@ def _check_names(book: Rulebook) -> None:
                                     f"name {tool} under 'via' of one transition"))
     if problems:
         raise RulesError(problems)
+
+
+def _provenance_names(book: Rulebook, vocab) -> list[Problem]:
+    """The roles, methods and relations rules/finding_provenance.yaml names must be those of the role
+    table and the vocabulary: a misspelt method would refuse every link of it, silently."""
+    table = book.table(PROVENANCE_TABLE)
+    roles = book.table(ROLES_TABLE).roles if ROLES_TABLE in book.tables else None
+    problems = []
+
+    def unknown(where: tuple, what: str, name: str, known) -> None:
+        line, col = book.sources[table.id].where(where)
+        problems.append(Problem(table.file, line, col, "unknown-name", f"{what} '{name}' is not defined",
+                                ".".join(map(str, where)), did_you_mean(name, known)))
+    for writer in table.writers.values():
+        if roles is not None and writer.role not in roles:
+            unknown(writer.where + ("role",), "role (rules/roles.yaml)", writer.role, roles)
+        for i, method in enumerate(writer.methods):
+            if method not in vocab.methods:
+                unknown(writer.where + ("methods", i), "method (findings_vocabulary.yaml methods)", method,
+                        vocab.methods)
+        for i, relation in enumerate(writer.relations):
+            if relation not in vocab.evidence_relations:
+                unknown(writer.where + ("relations", i), "relation (findings_vocabulary.yaml evidence_relations)",
+                        relation, vocab.evidence_relations)
+    for i, method in enumerate(table.checked_methods):
+        if method not in vocab.methods:
+            unknown(("source_checks", "methods", i), "method (findings_vocabulary.yaml methods)", method,
+                    vocab.methods)
+    return problems

@@ -17,12 +17,13 @@ def create(call: Call, body: dict, evidence: list[dict], *, validated_at: str | 
     epistemic = call.states.machine("epistemic")
     lifecycle = call.states.machine("lifecycle")
     links = [{"relation": e["relation"], "method": e["method"], "evidence_id": e.get("evidence_id", ""),
-              "source_kind": e["source_kind"]} for e in evidence]
+              "source_kind": e["source_kind"], "writer": e["writer"], "source_check": e["source_check"],
+              "after_demotion": True} for e in evidence]       # a new finding was never demoted
     if body["epistemic_state"] != epistemic.initial:
         moves.check_move(call, "epistemic", epistemic.initial, body["epistemic_state"], {
             "finding": {"claim_kind": body["claim_kind"], "epistemic_state": epistemic.initial,
                         "lifecycle_state": lifecycle.initial},
-            "basis": links, "links": links, "manual_exception": body.get("manual_exception"),
+            "basis": links, "links": links, "new_links": links, "manual_exception": body.get("manual_exception"),
             "reason": ""})
     finding_id = call.ids.new("F")
     records = evidence_links.new_records(call, evidence)
@@ -34,7 +35,7 @@ def create(call: Call, body: dict, evidence: list[dict], *, validated_at: str | 
     written = {record["id"]: s for record, s in zip(records, seqs)}
     for resolved in evidence:
         resolved.setdefault("evidence_seq", written.get(resolved["evidence_id"]))
-    attached = [evidence_links.link(call, seq, resolved) for resolved in evidence]
+    attached = [evidence_links.link(call, seq, resolved, 1) for resolved in evidence]
     payload = {"evidence_ids": [e["evidence_id"] for e in attached]}
     if body.get("manual_exception"):
         payload["manual_exception"] = body["manual_exception"]

@@ -16,7 +16,7 @@ import errno
 import os
 import re
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -80,6 +80,30 @@ def _read(folder: int, name: str) -> tuple[bytes | None, int]:
         return b"".join(chunks), stat.S_IMODE(info.st_mode)
     finally:
         os.close(fd)
+
+
+def safe_relative(path: str) -> bool:
+    """A project-relative POSIX path: not absolute, no '..', no drive, no backslash, no NUL."""
+    if not path or "\\" in path or "\x00" in path or re.match(r"^[A-Za-z]:", path):
+        return False
+    pure = PurePosixPath(path)
+    return not pure.is_absolute() and ".." not in pure.parts and pure.parts != ()
+
+
+def read_document(root: Path, path: str) -> bytes | None:
+    """The regular file root/path (a safe_relative path), read through the same descriptors that
+    confine a rule's write (no symlink below the root); None when it is missing or refused."""
+    *folders, name = path.split("/")
+    try:
+        folder = _walk(root, folders)
+    except (Unwritable, OSError):
+        return None
+    try:
+        return _read(folder, name)[0]
+    except (Unwritable, OSError):
+        return None
+    finally:
+        os.close(folder)
 
 
 def with_rule(old: bytes, marker: str, text: str) -> bytes:

@@ -6,13 +6,12 @@ states, versions, projects) is checked here, inside the call's one transaction.
 from __future__ import annotations
 
 import copy
-import re
-from pathlib import PurePosixPath
 
 from ..core import codes
-from . import (applicability, arguments, contexts, events, evidence_items, evidence_links, finding_rows, moves,
-               new_finding, proposals, views)
+from . import (applicability, arguments, contexts, events, evidence_items, evidence_links, finding_rows,
+               independence, moves, new_finding, proposals, statement_edits, views)
 from .call import Call
+from .rule_files import safe_relative
 from .write_warnings import needs
 
 APPLICABILITY_TABLE = "applicability"
@@ -28,8 +27,8 @@ def _finding_facts(row: dict) -> dict:
 def _write_facts(call: Call, finding: dict, links: list[dict], *, to_state: str | None = None,
                  manual_exception: dict | None = None) -> dict:
     facts = {"tool": call.tool, "finding": finding,
-             "evidence": [{"relation": l["relation"], "method": l["method"], "source_kind": l["source_kind"],
-                           "reuse": l.get("reuse", "reused")} for l in links]}
+             "evidence": [dict({k: l[k] for k in independence.FACTS if k in l}, source_kind=l["source_kind"],
+                               reuse=l.get("reuse", "reused")) for l in links]}
     if to_state is not None:
         facts["to_state"] = to_state
     if manual_exception is not None:
@@ -37,22 +36,40 @@ def _write_facts(call: Call, finding: dict, links: list[dict], *, to_state: str 
     return facts
 
 
+LINK_KEYS = ("evidence_id", "relation", "method", "source_kind", "finding_version", *independence.FACTS)
+
+
 def _basis(links: list[dict]) -> list[dict]:
-    return [{"evidence_id": l["evidence_id"], "relation": l["relation"], "method": l["method"],
-             "source_kind": l["source_kind"]} for l in links]
+    """The facts of links a call wrote (what a guard and the answer read of them)."""
+    return [{k: l[k] for k in LINK_KEYS if k in l} for l in links]
 
 
-def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict) -> dict:
+def _supports(call: Call, links: list[dict]) -> list[dict]:
+    """Per link: whether it is independent support, the row of the table that said so, and (for links
+    timed against the finding's demotions) whether it came after the last one."""
+    return [independence.shown(link) for link in call.judge(links)]
+
+
+def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict, new_links: list[dict] = (),
+                      demoted: int = 0) -> dict:
+    """The guards' facts: links marked by whether they came after the last demotion (version `demoted`)."""
     facts = {"finding": {"claim_kind": row["claim_kind"], "epistemic_state": row["epistemic_state"],
                          "lifecycle_state": row["lifecycle_state"]},
-             "basis": basis, "links": links, "reason": a.get("reason", "")}
+             "basis": moves.timed(basis, demoted), "links": moves.timed(links, demoted),
+             "new_links": moves.timed(list(new_links), demoted), "reason": a.get("reason", "")}
     if a.get("manual_exception"):
         facts["manual_exception"] = a["manual_exception"]
     return facts
 
 
-def _evidence(call: Call, seq: int, limit: int | None, relation: str | None = None) -> list[dict]:
-    return [views.evidence(r, limit) for r in call.tx.linked_evidence(seq, relation)]
+def _evidence(call: Call, seq: int, limit: int | None, relation: str | None = None, *,
+              rows: list[dict] | None = None) -> list[dict]:
+    """Evidence links as answers show them, each with its `support`: the independence row's word,
+    and `after_demotion` (support needs links made after the finding's last demotion)."""
+    rows = call.tx.linked_evidence(seq, relation) if rows is None else rows
+    demoted = moves.last_demotion(call, seq) if rows else 0
+    return [views.evidence(r, limit, dict(call.judge.support_of(r),
+                                          after_demotion=r["finding_version"] > demoted)) for r in rows]
 
 
 def add_relation(call: Call, from_seq: int, relation: str, to_seq: int, note: str = "") -> bool:
@@ -143,7 +160,7 @@ def get_finding(call: Call, a: dict) -> tuple[dict, None]:
     offset = a.get("evidence_offset", 0)
     page = call.tx.linked_evidence(seq, limit=evidence_limit, offset=offset)
     return {"finding": views.finding(row, call.tx.tags(seq)),
-            "evidence": [views.evidence(r, excerpt_limit) for r in page],
+            "evidence": _evidence(call, seq, excerpt_limit, rows=page),
             "evidence_total": call.tx.evidence_links(seq), "evidence_offset": offset,
             "relations": [views.relation(r) for r in call.tx.relations(seq)],
             "events": [views.event(r) for r in events], "events_total": total,
@@ -163,13 +180,14 @@ def log_finding(call: Call, a: dict) -> tuple[dict, dict]:
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
     return {"finding_id": finding_id, "version": 1, "epistemic_state": body["epistemic_state"],
             "lifecycle_state": finding["lifecycle_state"], "evidence_count": len(ids), "evidence_ids": ids,
-            "needs": needs(call, facts)}, facts
+            "support": _supports(call, attached), "needs": needs(call, facts)}, facts
 
 
 def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
     row = finding_rows.finding(call, a["finding_id"])
     finding_rows.expect_version(call, row, a.get("expected_version"))
-    link = evidence_links.attach(call, row["seq"], evidence_items.resolve(call, a["evidence"], "evidence"))
+    link = evidence_links.attach(call, row["seq"], evidence_items.resolve(call, a["evidence"], "evidence"),
+                                 row["version"] + 1)
     version = row["version"]
     if link["linked"]:
         version = finding_rows.bump(call, row)
@@ -177,7 +195,8 @@ def add_evidence(call: Call, a: dict) -> tuple[dict, dict]:
             "evidence_id": link["evidence_id"], "relation": link["relation"], "method": link["method"]})
     return {"finding_id": row["id"], "version": version, "evidence_id": link["evidence_id"],
             "reused": link["reuse"] == "reused", "linked": link["linked"],
-            "epistemic_state": row["epistemic_state"]}, _write_facts(call, _finding_facts(row), [link])
+            "epistemic_state": row["epistemic_state"], "support": _supports(call, [link])}, \
+        _write_facts(call, _finding_facts(row), [link])
 
 
 def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
@@ -199,7 +218,8 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
                                   finding_id=row["id"])
         basis = [l for l in links if l["evidence_id"] in a["evidence_ids"]]
     source = row[column]
-    moves.check_move(call, machine, source, target, _transition_facts(row, basis, links, a))
+    facts = _transition_facts(row, basis, links, a, demoted=moves.last_demotion(call, row["seq"]))
+    moves.check_move(call, machine, source, target, facts)
     version = finding_rows.bump(call, row, **{column: target})
     payload = {"machine": machine, "evidence_ids": [l["evidence_id"] for l in basis] if "evidence_ids" in a else []}
     if a.get("manual_exception"):
@@ -209,6 +229,8 @@ def set_finding_state(call: Call, a: dict) -> tuple[dict, dict]:
     after = dict(_finding_facts(row), **{column: target})
     data = {"finding_id": row["id"], "version": version, "machine": machine, "from": source, "to": target,
             "epistemic_state": after["epistemic_state"], "lifecycle_state": after["lifecycle_state"]}
+    if machine == "epistemic":
+        data["support"] = _supports(call, facts["basis"])
     if call.states.machine(machine).shows_conflict(target):
         data["conflict"] = _conflict(call, row["seq"])
     return data, _write_facts(call, after, [], to_state=target, manual_exception=a.get("manual_exception"))
@@ -220,16 +242,16 @@ def refute_finding(call: Call, a: dict) -> tuple[dict, dict]:
     finding_rows.expect_version(call, row, a["expected_version"])
     counter, refuted = call.names["refute_relation"], call.names["refute_state"]
     resolved = evidence_items.resolve_all(call, a.get("evidence", []), "evidence", counter, counter)
-    attached = [evidence_links.attach(call, row["seq"], r) for r in resolved]
+    attached = [evidence_links.attach(call, row["seq"], r, row["version"] + 1) for r in resolved]
     moves.check_move(call, "epistemic", row["epistemic_state"], refuted,
-                     _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a))
+                     _transition_facts(row, _basis(attached), call.tx.links(row["seq"]), a, _basis(attached)))
     version = finding_rows.bump(call, row, epistemic_state=refuted)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
     events.record(call, row["seq"], version, from_state=row["epistemic_state"], to_state=refuted,
                   reason=reason, payload={"evidence_ids": ids})
     after = dict(_finding_facts(row), epistemic_state=refuted)
     return {"finding_id": row["id"], "version": version, "epistemic_state": refuted,
-            "lifecycle_state": row["lifecycle_state"], "evidence_ids": ids}, \
+            "lifecycle_state": row["lifecycle_state"], "evidence_ids": ids, "support": _supports(call, attached)}, \
         _write_facts(call, after, attached, to_state=refuted)
 
 
@@ -249,18 +271,13 @@ def supersede_finding(call: Call, a: dict) -> tuple[dict, dict]:
                   reason=reason, payload={"superseded_by": finding_id})
     finding = _finding_facts(dict(body, lifecycle_state=call.states.machine("lifecycle").initial))
     return {"finding_id": finding_id, "version": 1, "superseded_id": old["id"], "superseded_version": old_version,
-            "epistemic_state": body["epistemic_state"]}, \
+            "epistemic_state": body["epistemic_state"], "support": _supports(call, attached)}, \
         _write_facts(call, finding, attached, manual_exception=body.get("manual_exception"))
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def _change_facts(old: dict, old_scope: dict, statement: str, claim_kind: str, scope: dict) -> dict:
-    def norm(text: str) -> str:
-        return _SPACE.sub(" ", text).strip()
     before, after = old_scope["match"], scope["match"]
-    return {"statement_changed": norm(old["statement"]) != norm(statement),
+    return {"statement_edits": statement_edits.edits(old["statement"], statement),
             "claim_kind_changed": old["claim_kind"] != claim_kind,
             "match": {"added": sorted(k for k in after if k not in before),
                       "removed": sorted(k for k in before if k not in after),
@@ -290,7 +307,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     if target not in epistemic.states:
         raise call.refuse(codes.INVALID_STATE_TRANSITION, "result_unknown", result=result, to=target)
     finding_rows.expect_version(call, row, a["expected_version"])
-    moves.check_stay(call, "epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
+    moves.check_requires(call, "epistemic", row["epistemic_state"], _transition_facts(row, [], [], a))
     old_scope = row["scope"]
     statement = a.get("statement", row["statement"])
     claim_kind = arguments.choose(call, "claim_kind", a.get("claim_kind", row["claim_kind"]), call.vocab.claim_kinds)
@@ -301,14 +318,17 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     resolved = evidence_items.resolve_all(call, a.get("evidence", []), "evidence")
     if material:
         return _revalidate_as_new(call, row, a, resolved, target, statement, claim_kind, scope, fired, reason)
-    attached = [evidence_links.attach(call, row["seq"], r) for r in resolved]
+    attached = [evidence_links.attach(call, row["seq"], r, row["version"] + 1) for r in resolved]
     links = call.tx.links(row["seq"])
     source = row["epistemic_state"]
     columns: dict = {"last_validated_at": call.now, "scope": scope}
+    facts = _transition_facts(row, _basis(attached) or links, links, a, _basis(attached),
+                              moves.last_demotion(call, row["seq"]))
     if target != source:
-        moves.check_move(call, "epistemic", source, target,
-                         _transition_facts(row, _basis(attached) or links, links, a))
+        moves.check_move(call, "epistemic", source, target, facts)
         columns["epistemic_state"] = target
+    else:       # a revalidation confirming the state it finds (supported: rules/finding_states.yaml stays)
+        moves.check_stay(call, "epistemic", source, facts)
     version = finding_rows.bump(call, row, **columns)
     ids = list(dict.fromkeys(e["evidence_id"] for e in attached))
     events.record(call, row["seq"], version, from_state=source, to_state=target, reason=reason,
@@ -317,7 +337,7 @@ def revalidate_finding(call: Call, a: dict) -> tuple[dict, dict]:
     data = {"finding_id": row["id"], "revalidated_id": row["id"], "created_new": False,
             "material_change": {"code": fired.code, "material": False, "detail": fired.outputs.get("detail", "")},
             "from": source, "to": target, "epistemic_state": target, "version": version,
-            "last_validated_at": call.now}
+            "last_validated_at": call.now, "support": _supports(call, attached)}
     if call.states.machine("epistemic").shows_conflict(target):
         data["conflict"] = _conflict(call, row["seq"])
     return data, _write_facts(call, after, attached, to_state=target)
@@ -341,7 +361,7 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
     data = {"finding_id": finding_id, "revalidated_id": row["id"], "created_new": True,
             "material_change": {"code": fired.code, "material": True, "detail": fired.outputs.get("detail", "")},
             "from": call.states.machine("epistemic").initial, "to": target, "epistemic_state": target,
-            "version": 1, "last_validated_at": call.now}
+            "version": 1, "last_validated_at": call.now, "support": _supports(call, attached)}
     if call.states.machine("epistemic").shows_conflict(target):
         data["conflict"] = _conflict(call, seq)
     return data, _write_facts(call, finding, attached, to_state=target, manual_exception=a.get("manual_exception"))
@@ -373,14 +393,6 @@ def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
                       payload={"relation": relation, "target": target_view})
     return {"finding_id": row["id"], "version": version, "relation": relation, "target": target_view,
             "created": created}, None
-
-
-def safe_relative(path: str) -> bool:
-    """A project-relative POSIX path: not absolute, no '..', no drive, no backslash, no NUL."""
-    if not path or "\\" in path or "\x00" in path or re.match(r"^[A-Za-z]:", path):
-        return False
-    pure = PurePosixPath(path)
-    return not pure.is_absolute() and ".." not in pure.parts and pure.parts != ()
 
 
 def propose_rule(call: Call, a: dict) -> tuple[dict, dict]:

@@ -45,6 +45,16 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Stay:
+    """Guards a write must pass that leaves a record in one of `states` (via one of `via`)."""
+    id: str
+    states: tuple
+    via: tuple            # empty: any operation
+    guards: tuple
+    where: tuple
+
+
+@dataclass(frozen=True)
 class Machine:
     name: str
     initial: str
@@ -53,6 +63,7 @@ class Machine:
     requires: tuple       # guard ids checked before every move of this machine
     transitions: tuple
     where: tuple
+    stays: tuple = ()
 
     def find(self, source: str, target: str) -> Transition | None:
         for t in self.transitions:
@@ -69,6 +80,11 @@ class Machine:
 
     def shows_conflict(self, state: str) -> bool:
         return bool(self.states.get(state, {}).get("shows_conflict", False))
+
+    def demotes(self, source: str, target: str) -> bool:
+        """Is source -> target a demotion: both states ranked (`rank`), the target lower?"""
+        before, after = self.states.get(source, {}).get("rank"), self.states.get(target, {}).get("rank")
+        return before is not None and after is not None and after < before
 
 
 @dataclass(frozen=True)
@@ -115,7 +131,17 @@ class TransitionTable:
     def check_stay(self, machine: str, state: str, facts: dict, via: str | None = None,
                    role: str | None = None) -> Blocked | None:
         """A write that keeps the record in `state` (e.g. a revalidation confirming it) still needs the
-        machine's `requires` guards: a superseded record's belief is history, re-confirmed or not."""
+        machine's `requires` guards (a superseded record's belief is history, re-confirmed or not)
+        and the guards of the machine's `stays` for that state and operation."""
+        m = self.machines[machine]
+        params = {"machine": machine, "from": state, "to": state, "via": via or "", "role": role or ""}
+        stays = tuple(g for stay in m.stays if state in stay.states and (not stay.via or via in stay.via)
+                      for g in stay.guards)
+        return self._guarded(m.requires + stays, dict(facts, **params))
+
+    def check_requires(self, machine: str, state: str, facts: dict, via: str | None = None,
+                       role: str | None = None) -> Blocked | None:
+        """Only the machine's `requires` guards: may this record be written to at all?"""
         params = {"machine": machine, "from": state, "to": state, "via": via or "", "role": role or ""}
         return self._guarded(self.machines[machine].requires, dict(facts, **params))
 
@@ -200,6 +226,7 @@ class TransitionTable:
                                      m.where + ("terminal",), "remove the transition or the terminal mark"))
         used = {g for m in self.machines.values() for g in m.requires}
         used |= {g for m in self.machines.values() for t in m.transitions for g in t.guards}
+        used |= {g for m in self.machines.values() for stay in m.stays for g in stay.guards}
         for guard_id in sorted(set(self.guards) - used):
             out.append(Fault("unused-guard", f"guard '{guard_id}' is used by no transition",
                              ("guards", guard_id), "name it under a transition's 'guards'", "warning"))
@@ -353,10 +380,19 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx: CompileContext) ->
                 ctx.fault("duplicate-transition", f"'{state}' -> '{t.to}' is allowed by both "
                           f"'{pairs[(state, t.to)]}' and '{t.id}'", t.where, "keep one transition per move")
             pairs[(state, t.to)] = t.id
+    stays = []
+    for i, raw_stay in enumerate(raw.get("stays", ())):
+        at = where + ("stays", i)
+        for j, state in enumerate(raw_stay["states"]):
+            state_ok(state, at + ("states", j))
+        for j, guard_id in enumerate(raw_stay["guards"]):
+            guard_ok(guard_id, at + ("guards", j))
+        stays.append(Stay(raw_stay["id"], tuple(raw_stay["states"]), tuple(raw_stay.get("via", ())),
+                          tuple(raw_stay["guards"]), at))
     if len(ctx.faults) != before:
         return None
     return Machine(name, raw["initial"], tuple(raw.get("terminal", ())), states,
-                   tuple(raw.get("requires", ())), tuple(transitions), where)
+                   tuple(raw.get("requires", ())), tuple(transitions), where, tuple(stays))
 
 
 def _surface_codes(ctx: CompileContext) -> tuple:

@@ -27,19 +27,22 @@ def excerpt(text: str, limit: int | None) -> tuple[str, bool]:
     return text[:limit] + "…", True
 
 
-def evidence(row: dict, limit: int | None) -> dict:
-    """One evidence link; `limit` chars of excerpt (None: all of it)."""
+def evidence(row: dict, limit: int | None, support: dict) -> dict:
+    """One evidence link; `limit` chars of excerpt (None: all of it); who linked it, what
+    groundrules found checking its excerpt, and `support`: whether it counts as independent support
+    (rules/independent_support.yaml's row) and whether it came after the finding's last demotion."""
     text, cut = excerpt(row["excerpt"], limit)
     return {"evidence_id": row["id"], "source_kind": row["source_kind"], "source_ref": row["source_ref"],
             "locator": row["locator"], "revision": row["revision"], "content_hash": row["content_hash"],
             "excerpt": text, "excerpt_truncated": cut, "relation": row["relation"], "method": row["method"],
-            "rationale": row["rationale"], "linked_at": row["linked_at"]}
+            "rationale": row["rationale"], "linked_at": row["linked_at"], "writer": row["writer"],
+            "source_check": row["source_check"], "support": support}
 
 
 def event(row: dict) -> dict:
     return {"event_id": row["id"], "kind": row["kind"], "tool": row["tool"], "from_state": row["from_state"],
             "to_state": row["to_state"], "reason": row["reason"], "payload": row["payload"],
-            "version": row["version"], "at": row["at"]}
+            "version": row["version"], "at": row["at"], "writer": row["writer"]}
 
 
 def relation(row: dict) -> dict:

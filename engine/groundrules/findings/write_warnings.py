@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .independence import judged
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
+    from .independence import Judge
     from .call import Call
 
 WARNINGS_TABLE = "findings_warnings"
@@ -16,15 +16,16 @@ class WarningRows:
     """The warnings table's fired rows for `facts`, evaluated once per call: a tool's `needs` and
     the ledger's warnings ask for the same facts, and get the same rows without a second pass."""
 
-    def __init__(self, book: Rulebook):
+    def __init__(self, book: Rulebook, judge: Judge):
         self._book = book
+        self._judge = judge
         self._last: tuple | None = None
 
     def __call__(self, facts: dict | None) -> tuple:
         if facts is None:
             return ()
         if self._last is None or self._last[0] is not facts:
-            facts["evidence"] = judged(self._book, facts.get("evidence", []))
+            facts["evidence"] = self._judge(facts.get("evidence", []))
             self._last = (facts, self._book.table(WARNINGS_TABLE).evaluate(facts).fired)
         return self._last[1]
 

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
 from .cjk_search import grams, phrases
-from .findings_sql import INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, FindingOps, finding_row, finding_values
+from .findings_sql import (INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, UNKNOWN_WRITER_JSON, FindingOps, finding_row,
+                           finding_values)
 from .postgres_base import PostgresStore, PostgresTx, pyformat
 
 T = TypeVar("T")
@@ -176,6 +177,14 @@ DROP INDEX evidence_by_source;
 CREATE UNIQUE INDEX evidence_first_of_source ON evidence(project, source_ref, locator) WHERE first_of_source;
 """),
     (5, "a finding's rule proposals by finding", "CREATE INDEX rule_proposals_by_finding ON rule_proposals(finding_seq, seq)"),
+    (6, "every link and event names its writer", f"""
+ALTER TABLE finding_evidence ADD COLUMN writer_json {C} NOT NULL DEFAULT '{UNKNOWN_WRITER_JSON}';
+ALTER TABLE finding_evidence ADD COLUMN finding_version BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE finding_evidence ADD COLUMN source_check {C} NOT NULL DEFAULT 'unchecked';
+ALTER TABLE finding_events ADD COLUMN writer_json {C} NOT NULL DEFAULT '{UNKNOWN_WRITER_JSON}';
+CREATE TRIGGER finding_evidence_append_only BEFORE UPDATE ON finding_evidence
+FOR EACH ROW EXECUTE FUNCTION groundrules_refuse('finding evidence links are append-only');
+"""),
 )
 
 LATEST = MIGRATIONS[-1][0]

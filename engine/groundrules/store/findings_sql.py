@@ -31,6 +31,10 @@ EVIDENCE_SOURCE_COLUMNS = "seq, id, source_kind, revision, content_hash, excerpt
 EVIDENCE_COLUMNS = ("id", "project", "source_kind", "source_ref", "locator", "revision", "content_hash", "excerpt",
                     "created_at", "first_of_source")
 INSERT_EVIDENCE = f"INSERT INTO evidence ({', '.join(EVIDENCE_COLUMNS)})"
+# Who wrote a link or event before writers were stamped: nobody the tables can trust.
+UNKNOWN_WRITER = {"principal": None, "role": None, "auth": {"method": "unknown"}}
+UNKNOWN_WRITER_JSON = json.dumps(UNKNOWN_WRITER, separators=(",", ":"))
+LINK_COLUMNS = "fe.relation, fe.method, fe.writer_json, fe.finding_version, fe.source_check"
 
 
 def canonical_json(value: Any) -> str:
@@ -93,7 +97,8 @@ class FindingOps(Primitives):
 
     # -- evidence ---------------------------------------------------------------------------------
     def evidence(self, project: str, evidence_id: str) -> dict | None:
-        return self._one("SELECT seq, id, source_kind FROM evidence WHERE id = ? AND project = ?", (evidence_id, project))
+        return self._one("SELECT seq, id, source_kind, source_ref, locator, revision, excerpt FROM evidence "
+                         "WHERE id = ? AND project = ?", (evidence_id, project))
 
     def evidence_by_source(self, project: str, source_ref: str, locator: str) -> list[dict]:
         """Evidence with this source_ref and locator, oldest first."""
@@ -150,12 +155,14 @@ class FindingOps(Primitives):
         self._sources[(record["project"], record["source_ref"], record["locator"])].append(row)
         return row
 
-    def link_evidence(self, finding_seq: int, evidence_seq: int, relation: str, method: str, rationale: str,
-                      at: str) -> bool:
-        """Link evidence to a finding; False when that exact link exists already."""
-        sql = ("INSERT INTO finding_evidence (finding_seq, evidence_seq, relation, method, rationale, created_at) "
-               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        params = (finding_seq, evidence_seq, relation, method, rationale, at)
+    def link_evidence(self, finding_seq: int, evidence_seq: int, link: dict, at: str) -> bool:
+        """Link evidence to a finding (`link`: relation, method, rationale, its writer, the finding's
+        version it was linked at and what the source check found); False when that exact link
+        exists already."""
+        sql = ("INSERT INTO finding_evidence (finding_seq, evidence_seq, relation, method, rationale, created_at, "
+               "writer_json, finding_version, source_check) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        params = (finding_seq, evidence_seq, link["relation"], link["method"], link["rationale"], at,
+                  canonical_json(link["writer"]), link["finding_version"], link["source_check"])
         if finding_seq in self._new_findings or evidence_seq in self._new_evidence:
             # one end is this transaction's own row: only this transaction can have linked it
             if params[:3] in self._new_links:
@@ -166,11 +173,12 @@ class FindingOps(Primitives):
         return self._changed(sql, params)
 
     def links(self, finding_seq: int) -> list[dict]:
-        rows = self._all("SELECT e.id, e.source_kind, fe.relation, fe.method FROM finding_evidence fe "
+        rows = self._all(f"SELECT e.id, e.source_kind, {LINK_COLUMNS} FROM finding_evidence fe "
                          f"JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = ? {LINK_ORDER}",
                          (finding_seq,))
         return [{"evidence_id": r["id"], "relation": r["relation"], "method": r["method"],
-                 "source_kind": r["source_kind"]} for r in rows]
+                 "source_kind": r["source_kind"], "writer": json.loads(r["writer_json"]),
+                 "finding_version": r["finding_version"], "source_check": r["source_check"]} for r in rows]
 
     def linked_evidence(self, finding_seq: int, relation: str | None = None, *, limit: int = -1,
                         offset: int = 0) -> list[dict]:
@@ -178,11 +186,14 @@ class FindingOps(Primitives):
         linked_at), in link order; only one relation's when given; a page of `limit` from `offset`
         (-1: all)."""
         sql = ("SELECT e.id, e.source_kind, e.source_ref, e.locator, e.revision, e.content_hash, e.excerpt, "
-               "fe.relation, fe.method, fe.rationale, fe.created_at AS linked_at "
+               f"{LINK_COLUMNS}, fe.rationale, fe.created_at AS linked_at "
                "FROM finding_evidence fe JOIN evidence e ON e.seq = fe.evidence_seq WHERE fe.finding_seq = ? "
                + ("AND fe.relation = ? " if relation else "") + f"{LINK_ORDER} LIMIT ? OFFSET ?")
         params = ((finding_seq, relation) if relation else (finding_seq,))
-        return self._all(sql, params + (self.ALL_ROWS if limit < 0 else limit, offset))
+        rows = self._all(sql, params + (self.ALL_ROWS if limit < 0 else limit, offset))
+        for row in rows:
+            row["writer"] = json.loads(row.pop("writer_json"))
+        return rows
 
     def evidence_links(self, finding_seq: int) -> int:
         """How many evidence links the finding has."""
@@ -212,10 +223,10 @@ class FindingOps(Primitives):
     def add_event(self, record: dict) -> None:
         self._send(
             "INSERT INTO finding_events (id, finding_seq, kind, tool, from_state, to_state, reason, payload_json, "
-            "version, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "version, at, writer_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (record["id"], record["finding_seq"], record["kind"], record["tool"], record["from_state"],
              record["to_state"], record["reason"], canonical_json(record["payload"]), record["version"],
-             record["at"]))
+             record["at"], canonical_json(record["writer"])))
 
     def events(self, seq: int, limit: int) -> tuple[list[dict], int]:
         """The last `limit` events of a finding, oldest first, and how many it has in all."""
@@ -223,8 +234,14 @@ class FindingOps(Primitives):
                          "LIMIT ?) last ORDER BY seq", (seq, limit))
         for event in rows:
             event["payload"] = json.loads(event.pop("payload_json"))
+            event["writer"] = json.loads(event.pop("writer_json"))
         total = self._one("SELECT COUNT(*) AS n FROM finding_events WHERE finding_seq = ?", (seq,))["n"]
         return rows, total
+
+    def state_moves(self, seq: int) -> list[dict]:
+        """Every event of a finding that moved a state (from_state, to_state, version), oldest first."""
+        return self._all("SELECT from_state, to_state, version FROM finding_events WHERE finding_seq = ? "
+                         "AND from_state IS NOT NULL AND to_state IS NOT NULL ORDER BY seq", (seq,))
 
     # -- documents and rule proposals -------------------------------------------------------------
     def add_document_link(self, record: dict) -> bool:

@@ -21,7 +21,7 @@ from typing import Callable, Iterator, TypeVar
 from ..core.errors import StorageFailure
 from . import sqlite_base
 from .cjk_search import grams, match_expression
-from .findings_sql import INSERT_FINDING, FindingOps, finding_row, finding_values
+from .findings_sql import INSERT_FINDING, UNKNOWN_WRITER_JSON, FindingOps, finding_row, finding_values
 from .sqlite_base import failures
 
 T = TypeVar("T")
@@ -165,6 +165,17 @@ CREATE UNIQUE INDEX evidence_first_of_source ON evidence(project, source_ref, lo
 """),
     (4, "a finding's rule proposals by finding", """
 CREATE INDEX rule_proposals_by_finding ON rule_proposals(finding_seq, seq);
+"""),
+    (5, "every link and event names its writer", f"""
+-- Rows written before writers were stamped say so: the writer unknown, which no table trusts.
+ALTER TABLE finding_evidence ADD COLUMN writer_json TEXT NOT NULL DEFAULT '{UNKNOWN_WRITER_JSON}';
+ALTER TABLE finding_evidence ADD COLUMN finding_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE finding_evidence ADD COLUMN source_check TEXT NOT NULL DEFAULT 'unchecked';
+ALTER TABLE finding_events ADD COLUMN writer_json TEXT NOT NULL DEFAULT '{UNKNOWN_WRITER_JSON}';
+CREATE TRIGGER finding_evidence_append_only_u BEFORE UPDATE ON finding_evidence
+BEGIN SELECT RAISE(ABORT, 'finding evidence links are append-only'); END;
+CREATE TRIGGER finding_evidence_append_only_d BEFORE DELETE ON finding_evidence
+BEGIN SELECT RAISE(ABORT, 'finding evidence links are append-only'); END;
 """),
 )
 
