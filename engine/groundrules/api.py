@@ -134,6 +134,7 @@ def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
 def _finding_tool(name: str) -> Callable:
     def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
         data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role,
+                                              trust=service.trust,
                                               writer=caller.writer())
         return Answer(True, data, warnings)
     return run
@@ -153,8 +154,7 @@ def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> 
 
 
 def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return {"redactions": service.evidence.redact(a["record_id"], by=caller.principal, reason=a["reason"],
-                                                  project=project)}
+    return service.evidence.erase(a["record_id"], by=caller.principal, reason=a["reason"], project=project)
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -265,6 +265,11 @@ class Service:
         except ValueError:                                  # not proven JSON: every check, as `call` runs them
             return self._answer(tool, json.loads(arguments_text), caller, None)
         return self._answer(tool, arguments, caller, arguments_text, decoded=True)
+
+    def answer(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> tuple[dict, str]:
+        """`call` unlogged, with the envelope's JSON text too: a batch writes that text, and the
+        envelope is made into text once, here, as `call` makes it. `decoded` as in `call`."""
+        return self._answer(tool, arguments, caller, None, decoded)
 
     def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None,
                 decoded: bool = False) -> tuple[dict, str]:

@@ -80,6 +80,8 @@ class ClaimMap:
     leeway_s: int
     required_claims: tuple
     cache_entries: int        # accepted tokens remembered (0: none)
+    max_lifetime_s: int       # the longest exp - iat accepted (0: no cap)
+    require_kid: bool         # a token must name its key
     keys: dict                # max_age_s, refetch_min_s, fetch_timeout_s, max_bytes
     principal: Template
     roles: tuple              # ((role, Condition, key path), ...)
@@ -170,7 +172,7 @@ def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
     return ClaimMap("claim_map", data["id"], ctx.source.file, tuple(data["scopes"]["claims"]),
                     tuple(data["scopes"]["required"]), tuple(data["scopes"]["supported"]),
                     tuple(tokens["algorithms"]), tokens["leeway_s"], tuple(tokens["required_claims"]),
-                    tokens["cache_entries"], dict(data["keys"]), principal, tuple(roles), tuple(projects), dict(data["messages"]))
+                    tokens["cache_entries"], tokens["max_lifetime_s"], tokens["require_kid"], dict(data["keys"]), principal, tuple(roles), tuple(projects), dict(data["messages"]))
 
 
 def unknown_roles(book) -> Iterator[Problem]:

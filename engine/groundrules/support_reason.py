@@ -76,6 +76,8 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
             if problem is not None:
                 return _unknown(table, table.render_message("malformed", {}, {"problem": problem})), None
             ctx = plain(ctx)     # valid only through subclasses (an OrderedDict): read it as the JSON it is
+        elif checker.fast is None:
+            ctx = plain(ctx)     # jsonschema accepts subclasses the compiled rules would not read
         decision = table.evaluate(ctx, trace=trace)
         primary = table.primary(decision, ctx)
         reasons = [_item(table, f.code, f.outputs) for f in decision.fired]

@@ -113,6 +113,11 @@ CASES = [
     ("verify_extraction", {"request": {}, "candidate": {}}, "agent", False),
     ("verify_extraction", verify_case("prohibitions", "dropped"), "agent", False),
     ("verify_extraction", verify_case("withdrawals", "zh_suanle_bie_xiu_le_fix_refused"), "agent", False),
+    ("verify_extraction", verify_case("derivations", "phone_not_derived"), "agent", False),
+    ("verify_extraction", verify_case("derivations", "date_unread"), "agent", False),
+    ("verify_extraction", verify_case("withdrawals", "ctx_earlier_turn_fix_refused"), "agent", False),
+    ("verify_extraction", verify_case("prohibitions", "zh_bu_yao_qu_xiao_ding_dan"), "agent", False),
+    ("verify_extraction", verify_case("joins", "colloquial_three_actions_merged"), "agent", False),
     ("query_findings", {"keyword": "漂移"}, "agent", False),
     ("query_findings", {"limit": "many"}, "agent", False),
     ("get_finding", {"finding_id": "F-000001"}, "agent", False),
@@ -234,6 +239,7 @@ def _fresh(prepared, name: str) -> tuple[Path, Path]:
     (folder / "root").mkdir(parents=True)
     (folder / "root" / "AGENTS.md").write_text("# 规则\n", encoding="utf-8")
     shutil.copy(db, folder / "ledger.db")
+    shutil.copy(f"{db}.keys", folder / "ledger.db.keys")        # its key store: the personal values open
     return folder / "ledger.db", folder / "root"
 
 
@@ -325,9 +331,14 @@ def test_the_cases_are_what_they_claim(prepared):
     outcomes = [(case[0], library[i]["ok"], (library[i]["error"] or {}).get("code")) for i, case in enumerate(CASES)]
     assert ("log_finding", False, "PERMISSION_DENIED") in outcomes
     refused = [library[i]["error"] for i, case in enumerate(CASES) if case[1] in (
-        verify_case("prohibitions", "dropped"), verify_case("withdrawals", "zh_suanle_bie_xiu_le_fix_refused"))]
+        verify_case("prohibitions", "dropped"), verify_case("withdrawals", "zh_suanle_bie_xiu_le_fix_refused"),
+        verify_case("derivations", "phone_not_derived"), verify_case("withdrawals", "ctx_earlier_turn_fix_refused"),
+        verify_case("prohibitions", "zh_bu_yao_qu_xiao_ding_dan"), verify_case("joins", "colloquial_three_actions_merged"))]
     assert [[issue["code"] for issue in error["issues"]] for error in refused] == [
-        ["PROHIBITION_DROPPED"], ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"]]
+        ["PROHIBITION_DROPPED"], ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"], ["VALUE_NOT_DERIVED"],
+        ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"], ["INTENT_ACTION_PROHIBITED"], ["INTENT_ACTIONS_MERGED"]]
+    unread = library[next(i for i, case in enumerate(CASES) if case[1] == verify_case("derivations", "date_unread"))]
+    assert unread["ok"] and [w["code"] for w in unread["warnings"]] == ["VALUE_QUOTE_UNREAD"]
     assert ("approve_rule", False, "UNKNOWN_TOOL") not in outcomes
     # issue 30: no label an agent picks makes a finding supported, on any transport; a runner's run does
     forgeries = [library[i] for i, case in enumerate(CASES) if case[2] == "agent" and case[0] == "log_finding"

@@ -10,6 +10,7 @@ from groundrules import EvidenceLedger, FindingLedger, Service
 from groundrules.decisions.crypto import DecisionKey
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
+from groundrules.store.keystore import SqliteKeyStore
 
 from decision_support import KEY_MATERIAL, START
 
@@ -25,20 +26,22 @@ def key() -> DecisionKey:
 
 
 @pytest.fixture
-def make_service(rulebook, db, key):
-    """make(**log options) -> a Service over both ledgers and a decision log on `db`."""
+def make_service(rulebook, db, key, tmp_path):
+    """make(**log options) -> a Service over both ledgers and a decision log on `db`, their
+    personal values sealed under data keys of one key store (tmp_path/keys)."""
     opened = []
 
     def make(book=None, *, logged: bool = True, **options) -> Service:
         book = book or rulebook
         ids = SequentialIds(start=100_000 * len(opened))
-        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=StepClock(START), rulebook=book)
+        keys = SqliteKeyStore(f"{db}.keys" if isinstance(db, Path) else tmp_path / "keys")
+        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=StepClock(START), rulebook=book, keys=keys)
         findings = FindingLedger(db, rulebook=book, clock=StepClock(START), ids=ids)
         log = None
         if logged:
             options.setdefault("ids", SequentialIds(start=100_000 * len(opened)))
             options.setdefault("clock", StepClock(START))
-            log = DecisionLog(db, key=options.pop("key", key), rulebook=book, **options)
+            log = DecisionLog(db, key=options.pop("key", key), data_keys=keys, rulebook=book, **options)
         service = Service(book, findings=findings, evidence=evidence, decisions=log)
         opened.append(service)
         return service

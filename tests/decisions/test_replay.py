@@ -96,6 +96,17 @@ def test_under_an_edited_rulebook_replay_reports_exactly_what_a_direct_rerun_cha
     assert contract(rulebook.schemas, "replay.v1.schema.json").located(result) is None
 
 
+def test_replay_over_workers_is_the_same_report(logged, rulebook, tmp_path):
+    """Forked workers re-run the calls a chunk at a time; the report is the one a single process makes."""
+    candidate = load_rulebook(edited(tmp_path))
+    one = replay.replay(logged.decisions, candidate, [rulebook], examples=50)
+    assert one["changed"] > 0
+    for workers, chunk_rows in ((2, 7), (3, 1)):
+        many = replay.replay(logged.decisions, candidate, [rulebook], examples=50, workers=workers, chunk_rows=chunk_rows,
+                             in_flight=2)
+        assert json.dumps(many, ensure_ascii=False) == json.dumps(one, ensure_ascii=False)
+
+
 def test_filters_by_tool_project_and_time(logged, rulebook):
     only = replay.replay(logged.decisions, rulebook, tools=["lock_message"], projects=["p2"])
     n = sum(1 for i, (tool, _) in enumerate(traffic()) if tool == "lock_message" and i % 3 == 0)

@@ -20,6 +20,7 @@ from groundrules.cli.main import main
 from groundrules.decisions.crypto import key_from_file
 from groundrules.decisions.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
+from groundrules.store.keystore import SqliteKeyStore
 
 from decision_support import KEY_MATERIAL
 
@@ -40,7 +41,8 @@ SAME = ("principal", "role", "project", "tool", "rulebook", "ok", "error_code", 
 
 
 def logged(db, key_file: Path, rulebook) -> list[dict]:
-    log = DecisionLog(db, key=key_from_file(key_file), rulebook=rulebook, purge_every_s=None)
+    log = DecisionLog(db, key=key_from_file(key_file), data_keys=SqliteKeyStore(key_file.parent / "keys"),
+                      rulebook=rulebook, purge_every_s=None)
     try:
         return [log.view(row, reveal=True) for row in log.rows()]
     finally:
@@ -49,10 +51,12 @@ def logged(db, key_file: Path, rulebook) -> list[dict]:
 
 def by_library(folder: Path, db, rulebook) -> list[dict]:
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)
-    log = DecisionLog(db, key=key_from_file(folder / "key"), rulebook=rulebook, ids=SequentialIds(start=IDS),
-                      clock=StepClock(CLOCK))
+    keys = SqliteKeyStore(folder / "keys")
+    log = DecisionLog(db, key=key_from_file(folder / "key"), data_keys=keys, rulebook=rulebook,
+                      ids=SequentialIds(start=IDS), clock=StepClock(CLOCK))
     service = Service(rulebook, findings=FindingLedger(db, rulebook=rulebook, clock=clock, ids=ids),
-                      evidence=EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"), rulebook=rulebook), decisions=log)
+                      evidence=EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"), rulebook=rulebook, keys=keys),
+                      decisions=log)
     caller = Caller(PRINCIPAL, "agent", (PROJECT,))
     out = [service.call(tool, arguments, caller) for tool, arguments in CALLS]
     for part in (log, service.findings, service.evidence):
@@ -62,7 +66,8 @@ def by_library(folder: Path, db, rulebook) -> list[dict]:
 
 def options(folder: Path, db) -> list[str]:
     return ["--db", str(db), "--project", PROJECT, "--operator", PRINCIPAL, "--role", "agent",
-            "--step-clock", CLOCK, "--sequential-ids", str(IDS), "--log-decisions", "--decision-key", str(folder / "key")]
+            "--step-clock", CLOCK, "--sequential-ids", str(IDS), "--log-decisions", "--decision-key", str(folder / "key"),
+            "--key-store", str(folder / "keys")]
 
 
 def by_cli(folder: Path, dbs: list, capsys) -> list[dict]:
@@ -90,10 +95,12 @@ def by_stdio(folder: Path, db) -> list[dict]:
 
 def by_http(folder: Path, db, rulebook) -> list[dict]:
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)
-    log = DecisionLog(db, key=key_from_file(folder / "key"), rulebook=rulebook, ids=SequentialIds(start=IDS),
-                      clock=StepClock(CLOCK))
+    keys = SqliteKeyStore(folder / "keys")
+    log = DecisionLog(db, key=key_from_file(folder / "key"), data_keys=keys, rulebook=rulebook,
+                      ids=SequentialIds(start=IDS), clock=StepClock(CLOCK))
     service = Service(rulebook, findings=FindingLedger(db, rulebook=rulebook, clock=clock, ids=ids),
-                      evidence=EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"), rulebook=rulebook), decisions=log)
+                      evidence=EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"), rulebook=rulebook, keys=keys),
+                      decisions=log)
     tokens = write_tokens(folder / "tokens.yaml", {"tok-a": (PRINCIPAL, "agent", [PROJECT])})
     with running(service, tokens) as url:
         out = agent_calls(url, "tok-a", CALLS)

@@ -131,7 +131,8 @@ def test_every_command_and_option_is_in_the_command_reference():
     ("drop a shared option", [f"groundrules {c}: --step-clock" for c in (
         "explain", "lock", "fold", "verify", "call", "serve", "findings list", "findings show",
         "findings approve-rule", "findings reject-rule", "evidence append", "evidence get", "evidence redact",
-        "evidence interpret", "evidence fold", "decisions list", "decisions show", "decisions purge")]),
+        "evidence interpret", "evidence fold", "decisions list", "decisions show", "decisions purge",
+        "decisions export", "decisions rekey")]),
 ])
 def test_the_reference_check_sees_what_is_missing(edit, expected, tmp_path):
     """The check is not vacuous: a section, an option or a shared option taken out of the page fails it."""

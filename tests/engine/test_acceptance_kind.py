@@ -77,6 +77,27 @@ def test_a_missing_state_and_a_missing_table_are_reported_at_their_lines(tmp_pat
     assert table.line == table_line and "findings_vocabulary" in table.message
 
 
+def test_a_row_no_corpus_case_fires_is_named_with_its_line(tmp_path):
+    """`every_row_fires`: a row added without a case of its own fails `groundrules test`, naming the
+    row's line in its table; a case it fires on makes it pass."""
+    import json
+    from table_edits import TableFile
+    root = _root(tmp_path)
+    table = TableFile(root / "rules/support_reason.yaml")
+    rows = table.at("rows")
+    table.insert_after(("rows", len(rows) - 1), f"""- id: {rows[0]['id']}.twice
+  code: {rows[0].get('code', rows[0]['id'])}
+  when: {{field: metrics.candidate_count, gt: 999}}""")
+    line = table.source.where(("rows", len(rows)))[0]
+    failed = [o for o in _failures(root) if ".every_row_fires." in o.id]
+    assert [o.id.rsplit(".", 1)[-1] for o in failed] == ["twice"]
+    assert f"rules/support_reason.yaml:{line})" in failed[0].message
+    case = json.loads(sorted((root / "tests/cases/support_reason").glob("*.json"))[0].read_text("utf-8"))
+    case.setdefault("metrics", {})["candidate_count"] = 1000
+    (root / "tests/cases/support_reason/many.json").write_text(json.dumps(case), encoding="utf-8")
+    assert [o for o in _failures(root) if ".every_row_fires." in o.id] == []
+
+
 def test_a_failing_check_points_at_the_test_that_failed(tmp_path):
     root = _root(tmp_path)
     _edit(root / "rules/support_reason.yaml", "  - no_candidates\n  - no_usable_evidence\n  - recorded_unresolved\n"

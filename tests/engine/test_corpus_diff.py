@@ -379,3 +379,54 @@ def _tests(cond):
             yield from _tests(inner)
     for child in cond.children:
         yield from _tests(child)
+
+
+def test_an_edit_no_case_tells_apart_is_a_warning_not_a_silent_zero(rulebook, tmp_path):
+    """Issue 36, item 3: an injected field's rank lowered by one (on the bundled tables no fold payload
+    changes): the edited row is counted against the values the fold asked, and when no case changed
+    the diff says so at the row's line instead of a silent zero."""
+    root = copied(tmp_path)
+    merge = TableFile(root / "rules" / "merge.yaml")
+    ranks = {code: out["rank"] for code, out in merge.at("sources", "outputs").items()}
+    merge.write_scalar(("sources", "outputs", "system", "rank"), ranks["system"] - 1)
+    diff = diff_of(rulebook, root)
+    [row] = [r for r in diff["edited_rows"] if r["table"] == "merge.sources"]
+    assert row["row"] == "system" and row["exercised"] > 0
+    line = merge.source.where(("sources", "rows", [r["id"] for r in merge.at("sources", "rows")].index("system")))[0]
+    warning = [t for t in lines(diff) if t.startswith("warning:")]
+    expected = [f"warning: rules/merge.yaml:{line}: row system of merge.sources was edited; it holds on "
+                f"{row['exercised']} of {row['values']} value(s) of tests/cases/fold, and no outcome "
+                "changed: no case tells the edit from the base; add one where it matters"]
+    assert warning == (expected if lines(diff)[-1].startswith("0 case(s) changed") else [])
+
+
+def test_an_added_row_no_case_reaches_is_named_at_its_line(rulebook, tmp_path):
+    root = copied(tmp_path)
+    table = TableFile(root / "rules" / "support_reason.yaml")
+    rows = table.at("rows")
+    table.insert_after(("rows", len(rows) - 1), f"- id: {rows[0]['id']}.unreached\n  code: "
+                       f"{rows[0].get('code', rows[0]['id'])}\n  when: {{field: metrics.candidate_count, gt: 999}}")
+    line = table.source.where(("rows", len(rows)))[0]
+    diff = diff_of(rulebook, root)
+    reach = {r["row"]: r["exercised"] for r in diff["edited_rows"] if r["table"] == "support_reason"}
+    assert reach == {f"{rows[0]['id']}.unreached": 0}
+    assert any(t.startswith(f"warning: rules/support_reason.yaml:{line}: row {rows[0]['id']}.unreached of "
+                            "support_reason was edited and no value of tests/cases/support_reason") for t in lines(diff))
+
+
+def test_a_refusal_message_reworded_shows_in_the_fold_and_the_ledger_corpora(rulebook, tmp_path):
+    """Issue 36, item 3: only the sentence of a refusal changes (the fold's DUPLICATE_ID, the
+    finding ledger's not-allowed move): each refused case shows it, before and after."""
+    root = copied(tmp_path)
+    refusals = TableFile(root / "rules" / "evidence_refusals.yaml")
+    refusals.prefix_value(("codes", "DUPLICATE_ID", "message"), "重复：")
+    states = TableFile(root / "rules" / "finding_states.yaml")
+    states.prefix_value(("messages", "not_via"), "不允许：")
+    diff = diff_of(rulebook, root)
+    refused = [c for c in diff["fold"]["changes"] if c["message"]]
+    assert refused and all(c["message"]["after"].startswith("重复：") and c["error"] is None for c in refused)
+    text = lines(diff)
+    assert "    refusal message" in text
+    calls = [call for c in diff["transitions"]["changes"] for call in c["calls"]]
+    assert calls and all(call["after"]["message"].startswith("不允许：") for call in calls)
+    assert not text[-1].startswith("0 case(s)")

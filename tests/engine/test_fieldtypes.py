@@ -96,10 +96,33 @@ def _hint(tmp_path, when) -> str:
 
 
 def test_an_unknown_field_hint_never_suggests_a_field_elsewhere_and_says_where_to_declare(tmp_path):
-    hint = _hint(tmp_path, {"field": "evidence", "any": {"field": "age_days", "gt": 365}})
-    assert "did you mean" not in hint                      # 'page' is no near miss of 'age_days'
-    assert hint.startswith("'evidence[]' has: ")           # what is there instead
+    """A near miss of a top-level field, written inside `evidence any`, is never suggested there;
+    what `evidence[]` has is listed instead. The fields are read from the contract, so a field an
+    analyst declares changes the probe, not the test."""
+    contract = json.loads((ROOT / "schemas" / CONTRACT).read_text("utf-8"))
+    inside = set(contract["properties"]["evidence"]["items"]["properties"])
+    elsewhere = sorted(f for f in contract["properties"] if f not in inside and len(f) > 6)
+    near_miss = elsewhere[0][:-1]                       # one letter short of a top-level field
+    hint = _hint(tmp_path, {"field": "evidence", "any": {"field": near_miss, "exists": True}})
+    assert f"'{elsewhere[0]}'" not in hint and f".{elsewhere[0]}'" not in hint
+    if "did you mean" in hint:
+        suggested = hint.split("did you mean '", 1)[1].split("'", 1)[0]
+        assert suggested.removeprefix("evidence[].") in inside, hint
+    else:
+        assert hint.startswith("'evidence[]' has: ")           # what is there instead
     assert f"schemas/{CONTRACT} under #/properties/evidence/items/properties" in hint
+
+
+def test_an_input_field_read_inside_a_list_is_pointed_to_the_outer_reference(tmp_path):
+    """Issue 36, item 2: inside `evidence any`, a field of the input is named with `$.` in the hint,
+    and written so it loads and reads the input."""
+    contract = json.loads((ROOT / "schemas" / CONTRACT).read_text("utf-8"))
+    inside = set(contract["properties"]["evidence"]["items"]["properties"])
+    outer = sorted(f for f in contract["properties"] if f not in inside and
+                   contract["properties"][f].get("type") == "string")[0]
+    hint = _hint(tmp_path, {"field": "evidence", "any": {"field": "quote", "eq": {"field": outer}}})
+    assert f"{{field: $.{outer}}}" in hint
+    assert _load(tmp_path, {"field": "evidence", "any": {"field": "quote", "eq": {"field": f"$.{outer}"}}}).table("t")
 
 
 def test_an_unknown_field_hint_names_the_def_to_extend(tmp_path):

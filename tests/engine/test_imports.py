@@ -23,6 +23,7 @@ FLOORS = (
                "groundrules.verification", "groundrules.findings", "groundrules.provenance")),
     ("registry", ("groundrules.api", "groundrules.access", "groundrules.claim_map", "groundrules.results",
                   "groundrules.vocabularies", "groundrules.listing")),
+    ("batch", ("groundrules.batch",)),
     ("decision log", ("groundrules.decisions",)),
     ("analyst's tools", ("groundrules.analyst",)),
     ("surface", ("groundrules", "groundrules.cli", "groundrules.transports")),

@@ -318,3 +318,62 @@ def test_full_width_punctuation_is_named_at_its_line(root, old, new, code):
     [problem] = lint(root).problems
     assert (problem.code, problem.file, problem.line) == (code, "rules/support_reason.yaml", at)
     assert "U+FF1A FULLWIDTH COLON" in problem.message and "'eq' is not a combinator" not in problem.message
+
+
+def _before_attempt_rows(root: Path) -> list[tuple[TableFile, int, str]]:
+    """(table, attempt row index, regex) of every attempt row whose `when` is one `before` match."""
+    out = []
+    for path in sorted((root / "locks").glob("*.yaml")):
+        table = TableFile(path)
+        for i, row in enumerate(table.data.get("attempt", ())):
+            if row["when"].get("field") == "before" and "matches" in row["when"]:
+                out.append((table, i, row["when"]["matches"]))
+    return out
+
+
+def test_an_attempt_rows_context_widened_to_anything_is_caught_at_its_line(root):
+    """The analyst widens a label's `before` regex to `.*`: every digit run after any such word, a
+    membership card number included, would be recorded as an invalid phone."""
+    table, i, rx = _before_attempt_rows(root)[0]
+    table.write_scalar(("attempt", i, "when", "matches"), rx[:rx.rindex("[^0-9]")] + ".*$")
+    line = table.source.where(("attempt", i, "when", "matches"))[0]
+    name = f"locks/{table.path.name}"
+    assert found(root, "context-admits-digits") == [(name, line, "error")]
+    table.write_scalar(("attempt", i, "when", "matches"), rx[:rx.rindex("[^0-9]")])     # no $: anywhere before
+    assert found(root, "unanchored-context") == [(name, line, "error")]
+    assert found(root, "context-admits-digits") == []
+
+
+
+def test_a_placeholder_in_a_label_is_caught_at_its_line(root):
+    """Labels are plain text: a template-looking label (with a filter that does not even exist) is
+    shipped with its braces; lint says so where it is written."""
+    table = TableFile(root / "rules" / "support_reason.yaml")
+    code = next(iter(table.at("outputs")))
+    table.write_scalar(("outputs", code, "label"), "缺失 {gaps|cnt} 个槽位")
+    line = table.source.where(("outputs", code, "label"))[0]
+    assert found(root, "label-placeholder") == [("rules/support_reason.yaml", line, "error")]
+
+
+SHADOW_TABLE = """kind: decision_table
+id: quote_topics
+input: knowledge-gateway.v1.schema.json
+hit_policy: first
+outputs: {count_quoted: {label: 引用了题量}, shenlun_count: {label: 引用了申论题量}}
+rows:
+  - id: count_quoted
+    when: {field: evidence, any: {field: quote, matches: 题量}}
+  - id: shenlun_count
+    when: {field: evidence, any: {all: [{field: quote, matches: 申论题量}, {field: id, exists: true}]}}
+"""
+
+
+def test_shadowing_through_a_list_quantifier_with_matches_is_caught_at_the_row(root):
+    """A row whose `any` item test finds a longer literal than an earlier row's can never fire
+    under `first`: lint says so at the later row, without waiting for an example to show it."""
+    (root / "rules" / "quote_topics.yaml").write_text(SHADOW_TABLE, encoding="utf-8")
+    line = SHADOW_TABLE.splitlines().index("  - id: shenlun_count") + 2
+    assert found(root, "shadowed-row") == [("rules/quote_topics.yaml", line, "error")]
+    (root / "rules" / "quote_topics.yaml").write_text(SHADOW_TABLE.replace("matches: 申论题量", "matches: 申论"),
+                                                      encoding="utf-8")
+    assert found(root, "shadowed-row") == []              # 申论 alone need not hold 题量

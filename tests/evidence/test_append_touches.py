@@ -60,9 +60,9 @@ def split(interpretations: list) -> list:
     return out
 
 
-def new_ledger(rulebook, path, now: str) -> EvidenceLedger:
+def new_ledger(rulebook, path, now: str, keys=None) -> EvidenceLedger:
     n = iter(range(1, 10**6))
-    return EvidenceLedger(str(path), ids=lambda: f"R{next(n)}", clock=lambda: now, rulebook=rulebook)
+    return EvidenceLedger(str(path), ids=lambda: f"R{next(n)}", clock=lambda: now, rulebook=rulebook, keys=keys)
 
 
 CORPUS = [(g, case) for g in GROUPS for case in group(g)]
@@ -106,7 +106,7 @@ def message(mid: str, subject: str, text: str) -> dict:
 def project(request, rulebook, tmp_path):
     """A ledger whose project holds two demands, each with a message and its locks."""
     db = str(tmp_path / "l.sqlite") if request.param == "sqlite" else request.getfixturevalue("pg_db")
-    ledger = new_ledger(rulebook, db, NOW)
+    ledger = new_ledger(rulebook, db, NOW, tmp_path / "keys")
     ledger.append_message(message("m1", "demand_1", "不方便接电话，微信 wx_wang01"))
     ledger.append_message(message("m2", "demand_2", "第二批送到 B 地，手机 13812345678"))
     yield ledger

@@ -26,7 +26,7 @@ def served(request, tmp_path):
     db = str(tmp_path / "l.sqlite") if request.param == "sqlite" else request.getfixturevalue("pg_db")
     n = itertools.count()
     ledger = EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00",
-                            rulebook=default_rulebook(), project="p1")
+                            rulebook=default_rulebook(), project="p1", keys=tmp_path / "keys")
     yield Service(ledger._book, evidence=ledger), ledger
     ledger.close()
 
@@ -41,10 +41,11 @@ def fill(ledger: EvidenceLedger, subjects: int) -> None:
     for s in range(subjects):
         at = f"2029-{1 + s % 12:02d}-{1 + s % 28:02d}T{s % 24:02d}:{s % 60:02d}:00+08:00"
         record = dict(sample, id=f"o{s}", subject=f"other_{s}", observed_at=at, recorded_at=at)
-        rows.append(ledger._filed(record))
-        rows.append(ledger._filed(dict(record, id=f"o{s}b", content="明天再说")))
+        rows.append(ledger._filed(record, "p1"))
+        rows.append(ledger._filed(dict(record, id=f"o{s}b", content="明天再说"), "p1"))
         rows.append(ledger._filed({"id": f"L-o{s}", "type": "lock", "observed_at": at, "recorded_at": at,
-                                    "lock": dict(lock, id=f"L-o{s}", locator=dict(lock["locator"], message_id=f"o{s}"))}))
+                                    "lock": dict(lock, id=f"L-o{s}", locator=dict(lock["locator"], message_id=f"o{s}"))},
+                                   "p1"))
         interpretations.append({"id": f"I-o{s}", "events": [{"id": f"e-o{s}", "type": "decline", "slot": "phone",
                                                               "evidence": [f"o{s}"]}],
                                 "dispositions": [{"lock": f"L-o{s}", "dismissed": "noise"}]})

@@ -43,7 +43,7 @@ def service(request, rulebook, tmp_path):
     elif request.param == "sqlite":
         ledger = EvidenceLedger(str(tmp_path / "e.sqlite"), **options)
     else:
-        ledger = EvidenceLedger(request.getfixturevalue("pg_db"), **options)
+        ledger = EvidenceLedger(request.getfixturevalue("pg_db"), keys=tmp_path / "keys", **options)
     yield Service(rulebook, evidence=ledger)
     ledger.close()
 

@@ -42,7 +42,7 @@ def ledger(request, rulebook, tmp_path):
     if request.param == "memory":
         return MemoryLedger(**kwargs)
     if request.param == "postgres":
-        opened = EvidenceLedger(request.getfixturevalue("pg_db"), **kwargs)
+        opened = EvidenceLedger(request.getfixturevalue("pg_db"), keys=tmp_path / "keys", **kwargs)
         request.addfinalizer(opened.close)
         return opened
     return SqliteLedger(str(tmp_path / "ledger.sqlite"), **kwargs)
@@ -231,9 +231,9 @@ def test_append_message_locks_it_with_the_lock_tables(ledger):
     assert all(r["type"] == "lock" for r in ledger.records()[1:])
 
 
-def test_the_database_refuses_update_delete_and_replace_in_sql(rulebook, database):
+def test_the_database_refuses_update_delete_and_replace_in_sql(rulebook, database, tmp_path):
     path, connect, refusal = database
-    ledger = EvidenceLedger(path, ids=counter("R"), clock=ticking(), rulebook=rulebook)
+    ledger = EvidenceLedger(path, ids=counter("R"), clock=ticking(), rulebook=rulebook, keys=tmp_path / "keys")
     ledger.append_all([MESSAGE, LOCK])
     db = connect()
     attempts = [
@@ -270,15 +270,15 @@ def test_the_database_refuses_update_delete_and_replace_in_sql(rulebook, databas
         db.rollback()
     db.close()
     ledger.close()
-    reopened = EvidenceLedger(path, ids=counter("X"), clock=ticking(), rulebook=rulebook)
+    reopened = EvidenceLedger(path, ids=counter("X"), clock=ticking(), rulebook=rulebook, keys=tmp_path / "keys")
     assert [r["id"] for r in reopened.records()] == ["E41", "L1"]
     assert reopened.records()[1]["lock"]["locator"] == LOCK["lock"]["locator"]
     reopened.close()
 
 
-def test_every_store_holds_the_same_records(rulebook, database):
+def test_every_store_holds_the_same_records(rulebook, database, tmp_path):
     stores = [MemoryLedger(ids=counter("R"), clock=ticking(), rulebook=rulebook),
-              EvidenceLedger(database[0], ids=counter("R"), clock=ticking(), rulebook=rulebook)]
+              EvidenceLedger(database[0], ids=counter("R"), clock=ticking(), rulebook=rulebook, keys=tmp_path / "keys")]
     for store in stores:
         store.append_all([MESSAGE, LOCK])
         store.redact("L1", by="dpo", reason="why")

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from groundrules import EvidenceLedger
-from groundrules.store import evidence_postgres, evidence_rows, evidence_sqlite
+from groundrules.store import evidence_postgres, evidence_rows, evidence_sqlite, sealing
 
 MESSAGE = {"id": "m1", "type": "message", "role": "user", "state": "sent", "subject": "demand_1",
            "content": "不方便接电话，微信 wx_wang01"}
@@ -19,9 +19,9 @@ NOW = "2030-01-02T00:00:00+08:00"
 OLD_COLUMNS = ("project", "id", "type", "message_id", "lock_id", "recorded_at", "body", "personal", "digests")
 
 
-def ledger_on(db, rulebook) -> EvidenceLedger:
+def ledger_on(db, rulebook, keys=None) -> EvidenceLedger:
     n = itertools.count()
-    return EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00",
+    return EvidenceLedger(db, ids=lambda: f"R{next(n)}", clock=lambda: "2030-01-01T00:00:00+08:00", keys=keys,
                           rulebook=rulebook, project="p1")
 
 
@@ -32,7 +32,9 @@ def old_rows(rulebook, tmp_path) -> tuple[list[dict], dict]:
     lock = stored[1]["id"]
     interpretation = {"id": "I1", "events": [{"id": "e1", "type": "set", "slot": "wechat", "value": "wx_wang01",
                                               "evidence": [lock]}], "dispositions": [{"lock": lock, "slot": "wechat"}]}
-    rows = [dict(evidence_rows.row(scratch._filed(r)), project="p1") for r in stored]
+    filed = [scratch._filed(r, "p1") for r in stored]          # as they were kept then: in the clear
+    rows = [dict(evidence_rows.row(dict(f, personal=scratch.sealer.open(f["personal"], sealing.record_data("p1", f["id"])))),
+                 project="p1") for f in filed]
     scratch.close()
     return rows, interpretation
 
@@ -70,9 +72,9 @@ def old_ledger(request, rulebook, tmp_path):
     return uri, interpretation
 
 
-def test_an_old_ledger_is_upgraded_and_its_interpretations_found_by_their_keys(old_ledger, rulebook):
+def test_an_old_ledger_is_upgraded_and_its_interpretations_found_by_their_keys(old_ledger, rulebook, tmp_path):
     db, interpretation = old_ledger
-    ledger = ledger_on(db, rulebook)
+    ledger = ledger_on(db, rulebook, tmp_path / "keys")
     try:
         with ledger.store.read("p1") as tx:
             assert [r["id"] for r in tx.rows_about("demand_1")] == ["m1"]
@@ -85,6 +87,6 @@ def test_an_old_ledger_is_upgraded_and_its_interpretations_found_by_their_keys(o
         assert ledger.interpretations() == []
     finally:
         ledger.close()
-    again = ledger_on(db, rulebook)                                # keyed once: nothing is pending
+    again = ledger_on(db, rulebook, tmp_path / "keys")                                # keyed once: nothing is pending
     assert again.store.unkeyed() == []
     again.close()

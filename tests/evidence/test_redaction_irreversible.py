@@ -48,7 +48,7 @@ def test_the_brute_force_finds_nothing_in_the_database(rulebook, tmp_path, key):
     record = {"id": "m_7", "type": "message", "role": "user", "state": "sent", "content": f"我的手机是 {MOBILE}"}
     stored = service.call("append_evidence", {"record": record}, REVIEWER)["data"]["records"]
     assert any(r["type"] == "lock" and r["lock"]["normalized_value"] == MOBILE for r in stored)
-    assert MOBILE.encode() in file_bytes(db)                     # the scan sees the number while it is there
+    assert MOBILE.encode() not in file_bytes(db)                 # sealed: never in the database in the clear
     assert service.call("redact_evidence", {"record_id": "m_7", "reason": "用户要求删除"}, REVIEWER)["ok"]
     assert MOBILE.encode() not in file_bytes(db)                 # a copy taken while the server runs
     ledger.close()

@@ -317,3 +317,35 @@ def test_a_provenance_table_naming_what_no_table_defines_fails_the_ledgers_load(
     with pytest.raises(RulesError) as raised:
         FindingLedger(sqlite_db, rulebook=book)
     assert [(p.code, p.key) for p in raised.value.problems] == [("unknown-name", key)]
+
+
+def test_an_agent_relays_a_runners_signed_run_and_it_keeps_its_weight(people, tmp_path):
+    """Issue 30, item 3: the runner signs its result (the trust store lets it vouch for its methods);
+    an agent that relays it byte for byte gets a link that counts, one that changes a byte, signs with
+    an unknown key or vouches for a method the signer may not is refused and writes nothing."""
+    from joserfc.jwk import OKPKey
+    from groundrules.provenance.signatures import sign
+    from groundrules.provenance.trust import load_trust
+    agent, _, _ = people
+    key = OKPKey.generate_key("Ed25519", parameters={"kid": "ci-2026"})
+    methods = [m for m in PROVENANCE["writers"][[w["role"] for w in PROVENANCE["writers"]].index("runner")]["methods"]
+               if m != RUN["method"]]
+    flow = ", ".join(f"{k}: {v}" for k, v in key.as_dict(private=False).items())
+    (tmp_path / "trust.yaml").write_text(f"signers:\n  ci-runner:\n    keys: [{{{flow}}}]\n"
+                                         f"    methods: [{RUN['method']}]\n", encoding="utf-8")
+    agent.service = agent.service.with_trust(load_trust(tmp_path / "trust.yaml"))
+    fid = ok(agent.call("log_finding", finding(epistemic_state="provisional")))["finding_id"]
+    signed = sign(RUN, key.as_dict(private=True))
+    stranger = sign(RUN, OKPKey.generate_key("Ed25519", parameters={"kid": "who"}).as_dict(private=True))
+    for bad in (dict(signed, excerpt="3/3 次复现误差翻三倍"), stranger,
+                sign(dict(RUN, method=methods[0]), key.as_dict(private=True))):
+        error = refused(agent.call("add_evidence", {"finding_id": fid, "evidence": bad}), "INVALID_ARGUMENT")
+        assert error["field"] == "evidence.signature"
+    assert version(agent, fid) == 1
+    added = ok(agent.call("add_evidence", {"finding_id": fid, "evidence": signed}))
+    assert added["support"][0]["independent"] is True
+    moved = ok(agent.call("set_finding_state", {"finding_id": fid, "epistemic_state": "supported",
+                                                "reason": "CI 签署的复现", "expected_version": 2}))
+    assert moved["to"] == "supported"
+    shown = ok(agent.call("get_finding", {"finding_id": fid}))["evidence"]
+    assert [e["writer"].get("signer") for e in shown] == ["ci-runner"]

@@ -95,6 +95,23 @@ def test_broken_tables_do_not_load(tmp_path, edit, code):
     assert code in [p.code for p in info.value.problems]
 
 
+def test_an_undefined_state_is_one_problem_at_its_line_with_no_cascade(tmp_path):
+    """A move into a state the machine lacks is reported there, once: the table's examples, which
+    name the machine, are not reported as naming an unknown machine (issue 36, item 4)."""
+    text = BROKEN + """examples:
+  - {machine: m, from: a, to: b, given: {}, result: ok}
+  - {machine: m, from: b, to: c, given: {}, result: ok}
+"""
+    root = _table_root(tmp_path, text.replace("to: b}", "to: bb}"))
+    with pytest.raises(RulesError) as info:
+        load_rulebook(root, [root / "rules" / "t.yaml"])
+    assert [(p.code, p.key) for p in info.value.problems] == [("unknown-state", "machines.m.transitions[0].to")]
+    root = _table_root(tmp_path / "other", text.replace("machine: m, from: a", "machine: n, from: a"))
+    with pytest.raises(RulesError) as info:                 # a machine really unknown is still named
+        load_rulebook(root, [root / "rules" / "t.yaml"])
+    assert [p.code for p in info.value.problems] == ["unknown-machine"]
+
+
 def test_guard_fields_are_checked_against_the_facts_contract(tmp_path):
     text = (ROOT / "rules" / "finding_states.yaml").read_text(encoding="utf-8").replace(
         "field: finding.lifecycle_state, eq: active", "field: finding.lifecycel_state, eq: active")

@@ -20,12 +20,12 @@ NOW = "2030-01-02T00:00:00Z"
 
 
 @pytest.fixture
-def service(pg_db):
+def service(pg_db, tmp_path):
     book = default_rulebook()
     n = itertools.count()
     findings = FindingLedger(pg_db, rulebook=book)
     evidence = EvidenceLedger(pg_db, ids=lambda: f"R{next(n)}-{time.monotonic_ns()}",
-                              clock=lambda: "2030-01-01T00:00:00Z", rulebook=book)
+                              clock=lambda: "2030-01-01T00:00:00Z", rulebook=book, keys=tmp_path / "keys")
     yield Service(book, findings=findings, evidence=evidence)
     findings.close()
     evidence.close()

@@ -117,3 +117,43 @@ def test_a_second_sigterm_stops_waiting_and_still_commits_nothing_unanswered(tmp
     for thread in threads:
         thread.join(60)
     assert committed(tmp_path) == set()
+
+
+def test_sigterm_with_evidence_writes_sharing_one_request_id_on_a_session_answers_every_commit(tmp_path):
+    """Issue 35, item 5: the drain with ledger writes whose calls share one JSON-RPC id on one
+    session (the hang a past campaign found), and the evidence ledger's commits, not the finding
+    ledger's: every record committed was acknowledged, and each caller heard back."""
+    proc, url = start(tmp_path)
+    wire = Wire(url, ALPHA, timeout=60)
+    session = wire.session()
+    answers: list = []
+    lock = threading.Lock()
+
+    def fire(n: int) -> None:
+        record = {"id": f"m{n}", "type": "message", "role": "user", "state": "sent",
+                  "content": f"第 {n} 条：微信 wx_drain{n:03d}"}
+        try:
+            outcome = wire.call(session, "append_evidence", {"record": record}, 7).json()
+        except (httpx2.TransportError, json.JSONDecodeError) as exc:
+            outcome = {"transport": type(exc).__name__}
+        with lock:
+            answers.append(outcome)
+
+    threads = [threading.Thread(target=fire, args=(n,)) for n in range(40)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(GRACE_S + 30)
+    for thread in threads:
+        thread.join(60)
+    assert code == 0, (tmp_path / "server.log").read_text("utf-8")[-3000:]
+    acknowledged = {a["result"]["structuredContent"]["data"]["records"][0]["id"] for a in answers
+                    if "result" in a and a["result"]["structuredContent"]["ok"]}
+    conn = sqlite3.connect(tmp_path / "ledger.db")
+    try:
+        stored = {row[0] for row in conn.execute("SELECT id FROM ledger_records WHERE type = 'message'")}
+    finally:
+        conn.close()
+    assert stored == acknowledged                                      # nothing committed unanswered
+    assert len(answers) == 40 and acknowledged                        # every caller heard back; some got in

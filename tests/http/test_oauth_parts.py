@@ -217,3 +217,32 @@ def _edited_root(root, **keys):
     table.update(keys)
     (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True), encoding="utf-8")
     return root
+
+
+def test_a_token_living_longer_than_the_cap_or_without_iat_is_refused(rulebook, local, k1, tmp_path):
+    """Issue 35, item 4: a token with exp 1e308 was accepted. The cap is the claim map's."""
+    _, verifier = local
+    cap, now = verifier.map.max_lifetime_s, int(time.time())
+    assert cap > 0
+    assert isinstance(check(verifier, signed(k1, iat=now, exp=now + cap)), Checked)
+    assert check(verifier, signed(k1, iat=now, exp=now + cap + 1)) == Denied("too_long_lived", 401)
+    assert check(verifier, signed(k1, iat=now, exp=1e308)) == Denied("too_long_lived", 401)
+    claims = {"iss": ISSUER, "aud": RESOURCE, "sub": "u-1", "scope": "groundrules", "exp": now + 60}   # no iat
+    assert check(verifier, jwt.encode({"alg": "RS256", "kid": "k1"}, claims, k1)) == Denied("too_long_lived", 401)
+    uncapped = _edited_root(tmp_path / "u", tokens=dict(yaml.safe_load(
+        (ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))["tokens"], max_lifetime_s=0))
+    assert verifier.use(load_rulebook(uncapped))
+    assert isinstance(check(verifier, signed(k1, iat=now, exp=now + cap + 1)), Checked)
+
+
+def test_a_token_without_a_key_id_is_refused_unless_the_table_allows_it(rulebook, local, k1, tmp_path):
+    _, verifier = local
+    now = int(time.time())
+    claims = {"iss": ISSUER, "aud": RESOURCE, "sub": "u-1", "scope": "groundrules", "iat": now, "exp": now + 300}
+    token = jwt.encode({"alg": "RS256", "typ": "at+jwt"}, claims, k1)      # the key set holds this one key
+    assert verifier.map.require_kid is True
+    assert check(verifier, token) == Denied("no_key_id", 401)
+    lenient = _edited_root(tmp_path / "k", tokens=dict(yaml.safe_load(
+        (ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))["tokens"], require_kid=False))
+    assert verifier.use(load_rulebook(lenient))
+    assert isinstance(check(verifier, token), Checked)

@@ -47,7 +47,8 @@ def test_healthz_and_readyz_answer_without_a_token_and_say_nothing_of_a_project(
     assert httpx2.get(base + "/healthz").json() == {"status": "ok"}
     ready = httpx2.get(base + "/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"status": "ready", "rulebook": service.book.version, "findings": "ok", "evidence": "ok"}
+    assert ready.json() == {"status": "ready", "rulebook": service.book.version, "findings": "ok", "evidence": "ok",
+                            "credentials": "ok"}
 
 
 def test_readyz_names_the_part_that_fails(rulebook, tmp_path):

@@ -21,6 +21,7 @@ class Message:
     invalid: tuple          # (start, end)
     ids: tuple              # (start, end, valid)
     cards: tuple            # (start, end, valid)
+    other: tuple = ()       # (kind, start, end, normalized value, valid): the `locks:` labels of any other kind
 
     def as_message(self) -> dict:
         return {"id": self.id, "role": self.role, "content": self.text}
@@ -61,8 +62,24 @@ def load(folder: Path = CORPUS) -> list[Message]:
                                tuple(_spans(text, m.get("phones", []), mid)),
                                tuple(_spans(text, m.get("invalid", []), mid)),
                                tuple(_spans(text, m.get("ids", []), mid)),
-                               tuple(_spans(text, m.get("cards", []), mid))))
+                               tuple(_spans(text, m.get("cards", []), mid)),
+                               tuple(_other(text, m.get("locks", {}), mid))))
     return out
+
+
+def _other(text: str, labels: dict, where: str) -> list[tuple]:
+    """`locks: {kind: [[quote, value], [quote, value, false], ...]}`: labels of a lock kind the four
+    lists above do not name (a kind an analyst's table adds), valid unless marked false."""
+    out = []
+    for kind, items in sorted(labels.items()):
+        for start, end, value, *valid in _spans(text, items, f"{where} {kind}"):
+            out.append((kind, start, end, value, valid[0] if valid else True))
+    return out
+
+
+def other_kinds(messages: list[Message]) -> tuple:
+    """The kinds some message labels under `locks:`: every message is read for them."""
+    return tuple(sorted({label[0] for m in messages for label in m.other}))
 
 
 def rules(folder: Path = CORPUS) -> dict[str, str]:
@@ -71,8 +88,9 @@ def rules(folder: Path = CORPUS) -> dict[str, str]:
             (yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml")))}
 
 
-def read(locks: list[dict]) -> dict:
-    """What the lock tables read in one message, in the labels' shape."""
+def read(locks: list[dict], kinds: tuple = ()) -> dict:
+    """What the lock tables read in one message, in the labels' shape (with the `locks:` labels of
+    `kinds`)."""
     def span(c: dict) -> tuple:
         return c["locator"]["start"], c["locator"]["end"]
     return {
@@ -80,8 +98,11 @@ def read(locks: list[dict]) -> dict:
         "invalid": tuple(span(c) for c in locks if c["kind"] == "phone" and not c["valid"]),
         "ids": tuple(span(c) + (c["valid"],) for c in locks if c["kind"] == "resident_id"),
         "cards": tuple(span(c) + (c["valid"],) for c in locks if c["kind"] == "bank_card"),
+        "locks": tuple(sorted((c["kind"],) + span(c) + (c["normalized_value"], c["valid"]) for c in locks
+                              if c["kind"] in kinds)),
     }
 
 
-def labelled(m: Message) -> dict:
-    return {"phones": m.phones, "invalid": m.invalid, "ids": m.ids, "cards": m.cards}
+def labelled(m: Message, kinds: tuple = ()) -> dict:
+    return {"phones": m.phones, "invalid": m.invalid, "ids": m.ids, "cards": m.cards,
+            "locks": tuple(sorted(label for label in m.other if label[0] in kinds))}

@@ -9,6 +9,7 @@ from groundrules import lock
 
 MESSAGES = chat_corpus.load()
 RULES = chat_corpus.rules()
+KINDS = chat_corpus.other_kinds(MESSAGES)      # kinds labelled under `locks:` (an analyst's new table)
 
 # The categories issues 11 and 22 list (and the seed's test-number rule); the corpus may hold more.
 REQUIRED = {"country_code", "trunk_zero", "invisible_separators", "lone_digit", "bank_cards", "resident_ids",
@@ -31,8 +32,8 @@ def test_every_message_is_read_as_labelled(lock_book):
     (span and validity): exactly the labels, message by message. All mismatches are listed."""
     wrong = []
     for m in MESSAGES:
-        got = chat_corpus.read(lock(m.as_message(), lock_book))
-        want = chat_corpus.labelled(m)
+        got = chat_corpus.read(lock(m.as_message(), lock_book), KINDS)
+        want = chat_corpus.labelled(m, KINDS)
         for key in want:
             if got[key] != want[key]:
                 wrong.append(f"{m.id} {key}: labelled {_shown(m.text, want[key])}, read {_shown(m.text, got[key])}"
@@ -41,14 +42,15 @@ def test_every_message_is_read_as_labelled(lock_book):
 
 
 def _shown(text: str, spans: tuple) -> list:
-    return [(text[s[0]:s[1]],) + tuple(s[2:]) for s in spans]
+    return [(s[0], text[s[1]:s[2]]) + tuple(s[3:]) if isinstance(s[0], str) else (text[s[0]:s[1]],) + tuple(s[2:])
+            for s in spans]
 
 
 @pytest.mark.parametrize("category", sorted(RULES))
 def test_each_category_reads_its_rule(lock_book, category):
     """One test per category, named by the rule its messages pin, so a failure names the decision."""
     for m in (m for m in MESSAGES if m.category == category):
-        assert chat_corpus.read(lock(m.as_message(), lock_book)) == chat_corpus.labelled(m), \
+        assert chat_corpus.read(lock(m.as_message(), lock_book), KINDS) == chat_corpus.labelled(m, KINDS), \
             f"{m.id}: {m.text!r} breaks '{RULES[category]}'"
 
 
@@ -77,8 +79,31 @@ def test_corpus_phone_numbers_are_placeholders():
                     or value in PUBLIC_SERVICE_NUMBERS), f"{m.id}: {value} is not a placeholder"
 
 
-def test_labels_are_well_formed():
-    """A label's quote is its span of the text and a value is 11 ASCII digits."""
+def _lengths(book, kind: str) -> list[tuple[int, int]]:
+    """The (min, max) lengths the lock tables' `length` checks allow a valid value of `kind`."""
+    out = []
+    for table in book.of_kind("lock_patterns"):
+        for pattern in book.sources[table.id].data["patterns"]:
+            if pattern["kind"] == kind:
+                for check in pattern.get("validate", ()):
+                    if check.get("check") == "length":
+                        out.append((check.get("equals", check.get("min", 0)),
+                                    check.get("equals", check.get("max", 10 ** 6))))
+    return out
+
+
+def test_labels_are_well_formed(lock_book):
+    """A label's quote is its span of the text, and a valid value is ASCII digits of a length the lock
+    tables allow its kind (the phone tables' lengths for `phones`; a `locks:` label names a kind some
+    table locks)."""
+    phone = _lengths(lock_book, "phone")
+    assert phone, "no lock table checks a phone's length"
     for m in MESSAGES:
         for start, end, value in m.phones:
-            assert end > start and len(value) == 11 and value.isascii() and value.isdigit(), m.id
+            assert end > start and value.isascii() and value.isdigit(), m.id
+            assert any(lo <= len(value) <= hi for lo, hi in phone), f"{m.id}: {value} has no phone length {phone}"
+        for kind, start, end, value, valid in m.other:
+            lengths = _lengths(lock_book, kind)
+            assert end > start and any(t.id for t in lock_book.of_kind("lock_patterns")
+                                       for p in lock_book.sources[t.id].data["patterns"] if p["kind"] == kind), m.id
+            assert not valid or not lengths or any(lo <= len(value) <= hi for lo, hi in lengths), m.id

@@ -353,6 +353,20 @@ def test_a_given_quote_missing_from_its_text_fails_the_example(tmp_path):
         ("tickets:drop.inside_a_code", "no example has a candidate on which the rule holds")]
 
 
+def test_a_rule_example_given_may_name_the_pattern_a_row_reads(tmp_path):
+    """A row reading `pattern` in `inside` can be shown by an example whose given candidate names
+    its pattern (issue 36, item 4); without it, the given candidate has no pattern to match."""
+    text = TICKETS.replace("when: {field: inside, any: {field: kind, eq: code}}",
+                           "when: {field: inside, any: {field: pattern, eq: codes.code}}")
+    named = text.replace('given: [{kind: code, quote: "C123-456"}]',
+                         'given: [{kind: code, quote: "C123-456", pattern: codes.code}]')
+    (tmp_path / "named").mkdir()
+    (tmp_path / "unnamed").mkdir()
+    assert all(o.ok for o in run_all(book(tmp_path / "named", tickets=named)))
+    failed = [o.id for o in run_all(book(tmp_path / "unnamed", tickets=text)) if not o.ok]
+    assert "tickets:drop.inside_a_code:1" in failed
+
+
 # ---- the bundled tables: their examples hold with every lock table loaded ------------------------
 
 def _bundled_examples():
@@ -395,3 +409,8 @@ def test_every_given_candidate_is_what_the_other_tables_find(lock_book, test_id,
     found = [(r.kind, r.start, r.end, r.valid) for t in lock_book.of_kind("lock_patterns") for p in t.patterns
              for r in raw_candidates(p, "m", example.get("role", "user"), example.get("state", "sent"), text)]
     assert (given["kind"], start, start + len(given["quote"]), given.get("valid", True)) in found
+    if "pattern" in given:                      # and the pattern it names is the one that finds it
+        patterns = [r.pattern for t in lock_book.of_kind("lock_patterns") for p in t.patterns
+                    for r in raw_candidates(p, "m", example.get("role", "user"), example.get("state", "sent"), text)
+                    if (r.kind, r.start, r.end) == (given["kind"], start, start + len(given["quote"]))]
+        assert given["pattern"] in patterns

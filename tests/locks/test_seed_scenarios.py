@@ -97,12 +97,14 @@ def test_every_dash_an_ime_types_is_a_hyphen(lock_book, dash):
 @pytest.mark.parametrize("text, value, valid", [
     ("138.1234.5678", "13812345678", True), ("138/1234/5678", "13812345678", True),
     ("188．1234．5678", "18812345678", True), ("128.1234.5678", "12812345678", False),
-    ("138，1234，5678", None, None), ("138.1234/5678", None, None), ("13.8.1234.5678", None, None),
+    ("138，1234，5678", "13812345678", True), ("138~1234~5678", "13812345678", True),
+    ("138 / 1234 / 5678", "13812345678", True),
+    ("138.1234/5678", None, None), ("13.8.1234.5678", None, None), ("138 /1234/ 5678", None, None),
 ])
 def test_dots_and_slashes_in_a_phones_shape_are_separators_and_the_same_rule_decides(lock_book, text, value, valid):
-    """Issue 22 item 8: a phone's 3-4-4 groups joined by one dot or slash, twice, are a number; the
-    separators are deleted like spaces and the structural rule (11 digits, 1, 3-9) decides. Mixed or
-    other groupings are no phone shape."""
+    """Issue 22 item 8, issue 31 item 6: a phone's 3-4-4 groups joined by one dot, slash, comma
+    (full-width too) or tilde, twice, spaced alike or not, are a number; the separators are deleted
+    like spaces and the structural rule (11 digits, 1, 3-9) decides. Mixed groupings are no phone shape."""
     phones = [(c["quote"], c["normalized_value"], c["valid"]) for c in only(lock(user(text), lock_book), "phone")]
     assert phones == ([] if value is None else [(text, value, valid)])
 

@@ -33,7 +33,8 @@ REVIEWER = Caller("user:alice", "reviewer", ("p1",))
 # 128.6 KB, which raised the tools/list budget from 128,000; with the evidence contract's scope and
 # lock shapes (issue 22) 141.3 KB, which raised it to 150,000; with the writer every record, link and
 # event names and each fold entry's provenance verdict (issue 30) 155.5 KB, which raised it to
-# 160,000. With the listing made the contract (issue 32, item 1: enums from the tables, every
+# 160,000; the model-facing budget went to 41,000 with the redaction's erased answer (issue 35:
+# 40.2 KB). With the listing made the contract (issue 32, item 1: enums from the tables, every
 # argument typed and written out, the whole knowledge-gateway context inline for explain_support)
 # 41.7 KB model-facing, which raised it to 43,000; with draft_candidate and draft_interpretation
 # (item 4, 24 tools) 45.6 KB, which raised it to 47,000, and the tools/list to 175,000. The compact

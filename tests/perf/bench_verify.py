@@ -6,6 +6,11 @@ The baseline is a bare `str.find` pass over the same 50 quotes, measured in the 
 ratio says what the rest of verification (contract, selection, descriptions, phrase scans,
 report) costs on top of grounding. Target: median <= 5 ms per 50-field verification.
 
+3. accuracy on the labelled request corpus (tests/cases/verify_requests, issue 31): per family and
+   split, the share of bad candidates refused and of good ones accepted (targets: train >= 0.99
+   both; held-out >= 0.97 refused, >= 0.98 accepted).
+Throughput against main's code: tests/perf/bench_verify_ab.py.
+
 Run: .venv/bin/python tests/perf/bench_verify.py [--tiny]
 (--tiny: a few verifications each: proves the script runs.)
 """
@@ -98,6 +103,20 @@ def main(tiny: bool) -> None:
     print(f"bare str.find baseline: median {base * 1e6:8.1f} µs per 50 quotes    "
           f"{len(quotes) / base:10.0f} quotes/s")
     print(f"ratio verify / bare find: {big / base:.1f}x")
+    accuracy(book)
+
+
+def accuracy(book) -> None:
+    from request_corpus import SPLITS, score, totals       # here: bench_verify_ab imports this file's big_case alone
+    for split in SPLITS:
+        by_family, misses = score(split, book)
+        print(f"request corpus, {split}:")
+        for family, t in sorted(by_family.items()) + [("all", totals(by_family))]:
+            (ref, nbad), (acc, ngood) = t["bad"], t["good"]
+            print(f"  {family:20s} bad refused {ref:4d}/{nbad:<4d} {ref / nbad:6.3f}   "
+                  f"good accepted {acc:4d}/{ngood:<4d} {acc / ngood:6.3f}")
+        for m in misses:
+            print(f"  missed {m[0]} ({m[1]}): {m[2]} [{m[3]}]")
 
 
 if __name__ == "__main__":

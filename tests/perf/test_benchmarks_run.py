@@ -26,8 +26,10 @@ RUNS = {
     "bench_ledger.py": [[], ["--db", "throwaway", "--only-postgres"]],
     "bench_decisions.py": [[]], "bench_oauth.py": [[]],
     "bench_fold_ab.py": [["--base", "HEAD"]],                  # against itself: needs no other branch
+    "bench_erasure_ab.py": [["--base", "HEAD"]],               # against itself: needs no other branch
+    "bench_verify_ab.py": [["--base", "HEAD"]],                # against itself: needs no other branch
     "bench_ledger_scale.py": [["--only", "sqlite"], ["--only", "postgres"]], "bench_lock_bounds.py": [[]],
-    "bench_cost_sweep.py": [[]], "bench_provenance.py": [[]],
+    "bench_cost_sweep.py": [[]], "bench_provenance.py": [[]], "bench_batch.py": [[]],
 }
 # modules without a main of their own -> the run that reaches them
 HELPERS = {"bench_ledger_hosts.py": ("bench_ledger.py", ["--db", "throwaway", "--only-postgres"])}

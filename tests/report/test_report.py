@@ -351,3 +351,49 @@ def test_report_writes_report_index_html_by_default_readable_by_others(tmp_path)
     assert run.returncode == 0, run.stderr
     page = tmp_path / "report" / "index.html"
     assert page.stat().st_mode & 0o777 == 0o644
+def test_a_state_and_a_merge_edit_are_counted_in_the_header_with_the_changed_calls(rulebook, tmp_path):
+    """Issue 36, item 3: the header counts what a transition and a merge edit change (not only
+    decision rows) and the cases changed over every corpus, as the diff does; the page shows the
+    call sequences the edit changes, and the edited rows no case tells apart."""
+    root = copied(tmp_path)
+    states = TableFile(root / "rules" / "finding_states.yaml")
+    states.prefix_value(("messages", "not_via"), "不允许：")
+    merge = TableFile(root / "rules" / "merge.yaml")
+    ranks = {code: out["rank"] for code, out in merge.at("sources", "outputs").items()}
+    merge.write_scalar(("sources", "outputs", "system", "rank"), ranks["system"] - 1)
+    after = load_rulebook(root, cache=False)
+    diff = corpus_diff(rulebook, after, CASES)
+    assert diff["transitions"]["changes"]
+    text = unescape(re.sub(r"<[^>]+>", "", report.render(after, CASES, base=rulebook)))
+    assert f"{_total(diff)} case(s) changed over the corpora" in text
+    assert "1 row(s) changed" in text                       # merge.sources' system row: its rank
+    assert "call sequences this edit changes" in text and "不允许：" in text
+    # the merge edit alone (on the bundled tables it changes no case): the page says so at the row
+    text = (root / "rules" / "finding_states.yaml").read_text("utf-8").replace("不允许：", "", 1)
+    (root / "rules" / "finding_states.yaml").write_text(text, encoding="utf-8")
+    after = load_rulebook(root, cache=False)
+    alone = unescape(re.sub(r"<[^>]+>", "", report.render(after, CASES, base=rulebook)))
+    total = _total(corpus_diff(rulebook, after, CASES))
+    assert f"{total} case(s) changed over the corpora" in alone
+    assert ("row system of merge.sources was edited" in alone) == (total == 0)
+
+
+def _total(diff: dict) -> int:
+    return sum(len(t["changes"]) for t in diff["decision_tables"]) + sum(
+        len(diff[p]["changes"]) for p in ("locks", "chat", "fold", "transitions"))
+
+
+def test_lock_coverage_counts_the_conversations_lint_counts(rulebook):
+    """Issue 36, item 3: per pattern, the report's 'locks something in N of M' is lint's 'locked in N'
+    over the same M conversations (the lock corpus and the chat corpora)."""
+    from groundrules.analyst.lint import lint
+    said = {}
+    for cov in lint(ROOT, None, CASES).kind_coverage:
+        for what, item, _, counts in cov.items:
+            if what == "pattern":
+                said[item if item.startswith(f"{cov.table}.") else f"{cov.table}.{item}"] = (counts["locked in"], cov.cases)
+    text = unescape(re.sub(r"<[^>]+>", " ", report.render(rulebook, CASES)))
+    for table in rulebook.of_kind("lock_patterns"):
+        for p in table.patterns:
+            n, m = said[p.id]
+            assert f"locks something in {n} of {m} conversation(s)" in text, p.id

@@ -2,7 +2,8 @@
 
 Every case in tests/cases/broken_tables/<case>/ is laid out like a rules root (`rules/*.yaml`)
 plus `expect.yaml` naming the problem `code`, the `file` (relative to the root), the `line`,
-optionally the `column`, and optionally a `hint` fragment (the did-you-mean the analyst needs).
+optionally the `column`, and optionally a `hint` fragment (the did-you-mean the analyst needs) and a
+`message` fragment (a duplicate names its first use's line).
 `key` is the dotted key path the problem must name. A known loader gap is kept as a strict xfail
 through `xfail: {load|key: reason}` in expect.yaml, so it turns into a failure once fixed.
 The repo's schemas/ is copied next to the case's rules/ into a temporary root, so the cases never
@@ -26,7 +27,7 @@ from sr_cases import CASES, ROOT, case_path
 
 BROKEN = CASES / "broken_tables"
 NAMES = sorted(p.name for p in BROKEN.iterdir() if p.is_dir())
-EXPECT_KEYS = {"code", "file", "line", "column", "key", "hint", "xfail"}
+EXPECT_KEYS = {"code", "file", "line", "column", "key", "hint", "message", "xfail"}
 SEED_SAMPLE = case_path("support_reason", "partial-engine-error-shenlun-count")
 
 # The problems the corpus must keep covering (issue 2, item 8).
@@ -118,6 +119,8 @@ def test_load_fails_with_the_expected_problem(name, tmp_path):
     assert all(p.message for p in found)
     if "hint" in exp:
         assert any(p.hint and exp["hint"] in p.hint for p in found), [p.hint for p in found]
+    if "message" in exp:
+        assert any(exp["message"] in p.message for p in found), [p.message for p in found]
     assert all(p.severity == "error" for p in found)
 
 

@@ -102,3 +102,24 @@ def test_a_host_mapping_subclass_reads_as_the_json_it_stands_for(rulebook):
     for ctx in CORPUS.values():
         hosted = json.loads(json.dumps(ctx), object_pairs_hook=OrderedDict)
         assert explain(hosted, rulebook) == explain(ctx, rulebook)
+
+
+def test_a_mapping_subclass_reads_the_same_when_jsonschema_checks_the_contract(rulebook, tmp_path):
+    """A contract with a keyword outside the compiled check's subset is checked by jsonschema,
+    which accepts an OrderedDict as an object: the rules must still read it as the JSON it is."""
+    import shutil
+    from pathlib import Path
+    from groundrules import load_rulebook
+    from groundrules.core.schema_check import contract
+    root = Path(__file__).resolve().parents[2]
+    for folder in ("rules", "locks", "schemas"):
+        shutil.copytree(root / folder, tmp_path / folder)
+    path = tmp_path / "schemas" / sr_cases.CONTRACT
+    schema = json.loads(path.read_text("utf-8"))
+    schema["properties"]["query"]["contentMediaType"] = "text/plain"      # an annotation jsonschema keeps
+    path.write_text(json.dumps(schema, ensure_ascii=False, indent=2), encoding="utf-8")
+    book = load_rulebook(tmp_path)
+    assert contract(book.schemas, sr_cases.CONTRACT).fast is None
+    for ctx in CORPUS.values():
+        hosted = json.loads(json.dumps(ctx), object_pairs_hook=OrderedDict)
+        assert explain(hosted, book) == explain(ctx, book) == explain(ctx, rulebook)

@@ -54,7 +54,7 @@ def budget_book(tmp_path: Path, ms: int):
     """This part's tables and the limits table, copied, with the tables' own pattern budget
     (limits.yaml patterns.table_budget_ms) set to `ms`."""
     root = tmp_path / f"budget_{ms}"
-    for folder in ("rules", "schemas"):
+    for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, root / folder)
     TableFile(root / "rules" / "limits.yaml").write_scalar(("patterns", "table_budget_ms"), ms)
     return load_rulebook(root, files=[root / f for f in [*VERIFY_TABLES, "rules/limits.yaml"]])

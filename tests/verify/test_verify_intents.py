@@ -160,7 +160,7 @@ def test_a_negation_found_by_two_cues_is_reported_once(vbook):
 
 def test_seed002_a_host_relaxes_an_intent_issue_to_a_warning_in_its_tables(tmp_path):
     """The severity of each intent issue is the catalogue's: error: null makes it a warning."""
-    for folder in ("rules", "schemas"):
+    for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     catalogue = tmp_path / "rules" / "verify_issues.yaml"
     text = catalogue.read_text(encoding="utf-8")

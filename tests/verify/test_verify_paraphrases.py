@@ -80,7 +80,7 @@ def test_seed002_the_seed_candidate_is_refused_for_every_paraphrase_of_its_withd
 
 
 def _tables(tmp_path, edit) -> object:
-    for folder in ("rules", "schemas"):
+    for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     path = tmp_path / "rules" / "prohibition_phrases.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -124,7 +124,7 @@ def test_what_a_kind_requires_is_the_tables(vbook, tmp_path):
 def test_a_join_an_analyst_adds_is_read_in_every_target(vbook, tmp_path):
     text = "查询订单 A 或订单 B 的状态。"
     assert run(vbook, text, [("query", "订单 A 或订单 B")])["ok"] is True
-    for folder in ("rules", "schemas"):
+    for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     path = tmp_path / "rules" / "intent_heuristics.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace("(?P<joiner>以及|", "(?P<joiner>或|以及|", 1),
@@ -147,7 +147,7 @@ def _problems(tmp_path, edit) -> list[tuple[str, str]]:
     (lambda d: _family(d, "delete")["words"].append("修改"), ("duplicate-word", "actions.families[2].words")),
     (lambda d: d["negation"]["cues"][0]["words"].append("修复"), ("ambiguous-word", "negation.cues[0].words")),
     (lambda d: d["negation"]["blockers"].append("fix"), ("ambiguous-word", "negation.blockers")),
-    (lambda d: d["negation"]["cues"][5].update(fillers=["再"]), ("conflicting-keys", "negation.cues[5]")),
+    (lambda d: d["negation"]["cues"][6].update(fillers=["再"]), ("conflicting-keys", "negation.cues[6]")),   # zh.cancel
     (lambda d: d["negation"]["cues"][1].update(id=d["negation"]["cues"][0]["id"]), ("duplicate-id", "negation.cues[1].id")),
     (lambda d: d["negation"]["kinds"]["withdrawal"].update(required_unless="sometimes"),
      ("bad-value", "negation.kinds.withdrawal.required_unless")),

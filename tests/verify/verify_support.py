@@ -10,7 +10,8 @@ from groundrules import Caller, Service, load_rulebook
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases" / "verify"
 VERIFY_TABLES = ["rules/verify_issues.yaml", "rules/prohibition_phrases.yaml",
-                 "rules/intent_heuristics.yaml", "rules/instances", "rules/roles.yaml"]
+                 "rules/intent_heuristics.yaml", "rules/value_derivations.yaml", "rules/instances",
+                 "rules/roles.yaml", "locks"]
 
 
 def tool(payload, book, report: bool = False) -> dict:

@@ -122,6 +122,8 @@ class Acceptance:
                     yield self._result(f"requires.{req['table']}.states.{name}.{state}",
                                        "" if ok else f"state '{state}' is required in machine '{name}' of {req['table']}"
                                        " and is not there", at + ("states", name, i))
+            if req.get("every_row_fires"):
+                yield from self._every_row_fires(book, table, req["table"], at + ("every_row_fires",))
             for name, state in req.get("initial", {}).items():
                 machine = machines.get(name)
                 got = None if machine is None else machine.initial
@@ -129,8 +131,37 @@ class Acceptance:
                                    "" if got == state else f"machine '{name}' of {req['table']} must start in "
                                    f"'{state}' (it starts in {got!r})", at + ("initial", name))
 
+    def _every_row_fires(self, book: Any, table: Any, name: str, at: tuple) -> Iterator[ExampleResult]:
+        """One result per row of the decision table: it fires on some case of its corpus
+        (tests/cases/<table>/), so a row added without a case is named here, at its own line."""
+        if not hasattr(table, "coverage"):
+            yield self._result(f"requires.{name}.every_row_fires", f"'{name}' is no decision table", at)
+            return
+        folder = Path(book.root) / "tests" / "cases" / name
+        values = [case for _, case in _corpus(folder)]
+        never = set(table.coverage(values))
+        source = book.sources.get(name)
+        for row in sorted(table.rows, key=lambda r: r.index):
+            problem = ""
+            if row.id in never:
+                line = source.where(row.where)[0] if source is not None else 0
+                problem = (f"row {row.id} ({table.file}:{line}) fires on none of the {len(values)} case(s) of "
+                           f"tests/cases/{name}/: add one it fires on (groundrules case add {name} FILE)")
+            yield self._result(f"requires.{name}.every_row_fires.{row.id}", problem, at)
+
     def _result(self, name: str, problem: str, where: tuple) -> ExampleResult:
         return ExampleResult(f"{self.id}:{name}", not problem, problem, where, "failing-acceptance")
+
+
+def _corpus(folder: Path) -> list[tuple[str, Any]]:
+    """(name, value) of the readable JSON cases of a folder, by name."""
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            out.append((path.stem, json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+    return out
 
 
 def _order(chain: list, priority: list, table: str, where: tuple) -> tuple[str, tuple]:
@@ -194,14 +225,14 @@ def compile_acceptance(data: dict, ctx: CompileContext) -> Acceptance | None:
         ctx.fault("unknown-tool", f"no tool '{tool}' in the registry", ("tool",),
                   did_you_mean(tool, tools) or "a tool is a file schemas/tools/<tool>.schema.json")
     answers = tool_data_contract(ctx.schemas, tool) if tool else None
-    checks, seen = [], set()
+    checks, seen = [], {}
     groups = {int(n[1:]): text for n, text in data.get("groups", {}).items()}
     for n, raw in enumerate(data.get("checks", ())):
         where = ("checks", n)
         if raw["id"] in seen:
             ctx.fault("duplicate-id", f"check id '{raw['id']}' is used twice", where + ("id",),
-                      "give each check its own id")
-        seen.add(raw["id"])
+                      "give each check its own id", also=("checks", seen[raw["id"]], "id"))
+        seen.setdefault(raw["id"], n)
         group = _group(raw["id"], groups, ctx, where + ("id",))
         expect = compile_condition(raw["expect"], where + ("expect",), ctx.faults, budget_s=ctx.table_budget_s)
         if expect is not None and answers is not None:      # a check on a field the answer lacks passes vacuously

@@ -132,6 +132,18 @@ def chat_cases(cases: Path) -> list[tuple[str, Any]] | None:
     return out
 
 
+def lock_conversations(cases: Path) -> list[tuple[str, Any]] | None:
+    """The conversations lock coverage counts over, the same for lint and the report: the lock
+    corpus and the chat corpora together; None without either."""
+    convs, chats = lock_cases(cases), chat_cases(cases)
+    if convs is None and chats is None:
+        return None
+    return (convs or []) + (chats or [])
+
+
+LOCK_COVERAGE_CORPUS = f"{LOCKS} + {CHATS}"
+
+
 def findings_cases(cases: Path) -> list[tuple[str, Any]] | None:
     """(name, [{tool, args}, ...]) of every call sequence in tests/cases/findings/*.json."""
     folder = cases / FINDINGS

@@ -130,7 +130,7 @@ def findings_runs(book: Rulebook, cases: Path) -> dict | None:
                     error = env["error"] or {}
                     made = [(t, *args, answer) for t in machines for args, _, answer in notes[t].get(name, [])[seen[t]:]]
                     outcomes.append({"tool": step.get("tool"), "ok": env["ok"], "error": error.get("code"),
-                                     "guard": error.get("guard"), "data": env["data"],
+                                     "message": error.get("message"), "guard": error.get("guard"), "data": env["data"],
                                      "warnings": [w["code"] for w in env["warnings"]], "moves": made})
             finally:
                 ledger.close()

@@ -4,8 +4,9 @@ rows).
 A row under `first` never fires when an earlier row holds whenever it does. Comparing tests as
 text misses the usual case: `{field: s, in: [filled, conflicting]}` holds whenever `{field: s, eq:
 filled}` does, `gt: 5` whenever `gt: 7`, `exists: true` whenever `eq: 3`. This module answers "does
-A imply B" for the grammar's comparisons, membership and ranges on one field, through `all`,
-`any` and the list quantifiers; anything it cannot decide counts as "no" (lint stays quiet rather
+A imply B" for the grammar's comparisons, membership, ranges and plain-text `matches` (a literal
+inside a longer one; a listed value the pattern finds) on one field, through `all`, `any` and the
+list quantifiers; anything it cannot decide counts as "no" (lint stays quiet rather
 than claim a row is dead when it is not). Semantics are the grammar's (core/conditions.py): a test on
 a missing field is false, equality is type-strict, ordering compares numbers with numbers and
 strings with strings.
@@ -63,6 +64,8 @@ def _test_implies(a: Condition, b: Condition) -> bool:
         return implied(conjuncts(a.arg), b.arg) is not None
     if a.op == "none" and b.op == "none":
         return implied(conjuncts(b.arg), a.arg) is not None
+    if a.op == "matches" and b.op == "matches":
+        return _literal_within(a.arg, b.arg)
     held = _values(a)              # the values a lets through, when it names them
     if held is not None:
         return all(_holds(b, v) for v in held)
@@ -107,7 +110,38 @@ def _holds(b: Condition, v: Any) -> bool:
         if not _comparable(v, arg):
             return False
         return {"lt": v < arg, "le": v <= arg, "gt": v > arg, "ge": v >= arg}[op]
+    if op == "matches" and b.pattern is not None:
+        try:
+            return v.__class__ is str and b.pattern.search(v, timeout=0.05) is not None
+        except TimeoutError:
+            return False
     return False
+
+
+_META = set(".^$*+?{}[]\\|()")
+
+
+def _literal(pattern: Any) -> str | None:
+    """The text a pattern made of plain characters searches for (a leading ^ or a trailing $ kept
+    apart), else None: `申论题量` -> 申论题量."""
+    if not isinstance(pattern, str):
+        return None
+    body = pattern[1:] if pattern.startswith("^") else pattern
+    body = body[:-1] if body.endswith("$") else body
+    return body if body and not (_META & set(body)) else None
+
+
+def _literal_within(a: Any, b: Any) -> bool:
+    """Every text `matches: a` finds also holds `matches: b`: both plain, b's text inside a's (an
+    anchor of b must be one of a's too, at the same end)."""
+    la, lb = _literal(a), _literal(b)
+    if la is None or lb is None:
+        return False
+    if b.startswith("^") and not (a.startswith("^") and la.startswith(lb)):
+        return False
+    if b.endswith("$") and not (a.endswith("$") and la.endswith(lb)):
+        return False
+    return lb in la
 
 
 def _comparable(a: Any, b: Any) -> bool:

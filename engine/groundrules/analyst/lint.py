@@ -177,7 +177,7 @@ def _lock_coverage(book: Rulebook, cases: Path) -> list[KindCoverage]:
     """Per pattern, in how many conversations it locked something; per drop or attempt rule, on how
     many candidates it held and did not (the lock corpus and the chat corpora together)."""
     from .trace.locks import lock_trace
-    convs = (corpus.lock_cases(cases) or []) + (corpus.chat_cases(cases) or [])
+    convs = corpus.lock_conversations(cases) or []
     tables = book.of_kind("lock_patterns")
     if not convs or not tables:
         return []
@@ -199,7 +199,7 @@ def _lock_coverage(book: Rulebook, cases: Path) -> list[KindCoverage]:
                                 rules.setdefault((t["table"], r["rule"]), [0, 0])[0 if r["held"] else 1] += 1
     out = []
     for table in tables:
-        cov = KindCoverage(table.id, book.sources[table.id], "locks + " + corpus.CHATS, len(convs), "conversation(s)")
+        cov = KindCoverage(table.id, book.sources[table.id], corpus.LOCK_COVERAGE_CORPUS, len(convs), "conversation(s)")
         for p in table.patterns:
             cov.items.append(("pattern", p.id, p.where, {"locked in": len(locked.get(p.id, ()))}))
         for row in table.rows:

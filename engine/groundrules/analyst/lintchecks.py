@@ -254,9 +254,86 @@ def _dangling(book: "Rulebook", source: Source, places) -> Iterator[Problem]:
             yield _problem(source, path, "dangling-reference", text, hint)
 
 
+PLACEHOLDER = regex.compile(r"\{\s*[\w.-]+\s*(?:\|[^{}]*)?\}")
+
+
+def label_placeholders(book: "Rulebook") -> Iterator[Problem]:
+    """A `label` is plain text, shipped as written: `{gaps|count}` in one is no template (its filter
+    is never checked, its name never read) and reaches the caller with the braces."""
+    for _, source in _sources(book):
+        for path, mapping in _walk(source.data):
+            text = mapping.get("label")
+            if isinstance(text, str) and (found := PLACEHOLDER.search(text)):
+                yield _problem(source, path + ("label",), "label-placeholder",
+                               f"a label is plain text: '{found.group()}' would be shipped as written, braces and all",
+                               "write the label as plain words; a value read from the input belongs in a row's "
+                               "output template (detail: ...{name|filter}...)")
+
+
+# A context regex of an attempt row reads the text next to the candidate: `before` must end at the
+# candidate ($), `after` start at it (^), and neither may reach across digits, or every digit run
+# near a label of anything (a membership card, an order) turns into an invalid phone.
+CONTEXT_ANCHOR = {"before": regex.compile(r"(?:\$|\\Z)\)*$"), "after": regex.compile(r"^(?:\(\?[a-zA-Z]+\))?\(*(?:\^|\\A)")}
+LITERAL_WORDS = regex.compile(r"(?<![\\])[\p{Han}A-Za-z]{2,}")
+
+
+def attempt_context_regexes(book: "Rulebook") -> Iterator[Problem]:
+    """An attempt row's `matches` on `before` / `after` that is not anchored at the candidate, or
+    that holds with a digit between its words and the candidate."""
+    for table in book.of_kind("lock_patterns"):
+        source = book.sources[table.id]
+        for row in table.rows:
+            if row.section != "attempt":
+                continue
+            for cond in _tests(row.when):
+                if cond.op != "matches" or cond.field not in CONTEXT_ANCHOR or cond.pattern is None:
+                    continue
+                text = cond.pattern.pattern
+                side = "end" if cond.field == "before" else "start"
+                if not CONTEXT_ANCHOR[cond.field].search(text):
+                    yield _problem(source, cond.where + ("matches",), "unanchored-context",
+                                   f"attempt row '{row.id}' reads '{cond.field}' without anchoring at the candidate: "
+                                   f"its words may stand anywhere in the context, far from the number",
+                                   f"{'end the regex with $' if side == 'end' else 'start the regex with ^'} and "
+                                   f"say what may stand between ([^0-9]{{0,6}})")
+                    continue
+                probe = _digit_probe(cond.pattern, cond.field)
+                if probe is not None:
+                    yield _problem(source, cond.where + ("matches",), "context-admits-digits",
+                                   f"attempt row '{row.id}' holds when digits stand between its words and the "
+                                   f"candidate ({cond.field} {json.dumps(probe, ensure_ascii=False)} matches): any "
+                                   "number near such a word is recorded as an attempt at this kind",
+                                   "exclude digits between the words and the candidate ([^0-9]{0,6})")
+
+
+def _digit_probe(pattern: Any, field: str) -> str | None:
+    """A context with a digit right next to the candidate that `pattern` matches, or None."""
+    words = LITERAL_WORDS.findall(pattern.pattern)[:40] or [""]
+    for word in words:
+        for gap in ("", " ", "：", "号 "):
+            text = f"{word}{gap}0" if field == "before" else f"0{gap}{word}"
+            try:
+                if pattern.search(text, timeout=BUDGET_S):
+                    return text
+            except TimeoutError:
+                return None
+    return None
+
+
+def _tests(cond: Condition) -> Iterator[Condition]:
+    """Every test of a condition, inside combinators and list quantifiers."""
+    if cond.kind == "test":
+        yield cond
+        if isinstance(cond.arg, Condition):
+            yield from _tests(cond.arg)
+    for child in cond.children:
+        yield from _tests(child)
+
+
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
     number_like_strings, yaml11_booleans, regex_backtracking, unknown_roles, unknown_writer_roles,
+    attempt_context_regexes, label_placeholders,
 )
 # checks that need every table: a name another table defines is missing from a partial load
 WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references,)

@@ -11,7 +11,7 @@ import argparse
 from contextlib import ExitStack
 from pathlib import Path
 
-from ..core import canonical, rulebook
+from ..core import canonical, limits, rulebook
 from ..api import ROLES_TABLE, Service
 from ..core.errors import echo
 from ..store import is_postgres
@@ -44,6 +44,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     purge = dsub.add_parser("purge", help="delete the decisions older than their tool's retention (cron)")
     add_caller_args(purge, role="reviewer", ledger=True)
     purge.set_defaults(func=run_purge)
+    export = dsub.add_parser("export", help="write the log's rows to Parquet, payloads still sealed (replay on Spark)")
+    add_caller_args(export, role="reviewer", ledger=True)
+    export.add_argument("--out", required=True, metavar="FILE.parquet", help="the Parquet file to write")
+    export.add_argument("--tool", action="append", metavar="TOOL", help="only this tool (repeatable)")
+    export.add_argument("--since", help="only calls since: ISO 8601 with an offset, or 7d / 12h / 30m back from now")
+    export.set_defaults(func=run_export)
+    rekey = dsub.add_parser("rekey", help="re-seal every decision under the current --decision-key (key rotation)",
+                            description="Re-seal the decisions sealed under a retired key (--retired-decision-key, "
+                                        "repeatable) under the current --decision-key, so that the retired key may be "
+                                        "destroyed; a decision no key given opens is left as it is and counted. "
+                                        "Safe to run again: what is under the current key is not touched.")
+    add_caller_args(rekey, role="reviewer", ledger=True)
+    rekey.set_defaults(func=run_rekey)
 
     r = sub.add_parser("replay", help="replay logged calls under a candidate rulebook: what would change",
                        description="Re-run the logged calls of the stateless tools (explain_support, lock_message, "
@@ -64,11 +77,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--fail-on", choices=FAIL_ON, metavar="|".join(FAIL_ON),
                    help="exit 1 when a primary code, a lock, a refusal, or anything changes (and always when a "
                         "decision does not reproduce)")
+    r.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="re-run the calls in N forked processes, a chunk at a time (rules/limits.yaml batch); the "
+                        "report is the same for any N (default 1)")
     r.add_argument("--examples", type=int, default=3, metavar="N", help="examples shown per kind of change (default 3)")
     r.add_argument("--reveal", action="store_true", help="show personal values in the examples (reviewers)")
     r.add_argument("--role", default="reviewer",
                    help="who is replaying, a role of rules/roles.yaml; --reveal needs one that may call "
                         "read_decisions (default: %(default)s)")
+    r.add_argument("--key-store", metavar="FILE",
+                   help="the key store the decisions' data keys are in (default: beside a SQLite --db, PATH.keys)")
     r.add_argument("--promote", metavar="DECISION_ID",
                    help="instead of replaying, write this logged call as a corpus case (with --to)")
     r.add_argument("--to", metavar="DIR", help="the case folder to write the promoted case into "
@@ -126,6 +144,42 @@ def run_purge(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_export(args: argparse.Namespace) -> int:
+    """The rows as stored (payloads sealed, masked paths never kept): for reviewers, as reading is."""
+    from ..decisions import export, times
+    book = rulebook_from(args)
+    _may_read_decisions(args, book, "exporting the log")
+    if not args.out.endswith(".parquet"):
+        raise usage_error(f"--out {args.out}: the export is Parquet; name it .parquet")
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise usage_error(f"--out {args.out}: the folder does not exist")
+    log = decision_log(args, book, _db(args))
+    try:
+        since = None
+        if args.since is not None:
+            since = times.since(args.since, log.now())
+            if since is None:
+                raise usage_error(f"--since {args.since}: expected ISO 8601 with an offset, or 7d / 12h / 30m")
+        written = export.export(log, out, projects=[args.project], tools=args.tool, since=since)
+    finally:
+        log.close()
+    emit(canonical.envelope(ok=True, data={"exported": written, "out": out.name}, rulebook=book.version))
+    return 0
+
+
+def run_rekey(args: argparse.Namespace) -> int:
+    book = rulebook_from(args)
+    _may_read_decisions(args, book, "re-sealing the log")
+    log = decision_log(args, book, _db(args))
+    try:
+        counts = log.rekey()
+    finally:
+        log.close()
+    emit(canonical.envelope(ok=True, data=counts, rulebook=book.version))
+    return 0
+
+
 def run_replay(args: argparse.Namespace) -> int:
     from ..decisions import promote, replay
     from ..decisions.log import DecisionLog
@@ -136,14 +190,17 @@ def run_replay(args: argparse.Namespace) -> int:
         raise usage_error("--promote DECISION_ID and --to DIR go together")
     if args.examples < 0:
         raise usage_error("--examples N: N is 0 or more")
+    if args.workers < 1:
+        raise usage_error("--workers N: N is 1 or more")
     root = Path(args.rules) if getattr(args, "rules", None) else rulebook.data_root()
-    from .session import decision_key
+    from .session import decision_key, key_store
     key = decision_key(args)
     with ExitStack() as stack:
         target = args.candidate or getattr(args, "rules", None)
         candidate = stack.enter_context(base_rulebook(target, root)) if args.candidate else rulebook_from(args)
         logged = [stack.enter_context(base_rulebook(b, root)) for b in args.logged]
-        log = DecisionLog(_db(args), key=key, rulebook=candidate, purge_every_s=None)
+        db = _db(args)
+        log = DecisionLog(db, key=key, data_keys=key_store(args, db), rulebook=candidate, purge_every_s=None)
         stack.callback(log.close)
         if args.promote is not None:
             written = promote.promote(log, args.promote, Path(args.to), candidate, {b.version: b for b in logged})
@@ -159,8 +216,10 @@ def run_replay(args: argparse.Namespace) -> int:
         unknown = [t for t in tools if t not in replay.STATELESS]
         if unknown:
             raise usage_error(f"--tool {unknown[0]}: replay runs only the stateless tools ({', '.join(replay.STATELESS)})")
+        table = limits.of(candidate)
+        chunking = {"chunk_rows": table.chunk_rows, "in_flight": table.chunks_in_flight} if table else {}
         result = replay.replay(log, candidate, logged, projects=args.project, tools=tools, since=since,
-                               examples=args.examples, reveal=args.reveal)
+                               examples=args.examples, reveal=args.reveal, workers=args.workers, **chunking)
     if args.format == "json":
         emit(result)
     elif args.format == "html":

@@ -53,6 +53,11 @@ def _decisions() -> ModuleType:
     return decisions_cmd
 
 
+def _batch() -> ModuleType:
+    from . import batch_cmd
+    return batch_cmd
+
+
 def _tokens() -> ModuleType:
     from . import tokens_cmd
     return tokens_cmd
@@ -67,8 +72,9 @@ def _sign() -> ModuleType:
 PARTS: dict[str, Callable[[], ModuleType]] = {
     "demo": _demo,
     "explain": _tools, "lock": _tools, "fold": _tools, "verify": _tools, "call": _tools,
-    "lint": _rules, "test": _rules, "eval": _rules,
+    "lint": _rules, "test": _rules, "case": _rules, "eval": _rules,
     "diff": _diff,
+    "batch": _batch,
     "report": _report,
     "serve": _findings, "findings": _findings, "tokens": _tokens, "sign": _sign,
     "evidence": _evidence,

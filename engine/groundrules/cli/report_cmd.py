@@ -30,10 +30,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replay", metavar="FILE",
                    help="add what these tables change on logged traffic: the JSON `groundrules replay --rules "
                         "<these tables> --format json` wrote (docs/decision-log.md)")
+    p.add_argument("--batch", metavar="OUTPUT",
+                   help="instead of the tables, draw what a batch answered: OUTPUT is what `groundrules batch` wrote "
+                        "(.jsonl, .csv or .parquet); charts of refusal codes, support reasons, lock kinds and invalid "
+                        "reasons, patterns, issues, slots")
+    p.add_argument("--json", action="store_true", help="with --batch: print the counts as an envelope instead")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.batch:
+        return _batch(args)
+    if args.json:
+        raise usage_error("--json goes with --batch")
+    if not args.out:
+        raise usage_error("--out DIR is required: the folder index.html is written into")
     root = Path(args.rules) if args.rules else rulebook.data_root()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     out = Path(args.out)
@@ -43,12 +54,7 @@ def run(args: argparse.Namespace) -> int:
     replayed = _replay(args.replay, book) if args.replay else None
     with (base_rulebook(args.base, root) if args.base else nullcontext()) as base:
         html = report.render(book, cases, base, replayed)
-    try:
-        target = report.write(out, html)
-    except OSError as exc:
-        raise usage_error(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
-    emit_text(f"wrote {target} ({len(html.encode('utf-8'))} bytes); open it in a browser")
-    return 0
+    return _write(args, out, html)
 
 
 def _replay(path: str, book: rulebook.Rulebook) -> dict:
@@ -67,3 +73,41 @@ def _replay(path: str, book: rulebook.Rulebook) -> dict:
         raise usage_error(f"--replay {path}: replayed under rulebook {data['candidate']}, but these tables are "
                           f"{book.version}: replay under them (groundrules replay --rules …) and report again")
     return data
+
+
+def _batch(args: argparse.Namespace) -> int:
+    """The page (or, with --json, the counts) of a batch's answers, read once, in a stream."""
+    from ..analyst.report import batch_html
+    from ..batch import formats, summary
+    from ..core import canonical
+    from .io import emit
+    if args.base or args.replay or args.cases:
+        raise usage_error("--batch draws a batch's answers: --base, --cases and --replay are for the tables' report")
+    if not args.json and not args.out:
+        raise usage_error("--batch needs --out DIR (the page) or --json (the counts)")
+    path = Path(args.batch)
+    if args.batch != "-" and not path.is_file():
+        raise usage_error(f"--batch {args.batch}: no such file")
+    try:
+        counted = summary.summarize(formats.answers(args.batch))
+    except (ValueError, KeyError, TypeError):
+        raise usage_error(f"--batch {args.batch}: not the answers `groundrules batch` writes") from None
+    except OSError as exc:
+        raise usage_error(f"--batch {args.batch}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    if args.json:
+        versions = [r["rulebook"] for r in counted["rulebooks"]]
+        emit(canonical.envelope(ok=True, data=counted, rulebook=versions[0] if len(versions) == 1 else None))
+        return 0
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise usage_error(f"--out {args.out}: exists and is not a folder")
+    return _write(args, out, batch_html.page(counted, path.name))
+
+
+def _write(args: argparse.Namespace, out: Path, html: str) -> int:
+    try:
+        target = report.write(out, html)
+    except OSError as exc:
+        raise usage_error(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
+    emit_text(f"wrote {target} ({len(html.encode('utf-8'))} bytes); open it in a browser")
+    return 0

@@ -32,7 +32,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-v", "--verbose", action="store_true", help="list passing examples too")
     t.add_argument("--table", metavar="T", help="only this table's examples (a table inside another: merge.resolve)")
     t.add_argument("--row", metavar="R", help="only this row's (or pattern's, guard's) examples; needs --table")
+    t.add_argument("--snapshots", action="store_true",
+                   help="also run the test modules that own the reviewed snapshots (snapshots/, in a checkout) "
+                        "and report each that fails: a table edit that changes an output fails here as in CI")
+    t.add_argument("--accept", action="store_true",
+                   help="after reviewing `groundrules diff --base HEAD`: rewrite the stale snapshots and list "
+                        "each changed file with its lines removed and added")
     t.set_defaults(func=run_test)
+    c = sub.add_parser("case", help="add a case to a decision table's corpus (tests/cases/<table>/)",
+                       description="Add FILE (JSON, or - for stdin) to the case corpus of TABLE as "
+                                   "tests/cases/TABLE/NAME.json, after checking it against the table's input "
+                                   "contract; print the rows it fires.")
+    csub = c.add_subparsers(dest="case_command", metavar="ACTION", required=True)
+    a = csub.add_parser("add", help="add one case", description="Add one case to TABLE's corpus.")
+    a.add_argument("table", metavar="TABLE", help="a decision table id (support_reason)")
+    a.add_argument("case_file", metavar="FILE", help="the case, a JSON file or - for stdin")
+    a.add_argument("--name", required=True, help="the case's name: tests/cases/TABLE/NAME.json")
+    a.add_argument("--cases", metavar="DIR", help="case corpus (default: tests/cases beside the tables)")
+    a.set_defaults(func=run_case_add)
     eval_cmd.register(sub)
 
 
@@ -134,8 +151,42 @@ def run_test(args: argparse.Namespace) -> int:
     passed = sum(o.ok for o in outcomes)
     failed = len(outcomes) - passed
     lines.append(f"{passed} passed, {failed} failed")
+    stale = 0
+    if args.snapshots or args.accept:
+        stale = _snapshot_lines(_root(args), args.accept, lines)
     emit_text("\n".join(lines))
-    return 1 if failed or not outcomes else 0
+    return 1 if failed or stale or not outcomes else 0
+
+
+def _snapshot_lines(root: Path, accept: bool, lines: list[str]) -> int:
+    """Run the snapshot-owning test modules of the checkout at `root`; append what they said."""
+    from ..analyst import snapshots
+    if not snapshots.is_checkout(root):
+        raise usage_error(f"{root}: no tests/ and snapshots/ here: the snapshots live in a repository checkout")
+    done = snapshots.run(root, accept=accept)
+    for name, removed, added in done.changed:
+        lines.append(f"{name}: rewritten, -{removed} +{added} line(s): read every changed line before committing")
+    for failure in done.failed:
+        lines.append(f"FAIL {failure}")
+    if done.failed and not accept:
+        lines.append("snapshots: review the change with `groundrules diff --base HEAD`, then accept it with "
+                     "`groundrules test --accept`")
+    verb = "accepted" if accept else "checked"
+    lines.append(f"snapshots: {len(done.ran)} module(s) {verb}, {len(done.changed)} file(s) rewritten, "
+                 f"{len(done.failed)} failure(s)")
+    return len(done.failed)
+
+
+def run_case_add(args: argparse.Namespace) -> int:
+    from ..analyst.case_add import add_case
+    from .io import read_json
+    root = _root(args)
+    book = rulebook.load(args.rules) if args.rules else rulebook.default()
+    cases = Path(args.cases) if args.cases else root / "tests" / "cases"
+    path, fired = add_case(book, cases, args.table, read_json(args.case_file), args.name)
+    shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+    emit_text(f"added {shown}: fires {', '.join(fired) or 'no row'}")
+    return 0
 
 
 def _suggest(word: str, choices: list[str]) -> str:

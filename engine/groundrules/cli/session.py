@@ -13,7 +13,7 @@ from typing import Any, Callable
 from ..core import capped, codes, limits, rulebook
 from ..access import SUFFIX, TOOL_SCHEMAS
 from ..api import ROLES_TABLE, Caller, Service
-from ..core.errors import GroundrulesError, echo
+from ..core.errors import GroundrulesError, StorageFailure, echo
 from ..core.rulebook import Rulebook
 from .io import usage_error
 
@@ -39,6 +39,11 @@ def add_caller_args(p: argparse.ArgumentParser, *, role: str = "agent", ledger: 
     p.add_argument("--redaction-key", metavar="FILE",
                    help="a file holding the secret (16 bytes or more) redacted evidence fields are digested "
                         "with (HMAC-SHA256); it never enters the database. Without it a redacted field keeps no digest")
+    p.add_argument("--key-store", metavar="FILE",
+                   help="the key store: a file (created if missing) of the data keys personal evidence values are "
+                        "sealed under, kept apart from the database and its backups; a redaction destroys the keys. "
+                        "Default: beside a SQLite --db (PATH.keys); on a PostgreSQL --db the evidence tools and the decision "
+                        "log need one")
     p.add_argument("--trust", metavar="FILE",
                    help="the trust store (YAML): the signers whose signed records count whoever relays them "
                         "(docs/provenance.md); re-read on SIGHUP by serve --http")
@@ -65,26 +70,32 @@ def add_key_arg(group) -> None:
     group.add_argument("--decision-key", metavar="FILE",
                        help="the decision log's key (32 bytes or more; never stored in the database); default: the "
                             "file $GROUNDRULES_DECISION_KEY_FILE names, or $GROUNDRULES_DECISION_KEY itself")
+    group.add_argument("--retired-decision-key", metavar="FILE", action="append", default=[],
+                       help="a key the log was sealed under before the current one (repeatable): it opens the rows "
+                            "sealed under it until they expire or `decisions rekey` re-seals them")
 
 
 def decision_key(args: argparse.Namespace):
     """The decision log's key: --decision-key FILE, else the environment's; a usage error without one."""
     from ..decisions import crypto
     if getattr(args, "decision_key", None):
-        return crypto.key_from_file(args.decision_key)
-    key = crypto.key_from_environment()
+        key = crypto.key_from_file(args.decision_key)
+    else:
+        key = crypto.key_from_environment()
     if key is None:
         raise usage_error("the decision log needs its key: --decision-key FILE, or GROUNDRULES_DECISION_KEY_FILE "
                           "/ GROUNDRULES_DECISION_KEY in the environment")
-    return key
+    return crypto.DecisionKeyring(key, [crypto.key_from_file(f) for f in getattr(args, "retired_decision_key", [])])
 
 
-def decision_log(args: argparse.Namespace, book: Rulebook, db):
+def decision_log(args: argparse.Namespace, book: Rulebook, db, data_keys: Any = None):
     """The decision log on `db`, with --step-clock / --sequential-ids of its own (so that logging
-    never moves the ledgers' clocks or ids)."""
+    never moves the ledgers' clocks or ids); `data_keys`: the key store its payloads are sealed
+    under (the evidence ledger's, so that a redaction destroys both; default: key_store(args, db))."""
     from ..decisions.log import DecisionLog
     options = _reproducible(args)
-    return DecisionLog(db, key=decision_key(args), rulebook=book, ids=options.get("ids"), clock=options.get("clock"))
+    return DecisionLog(db, key=decision_key(args), data_keys=data_keys or key_store(args, db), rulebook=book,
+                       ids=options.get("ids"), clock=options.get("clock"))
 
 
 def tool_arguments(book: Rulebook, tool: str, doc: Any, convenience: Callable[[Any], Any]) -> Any:
@@ -134,14 +145,23 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
     findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
     ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
+    # a PostgreSQL --db without --key-store serves the finding ledger alone: the evidence tools
+    # answer NOT_CONFIGURED, since personal values are kept only sealed under keys kept apart
+    keys = key_store(args, db) if isinstance(db, Path) or getattr(args, "key_store", None) else None
+    if keys is None and getattr(args, "log_decisions", False):
+        findings.close()
+        raise usage_error("--log-decisions on a PostgreSQL --db needs --key-store FILE: logged personal values "
+                          "are sealed under data keys kept apart from the database (docs/erasure.md)")
+    evidence = None
     try:
-        evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key)
+        if keys is not None:
+            evidence = EvidenceLedger(db, ids=lambda: ids.new("R"), clock=clock, rulebook=book, redaction_key=key,
+                                      keys=keys)
     except GroundrulesError as exc:      # --rules without the evidence tables: its tools answer NOT_CONFIGURED
         if exc.code != codes.RULEBOOK_INCOMPLETE:
             findings.close()
             raise
-        evidence = None
-    decisions = decision_log(args, book, db) if getattr(args, "log_decisions", False) else None
+    decisions = decision_log(args, book, db, keys) if getattr(args, "log_decisions", False) else None
     return Service(book, findings=findings, evidence=evidence, decisions=decisions, trust=trust)
 
 
@@ -171,6 +191,23 @@ def close(service: Service) -> None:
     for ledger in (service.decisions, service.findings, service.evidence):
         if ledger is not None:
             ledger.close()
+
+
+def key_store(args: argparse.Namespace, db: Any) -> Any:
+    """The evidence ledger's key store (store/keystore.py): --key-store, or beside a SQLite --db."""
+    from ..store.keystore import SqliteKeyStore
+    path = getattr(args, "key_store", None)
+    if path is None:
+        if isinstance(db, str):
+            raise usage_error("a PostgreSQL --db needs --key-store FILE: personal evidence values are sealed under "
+                              "data keys kept apart from the database (docs/erasure.md)")
+        path = f"{db}.keys"
+    if not Path(path).parent.is_dir():
+        raise usage_error(f"--key-store {path}: the folder does not exist")
+    try:
+        return SqliteKeyStore(path)
+    except StorageFailure:
+        raise usage_error(f"--key-store {path}: cannot open the key store") from None
 
 
 def redaction_key(path: str) -> bytes:

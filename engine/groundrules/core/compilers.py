@@ -39,6 +39,7 @@ COMPILERS: dict[str, Named] = {
     "verify_issue_catalogue": Named("..verification.catalogue:compile_catalogue"),
     "prohibition_phrases": Named("..verification.phrases:compile_phrases"),
     "intent_heuristics": Named("..verification.heuristics:compile_heuristics"),
+    "value_derivations": Named("..verification.derivations:compile_derivations"),
     "event_catalogue": Named("..evidence.catalogue:compile_catalogue"),
     "merge_policy": Named("..evidence.policy:compile_policy"),
     "refusal_catalogue": Named("..evidence.refusals:compile_refusals"),

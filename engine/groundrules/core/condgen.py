@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable
 
-from .operators import DATE_REFS, MISSING, OPERATORS, path_parts
+from .operators import DATE_REFS, MISSING, OPERATORS, ROOT, path_parts
 
 if TYPE_CHECKING:
     from .conditions import Condition
@@ -42,6 +42,17 @@ class Gen:
         # top of the function): a table's rows read the same fields many times.
         self.shared: dict[tuple, str] | None = {} if share_reads else None
         self.reads: list[str] = []
+        self.top_root = "v"       # the whole input outside any list helper (compile_test may pass another)
+        self.depth = 0            # inside a list helper the whole input is its parameter `r`
+
+    def root(self) -> str:
+        return "r" if self.depth else self.top_root
+
+    def read(self, var: str, field: str) -> str:
+        """An expression reading `field` from the item `var`, or from the whole input for `$.name`."""
+        if field.startswith(ROOT):
+            return self.get(self.root(), path_parts(field[len(ROOT):]))
+        return self.get(var, path_parts(field))
 
     def fresh(self, prefix: str = "_t") -> str:
         self.n += 1
@@ -86,10 +97,10 @@ class Gen:
         return self.test(c, var)
 
     def test(self, c: Condition, var: str) -> str:
-        get = self.get(var, path_parts(c.field))
+        get = self.read(var, c.field)
         op, arg, t = c.op, c.arg, self.fresh()
         if c.ref:
-            other, u = self.get(var, path_parts(c.ref)), self.fresh()
+            other, u = self.read(var, c.ref), self.fresh()
             fn = self.const(DATE_REFS.get(op) or OPERATORS[op][1])
             return f"((({t} := {get}) is not M) and (({u} := {other}) is not M) and {fn}({t}, {u}))"
         if op in ("before", "after"):
@@ -129,16 +140,24 @@ class Gen:
         if op == "matches":
             return f"{self.const(OPERATORS['matches'][1])}({get}, {self.const(c.pattern)}, {c.budget_s!r})"
         if op in ("any", "all", "none"):
-            return f"{self.quantifier(op, arg)}({get}, n)"
-        return f"{self.count(arg)}({get}, n)"
+            return f"{self.quantifier(op, arg)}({get}, n, {self.root()})"
+        return f"{self.count(arg)}({get}, n, {self.root()})"
+
+    def _inside(self, cond: Condition, var: str) -> str:
+        """`cond` on a list item `var`, in a helper whose parameter `r` is the whole input."""
+        self.depth += 1
+        try:
+            return self.expr(cond, var)
+        finally:
+            self.depth -= 1
 
     def quantifier(self, op: str, inner: Condition) -> str:
         name = self.fresh("_q")
-        body = self.expr(inner, "i")
+        body = self._inside(inner, "i")
         hit, miss = {"any": ("True", "False"), "all": ("False", "True"), "none": ("False", "True")}[op]
         check = f"not {body}" if op == "all" else body
         self.helpers.append(
-            f"def {name}(items, n):\n"
+            f"def {name}(items, n, r):\n"
             f"    if items.__class__ is not list:\n        return False\n"
             f"    for i in items:\n        if {check}:\n            return {hit}\n"
             f"    return {miss}\n")
@@ -150,9 +169,9 @@ class Gen:
         sign = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[cmp]
         where = arg["where"]
         tally = ("    k = len(items)\n" if where is None else
-                 f"    k = 0\n    for i in items:\n        if {self.expr(where, 'i')}:\n            k += 1\n")
+                 f"    k = 0\n    for i in items:\n        if {self._inside(where, 'i')}:\n            k += 1\n")
         self.helpers.append(
-            f"def {name}(items, n):\n"
+            f"def {name}(items, n, r):\n"
             f"    if items.__class__ is not list:\n        return False\n"
             f"{tally}    return k {sign} {self.lit(arg[cmp])}\n")
         return name
@@ -177,14 +196,18 @@ class Gen:
         return namespace
 
 
-def compile_test(cond: "Condition") -> Callable[[Any], bool]:
-    """`test(v) -> bool` for one condition node; raises TooComplex on absurd nesting."""
+def compile_test(cond: "Condition") -> Callable[..., bool]:
+    """`test(v, n=None, r=None) -> bool` for one condition node, `r` the whole input when `v` is a
+    list item (a trace explaining an item: `$.name` still reads the input); raises TooComplex on
+    absurd nesting."""
     gen = Gen()
+    gen.top_root = "_root"
     try:
         body = gen.expr(cond, "v")
     except RecursionError:
         raise TooComplex("nested too deeply") from None
-    return gen.build(body, "test")
+    return gen.build_function(f"def test(v, n=None, r=None):\n    _root = v if r is None else r\n"
+                              f"    return {body}\n", "test")
 
 
 def compile_getter(parts: tuple) -> Callable[[Any], Any]:

@@ -22,7 +22,7 @@ from .canonical import detached
 from .dates import Anchor, anchor_of
 from .condgen import TooComplex, compile_getter, compile_test
 from .errors import Fault, did_you_mean
-from .operators import MISSING, OPERATORS, is_num, path_parts, same
+from .operators import MISSING, OPERATORS, ROOT, is_num, path_parts, same
 from .yamlsrc import dotted
 
 # The grammar's public names: parts and tests import them from here.
@@ -84,10 +84,10 @@ class Condition:
         """Every (field path, key path) this condition reads; list items marked `[]` (missing[].reason)."""
         if self.kind != "test":
             return [f for c in self.children for f in c.fields(prefix)]
-        own = prefix + self.field if self.field != "." else prefix.rstrip(".") or "."
+        own = _read_as(self.field, prefix)
         out = [(own, self.where + ("field",))]
         if self.ref:
-            out.append((prefix + self.ref, self.where + (self.op,)))
+            out.append((_read_as(self.ref, prefix), self.where + (self.op,)))
         inner = self.inner()
         if inner is not None:
             out += inner.fields(own + "[].")
@@ -108,6 +108,13 @@ class Condition:
             return [self.arg]
         inner = self.inner()
         return inner.regexes() if inner is not None else []
+
+
+def _read_as(field: str, prefix: str) -> str:
+    """The path a field names from the input's top: `$.name` is the input's own, whatever the list."""
+    if field.startswith(ROOT):
+        return field[len(ROOT):]
+    return prefix + field if field != "." else prefix.rstrip(".") or "."
 
 
 class _Parser:
@@ -295,31 +302,33 @@ def compile_condition(node: Any, where: tuple, faults: list[Fault], *, budget_s:
         return None
 
 
-def explain_failure(cond: Condition, value: Any, now: Any = None) -> dict | None:
+def explain_failure(cond: Condition, value: Any, now: Any = None, root: Any = None) -> dict | None:
     """Why `cond` is false on `value`: the first failing test with the values it read (None if true).
     Values are copies: a caller editing the trace edits neither the value nor the table. `now` is
-    the evaluation's (dates.Now), for date tests."""
-    if cond.test(value, now):
+    the evaluation's (dates.Now), for date tests; `root` the whole input when `value` is a list item
+    (what a `$.name` field reads)."""
+    root = value if root is None else root
+    if cond.test(value, now, root):
         return None
     if cond.kind == "all":
         for child in cond.children:
-            failure = explain_failure(child, value, now)
+            failure = explain_failure(child, value, now, root)
             if failure:
                 return failure
     if cond.kind == "any":
         return {"at": dotted(cond.where), "op": "any",
-                "failed": [explain_failure(c, value, now) for c in cond.children]}
+                "failed": [explain_failure(c, value, now, root) for c in cond.children]}
     if cond.kind == "not":
         return {"at": dotted(cond.where), "op": "not", "inner_held": detached(cond.children[0].source)}
-    out = {"at": dotted(cond.where), "field": cond.field, "op": cond.op, "read": _shown(cond.field, value)}
+    out = {"at": dotted(cond.where), "field": cond.field, "op": cond.op, "read": _shown(cond.field, value, root)}
     if cond.ref:
-        out["expected"] = {"field": cond.ref, "read": _shown(cond.ref, value)}
+        out["expected"] = {"field": cond.ref, "read": _shown(cond.ref, value, root)}
     elif isinstance(cond.arg, Condition):
         out["expected"] = detached(cond.arg.source)
-        out.update(_items(cond, compile_path(cond.field)(value), now))
+        out.update(_items(cond, _reader(cond.field, value, root), now, root))
     elif isinstance(cond.arg, dict):
         out["expected"] = detached(cond.source["count"])
-        out.update(_items(cond, compile_path(cond.field)(value), now))
+        out.update(_items(cond, _reader(cond.field, value, root), now, root))
     elif isinstance(cond.arg, Anchor):
         out["expected"] = detached(cond.source[cond.op])
         if cond.arg.offset is not None and now is not None:
@@ -339,28 +348,35 @@ def _anchor_text(anchor: Anchor, now: Any) -> str:
 SHOWN_ITEMS = 3     # an `any` that held for no item explains its first few items
 
 
-def _items(cond: Condition, items: Any, now: Any) -> dict:
+def _items(cond: Condition, items: Any, now: Any, root: Any) -> dict:
     """For a list operator, the item that decided: the first that failed `all`, the first that held
     for `none`, the first few that failed `any`, or how many `count` counted."""
     if items.__class__ is not list:
         return {}
     inner = cond.inner()
     if cond.op == "count":
-        return {"counted": len(items) if inner is None else sum(1 for i in items if inner.test(i, now))}
+        return {"counted": len(items) if inner is None else sum(1 for i in items if inner.test(i, now, root))}
     if cond.op == "all":
         for index, item in enumerate(items):
-            if not inner.test(item, now):
-                return {"item": {"index": index, "failed": explain_failure(inner, item, now)}}
+            if not inner.test(item, now, root):
+                return {"item": {"index": index, "failed": explain_failure(inner, item, now, root)}}
     if cond.op == "none":
         for index, item in enumerate(items):
-            if inner.test(item, now):
+            if inner.test(item, now, root):
                 return {"item": {"index": index, "held": detached(item)}}
     if cond.op == "any":
-        return {"items": [{"index": index, "failed": explain_failure(inner, item, now)}
+        return {"items": [{"index": index, "failed": explain_failure(inner, item, now, root)}
                           for index, item in enumerate(items[:SHOWN_ITEMS])], "of": len(items)}
     return {}
 
 
-def _shown(field: str, value: Any) -> Any:
-    read = compile_path(field)(value)
+def _reader(field: str, value: Any, root: Any) -> Any:
+    """What `field` reads: from the item `value`, or from the whole input `root` for `$.name`."""
+    if field.startswith(ROOT):
+        return compile_path(field[len(ROOT):])(root)
+    return compile_path(field)(value)
+
+
+def _shown(field: str, value: Any, root: Any = None) -> Any:
+    read = _reader(field, value, value if root is None else root)
     return "<missing>" if read is MISSING else detached(read)

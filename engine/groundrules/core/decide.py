@@ -224,7 +224,8 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
         where = ("rows", index)
         row_id = raw["id"]
         if row_id in ids:
-            faults.append(Fault("duplicate-row-id", f"row id '{row_id}' is used twice", where + ("id",)))
+            faults.append(Fault("duplicate-row-id", f"row id '{row_id}' is used twice", where + ("id",),
+                                also=("rows", ids[row_id], "id")))
         ids[row_id] = index
         code = raw.get("code", row_id)
         if code not in codes:

@@ -100,6 +100,7 @@ class Fault:
     path: tuple = ()
     hint: str = ""
     severity: str = "error"
+    also: tuple = ()        # another key path the problem involves (a duplicate's first use): named by line
 
 
 def did_you_mean(word: object, choices: Iterable[str]) -> str:

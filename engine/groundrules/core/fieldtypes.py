@@ -70,6 +70,11 @@ class Contract(NamedTuple):
         where = self.declared.get(parent)
         declare = (f"to add a field to {owner}, declare it in schemas/{self.name} under {where}" if where
                    else f"{owner} has no declared fields in schemas/{self.name}")
+        if parent.endswith("[]") and leaf in self.children(""):
+            return (f"'{leaf}' is a field of the input, not of {owner}: inside a list test write "
+                    f"{{field: $.{leaf}}} to read it ({declare})")
+        if parent.endswith("[]"):
+            declare += "; inside a list test, $.name reads a field of the whole input"
         if close:
             shown = close[0] if close[0] in also or not parent else f"{parent}.{close[0]}"
             return f"did you mean '{shown}'? ({declare})"

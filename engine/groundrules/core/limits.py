@@ -19,6 +19,9 @@ LIMITS_TABLE = "limits"
 # table (a load of some of its files) or one from before the cap (a `diff --base` revision)
 DEFAULT_TABLE_BUDGET_MS = 50
 DEFAULT_PATTERN_CHARS = 1000
+# a batch's chunk and how many may be under way per worker, for tables from before the `batch` caps
+DEFAULT_CHUNK_ROWS = 500
+DEFAULT_CHUNKS_IN_FLIGHT = 3
 
 
 @dataclass(frozen=True)
@@ -31,15 +34,18 @@ class Limits:
     pattern_budget_ms: int
     table_budget_ms: int
     pattern_max_chars: int
+    chunk_rows: int = DEFAULT_CHUNK_ROWS
+    chunks_in_flight: int = DEFAULT_CHUNKS_IN_FLIGHT
 
 
 def compile_limits(data: dict, ctx: CompileContext) -> Limits:
     # the metaschema requires table_budget_ms and max_chars; tables from before them (a `diff --base`
     # revision) hold none
-    patterns = data["patterns"]
+    patterns, batch = data["patterns"], data.get("batch", {})
     return Limits("limits", data["id"], ctx.source.file, dict(data["wire"]), data["inputs"]["input_bytes"],
                   patterns["budget_ms"], patterns.get("table_budget_ms", DEFAULT_TABLE_BUDGET_MS),
-                  patterns.get("max_chars", DEFAULT_PATTERN_CHARS))
+                  patterns.get("max_chars", DEFAULT_PATTERN_CHARS),
+                  batch.get("chunk_rows", DEFAULT_CHUNK_ROWS), batch.get("chunks_in_flight", DEFAULT_CHUNKS_IN_FLIGHT))
 
 
 def pattern_max_chars(book) -> int:

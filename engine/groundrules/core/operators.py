@@ -130,6 +130,11 @@ def _part(p: str) -> str | int:
     return int(p) if len(p) <= _MAX_INDEX_DIGITS else 10 ** _MAX_INDEX_DIGITS
 
 
+# A field written `$.name` inside a list test (any, all, none, count) reads `name` of the whole input,
+# not of the item: `{field: evidence, any: {field: page_date, before: {field: $.fresh_after}}}`.
+ROOT = "$."
+
+
 def path_parts(path: str) -> tuple:
     """`engines.0.status` -> ('engines', 0, 'status'); '.' -> ()."""
     if path == ".":

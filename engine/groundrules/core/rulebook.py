@@ -188,7 +188,11 @@ def _compile_all(base: Path, found: FileSet) -> Rulebook:
             continue
         for f in faults:
             line, col, key = location(source, f.path)
-            problem = Problem(display, line, col, f.code, f.message, key, f.hint, f.severity)
+            message = f.message
+            if f.also:
+                other = location(source, f.also)
+                message += f" (also at line {other[0]}:{other[1]})"
+            problem = Problem(display, line, col, f.code, message, key, f.hint, f.severity)
             (warnings if f.severity == "warning" else problems).append(problem)
         if compiled is None or any(f.severity == "error" for f in faults):
             continue

@@ -26,8 +26,10 @@ from .yamlsrc import dotted
 
 Check = Callable[[Any], bool]
 
+# `format` is an annotation here: no contract check is built with a format checker (jsonschema's
+# default); `x-names` says which vocabulary a value names (analyst/references.py): no constraint
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment",
-               "x-names"}      # which vocabulary a value names (analyst/references.py): no constraint
+               "format", "x-names"}
 SUPPORTED = ANNOTATIONS | {"type", "required", "properties", "items", "enum", "const", "minimum",
                            "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "maxProperties", "uniqueItems",
                            "additionalProperties", "$ref", "minProperties", "allOf", "anyOf", "oneOf",

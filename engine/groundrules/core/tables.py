@@ -160,8 +160,8 @@ class CompileContext:
     table_budget_s: float = limits.DEFAULT_TABLE_BUDGET_MS / 1000
 
     def fault(self, code: str, message: str, path: tuple = (), hint: str = "",
-              severity: str = "error") -> None:
-        self.faults.append(Fault(code, message, tuple(path), hint, severity))
+              severity: str = "error", also: tuple = ()) -> None:
+        self.faults.append(Fault(code, message, tuple(path), hint, severity, tuple(also)))
 
 
 def load_schemas(root: Path, files: tuple | None = None) -> Schemas:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..core import codes
 from ..core.errors import GroundrulesError
@@ -64,6 +64,74 @@ class DecisionKey:
         except InvalidTag:
             raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision does not open with this key "
                                    "(another key sealed it, or it was altered)") from None
+
+
+class DecisionKeyring:
+    """The decision keys an operator holds: `current` seals new rows (and rows re-sealed by
+    `groundrules decisions rekey`); the retired ones only open the rows sealed under them, until
+    those expire or are re-sealed. A row names its key by id, so any of them opens it."""
+
+    def __init__(self, current: DecisionKey, retired: "tuple[DecisionKey, ...] | list[DecisionKey]" = ()):
+        self.current = current
+        self.keys = {k.id: k for k in (*retired, current)}
+        self.id = current.id
+
+    def __repr__(self) -> str:
+        return f"DecisionKeyring(current={self.id}, retired={sorted(set(self.keys) - {self.id})})"
+
+    def seal(self, plaintext: bytes, associated: bytes) -> bytes:
+        return self.current.seal(plaintext, associated)
+
+    def open(self, sealed: bytes, associated: bytes, key_id: str | None = None) -> bytes:
+        """The plaintext under the key the row names (DECISION_UNREADABLE when the ring lacks it)."""
+        key = self.keys.get(key_id) if key_id is not None else self.current
+        if key is None:
+            raise GroundrulesError(codes.DECISION_UNREADABLE, f"a logged decision was sealed under key {key_id}, which "
+                                   "is not among the keys given (add it with --retired-decision-key FILE)")
+        return key.open(sealed, associated)
+
+
+def ring(key: "DecisionKey | DecisionKeyring") -> DecisionKeyring:
+    return key if isinstance(key, DecisionKeyring) else DecisionKeyring(key)
+
+
+DATA_KEYED = b"\x00dek:"               # a payload sealed under a data key of the key store, not JSON
+_KEY_ID_CHARS = 24
+
+
+def seal_with_data_key(keys: Any, plaintext: bytes, associated: bytes) -> bytes:
+    """`plaintext` under a new data key of the key store `keys` (store/keystore.py), its id before it:
+    destroying that key erases the payload in every copy of the database."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    key_id, material = keys.take()
+    nonce = os.urandom(NONCE_BYTES)
+    return DATA_KEYED + key_id.encode("ascii") + nonce + AESGCM(material).encrypt(nonce, plaintext, associated)
+
+
+def data_key_of(inner: bytes) -> str | None:
+    """The id of the data key an inner payload is sealed under (None: sealed under none)."""
+    return inner[len(DATA_KEYED):len(DATA_KEYED) + _KEY_ID_CHARS].decode("ascii") if inner.startswith(DATA_KEYED) \
+        else None
+
+
+def open_with_data_key(keys: Any, inner: bytes, associated: bytes) -> bytes | None:
+    """The payload, or None when its data key was destroyed (erased)."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    key_id = data_key_of(inner)
+    if key_id is None:
+        return inner
+    if keys is None:
+        raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision is sealed under a data key, and the log "
+                               "has no key store (--key-store FILE)")
+    material = keys.get([key_id]).get(key_id)
+    if material is None:
+        return None
+    body = inner[len(DATA_KEYED) + _KEY_ID_CHARS:]
+    try:
+        return AESGCM(material).decrypt(body[:NONCE_BYTES], body[NONCE_BYTES:], associated)
+    except InvalidTag:
+        raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision does not open with its data key") from None
 
 
 def associated(project: str, decision_id: str) -> bytes:

@@ -58,11 +58,13 @@ class _Writer:
     rulebook takes over retention with the first call it answers, and a reload that failed
     after its log was made never does)."""
 
-    def __init__(self, store: DecisionStore, key: crypto.DecisionKey, ids: Any, clock: Callable[[], str | int],
+    def __init__(self, store: DecisionStore, key: crypto.DecisionKeyring, data_keys: Any, ids: Any,
+                 clock: Callable[[], str | int],
                  timer: Callable[[], int], batch_s: float, max_pending: int, purge_every_s: float | None,
                  masking_table: Any):
         from ..api import TOOLS
         self.store, self.key, self.ids, self.clock, self.timer = store, key, ids, clock, timer
+        self.data_keys = data_keys
         self.tools = frozenset(TOOLS)
         self._batch_s, self.max_pending, self._purge_every = batch_s, max_pending, purge_every_s
         self.pending: deque = deque()
@@ -161,7 +163,10 @@ class _Writer:
                 payload = json.dumps(doc, ensure_ascii=False)[:-1]
         if not known:
             payload += f',"tool":{json.dumps(tool if isinstance(tool, str) else None, ensure_ascii=False)}'
-        sealed = self.key.seal((payload + "}").encode("utf-8"), crypto.associated(project, decision))
+        plaintext, aad = (payload + "}").encode("utf-8"), crypto.associated(project, decision)
+        if self.data_keys is not None:
+            plaintext = crypto.seal_with_data_key(self.data_keys, plaintext, aad)
+        sealed = self.key.seal(plaintext, aad)
         return dict(row, kept="part" if dropped else "all", dropped=json.dumps(dropped), key_id=self.key.id,
                     sealed=sealed)
 
@@ -192,20 +197,24 @@ class _Writer:
 class DecisionLog:
     """The log over `store` (a store object, or the ledgers' SQLite path / postgresql:// URI).
 
-    `key`: a crypto.DecisionKey; `rulebook`: the one whose decision_masking table applies; `ids`
+    `key`: a crypto.DecisionKey or DecisionKeyring (retired keys open older rows); `data_keys`: the
+    key store (store/keystore.py) each payload is sealed under a data key of, inside the decision
+    key, so that a redaction erases a logged copy by destroying its key; `rulebook`: the one whose decision_masking table applies; `ids`
     (`.new("D")`) and `clock` (ISO 8601 text, or epoch ns) are injected for reproducible logs, the
     defaults random ids and the wall clock; `timer` measures durations (ns); retention is enforced
     on start and every `purge_every_s` (None: only when `purge` is called). `with_rulebook` gives
     the same log masked and kept by another rulebook's table (a rule reload)."""
 
-    def __init__(self, store: DecisionStore, *, key: crypto.DecisionKey, rulebook: Any = None, ids: Any = None,
+    def __init__(self, store: DecisionStore, *, key: crypto.DecisionKey | crypto.DecisionKeyring,
+                 data_keys: Any = None, rulebook: Any = None, ids: Any = None,
                  clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
                  batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
         self.masking = _table(rulebook or rulebooks.default())
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_decision_store
             store = open_decision_store(store if store is not None else ":memory:")
-        self._writer = _Writer(store, key, ids or _Ids(), clock or time.time_ns, timer, batch_ms / 1000,
+        key = crypto.ring(key)
+        self._writer = _Writer(store, key, data_keys, ids or _Ids(), clock or time.time_ns, timer, batch_ms / 1000,
                                max_pending, purge_every_s, self.masking)
         self._generation = 0
         self.store, self.key, self.timer = store, key, timer
@@ -268,9 +277,8 @@ class DecisionLog:
     # -- reading --------------------------------------------------------------------------------
     def opened(self, row: dict) -> dict | None:
         """A row's arguments and answer ({"arguments", "answer"}), or None when nothing was kept."""
-        if row["sealed"] is None:
-            return None
-        return json.loads(self._plaintext(row))
+        text = self._plaintext(row)
+        return None if text is None else json.loads(text)
 
     def texts(self, row: dict) -> tuple[str, str] | None:
         """(arguments, answer) as the JSON texts the Service made, when the payload holds them as
@@ -279,13 +287,21 @@ class DecisionLog:
         if row["sealed"] is None or row["dropped"] != "[]":
             return None
         payload = self._plaintext(row)
-        at = payload.find(',"answer":')
-        if not payload.startswith('{"arguments":') or at < 0:
+        at = payload.find(',"answer":') if payload is not None else -1
+        if payload is None or not payload.startswith('{"arguments":') or at < 0:
             return None
         return payload[13:at], payload[at + 10:-1]
 
-    def _plaintext(self, row: dict) -> str:
-        return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"])).decode("utf-8")
+    def _inner(self, row: dict) -> bytes:
+        return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"]), row["key_id"])
+
+    def _plaintext(self, row: dict) -> str | None:
+        """The row's payload; None when nothing was kept, or a redaction destroyed its data key."""
+        if row["sealed"] is None:
+            return None
+        plain = crypto.open_with_data_key(self._writer.data_keys, self._inner(row),
+                                          crypto.associated(row["project"], row["id"]))
+        return None if plain is None else plain.decode("utf-8")
 
     def rows(self, **filters: Any) -> Iterator[dict]:
         """Every row the filters keep, in append order (promote, tests)."""
@@ -352,12 +368,41 @@ class DecisionLog:
         chars = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
         return self.masking.message("masked", chars=chars)
 
+    # -- key rotation ---------------------------------------------------------------------------
+    def rekey(self, batch: int = 500) -> dict:
+        """Re-seal every row sealed under a retired key under the current one, a batch per
+        transaction (the data key inside stays: only the decision key's layer changes). Answers
+        {"resealed", "current", "unreadable"}: the rows no key of the ring opens stay as they are."""
+        self.flush()
+        current, resealed, unreadable = self.key.id, 0, 0
+        for page in self.store.pages(size=batch):
+            updates = []
+            for row in page:
+                if row["sealed"] is None or row["key_id"] == current:
+                    continue
+                aad = crypto.associated(row["project"], row["id"])
+                try:
+                    inner = self.key.open(row["sealed"], aad, row["key_id"])
+                except GroundrulesError:
+                    unreadable += 1
+                    continue
+                updates.append((row["project"], row["id"], row["key_id"], current, self.key.seal(inner, aad)))
+            if updates:
+                self.store.reseal(updates)
+                resealed += len(updates)
+        if resealed:
+            self.store.forget()
+        return {"resealed": resealed, "current": current, "unreadable": unreadable}
+
     # -- erasure --------------------------------------------------------------------------------
-    def erase_copies(self, project: str, events: list[dict], removed: list[dict]) -> list[str]:
-        """After a redaction in `project` removed these personal values (one dict of field -> value
-        per record), erase every logged decision of the project holding one of them: as a whole
-        JSON string, or inside a longer one when the value is long enough (erasure.substring_min_chars).
-        Returns the ids erased."""
+    def erase_copies(self, project: str, removed: list[dict]) -> "_Erasure":
+        """The plan to erase every logged decision of `project` holding one of these personal values
+        (one dict of field -> value per record a redaction clears), as a whole JSON string, or inside
+        a longer one when the value is long enough (erasure.substring_min_chars): the data keys of
+        those decisions, which the redaction destroys with its own, and `finish`, which then clears
+        their rows, and those of decisions whose keys an earlier erasure destroyed without clearing
+        them (its commit failed: this one completes it). Refuses (DECISION_UNREADABLE) before anything changed when a decision of the
+        project does not open with the keys given (a retired key left out)."""
         needles = set()
         for fields in removed:
             for value in _strings(fields):
@@ -365,15 +410,34 @@ class DecisionLog:
                 needles.add(quoted)
                 if len(value) >= self.masking.substring_min_chars:
                     needles.add(quoted[1:-1])
-        if not needles or not events:
-            return []
+        hits, keys = [], []
         self.flush()
-        hits = [row["id"] for row in self.store.scan(projects=[project])
-                if row["sealed"] is not None and any(n in self._plaintext(row) for n in needles)]
-        if hits:
-            self.store.erase(project, hits, events[0]["id"])
-            self.store.forget()
-        return hits
+        for row in self.store.scan(projects=[project]):
+            if row["sealed"] is None:
+                continue
+            text = self._plaintext(row)
+            if text is None:                # its data key went with an erasure whose rows were not cleared: clear them
+                hits.append(row["id"])
+            elif needles and any(n in text for n in needles):
+                hits.append(row["id"])
+                key = crypto.data_key_of(self._inner(row))
+                if key is not None:
+                    keys.append(key)
+        return _Erasure(self, project, hits, keys)
+
+
+class _Erasure:
+    """What a redaction erases of the decision log: `keys` to destroy with it, then `finish`."""
+
+    def __init__(self, log: DecisionLog, project: str, hits: list[str], keys: list[str]):
+        self.log, self.project, self.hits, self.keys = log, project, hits, keys
+
+    def finish(self, redaction_id: str) -> dict:
+        """Clear the rows (their data keys are gone already) and say where: {"decisions": ids}."""
+        if self.hits:
+            self.log.store.erase(self.project, self.hits, redaction_id)
+            self.log.store.forget()
+        return {"decisions": self.hits}
 
 
 def _table(book: Any) -> Any:

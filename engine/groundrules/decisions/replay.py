@@ -11,10 +11,11 @@ counted and shown as not reproduced, never folded into "changed".
 from __future__ import annotations
 
 import json
-from collections import Counter
-from typing import Any, Iterable
+from collections import Counter, deque
+from typing import Any, Iterable, Iterator
 
 from ..api import Caller, Service
+from ..batch import pool
 from ..core.decide import outcome
 from . import masking
 
@@ -26,38 +27,82 @@ SHOWN_LOCK_FIELDS = ("quote", "normalized_value")
 
 def replay(log: Any, candidate: Any, logged: Iterable[Any] = (), *, projects: list | None = None,
            tools: Iterable[str] = STATELESS, since: str | None = None, examples: int = 3,
-           reveal: bool = False) -> dict:
-    """The whole comparison as JSON-able data (see `lines` for the text form)."""
+           reveal: bool = False, workers: int = 1, chunk_rows: int = 500, in_flight: int = 3) -> dict:
+    """The whole comparison as JSON-able data (see `lines` for the text form). With `workers` > 1
+    the calls are re-run in forked processes, `chunk_rows` at a time (batch.pool); the log is
+    read, opened and tallied here, in its order, so the result is the same for any worker count."""
     services = {candidate.version: Service(candidate)}
     for book in logged:
         services.setdefault(book.version, Service(book))
     run = services[candidate.version]
     tally = _Tally(examples)
-    callers: dict = {}
-    for page in log.pages(projects=projects, tools=list(tools), since=since):
-        for row, texts in zip(page, [log.texts(row) for row in page]):
-            tool, version = row["tool"], row["rulebook"]
-            who = (row["principal"], row["role"], row["project"])
-            caller = callers.get(who) or callers.setdefault(who, Caller(who[0], who[1], (who[2],)))
-            if texts is not None:              # the payload as written: the answer compared as its text
-                doc = None
-                after, reproduced, changed = _by_text(services, run, row, texts, caller)
-            else:
-                doc = log.opened(row)
-                why = _not_replayable(row, doc)
-                if why:
-                    tally.skipped[why] += 1
-                    continue
-                after, reproduced, changed = _by_value(services, run, row, doc, caller)
+    chunks = _chunks(log, tally, projects, list(tools), since, chunk_rows)
+    for outcomes in pool.ordered(_rerun, (services, run), _sent(chunks), workers=workers, in_flight=in_flight):
+        chunk = chunks.kept.popleft()                   # the oldest chunk sent: the one these outcomes answer
+        for (row, _texts, doc), (after, reproduced, changed) in zip(chunk, outcomes):
             if not changed and reproduced is not False:
-                tally.same(tool)
+                tally.same(row["tool"])
                 continue
             doc = doc or log.opened(row)
+            version = row["rulebook"]
             before_book = services[version].book if version in services else None
             tally.add(row, doc, after, reproduced, changed,
-                      _difference(tool, doc["answer"], after) if changed else None,
+                      _difference(row["tool"], doc["answer"], after) if changed else None,
                       (before_book, candidate), reveal, log)
     return tally.result(candidate.version, sorted(services))
+
+
+class _Chunks:
+    """The log's replayable rows as (row, texts, doc) chunks, read and opened here; rows that cannot
+    be replayed are counted in the tally as they are read. Each chunk is kept until its outcomes
+    come back (at most workers × in_flight of them)."""
+
+    def __init__(self, source: Iterator[list]):
+        self.source, self.kept = source, deque()
+
+
+def _chunks(log: Any, tally: "_Tally", projects: list | None, tools: list, since: str | None,
+            size: int) -> _Chunks:
+    def read() -> Iterator[list]:
+        chunk: list = []
+        for page in log.pages(projects=projects, tools=tools, since=since):
+            for row in page:
+                texts = log.texts(row)
+                doc = None
+                if texts is None:
+                    doc = log.opened(row)
+                    why = _not_replayable(row, doc)
+                    if why:
+                        tally.skipped[why] += 1
+                        continue
+                chunk.append((row, texts, doc))
+                if len(chunk) >= size:
+                    yield chunk
+                    chunk = []
+        if chunk:
+            yield chunk
+    return _Chunks(read())
+
+
+def _sent(chunks: _Chunks) -> Iterator[list]:
+    """Each chunk as the workers get it, kept for the tally."""
+    for chunk in chunks.source:
+        chunks.kept.append(chunk)
+        yield chunk
+
+
+def _rerun(state: tuple, chunk: list) -> list:
+    """(after, reproduced, changed) of each call in the chunk; `after` only where the tally reads it."""
+    services, run = state
+    out = []
+    for row, texts, doc in chunk:
+        caller = Caller(row["principal"], row["role"], (row["project"],))
+        if texts is not None:
+            after, reproduced, changed = _by_text(services, run, row, texts, caller)
+        else:
+            after, reproduced, changed = _by_value(services, run, row, doc, caller)
+        out.append((after if changed or reproduced is False else None, reproduced, changed))
+    return out
 
 
 def _by_text(services: dict, run: Service, row: dict, texts: tuple[str, str], caller: Caller) -> tuple:

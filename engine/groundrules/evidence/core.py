@@ -1,8 +1,9 @@
 """The fold proper: checked events + the ledger index -> current slot state per scope.
 
 Three linear passes. Scopes: which scopes exist, and which one is current at every position of the
-event stream (scope events first, so a field event lands in the scope it belongs to even when the
-new_scope event came later). Fields: every field event folds into its scope's slot through the
+event stream, walked interpretation by interpretation in the order of the ledger records the events
+cite, scope events first at each record (seed 003 §五), so a field event lands in the scope it
+belongs to whatever the order the model listed the events in. Fields: every field event folds into its scope's slot through the
 `resolve` table, resting only on the evidence that may decide the context asked for (`fits`); one
 that rests on none folds nowhere (set_aside); an event whose scope is unresolved only flags the
 slots of its readings and adds a clarification question. Finish: inheritance along new_scope parents, then every slot's status from
@@ -73,20 +74,26 @@ class Folder:
         self.scopes: dict[str, Scope] = {policy.initial_scope: Scope(policy.initial_scope, None, None)}
         self.results: dict[str, Result] = {}
         self.clarifications: dict[str, dict] = {}
+        self.bindings: dict[str, dict] = {}        # event id -> {reading, binding} a binding decided
         self.current = policy.initial_scope
+        self.order: list[int] = []                 # the positions of the events, in the order they fold
         self.activity: dict[str, dict] = {}        # activity event type -> key -> tally
 
     # -- pass 1: scopes -------------------------------------------------------------------------
     def scope_pass(self, events: list[Event]) -> list:
-        """Register every scope, then walk the stream; returns the current scope at each position."""
+        """Register every scope, then walk the events in the order `_layered` gives (scope events
+        before the field events read from the same record, whatever the order of the list);
+        returns the current scope at each position."""
         for ev in events:
             if ev.op == "open":
                 if ev.scope in self.scopes:
                     raise self.refuse(codes.SCOPE_EXISTS, scope=ev.scope, at=ev.at + ".scope")
                 self.scopes[ev.scope] = Scope(ev.scope, None, ev.id)
         opened = {self.policy.initial_scope}
-        current, at_position = self.policy.initial_scope, []
-        for ev in events:
+        current, at_position = self.policy.initial_scope, [self.policy.initial_scope] * len(events)
+        self.order = _layered(events, {rid: n for n, rid in enumerate(self.index.entries)})
+        for i in self.order:
+            ev = events[i]
             if ev.op == "open":
                 parent = ev.parent or current
                 if parent not in opened:
@@ -94,6 +101,7 @@ class Folder:
                 self.scopes[ev.scope].parent = parent
                 opened.add(ev.scope)
                 current = ev.scope
+                self.results[ev.id] = Result("open", None, ev.scope)
             elif ev.op in ("switch", "close"):
                 target = ev.scope or current
                 if target not in self.scopes:
@@ -103,15 +111,15 @@ class Folder:
                 elif self.scopes[target].closed_by is None:
                     self.scopes[target].closed_by = ev.id
                 self.results[ev.id] = Result(ev.op, None, target)
-            at_position.append(current)
-            if ev.op == "open":
-                self.results[ev.id] = Result("open", None, ev.scope)
+            at_position[i] = current
         self.current = current
         return at_position
 
     # -- pass 2: fields -------------------------------------------------------------------------
     def field_pass(self, events: list[Event], at_position: list) -> None:
-        for ev, current in zip(events, at_position):
+        """Fold every field event, in the order scope_pass walked them."""
+        for i in self.order:
+            ev, current = events[i], at_position[i]
             for ref in ev.resolves:          # any event may answer a question: "yes, a new demand" opens a scope
                 self._resolve_clarification(ref, ev)
             if ev.layer == "activity":
@@ -127,8 +135,11 @@ class Folder:
                 if len(deciding) < len(ev.evidence):
                     ev = replace(ev, evidence=deciding)
             if ev.readings is not None:
-                self._clarify(ev, current)
-                continue
+                bound = self._bound(ev)
+                if bound is None:
+                    self._clarify(ev, current)
+                    continue
+                ev = bound
             target = ev.scope or self._subject(ev) or current
             if target not in self.scopes:
                 raise self.refuse(codes.UNKNOWN_SCOPE, scope=target, at=ev.at + (".scope" if ev.scope else ".evidence"))
@@ -231,6 +242,25 @@ class Folder:
         return best
 
     # -- unresolved scope -----------------------------------------------------------------------
+    def _bound(self, ev: Event) -> Event | None:
+        """The event read as the one reading a binding decides (seed 003 §七: 能判定就判定: 交付到 B 地分部
+        is the delivery address when the slots tell it from the company's), or None to ask: no
+        binding phrase in the event's quotes, phrases of several readings' slots, or a reading that
+        opens a scope (a phrase tells a slot, not a scope)."""
+        quotes = []
+        for c in ev.citations:                 # the spans it quotes, never a whole record it cites beside them
+            text = self.index.entries[c["record"]].record.get("content") if c.get("kind") == "span" else None
+            if isinstance(text, str):
+                quotes.append(text[c["start"]:c["end"]])
+        found = self.policy.bound(quotes) if quotes else {}
+        fits = [r for r in ev.readings if r["slot"] in found]
+        if len(fits) != 1 or any("new_scope" in r for r in ev.readings) or len({r["slot"] for r in ev.readings if r["slot"] in found}) != 1:
+            return None
+        r = fits[0]
+        self.bindings[ev.id] = {"reading": r["id"], "binding": found[r["slot"]]}
+        return replace(ev, type=r["type"], op=self.policy.ops[r["type"]], slot=r["slot"], scope=r.get("scope"),
+                       readings=None)
+
     def _clarify(self, ev: Event, current: str) -> None:
         readings, sentences = [], []
         for r in ev.readings:
@@ -249,7 +279,10 @@ class Folder:
                 state.history.append({"event": ev.id, "type": ev.type, "outcome": "clarify", "rule": None,
                                       "value": ev.value, "reading": r["id"]})
             decision = self.policy.questions.evaluate(facts)
-            sentence = self.policy.sentence(decision.fired[0].outputs.get("text", "") if decision.fired else "")
+            own = slot.questions.get(decision.fired[0].code) if decision.fired and slot.questions else None
+            text = own.render(facts) if own is not None else \
+                decision.fired[0].outputs.get("text", "") if decision.fired else ""
+            sentence = self.policy.sentence(text)
             shown.update(label=slot.label, value=ev.value, question=sentence)
             readings.append({k: shown[k] for k in READING_KEYS if k in shown})
             sentences.append(sentence)
@@ -322,3 +355,18 @@ class Folder:
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
+
+
+def _layered(events: list[Event], position: dict) -> list[int]:
+    """The order the fold walks the events in: interpretation by interpretation as listed; within
+    one, by the latest ledger record each cites, scope events before field events at one record,
+    then as listed. A field event read from the message that opened a scope folds into that scope
+    wherever the model listed it."""
+    groups: dict[str, list[int]] = {}
+    for i, ev in enumerate(events):
+        groups.setdefault(ev.interpretation, []).append(i)
+
+    def key(i: int) -> tuple:
+        ev = events[i]
+        return max(position.get(r, -1) for r in ev.evidence), ev.layer != "scope", i
+    return [i for g in groups.values() for i in sorted(g, key=key)]

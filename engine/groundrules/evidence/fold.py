@@ -180,6 +180,8 @@ def _events(checked: Checked, folder: Folder, interpreters: dict) -> list:
             item["interpreted_by"] = detached(interpreters[ev.interpretation])
         if ev.readings is not None:
             item["readings"] = [dict(r) for r in ev.readings]
+        if ev.id in folder.bindings:
+            item["bound"] = dict(folder.bindings[ev.id])
         if ev.turn is not None:
             item["turn"] = ev.turn
         item.update(ev.activity)

@@ -5,8 +5,10 @@ A record is appended once and never rewritten. The one exception is the audited 
 by tombstones; the record, its locator and every other field stay. A tombstone holds the field's
 HMAC-SHA256 under `redaction_key` (a secret the host keeps outside the database), or no digest
 when there is no key: an unkeyed digest of a short value (a mobile number) is undone by brute
-force. The store (groundrules.store: SQLite, or memory) enforces append-only itself; this class
-holds the rules.
+force. Personal values reach the store only sealed, each record's and each interpretation's
+under a data key of its own in the key store (store/keystore.py, docs/erasure.md): a redaction
+destroys those keys, so no copy of the database opens them again. The store (groundrules.store:
+SQLite, PostgreSQL or memory) enforces append-only itself; this class holds the rules.
 Every method works in one store transaction of one project. Ids and the clock are injected;
 nothing here reads the time. A call reads what it is about, not the project: a subject's records
 by the store's subject index, an interpretation's neighbours by the keys of what it touches
@@ -33,17 +35,26 @@ from ..core.errors import GroundrulesError
 from .fold import fold, tables
 from ..core.dates import parse_instant as parse
 from ..store.evidence_rows import CorruptRow
+from ..store import sealing
+from ..store.keystore import MemoryKeyStore
 
 
 class EvidenceLedger:
     """The evidence ledger over one store (`store`: a store object, a SQLite path, or None for
-    memory); `project` is the project a caller means when it names none."""
+    memory); `project` is the project a caller means when it names none; `keys`, the key store its
+    personal values are sealed under (store/keystore.py: a store, its file, or a Sealer over one;
+    None: the file beside a SQLite ledger, in memory for a ledger in memory, required on PostgreSQL)."""
 
     def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str] | None = None,
                  clock: Callable[[], str] | None = None, rulebook: Rulebook | None = None, project: str = "default",
-                 redaction_key: bytes | None = None, writer: dict | None = None):
+                 redaction_key: bytes | None = None,
+                 keys: MemoryKeyStore | sealing.Sealer | str | Path | None = None, writer: dict | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
+        if keys is None or isinstance(keys, (str, Path)):
+            from ..store.keystore import open_key_store
+            keys = open_key_store(keys if keys is not None else _key_store_beside(store))
+        self.sealer = keys if isinstance(keys, sealing.Sealer) else sealing.Sealer(keys)
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
             self.store: EvidenceStore = open_evidence_store(store)
@@ -60,7 +71,7 @@ class EvidenceLedger:
         # who a library call without a writer writes as: the host process itself (the registry
         # always names the authenticated caller)
         self.writer = writer or writers.LOCAL_HOST
-        self._on_redaction: list[Callable[[str, list, list], Any]] = []
+        self._copies: list[Callable[[str, list], Any]] = []
         self._key_stored()
 
     def _key_stored(self) -> None:
@@ -68,7 +79,9 @@ class EvidenceLedger:
         pending = self.store.unkeyed()
         for row in pending:
             if row["body"] is not None:
-                with self.store.write(row["project"]) as tx:
+                with self.store.write(row["project"]) as raw:
+                    tx = _SealedTx(raw, self.sealer, row["project"])
+                    row = tx.opened([row])[0]
                     tx.add_keys(row["seq"], sorted(self._keys(tx, row["body"])))
         if pending:
             self.store.keyed_all()
@@ -81,16 +94,20 @@ class EvidenceLedger:
     def with_rulebook(self, rulebook: Rulebook) -> "EvidenceLedger":
         """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
         return EvidenceLedger(self.store, ids=self._ids, clock=self._clock, rulebook=rulebook, project=self.project,
-                              redaction_key=self._key, writer=self.writer)
+                              redaction_key=self._key, keys=self.sealer, writer=self.writer)
 
     def close(self) -> None:
         self.store.close()
+        self.sealer.keys.close()
 
-    def on_redaction(self, listener: Callable[[str, list, list], Any]) -> None:
-        """Call `listener(project, events, removed)` after each redaction commits, `removed` being
-        the personal values it cleared (one {field: value} per record): whoever keeps copies of
-        them elsewhere (the decision log) erases those too."""
-        self._on_redaction.append(listener)
+    def on_redaction(self, copies: Callable[[str, list], Any]) -> None:
+        """Whoever keeps copies of personal values elsewhere (the decision log) takes part in every
+        redaction: `copies(project, removed)`, `removed` being the personal values a redaction is
+        about to clear (one {field: value} per record), answers an erasure plan (an object with
+        `keys`, the data keys to destroy with the redaction's own, and `finish()`, run once they
+        are destroyed). A plan that cannot be made (an unreadable copy) refuses the redaction before
+        anything changed."""
+        self._copies.append(copies)
 
     # -- appending ------------------------------------------------------------------------------
     def shaped(self, record: Any, position: int = 0) -> Any:
@@ -148,7 +165,7 @@ class EvidenceLedger:
                                          lambda key: f"{at}.{key}", accept)
                 for name, _ in rec.names(record):
                     pending[name] = record
-                filed.append(self._filed(record))
+                filed.append(self._filed(record, project or self.project))
                 stored.append(record)
             tx.insert(filed)
             return stored
@@ -244,9 +261,10 @@ class EvidenceLedger:
         return record if record is not None and locking.source_id(record, self._catalogue) == sid else None
 
     # -- what the store files and gives back (store/evidence_rows.py) --------------------------------
-    def _filed(self, record: dict) -> dict:
+    def _filed(self, record: dict, project: str) -> dict:
         """A record as the store files it: its personal values apart from the rest (a redaction
-        clears only them), their keyed digests, the names and keys the store finds it by."""
+        clears only them), sealed under a data key of their own (store/sealing.py: a redaction
+        destroys it), their keyed digests, the names and keys the store finds it by."""
         personal = rec.personal(record, self._catalogue.records[record["type"]].personal)
         body = copy.deepcopy(record)
         box = rec.holder(body)
@@ -258,17 +276,28 @@ class EvidenceLedger:
                 "subject": subject if isinstance(subject, str) else None,          # the store's indexes
                 "source_id": rec.inside(record),
                 "observed_s": math.floor(parse(record["observed_at"]).timestamp()),
-                "recorded_at": record["recorded_at"], "body": body, "personal": personal,
+                "recorded_at": record["recorded_at"], "body": body,
+                "personal": self.sealer.seal(personal, sealing.record_data(project, record["id"])),
                 "digests": {f: rec.keyed_digest(v, self._key) if self._key else None for f, v in personal.items()}}
 
-    def _from_row(self, tx: EvidenceTx, row: dict) -> dict:
-        """The record the store gave back, its personal values in place, or their tombstones."""
+    def _records(self, tx: EvidenceTx, rows: list[dict]) -> list[dict]:
+        """_from_row of each row, their data keys read in one go."""
+        materials = self.sealer.materials(r["personal"] for r in rows)
+        return [self._from_row(tx, row, materials) for row in rows]
+
+    def _from_row(self, tx: EvidenceTx, row: dict, materials: dict | None = None) -> dict:
+        """The record the store gave back, its personal values in place, or their tombstones (also
+        while a redaction that destroyed its key is not yet recorded: the values are gone)."""
         try:
             record = row["body"]                      # read afresh by the store: ours to fill
             record.setdefault("writer", dict(writers.UNKNOWN))      # stored before records named their writer
             box = rec.holder(record)
-            if row["personal"] is not None:
-                box.update(row["personal"])
+            personal = self._personal(tx, row, materials)
+            if personal is not None:
+                box.update(personal)
+            elif row["redaction_id"] is None:
+                for f, keyed in row["digests"].items():
+                    box[f] = rec.tombstone(keyed, None)
             else:
                 for f, keyed in row["digests"].items():
                     box[f] = rec.tombstone(keyed, row["redaction_id"])
@@ -280,18 +309,30 @@ class EvidenceLedger:
         except (KeyError, TypeError):
             raise self._refusals.error(codes.LEDGER_CORRUPT, record=row.get("id")) from None
 
+    def _personal(self, tx: EvidenceTx, row: dict, materials: dict | None = None) -> dict | None:
+        """A row's personal values, opened; None when cleared or their key is destroyed."""
+        if row["personal"] is None:
+            return None
+        if not sealing.is_sealed(row["personal"]):
+            return row["personal"]            # stored in the clear before sealing (docs/erasure.md)
+        try:
+            return self.sealer.open(row["personal"], sealing.record_data(tx.project, row["id"]), materials)
+        except (ValueError, KeyError, TypeError):
+            raise self._refusals.error(codes.LEDGER_CORRUPT, record=row.get("id")) from None
+
     @contextmanager
     def _read(self, project: str | None) -> Iterator[Any]:
         """One read transaction of `project` (None: this ledger's); a row that does not read is LEDGER_CORRUPT."""
         try:
             with self.store.read(project or self.project) as tx:
-                yield tx
+                yield _SealedTx(tx, self.sealer, project or self.project)
         except CorruptRow as exc:
             raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
     def _write(self, project: str | None, attempt: Callable[[Any], Any]) -> Any:
         try:
-            return self.store.run_write(project or self.project, attempt)
+            project = project or self.project
+            return self.store.run_write(project, lambda tx: attempt(_SealedTx(tx, self.sealer, project)))
         except CorruptRow as exc:
             raise self._refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
@@ -299,7 +340,7 @@ class EvidenceLedger:
     def records(self, *, project: str | None = None) -> list[dict]:
         """Every record in append order; redacted personal fields read as tombstones."""
         with self._read(project) as tx:
-            return [self._from_row(tx, row) for row in tx.rows()]
+            return self._records(tx, tx.rows())
 
     def get(self, record_id: str, *, project: str | None = None) -> dict:
         with self._read(project) as tx:
@@ -321,14 +362,14 @@ class EvidenceLedger:
         disposed of) is let through; whatever else the fold refuses would make every later fold of
         the stored ones fail."""
         def attempt(tx: EvidenceTx) -> dict:
-            now = self._clock()
+            now, later = self._now(tx, self._clock())
             keys = self._keys(tx, interpretation)
             touched = self._touched(tx, touches.lookups(keys)) if touches.WHOLE not in keys else None
             if touched is None:           # it depends on every earlier event (touches.WHOLE)
-                records, given = [self._from_row(tx, row) for row in tx.rows()], self._stored(tx)
+                records, given = self._records(tx, tx.rows()), self._stored(tx)
             else:
                 read, given = touched
-                records = self._records_touched(tx, read | self._first_later(tx, now))
+                records = self._records_touched(tx, read | later)
             try:
                 fold({"now": now, "records": records, "interpretations": given + [interpretation]}, self._book,
                      redaction_key=self._key)
@@ -419,13 +460,28 @@ class EvidenceLedger:
                 wanted |= touches.lookups(row["keys"])
         return asked, self._stored(tx, [rows[s] for s in sorted(rows)])
 
-    def _first_later(self, tx: EvidenceTx, now: str) -> set[str]:
-        """The key of the first record of the project observed after `now` (none, mostly): the
-        fold refuses a project that holds one (OBSERVED_AFTER_NOW), whatever a call touches."""
+    def _now(self, tx: EvidenceTx, now: str) -> tuple[str, set[str]]:
+        """(the time an interpretation is checked and recorded at, the key of the first record of
+        the project observed after it), from one read of the records observed since `now`'s second.
+
+        The time is `now`, or the time the ledger recorded a record it reads, when that is later:
+        one clock policy for every server writing to the ledger, under which no write is timed
+        before a write it reads. Another server (or thread) may commit a record stamped by its clock
+        after this one's was read, or its clock may run a little ahead; the record's ledger-given
+        time (observed when it was recorded, or earlier) then moves the time on, instead of making
+        the fold refuse the project as holding a record observed after now (OBSERVED_AFTER_NOW). A
+        record whose given observed_at is later than when it was recorded is still refused, so its
+        key is returned: the fold must read it, whatever the call touches."""
         at = parse(now)
-        later = None if at is None else next((row for row in tx.observed_from(math.floor(at.timestamp()))
-                                              if parse(row["body"]["observed_at"]) > at), None)
-        return set() if later is None else {self._key_of(later)[0]}
+        if at is None:
+            return now, set()
+        rows = [(row, parse(row["body"]["observed_at"])) for row in tx.observed_from(math.floor(at.timestamp()))]
+        for row, observed in rows:
+            recorded = parse(row["recorded_at"])
+            if observed is not None and recorded is not None and at < observed <= recorded:
+                at, now = recorded, row["recorded_at"]
+        later = next((row for row, observed in rows if observed is not None and observed > at), None)
+        return now, set() if later is None else {self._key_of(later)[0]}
 
     def _records_touched(self, tx: EvidenceTx, keys: set[str]) -> list[dict]:
         """The records behind `src:` and `rec:` keys, in ledger order: each source with the locks
@@ -446,7 +502,7 @@ class EvidenceLedger:
                     if owner is not None:
                         key = self._key_of(_row_of(tx, owner))[0]
                         (sources if key.startswith("src:") else others).add(key[4:])
-        return [self._from_row(tx, found[s]) for s in sorted(found)]
+        return self._records(tx, [found[s] for s in sorted(found)])
 
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
              subject: str | None = None, scope_context: dict | None = None, writer: dict | None = None) -> dict:
@@ -458,7 +514,7 @@ class EvidenceLedger:
             interpretations = self._stamped(interpretations, writer, refuse=False)
         with self._read(project) as tx:
             if subject is None:
-                records = [self._from_row(tx, row) for row in tx.rows()]
+                records = self._records(tx, tx.rows())
                 if interpretations is None:
                     interpretations = self._stored(tx)
             else:
@@ -483,7 +539,7 @@ class EvidenceLedger:
             if key.startswith("src:") and rec.inside(row["body"]) is None:    # a source about it: its locks too
                 inside.add(key[4:])
         rows.update((row["seq"], row) for row in tx.locks_inside(sorted(inside)))
-        records = [self._from_row(tx, rows[s]) for s in sorted(rows)]
+        records = self._records(tx, [rows[s] for s in sorted(rows)])
         if not stored:
             return records, None
         touched = self._touched(tx, keys)
@@ -491,42 +547,68 @@ class EvidenceLedger:
 
     # -- the one audited change -----------------------------------------------------------------
     def redact(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> list[dict]:
+        """`erase`, answering the redaction events it appended."""
+        return self.erase(record_id, by=by, reason=reason, project=project)["redactions"]
+
+    def erase(self, record_id: str, *, by: str, reason: str, project: str | None = None) -> dict:
         """Replace the personal fields of a record (and of the locks inside a source) by tombstones,
-        recording who and why, and leave no readable copy in the store's files. Returns the
-        redaction events it appended."""
+        recording who and why, withdraw the interpretations that cite them, and erase every copy:
+        the data keys they were sealed under are destroyed (store/keystore.py), with those of the
+        copies elsewhere (the decision log's, `on_redaction`), in the ledger's transaction before it
+        commits. So a redaction is whole or nothing: a copy that cannot be found or a key store
+        that fails refuses it before anything changed, and a commit that fails after the keys went
+        leaves values that no longer open, which a retry records. Answers the events and what was
+        erased where."""
         if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
             raise self._refusals.error(codes.PAYLOAD_INVALID, problem="redact needs a non-empty 'by' and 'reason'")
-        def attempt(tx: EvidenceTx) -> list[dict]:
-            owner = tx.owner(record_id) if isinstance(record_id, str) else None
-            if owner is None:
-                raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=str(record_id), at="redact")
-            row = _row_of(tx, owner)
-            if row["redaction_id"] is not None:
-                raise self._refusals.error(codes.ALREADY_REDACTED, record=row["id"], redaction=row["redaction_id"])
+        project = project or self.project
+        with self._read(project) as tx:
+            targets = self._targets(tx, record_id)
+            materials = self.sealer.materials(r["personal"] for r in targets)
+            removed = [self._personal(tx, r, materials) or {} for r in targets]
+        plans = [copies(project, removed) for copies in self._copies]
+
+        def attempt(tx: EvidenceTx) -> tuple[list[dict], list[dict], list[str]]:
+            rows = self._targets(tx, record_id)
             at = self._clock()
-            events = [self._event(row, by, reason, at, None)]
-            sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None
-            if sid is not None:                       # a source's locks copy its text: they go with it
-                for lock_row in tx.locks_inside([sid]):
-                    if lock_row["redaction_id"] is None:
-                        events.append(self._event(lock_row, by, reason, at, events[0]["id"]))
+            events = [self._event(rows[0], by, reason, at, None)]
+            events += [self._event(r, by, reason, at, events[0]["id"]) for r in rows[1:]]
             withdrawn = self._citing(tx, events)
             if withdrawn:                     # their values and quotes copy what is being removed
-                events[0]["withdrawn_interpretations"] = withdrawn
-            removed[:] = [_row_of(tx, e["record"])["personal"] or {} for e in events] if self._on_redaction else []
+                events[0]["withdrawn_interpretations"] = [w["id"] for w in withdrawn]
             tx.clear(events)
-            tx.withdraw(withdrawn, events[0]["id"])
-            return events
-        removed: list = []
-        events = self._write(project, attempt)
-        for listener in self._on_redaction:
-            listener(project or self.project, events, removed)
+            tx.withdraw([w["id"] for w in withdrawn], events[0]["id"])
+            keys = [r["personal"]["key"] for r in rows if sealing.is_sealed(r["personal"])]
+            keys += [w["sealed_key"] for w in withdrawn if w.get("sealed_key")]
+            keys += [k for plan in plans for k in plan.keys]
+            self.sealer.destroy(keys)         # the erasure itself: every copy sealed under them is unreadable
+            return events, withdrawn, keys
+        events, withdrawn, keys = self._write(project, attempt)
+        elsewhere = {}
+        for plan in plans:
+            elsewhere.update(plan.finish(events[0]["id"]))
         self.store.forget()
-        return events
+        return {"redactions": events,
+                "erased": {"records": [e["record"] for e in events], "interpretations": [w["id"] for w in withdrawn],
+                           **elsewhere, "keys_destroyed": len(keys)}}
 
-    def _citing(self, tx: EvidenceTx, events: list[dict]) -> list[str]:
+    def _targets(self, tx: EvidenceTx, record_id: Any) -> list[dict]:
+        """The rows a redaction of `record_id` clears: its own, and a source's locks not yet redacted."""
+        owner = tx.owner(record_id) if isinstance(record_id, str) else None
+        if owner is None:
+            raise self._refusals.error(codes.UNKNOWN_EVIDENCE, ref=str(record_id), at="redact")
+        row = _row_of(tx, owner)
+        if row["redaction_id"] is not None:
+            raise self._refusals.error(codes.ALREADY_REDACTED, record=row["id"], redaction=row["redaction_id"])
+        rows = [row]
+        sid = (row["message_id"] or row["id"]) if self._catalogue.records[row["type"]].locked else None
+        if sid is not None:                       # a source's locks copy its text: they go with it
+            rows += [r for r in tx.locks_inside([sid]) if r["redaction_id"] is None]
+        return rows
+
+    def _citing(self, tx: EvidenceTx, events: list[dict]) -> list[dict]:
         """The stored interpretations that cite a record being redacted (by record, message or lock
-        id, or a span of its text), in any event or disposition."""
+        id, or a span of its text), in any event or disposition: their rows ({id, sealed_key})."""
         names: set = set()
         keys: set = set()
         for event in events:
@@ -544,7 +626,7 @@ class EvidenceLedger:
                     refs.add(cite.get("message_id") if isinstance(cite, dict) else cite)
                 refs.update(event.get("evidence_ids", []) if isinstance(event, dict) else [])
             if refs & names:
-                cited.append(row["id"])
+                cited.append({"id": row["id"], "sealed_key": row.get("sealed_key")})
         return cited
 
     def _event(self, row: dict, by: str, reason: str, at: str, cascade_of: str | None) -> dict:
@@ -584,3 +666,61 @@ class _Earlier:
     def source_text(self, sid: str) -> Any:
         source = self.ledger._message(self.tx, sid, self.pending)
         return None if source is None else locking.text_of(source, self.ledger._catalogue)
+
+
+class _SealedTx:
+    """A store transaction whose interpretations are sealed as they are stored and opened as they
+    are read (store/sealing.py), each under a data key of its own; everything else is the store's.
+    A withdrawn interpretation (or one whose key a redaction destroyed) reads with no body."""
+
+    def __init__(self, tx: Any, sealer: sealing.Sealer, project: str):
+        self._tx, self.sealer, self.project = tx, sealer, project
+        self._data = sealing.interpretation_data(project)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tx, name)
+
+    def add_interpretation(self, interpretation: dict, recorded_at: str, keys: Any = ()) -> None:
+        sealed = self.sealer.seal(interpretation, self._data)
+        self._tx.add_interpretation(dict(sealed, id=interpretation["id"]), recorded_at, keys)
+
+    def interpretation_rows(self) -> list[dict]:
+        return self.opened(self._tx.interpretation_rows())
+
+    def interpretations_at(self, seqs: list[int]) -> list[dict]:
+        return self.opened(self._tx.interpretations_at(seqs))
+
+    def opened(self, rows: list[dict]) -> list[dict]:
+        """The rows with their bodies opened (None: withdrawn, or erased), each sealed one's data
+        key named in `sealed_key`."""
+        materials = self.sealer.materials(_without_id(r["body"]) for r in rows)
+        out = []
+        for row in rows:
+            body = row["body"]
+            if sealing.is_sealed(_without_id(body)):
+                try:
+                    row = dict(row, body=self.sealer.open(_without_id(body), self._data, materials),
+                               sealed_key=body["key"])
+                except ValueError:
+                    raise CorruptRow(row.get("id")) from None
+            out.append(row)
+        return out
+
+
+def _without_id(body: Any) -> Any:
+    """A stored interpretation body without the id it is filed under."""
+    return {k: v for k, v in body.items() if k != "id"} if isinstance(body, dict) else body
+
+
+def _key_store_beside(store: Any) -> str | None:
+    """Where a ledger's key store is when none is named: beside a SQLite file (`<file>.keys`), in
+    memory for a ledger in memory; a PostgreSQL ledger must be given one."""
+    from ..store import is_postgres
+    from ..store.evidence_memory import MemoryEvidenceStore
+    path = getattr(store, "path", store)
+    if path is None or str(path) == ":memory:" or isinstance(store, MemoryEvidenceStore):
+        return None
+    if is_postgres(path) or not isinstance(path, (str, Path)):
+        raise GroundrulesError(codes.NOT_CONFIGURED, "a PostgreSQL evidence ledger needs a key store apart from the "
+                               "database (--key-store FILE): personal values are sealed under keys kept there")
+    return f"{path}.keys"

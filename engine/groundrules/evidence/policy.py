@@ -24,6 +24,7 @@ SCOPE_OPS = ("open", "switch", "close")
 # activity ops (docs/spec/evidence.md, events: tool receipts, action outcomes, questions asked): op -> the event key they are tallied under
 ACTIVITY_OPS = {"ask": "slot", "outcome": "action", "receipt": "tool"}
 RESOLVE_CODES = ("accept", "corroborate", "replace", "keep", "conflict")
+QUESTION_NAMES = ("value", "current", "slot.label", "slot.id")     # what a slot's own question may name
 
 # clarify.spacing: how a question's sentences are spaced where a template's Chinese meets a value's
 # Latin letters or digits. A template cannot do it: the boundary lies between its text and its slot.
@@ -41,6 +42,16 @@ class Slot:
     lock_kinds: tuple
     lock_required: bool
     lock_match: str           # normalized_value | presence | '' (no locks)
+    questions: dict = None    # a `questions` row code -> this slot's own sentence Template (seed 003 §七)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A phrase that decides which slot an unresolved event's value is for (交付到 -> delivery_region)."""
+
+    id: str
+    slot: str
+    phrases: tuple
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,15 @@ class MergePolicy:
     scope_fit: DecisionTable
     version_key: str          # the scope_context key a record's version is compared with
     examples: tuple
+    bindings: tuple = ()      # Binding, in table order
+
+    def bound(self, quotes: list[str]) -> dict:
+        """{slot: binding id} of every binding whose phrase a quote holds (the first binding per slot)."""
+        out: dict = {}
+        for b in self.bindings:
+            if b.slot not in out and any(p in q for q in quotes for p in b.phrases):
+                out[b.slot] = b.id
+        return out
 
     def sentence(self, text: str) -> str:
         """A rendered question sentence, spaced as `clarify.spacing` says (the seed writes "交付到 B 地分部吗")."""
@@ -122,10 +142,26 @@ def compile_policy(data: dict, ctx: CompileContext) -> MergePolicy | None:
     tables = {name: table for name, table in embedded.items() if table is not None}
     _check_outputs(data, ctx)
     slots = {}
+    codes = [row["id"] for row in data["questions"]["rows"]]
     for sid, spec in data["slots"].items():
         locks = spec.get("locks", {})
+        own = {}
+        for code, text in spec.get("questions", {}).items():
+            where = ("slots", sid, "questions", code)
+            if code not in codes:
+                ctx.fault("unknown-code", f"'{code}' is no row of the questions table", where,
+                          did_you_mean(code, codes) or "rows: " + ", ".join(codes))
+            template = compile_template(text, where, ctx.faults, lambda n: n in QUESTION_NAMES, QUESTION_NAMES)
+            if template is not None:
+                own[code] = template
         slots[sid] = Slot(sid, spec["label"], spec.get("inherit", False), tuple(locks.get("kinds", ())),
-                          locks.get("required", False), locks.get("match", ""))
+                          locks.get("required", False), locks.get("match", ""), own)
+    bindings = []
+    for n, raw in enumerate(data.get("bindings", ())):
+        if raw["slot"] not in data["slots"]:
+            ctx.fault("unknown-slot", f"binding names slot '{raw['slot']}', which 'slots' does not list",
+                      ("bindings", n, "slot"), did_you_mean(raw["slot"], data["slots"]))
+        bindings.append(Binding(raw["id"], raw["slot"], tuple(raw["phrases"])))
     question = compile_template(data["clarify"]["question"], ("clarify", "question"), ctx.faults,
                                 lambda n: n == "sentences", ("sentences",))
     for n, ex in enumerate(data["examples"]):
@@ -139,7 +175,8 @@ def compile_policy(data: dict, ctx: CompileContext) -> MergePolicy | None:
                        tuple(data["clarify"].get("reading_ops", ())), tuple(data["validity_precedence"]),
                        dict(data["policies"]),
                        tables["sources"], tables["resolve"], tables["status"], tables["questions"],
-                       tables["scope_fit"], data["scope_context"]["version_key"], tuple(data["examples"]))
+                       tables["scope_fit"], data["scope_context"]["version_key"], tuple(data["examples"]),
+                       tuple(bindings))
 
 
 def _check_outputs(data: dict, ctx: CompileContext) -> None:

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.errors import GroundrulesError
+from ..provenance.trust import EMPTY as EMPTY_TRUST
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
+    from ..provenance.trust import TrustStore
     from ..store.findings_sql import FindingOps
 from .clock import Ids
 from .independence import Judge
@@ -31,7 +33,8 @@ class Call:
     """One tool call: its transaction, tables, project, caller, time and ids."""
 
     def __init__(self, book: Rulebook, tx: FindingOps, tool: str, project: str, principal: str, now: str, ids: Ids,
-                 rules_root: Path | None = None, role: str = "", writer: dict | None = None):
+                 rules_root: Path | None = None, role: str = "", writer: dict | None = None,
+                 trust: TrustStore | None = None):
         self.tx, self.tool, self.project, self.principal = tx, tool, project, principal
         self.role = role                  # the caller's, as Service.call authenticated it: moves may need one
         # what every link and event this call writes is stamped with: the authenticated caller's
@@ -39,6 +42,7 @@ class Call:
         self.writer = writer if writer is not None else {"principal": principal, "role": role or None,
                                                          "auth": {"method": "local"}}
         self.rules_root = rules_root      # the project root rule documents live under (approve_rule)
+        self.trust = trust or EMPTY_TRUST  # the signers a signed evidence item may be made by
         self.book = book
         self.vocab = book.table(VOCABULARY_TABLE)
         self.states = book.table(STATES_TABLE)

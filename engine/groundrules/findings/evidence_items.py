@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 IDENTITY = ("source_kind", "source_ref", "locator", "revision", "excerpt", "content_hash")
 
 
+def _signer(call: Call, item: dict, field: str) -> str:
+    """The signer whose verified signature vouches for the item (a runner's result an agent relays
+    keeps its weight: rules/independent_support.yaml reads writer.signer); refused otherwise."""
+    from ..provenance import signatures            # joserfc, imported by the calls that carry a signature
+    try:
+        signer = signatures.verify(item, call.trust)
+    except signatures.SignatureRefused as exc:
+        raise call.refuse(codes.INVALID_ARGUMENT, f"signature_{exc.reason}", field=f"{field}.signature") from None
+    if not signatures.vouches(signer, method=item["method"]):
+        raise call.refuse(codes.INVALID_ARGUMENT, "signer_not_allowed", field=f"{field}.signature",
+                          signer=signer.name, method=item["method"])
+    return signer.name
+
+
 def resolve_all(call: Call, items: list, field: str, default_relation: str | None = None,
                 required_relation: str | None = None) -> list[dict]:
     """resolve for each item (`field[i]`), the sources they name asked for at once."""
@@ -48,8 +62,9 @@ def resolve(call: Call, item: dict, field: str, default_relation: str | None = N
         refused = provenance.refusal(call.role, item["method"], relation)
         if refused is not None:
             raise GroundrulesError(codes.PERMISSION_DENIED, refused, field=field)
+    writer = call.writer if "signature" not in item else dict(call.writer, signer=_signer(call, item, field))
     link = {"relation": relation, "method": item["method"], "rationale": item.get("rationale", ""),
-            "writer": call.writer}
+            "writer": writer}
     checked = call.rules_root if item["method"] in provenance.checked_methods else None
     if "evidence_id" in item:
         if any(k in item for k in IDENTITY):

@@ -16,6 +16,7 @@ from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, Problem, RulesError, did_you_mean
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
+    from ..provenance.trust import TrustStore
     from ..store.findings_sql import FindingOps
     from ..store.protocols import FindingStore
 from . import proposals, tools
@@ -55,24 +56,25 @@ class FindingLedger:
         return tuple(HANDLERS)
 
     def run(self, tool: str, arguments: dict, *, project: str, principal: str, role: str = "",
-            writer: dict | None = None) -> tuple[dict, list]:
+            writer: dict | None = None, trust: TrustStore | None = None) -> tuple[dict, list]:
         """One checked call; (data, warnings) or a GroundrulesError (a StorageFailure for the store,
         which the registry words as it words every ledger's: api.storage_refusal). `role` is the
         caller's: a transition may be limited to some roles (rules/finding_states.yaml). `writer` is
         the stamp every link and event of the call gets (api.Caller.writer: principal, role, how
-        it was authenticated); a library caller that gives none writes as a local operator."""
+        it was authenticated); a library caller that gives none writes as a local operator. `trust`:
+        the operator's trust store, against which a signed evidence item is verified."""
         handler = HANDLERS[tool]
         arguments = self._audited(arguments, principal)
         if tool in READS:
             with self.store.read() as tx:
-                data, _ = handler(self._call(tx, tool, project, principal, role, writer), arguments)
+                data, _ = handler(self._call(tx, tool, project, principal, role, writer, trust), arguments)
             return data, []
         calls: list[Call] = []
 
         def attempt(tx: FindingOps) -> tuple[dict, list]:
             # a store may re-run the call (a serialization failure): each attempt starts afresh,
             # and only the one that committed does its effects outside the database
-            calls.append(self._call(tx, tool, project, principal, role, writer))
+            calls.append(self._call(tx, tool, project, principal, role, writer, trust))
             return self._write(calls[-1], arguments, handler)
         answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS)
         calls[-1].committed()
@@ -96,8 +98,9 @@ class FindingLedger:
         return out
 
     def _call(self, tx: FindingOps, tool: str, project: str, principal: str, role: str = "",
-              writer: dict | None = None) -> Call:
-        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role, writer)
+              writer: dict | None = None, trust: TrustStore | None = None) -> Call:
+        return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role, writer,
+                    trust)
 
     def _write(self, call: Call, arguments: dict, handler: Handler) -> tuple[dict, list]:
         retry = Retry(call, arguments)

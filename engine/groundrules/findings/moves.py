@@ -24,7 +24,8 @@ def last_demotion(call: Call, seq: int) -> int:
 
 def timed(links: list[dict], demoted: int) -> list[dict]:
     """Each link with `after_demotion`: was it linked after the finding's last demotion (at a later
-    version)? Support must come from such links (seed 001 §6: not one the finding once had)."""
+    version)? Support must come from such links, not one the finding once had (docs/spec/findings.md,
+    what the tools never do)."""
     return [dict(link, after_demotion=link["finding_version"] > demoted) for link in links]
 
 

@@ -298,6 +298,8 @@ def compile_transition_table(data: dict, ctx: CompileContext) -> TransitionTable
         where = ("examples", n)
         check_given(ex["given"], contract, where + ("given",), faults)
         m = machines.get(ex["machine"])
+        if m is None and ex["machine"] in data["machines"]:
+            continue                    # the machine has a problem of its own, reported where it is
         if m is None:
             ctx.fault("unknown-machine", f"example names machine '{ex['machine']}'", where + ("machine",),
                       did_you_mean(ex["machine"], data["machines"]))
@@ -360,8 +362,9 @@ def _compile_machine(name: str, raw: dict, guards: dict, ctx: CompileContext) ->
     for i, t in enumerate(raw["transitions"]):
         at = where + ("transitions", i)
         if t["id"] in seen:
-            ctx.fault("duplicate-transition-id", f"transition id '{t['id']}' is used twice", at + ("id",))
-        seen[t["id"]] = i
+            ctx.fault("duplicate-transition-id", f"transition id '{t['id']}' is used twice", at + ("id",),
+                      also=where + ("transitions", seen[t["id"]], "id"))
+        seen.setdefault(t["id"], i)
         for j, state in enumerate(t["from"]):
             state_ok(state, at + ("from", j))
         state_ok(t["to"], at + ("to",))

@@ -160,7 +160,7 @@ def _given(ex: dict) -> list[Raw] | None:
         start = ex["text"].find(g["quote"])
         if start < 0:
             return None
-        out.append(Raw(g["kind"], "given", start, start + len(g["quote"]), g.get("valid", True), {}))
+        out.append(Raw(g["kind"], g.get("pattern", "given"), start, start + len(g["quote"]), g.get("valid", True), {}))
     return out
 
 
@@ -179,13 +179,13 @@ def compile_lock_patterns(data: dict, ctx: CompileContext) -> LockTable | None:
     timeout = data["timeout_ms"] / 1000
     fold = _fold(data.get("fold", ()), faults)
     patterns = []
-    seen: set = set()
+    seen: dict = {}
     for index, raw in enumerate(data["patterns"]):
         where = ("patterns", index)
         if raw["id"] in seen:
             faults.append(Fault("duplicate-pattern-id", f"pattern id '{raw['id']}' is used twice",
-                                where + ("id",)))
-        seen.add(raw["id"])
+                                where + ("id",), also=("patterns", seen[raw["id"]], "id")))
+        seen.setdefault(raw["id"], index)
         pattern = _compile_pattern(data["id"], raw, where, reasons, names, data.get("maps", {}), timeout, fold,
                                    faults)
         if pattern is not None:

@@ -73,14 +73,15 @@ def compile_rows(data: dict, pattern_ids: list, names: dict, faults: list[Fault]
     """Both sections -> {section: (Row, ...)}; faults located at the row's keys; `budget_s` per
     `matches` search."""
     out: dict = {}
-    seen: set = set()
+    seen: dict = {}
     for section in SECTIONS:
         rows = []
         for index, raw in enumerate(data.get(section, ())):
             where = (section, index)
             if raw["id"] in seen:
-                faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",)))
-            seen.add(raw["id"])
+                faults.append(Fault("duplicate-rule-id", f"rule id '{raw['id']}' is used twice", where + ("id",),
+                                    also=seen[raw["id"]] + ("id",)))
+            seen.setdefault(raw["id"], where)
             row = _compile_row(data["id"], section, raw, where, pattern_ids, names, faults, budget_s)
             if row is not None:
                 rows.append(row)

@@ -84,6 +84,27 @@ END $$;
 CREATE TRIGGER decision_log_only_retention BEFORE DELETE ON decision_log FOR EACH ROW
 EXECUTE FUNCTION decision_log_only_retention();
 """),
+    (3, "a payload may also be re-sealed under another key (key rotation)", """
+CREATE OR REPLACE FUNCTION decision_log_only_erasure() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.seq IS NOT DISTINCT FROM OLD.seq AND NEW.project IS NOT DISTINCT FROM OLD.project
+     AND NEW.id IS NOT DISTINCT FROM OLD.id AND NEW.at IS NOT DISTINCT FROM OLD.at
+     AND NEW.principal IS NOT DISTINCT FROM OLD.principal AND NEW.role IS NOT DISTINCT FROM OLD.role
+     AND NEW.tool IS NOT DISTINCT FROM OLD.tool AND NEW.rulebook IS NOT DISTINCT FROM OLD.rulebook
+     AND NEW.ok IS NOT DISTINCT FROM OLD.ok AND NEW.error_code IS NOT DISTINCT FROM OLD.error_code
+     AND NEW.duration_us IS NOT DISTINCT FROM OLD.duration_us AND NEW.dropped IS NOT DISTINCT FROM OLD.dropped
+     AND OLD.erased_by IS NULL AND OLD.sealed IS NOT NULL
+     AND ((NEW.key_id IS NOT DISTINCT FROM OLD.key_id
+           AND NEW.sealed IS NULL AND NEW.kept = 'erased' AND NEW.erased_by IS NOT NULL)
+          OR (NEW.key_id IS NOT NULL AND NEW.key_id IS DISTINCT FROM OLD.key_id AND NEW.sealed IS NOT NULL
+              AND NEW.kept IS NOT DISTINCT FROM OLD.kept
+              AND NEW.erased_by IS NULL)) THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = 'restrict_violation',
+    MESSAGE = 'decision log is append-only: only a redaction may erase a payload, and a rekey re-seal it';
+END $$;
+"""),
 )
 
 

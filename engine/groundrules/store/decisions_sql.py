@@ -103,6 +103,14 @@ class DecisionOps:
                           "WHERE project = ? AND id = ? AND sealed IS NOT NULL",
                           [(redaction_id, project, i) for i in ids])
 
+    def reseal(self, updates: list[tuple]) -> None:
+        """Re-seal rows under another key: each (project, id, the key it was under, the new key id,
+        the new payload), in one transaction; a row re-sealed or erased meanwhile is left alone."""
+        with self._tx(True) as tx:
+            tx._send_many("UPDATE decision_log SET key_id = ?, sealed = ? "
+                          "WHERE project = ? AND id = ? AND key_id = ? AND sealed IS NOT NULL",
+                          [(new, sealed, project, i, old) for project, i, old, new, sealed in updates])
+
     def purge(self, cutoffs: dict, default_cutoff: str) -> int:
         """Delete rows older than their tool's cutoff (tools not named: `default_cutoff`). The
         transaction first writes the cutoffs into decision_retention, which the DELETE trigger

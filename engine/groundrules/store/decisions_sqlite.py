@@ -69,6 +69,19 @@ WHEN NOT EXISTS (SELECT 1 FROM decision_retention g WHERE OLD.at < g.cutoff AND 
                  OR (g.tool = '*' AND NOT EXISTS (SELECT 1 FROM decision_retention n WHERE n.tool = OLD.tool))))
 BEGIN SELECT RAISE(ABORT, 'decision log is append-only: only retention deletes, older than its cutoff'); END;
 """),
+    (3, "a payload may also be re-sealed under another key (key rotation)", """
+DROP TRIGGER decision_log_only_erasure;
+CREATE TRIGGER decision_log_only_erasure BEFORE UPDATE ON decision_log
+WHEN NOT (NEW.seq IS OLD.seq AND NEW.project IS OLD.project AND NEW.id IS OLD.id AND NEW.at IS OLD.at
+          AND NEW.principal IS OLD.principal AND NEW.role IS OLD.role AND NEW.tool IS OLD.tool
+          AND NEW.rulebook IS OLD.rulebook AND NEW.ok IS OLD.ok AND NEW.error_code IS OLD.error_code
+          AND NEW.duration_us IS OLD.duration_us AND NEW.dropped IS OLD.dropped
+          AND OLD.erased_by IS NULL AND OLD.sealed IS NOT NULL
+          AND ((NEW.key_id IS OLD.key_id AND NEW.sealed IS NULL AND NEW.kept = 'erased' AND NEW.erased_by IS NOT NULL)
+               OR (NEW.key_id IS NOT NULL AND NEW.key_id IS NOT OLD.key_id AND NEW.sealed IS NOT NULL AND NEW.kept IS OLD.kept
+                   AND NEW.erased_by IS NULL)))
+BEGIN SELECT RAISE(ABORT, 'decision log is append-only: only a redaction may erase a payload, and a rekey re-seal it'); END;
+"""),
 )
 
 

@@ -1,8 +1,8 @@
 """What an operator sees of the shared server: health, metrics, one log line per call.
 
 - `/healthz` answers while the process does; `/readyz` answers 200 only while the rulebook is
-  loaded, every configured ledger answers within `READY_TIMEOUT_S` and the server is not draining,
-  else 503 naming the failing part. Neither needs a token, and neither says anything of a project.
+  loaded, every configured ledger answers within `READY_TIMEOUT_S`, the last SIGHUP loaded the
+  tokens file (or claim map) and the server is not draining, else 503 naming the failing part. Neither needs a token, and neither says anything of a project.
 - `/metrics` is Prometheus text (prometheus_client, a registry per server), optionally behind its
   own bearer token: calls by tool, role and outcome, latency per tool, open sessions per role,
   calls running per lane, store pool connections and waiters, write retries, the rulebook version.
@@ -58,6 +58,8 @@ class Metrics:
                                  ["tool"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.retries = Counter("groundrules_store_retries", "Write transactions run again (a serialization "
                                "failure or a unique key met)", registry=self.registry)
+        self.credential_failures = Counter("groundrules_credential_reload_failures", "SIGHUP reloads whose tokens "
+                                           "file (or OAuth claim map) failed to load", registry=self.registry)
         self.registry.register(_Gauges(served))
 
     def text(self) -> bytes:
@@ -97,6 +99,8 @@ class _Gauges:
                 waiting.add_metric([name], stats.get("requests_waiting", 0))
         yield in_use
         yield waiting
+        yield GaugeMetricFamily("groundrules_credentials_stale", "1 while the last SIGHUP failed to load the tokens "
+                                "file (or OAuth claim map), else 0", value=int(served.credentials_stale))
         info = InfoMetricFamily("groundrules_rulebook", "The rulebook that decides the answers")
         info.add_metric([], {"version": service.book.version})
         yield info
@@ -152,6 +156,7 @@ def routes(served: "Served", metrics: Metrics, metrics_token: str | None) -> lis
             ledger = getattr(service, name)
             if ledger is not None:
                 parts[name] = await _reachable(ledger, checks)
+        parts["credentials"] = "stale" if served.credentials_stale else "ok"
         ready = not served.guard.draining and all(v == "ok" for k, v in parts.items() if k != "rulebook")
         status = "ready" if ready else ("draining" if served.guard.draining else "not ready")
         return JSONResponse({"status": status, **parts}, status_code=200 if ready else 503)

@@ -58,9 +58,10 @@ class GrantsVerifier(TokenVerifier):
     def __init__(self, tokens_file: str | Path, roles: Iterable[str]):
         self.file, self.roles = str(tokens_file), frozenset(roles)
         self.grants: Grants = load_grants(self.file, self.roles)
+        self.closed = False                # refuse every token (a failed reload, failing closed)
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        caller = self.grants.caller(token)
+        caller = None if self.closed else self.grants.caller(token)
         if caller is None:
             return None
         return AccessToken(token=token, client_id=caller.principal, scopes=[],
@@ -72,9 +73,9 @@ class GrantsVerifier(TokenVerifier):
         try:
             grants = load_grants(self.file, self.roles)
         except GroundrulesError as exc:
-            log.error("tokens file not reloaded, the previous grants stay in force: %s", exc.message)
+            log.error("tokens file not reloaded: %s", exc.message)
             return False
-        self.grants = grants
+        self.grants, self.closed = grants, False
         log.info("tokens file reloaded: %d token(s)", len(grants.by_digest))
         return True
 
@@ -112,6 +113,8 @@ class Served:
     sessions: FairSessionManager
     dispatcher: Dispatcher
     metrics: Metrics | None = None
+    verifier: Any = None              # the token check (the tokens file's, or OAuth's): what SIGHUP reloads
+    credentials_stale: bool = False   # the last SIGHUP failed to load the tokens file or claim map (/readyz)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
@@ -152,6 +155,7 @@ def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host:
                                     Middleware(AuthContextMiddleware)],
                         lifespan=lambda _app: sessions.run())
         served = Served(app, guard, sessions, dispatcher)
+    served.verifier = verifier
     served.metrics = Metrics(served)
     dispatcher.observer = CallLog(served.metrics)
     metrics_token = _read_secret(settings.metrics_token_file) if settings.metrics_token_file else None
@@ -162,8 +166,10 @@ def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host:
 class Reloader:
     """SIGHUP: the tokens file and the rule tables read again, each swapped in whole or not at all."""
 
-    def __init__(self, served: Served, verifier: GrantsVerifier | OAuthVerifier, rules_root: str | Path | None):
+    def __init__(self, served: Served, verifier: GrantsVerifier | OAuthVerifier, rules_root: str | Path | None,
+                 *, fail_closed: bool = False):
         self.served, self.verifier, self.rules_root = served, verifier, rules_root
+        self.fail_closed = fail_closed
         self._lock = threading.Lock()
 
     def __call__(self, *_signal: Any) -> None:
@@ -174,27 +180,45 @@ class Reloader:
         The tokens file is read after them, against the roles of the rulebook in force."""
         with self._lock:
             swapped = self._reload_rules()
-            self._reload_trust()
+            trusted = self._reload_trust()
             book = self.served.dispatcher.service.book
+            loaded = True
             if isinstance(self.verifier, OAuthVerifier):          # the claim map of the rulebook in force
-                self.verifier.use(book)
+                loaded = self.verifier.use(book)
             else:
                 self.verifier.roles = frozenset(self.served.dispatcher.service.roles.roles)
-            self.verifier.reload()
+            loaded = self.verifier.reload() and loaded
+            self._credentials(loaded and trusted)
             return swapped
 
-    def _reload_trust(self) -> None:
-        """The trust store read again (when the server has one); one that fails keeps the one in force."""
+    def _credentials(self, loaded: bool) -> None:
+        """A tokens file, claim map or trust store that failed to load: /readyz says not ready and
+        /metrics counts it until they load; failing closed, every token is refused meanwhile, else
+        the previous ones stay."""
+        self.served.credentials_stale = not loaded
+        if loaded:
+            return
+        if self.served.metrics is not None:
+            self.served.metrics.credential_failures.inc()
+        if self.fail_closed:
+            self.verifier.closed = True
+        log.error("credentials not reloaded: %s", "every token is refused until a reload succeeds"
+                  if self.fail_closed else "the previous ones stay in force")
+
+    def _reload_trust(self) -> bool:
+        """The trust store read again (when the server has one); one that fails keeps the one in force
+        (False)."""
         current = self.served.dispatcher.service
         if not current.trust.file:
-            return
+            return True
         try:
             trust = load_trust(current.trust.file)
         except GroundrulesError as exc:
             log.error("trust store not reloaded, the previous signers stay trusted: %s", exc.message)
-            return
+            return False
         self.served.swap(current.with_trust(trust))
         log.info("trust store reloaded: %d signer(s)", len(trust.signers))
+        return True
 
     def _reload_rules(self) -> bool:
         current = self.served.dispatcher.service
@@ -227,7 +251,7 @@ def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, p
     served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
                       tools=tools)
     sock = listening(host, port)              # a busy port is an error before anything says "serving"
-    signal.signal(signal.SIGHUP, Reloader(served, verifier, rules_root))
+    signal.signal(signal.SIGHUP, Reloader(served, verifier, rules_root, fail_closed=settings.credentials_fail_closed))
     log.info("groundrules serving", extra={"fields": {
         "address": f"http://{_url_host(host)}:{port}{PATH}", "pid": os.getpid(), "rulebook": service.book.version,
         "stores": {name: _store_kind(getattr(service, name)) for name in ("findings", "evidence")},

@@ -65,6 +65,7 @@ class OAuthVerifier:
                  clock: Callable[[], float] = time.time):
         self.map, self.resource, self.issuers, self.clock = claim_map, resource, issuers, clock
         self._accepted: dict[bytes, Checked] = {}      # sha256 of a token -> its check, oldest first
+        self.closed = False                            # refuse every token (a failed reload, failing closed)
 
     @classmethod
     def configured(cls, book, *, resource: str, issuers: Iterable[str], jwks: str | None = None,
@@ -121,6 +122,7 @@ class OAuthVerifier:
             return False
         self.map = maps[0]
         self._accepted.clear()
+        self.closed = False
         return True
 
     def reload(self) -> bool:
@@ -134,6 +136,8 @@ class OAuthVerifier:
         """A host sends the same token with every request of its lifetime, so an accepted token is
         remembered (by digest, at most `tokens.cache_entries`) and, seen again, only its time claims
         are checked again; anything refused is checked in full every time."""
+        if self.closed:
+            return Denied("keys_unavailable", 503)
         digest = hashlib.sha256(token.encode("utf-8", "replace")).digest()
         seen = self._accepted.get(digest)
         if seen is not None:
@@ -162,6 +166,8 @@ class OAuthVerifier:
         source = self.issuers.get(claims.get("iss")) if isinstance(claims.get("iss"), str) else None
         if source is None:
             return Denied("unknown_issuer", 401)
+        if self.map.require_kid and not isinstance(header.get("kid"), str):
+            return Denied("no_key_id", 401)
         try:
             key = await source.key(header.get("kid"), alg)
         except KeysUnavailable:
@@ -173,7 +179,7 @@ class OAuthVerifier:
                 return Denied("bad_signature", 401)
         except JoseError:
             return Denied("bad_signature", 401)
-        refused = self._claims_refusal(claims)
+        refused = self._lifetime_refusal(claims) or self._claims_refusal(claims)
         if refused is not None:
             return refused
         found = self.map.identity(claims)
@@ -183,6 +189,16 @@ class OAuthVerifier:
         sub = claims.get("sub") if isinstance(claims.get("sub"), str) else ""
         auth = Authentication("oauth", claims["iss"], sub)
         return Checked(Caller(found.principal, found.role, projects, auth), claims, self.map.scopes(claims))
+
+    def _lifetime_refusal(self, claims: dict) -> Denied | None:
+        """A token living longer than the claim map's cap (exp - iat), or without iat under one."""
+        cap = self.map.max_lifetime_s
+        if not cap:
+            return None
+        exp, iat = claims.get("exp"), claims.get("iat")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (exp, iat)):
+            return Denied("too_long_lived", 401) if isinstance(exp, (int, float)) else None   # no exp: the claims check
+        return Denied("too_long_lived", 401) if not exp - iat <= cap else None
 
     def _claims_refusal(self, claims: dict) -> Denied | None:
         options: dict[str, Any] = {name: {"essential": True} for name in self.map.required_claims}

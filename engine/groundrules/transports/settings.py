@@ -38,6 +38,9 @@ class ServerSettings:
     listing: str = _setting("full", "what tools/list shows a model: full, or compact (each tool's first "
                                     "sentence, no descriptions inside its input schema; the same schema "
                                     "otherwise, enforced as listed)")
+    credentials_fail_closed: bool = _setting(False, "when the tokens file (or, with --auth oauth, the claim map) "
+                                                    "fails to load on SIGHUP, refuse every token until a reload "
+                                                    "succeeds, instead of keeping the previous ones")
     metrics_token_file: str | None = _setting(None, "a file holding the bearer token /metrics asks for "
                                                     "(without it /metrics is open)")
 

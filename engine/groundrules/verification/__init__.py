@@ -24,7 +24,7 @@ from .repair import Propose, loop
 from .selection import read_request
 
 TABLES = {"catalogue": "verify.issues", "phrases": "verify.prohibition_phrases",
-          "heuristics": "verify.intent_heuristics"}
+          "heuristics": "verify.intent_heuristics", "derivations": "verify.value_derivations"}
 
 
 def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None = None) -> "VerifyReport":
@@ -70,7 +70,19 @@ def _tables(rulebook: Any) -> tuple[Tables, Rulebook]:
             raise GroundrulesError(INVALID_ARGUMENT, f"rulebook: has no table '{table_id}'",
                                    field="rulebook")
         found[name] = book.table(table_id)
-    return Tables(schemas=book.schemas, **found), book
+    locks = book.memoized("verify.locks", lambda: _locks(book, found["derivations"]))
+    return Tables(schemas=book.schemas, locks=locks, **found), book
+
+
+def _locks(book: Rulebook, derivations: Any) -> dict:
+    """The patterns of every lock table the derivations read through, by table id."""
+    locks = {}
+    for table_id in derivations.lock_tables():
+        if table_id not in book.tables:
+            raise GroundrulesError(INVALID_ARGUMENT, f"rulebook: has no lock table '{table_id}' (named by "
+                                   f"'{TABLES['derivations']}')", field="rulebook")
+        locks[table_id] = book.table(table_id).patterns
+    return locks
 
 
 __all__ = ["draft_candidate", "repair_loop", "verify"]

@@ -29,6 +29,7 @@ class ActionWords:
     family_of: dict            # a word (a Latin form in lower case) -> family id
     every: tuple               # every word and form, for lexicons that find them with other lists
     excepts: tuple
+    dual: frozenset = frozenset()   # words of `also_cues` families, which may be cue words too
 
     def find(self, text: str) -> list[tuple[int, int, str, str]]:
         """Every action word in `text`, none overlapping: (start, end, word as typed, family)."""
@@ -67,7 +68,7 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     english = data.get("english", {})
     duplicate_ids(data["families"], ("actions", "families"), ctx)
     family_of: dict = {}
-    families, every, excepts = [], [], []
+    families, every, excepts, dual = [], [], [], []
     for i, raw in enumerate(data["families"]):
         where = ("actions", "families", i)
         words = []
@@ -80,8 +81,10 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
                 family_of.setdefault(key, raw["id"])
                 words.append(form)
         every += words
+        if raw.get("also_cues"):
+            dual += words
         excepts += raw.get("except", ())
         families.append(Family(raw["id"], lexicon(words, raw.get("except", ()), parts=True),
                                tuple(raw["examples"]), where))
     return ActionWords(lexicon(every, excepts, parts=True), tuple(families), family_of, tuple(every),
-                       tuple(excepts))
+                       tuple(excepts), frozenset(dual))

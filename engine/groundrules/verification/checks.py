@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .catalogue import Catalogue
+from .derivations import Derivations
 from .contract import json_message, json_problem, message, problems
 from .descriptions import description_observations
 from .fields import data_observations
@@ -18,6 +19,7 @@ from .pointers import encode
 from .reported import reported_observations
 from .result import report
 from .selection import Request
+from .values import value_observations
 
 MAX_SHAPE_OBSERVATIONS = 20
 
@@ -27,6 +29,8 @@ class Tables:
     catalogue: Catalogue
     phrases: ProhibitionPhrases
     heuristics: IntentHeuristics
+    derivations: Derivations
+    locks: dict                # lock table id -> its patterns, for the kinds the derivations read through locks
     schemas: Any
 
 
@@ -43,8 +47,9 @@ def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> d
         return report(tables.catalogue, shape, [], None, None)
     intent, extraction = candidate["intent"], candidate["extraction"]
     selected = req.selected
-    observations = intent_observations(req.input, intent, tables.phrases, tables.heuristics)
+    observations = intent_observations(req.input, intent, tables.phrases, tables.heuristics, req.turns)
     observations += data_observations(ext, selected, extraction)
+    observations += value_observations(ext, selected, extraction, tables.derivations, tables.locks)
     grounding, grounding_observations = ground(extraction, req.sources)
     observations += grounding_observations
     observations += description_observations(ext, selected, extraction)

@@ -23,6 +23,7 @@ class Heuristic:
     check: str
     pattern: Pattern
     exclude_kinds: tuple
+    inside_targets: bool = False   # action_count: a match inside an object a target quotes (报表统计) is not counted
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
     for i, raw in enumerate(data["heuristics"]):
         pattern = compile_pattern(raw, ("heuristics", i), ctx, groups=CHECKS[raw["check"]][1])
         if pattern is not None:
-            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ()))))
+            out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ())),
+                                 raw.get("skip_inside_targets", False)))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

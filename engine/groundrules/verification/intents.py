@@ -8,6 +8,7 @@ an error to repair or a warning.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .observations import Observation
@@ -18,10 +19,14 @@ from .pointers import encode
 from .spans import Spans
 
 _MAX_DEPTH = 16
+INPUT = "input"
 
 
 def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
-                    heuristics: IntentHeuristics) -> list[Observation]:
+                        heuristics: IntentHeuristics, turns: tuple = ()) -> list[Observation]:
+    """The intent part's observations over the input and the user's earlier turns (`turns`:
+    (sourceId, text), in order), where a withdrawal or prohibition holds until a later statement
+    asks for its action again (seed 002, 上下文与字段选择: context is where corrections live)."""
     out: list[Observation] = []
     if intent["input"] != text:
         out.append(Observation("intent_input_mismatch", "/intent/input"))
@@ -34,7 +39,10 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
     out += _joined_targets(intents, heuristics)
     negations = phrases.negated(text)
     mentions = phrases.negations.mentions(text, negations) if negations else {}
-    out += _dropped(negations, mentions, intent, phrases)
+    earlier = _earlier(turns, text, phrases)
+    out += _dropped(negations, mentions, intent, phrases, INPUT)
+    for source, negs, said in earlier:
+        out += _dropped(negs, said, intent, phrases, source)
     matches = phrases.scan(text, negations)
     statements = _statements(intent)
     for m in matches:
@@ -42,8 +50,35 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
     out += _merged_actions(text, intents, matches, negations, heuristics)
-    out += _negated_continued(intents, negations, mentions, phrases)
-    return out
+    continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
+    for source, negs, said in earlier:
+        done = {o.path for o in continued}
+        continued += [o for o in _negated_continued(intents, negs, said, phrases, source) if o.path not in done]
+    return out + continued
+
+
+def _earlier(turns: tuple, text: str, phrases: ProhibitionPhrases) -> list[tuple]:
+    """(sourceId, negations, mentions) of each earlier user turn, each negation keeping only the
+    actions no later statement (a later turn, the input) asks for again: the later one wins."""
+    if not turns:
+        return []
+    read = []
+    for source, turn in turns:
+        negs = phrases.negated(turn)
+        read.append((source, negs, phrases.negations.mentions(turn, negs)))
+    final = phrases.negated(text)
+    later = set(phrases.negations.mentions(text, final))
+    out = []
+    for source, negs, said in reversed(read):
+        kept = []
+        for n in negs:
+            actions = tuple((w, f) for w, f in n.actions if f not in later)
+            if actions:
+                kept.append(replace(n, actions=actions))
+        if kept:
+            out.append((source, kept, said))
+        later |= set(said)
+    return out[::-1]
 
 
 # the intent observation of each negation kind
@@ -51,7 +86,7 @@ _CONTINUED = {"withdrawal": "withdrawn_continued", "prohibition": "prohibited_ac
 
 
 def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
-             phrases: ProhibitionPhrases) -> list[Observation]:
+             phrases: ProhibitionPhrases, source: str) -> list[Observation]:
     """A prohibition or withdrawal of the input that the candidate does not keep: some prohibition
     must name an action of each negated family (修改代码, no code changes), or some requirement or
     prohibition negate it (不修改代码, do not modify the code)."""
@@ -67,12 +102,12 @@ def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
         if missing:
             out.append(Observation("prohibition_dropped", "/intent/prohibitions",
                                    {"phrase": n.phrase, "kind": n.kind, "action": "/".join(w for w, _ in missing),
-                                    "start": n.phrase_start, "end": n.phrase_end}))
+                                    "start": n.phrase_start, "end": n.phrase_end, "source": source}))
     return out
 
 
 def _negated_continued(intents: list, negations: list[Negation], mentions: dict[str, int],
-                       phrases: ProhibitionPhrases) -> list[Observation]:
+                       phrases: ProhibitionPhrases, source: str) -> list[Observation]:
     """An intent whose action (the first action word of its name: fix, fix_login, 修登录, hotfix)
     is of a family the input withdraws or forbids, unless the input asks for it all the same."""
     out = []
@@ -84,7 +119,7 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
             rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
             if family in n.families and not phrases.negations.lifted(n, family, mentions, rule):
                 out.append(Observation(_CONTINUED[n.kind], encode("intent", "intents", i, "action"),
-                                       {"action": item["action"], "phrase": n.phrase}))
+                                       {"action": item["action"], "phrase": n.phrase, "source": source}))
                 break
     return out
 
@@ -107,11 +142,23 @@ def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negati
     out = []
     for h in heuristics.of_check("action_count"):
         excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
-        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)]
+        targets = _targets(intents) if h.inside_targets else ()
+        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)
+                   and not (start > 0 and _in_object(text[start - 1:end], targets))]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
     return out
+
+
+def _targets(intents: list) -> list[str]:
+    return [item["target"] for item in intents if isinstance(item.get("target"), str)]
+
+
+def _in_object(word: str, targets: list[str]) -> bool:
+    """Whether an action word, with the character before it, lies inside some intent's target: the
+    candidate names it as part of an object (报表统计的原因: 表统计), not as an action."""
+    return not word[0].isspace() and any(word in t for t in targets)
 
 
 def _statements(intent: dict) -> list[str]:

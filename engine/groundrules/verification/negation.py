@@ -72,6 +72,8 @@ class _Text:
     voids: list                # (start, end) of voiders
     others: list               # (start, end) of narrowers
     coords: dict               # start -> end of coordinators
+    dual: frozenset = frozenset()       # starts of action words that may be cues too (取消)
+    negating: frozenset | None = None   # of those, the ones whose cue negates an action (None: not known yet)
 
 
 @dataclass(frozen=True)
@@ -105,17 +107,11 @@ class Negations:
 
     def _scan(self, text: str) -> list[Negation]:
         t, hits = self._read(text)
-        found = []
-        for row, cue in enumerate(self.cues):
-            for cs, ce, _ in hits.get(f"cue{row}", ()):
-                if any(text.endswith(w, 0, cs) for w in cue.not_preceded_by) or \
-                        any(text.startswith(w, ce) for w in cue.not_followed_by):
-                    continue
-                hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
-                if hit is not None:
-                    start, end, acts = hit
-                    neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
-                    found.append((start, end, ce - cs, row, neg))
+        obligations = [(s, e) for s, e, _ in hits.get("oblig", ())]
+        if t.dual:        # 取消: a cue where it negates an action (取消修改), else an action (不要取消订单)
+            first = self._matches(t, hits, obligations)
+            t = replace(t, negating=frozenset(f[5] for f in first if f[4] is not None and f[5] in t.dual))
+        found = self._matches(t, hits, obligations)
         found.sort(key=lambda f: (f[0], -f[1], -f[2], f[3]))
         kept, end = [], -1
         for f in found:
@@ -123,6 +119,23 @@ class Negations:
                 kept.append(f[4])
                 end = f[1]
         return [n for n in kept if n is not None]
+
+    def _matches(self, t: _Text, hits: dict, obligations: list) -> list[tuple]:
+        """(start, end, cue length, cue row, Negation or None, cue start) of every cue's scope; a cue
+        inside an obligation (不得不修) is not read."""
+        text, found = t.text, []
+        for row, cue in enumerate(self.cues):
+            for cs, ce, _ in hits.get(f"cue{row}", ()):
+                if any(text.endswith(w, 0, cs) for w in cue.not_preceded_by) or \
+                        any(text.startswith(w, ce) for w in cue.not_followed_by) or \
+                        any(s < ce and cs < e for s, e in obligations):
+                    continue
+                hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
+                if hit is not None:
+                    start, end, acts = hit
+                    neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
+                    found.append((start, end, ce - cs, row, neg, cs))
+        return found
 
     def _read(self, text: str) -> tuple[_Text, dict]:
         hits = self.words.scan(text)
@@ -133,9 +146,11 @@ class Negations:
         blocks = {s: e for s, e, _ in fit("block")}
         bounds = [(s, e) for s, e, _ in fit("bound")]
         events = sorted(set(acts) | set(blocks) | {s for s, _ in bounds})
+        dual = self.actions.dual
         return _Text(text, acts, blocks, events, bounds, [s for s, _ in bounds], [e for _, e in bounds],
                      [(s, e) for s, e, _ in fit("void")], [(s, e) for s, e, _ in fit("narrow")],
-                     {s: e for s, e, _ in fit("coord")}), hits
+                     {s: e for s, e, _ in fit("coord")},
+                     frozenset(s for s, (_, w) in acts.items() if dual and (w in dual or w.lower() in dual))), hits
 
     def _forward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
         """(start, end, acts) of the scope after the cue: acts empty when it ends in a blocker."""
@@ -152,6 +167,8 @@ class Negations:
                 return None
         elif len(gap) > cue.reach:
             return None
+        if p in t.dual and (t.negating is None or p in t.negating):
+            return cs, t.blocks.get(p, t.acts[p][0]), []          # 不要取消修改: a cue met first
         if p in t.acts:
             acts, end = [t.acts[p][1]], t.acts[p][0]
             while True:
@@ -176,6 +193,9 @@ class Negations:
         end, word = t.acts[p]
         if end > cs or cs - end > cue.reach:
             return None
+        gap = t.text[end:cs]
+        if cue.modifier_ends and gap and not any(gap.endswith(m) for m in cue.modifier_ends):
+            return None                                            # 查询订单后取消: the object's, not the action's
         return p, ce, [word]
 
     def _negation(self, t: _Text, cue: Cue, cs: int, ce: int, start: int, end: int,
@@ -252,13 +272,13 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
     for i, raw in enumerate(data["cues"]):
         where = ("negation", "cues", i)
         for j, word in enumerate(raw["words"]):
-            if actions.family(word):
+            if actions.family(word) and word not in actions.dual:
                 ctx.fault("ambiguous-word", f"cue '{word}' is an action word of family '{actions.family(word)}'",
                           where + ("words", j), "a cue negates an action; it is not one")
         backward = raw.get("direction") == "before"
-        if "fillers" in raw and "modifier_ends" in raw or backward and ("fillers" in raw or "modifier_ends" in raw):
+        if "fillers" in raw and "modifier_ends" in raw or backward and "fillers" in raw:
             ctx.fault("conflicting-keys", "a cue has at most one of fillers and modifier_ends, and a cue of "
-                      "direction before has neither", where,
+                      "direction before has no fillers", where,
                       "keep the one that says what may stand between the cue and its action")
         cues.append(Cue(raw["id"], raw["kind"], lexicon(raw["words"]), backward, raw.get("reach", data["reach"]),
                         lexicon(raw["fillers"]) if "fillers" in raw else None, tuple(raw.get("modifier_ends", ())),
@@ -266,7 +286,8 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                         lexicon(raw["void_after"]) if raw.get("void_after") else None,
                         tuple(raw["examples"]), where))
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
-             "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"]}
+             "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"],
+             "oblig": data.get("obligations", [])}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
     return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True), lexicon(cue_words),
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],

@@ -72,8 +72,9 @@ def compile_pattern(raw: dict, where: tuple, ctx: CompileContext, groups: tuple 
 
 def duplicate_ids(items: list, where: str | tuple, ctx: CompileContext) -> None:
     prefix = where if isinstance(where, tuple) else (where,)
-    seen: set = set()
+    seen: dict = {}
     for i, item in enumerate(items):
         if item["id"] in seen:
-            ctx.fault("duplicate-id", f"id '{item['id']}' is used twice", prefix + (i, "id"))
-        seen.add(item["id"])
+            ctx.fault("duplicate-id", f"id '{item['id']}' is used twice", prefix + (i, "id"),
+                      also=prefix + (seen[item["id"]], "id"))
+        seen.setdefault(item["id"], i)

@@ -14,6 +14,8 @@ def decode(text: Any) -> list[str] | None:
     """The tokens of a pointer, or None when `text` is not one ('' is the root: [])."""
     if not isinstance(text, str) or (text and not text.startswith("/")):
         return None
+    if "~" not in text:                    # most pointers: nothing escaped
+        return text.split("/")[1:]
     tokens = []
     for raw in text.split("/")[1:]:
         if "~" in raw.replace("~0", "").replace("~1", ""):

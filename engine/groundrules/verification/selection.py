@@ -14,6 +14,7 @@ from .instances import INVALID_ARGUMENT, ExtensionSchema
 
 INPUT = "input"
 CONTEXT_PREFIX = "context/"
+USER = "user"
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Request:
     input: str
     sources: dict              # sourceId -> text: 'input', 'context/0', 'context/1', ...
     selected: tuple            # selected field names, in the schema's order
+    turns: tuple = ()          # (sourceId, text) of the user's turns in context, in order: where corrections live
 
 
 def read_request(request: Any, ext: ExtensionSchema, schemas) -> Request:
@@ -28,9 +30,12 @@ def read_request(request: Any, ext: ExtensionSchema, schemas) -> Request:
     if found:
         raise GroundrulesError(INVALID_ARGUMENT, f"request: {message(found[0])}", field="request")
     sources = {INPUT: request["input"]}
+    turns = []
     for i, msg in enumerate(request.get("context") or ()):
         sources[f"{CONTEXT_PREFIX}{i}"] = msg["content"]
-    return Request(request["input"], sources, select(request.get("fields"), ext))
+        if msg.get("role") == USER:
+            turns.append((f"{CONTEXT_PREFIX}{i}", msg["content"]))
+    return Request(request["input"], sources, select(request.get("fields"), ext), tuple(turns))
 
 
 def select(fields: list | None, ext: ExtensionSchema) -> tuple:

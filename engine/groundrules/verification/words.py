@@ -127,13 +127,13 @@ def lexicon(lists: dict[str, Iterable[str]] | Iterable[str], excepts: Iterable[s
     latin = {k: tuple(sorted(v, key=lambda p: (-len(p[0]), p[1]))) for k, v in latin.items()}
     excepts = tuple(excepts)
     guards: dict = {}
-    for entries in cjk.values():
-        for word, _ in entries:
-            for longer in excepts:
-                at = longer.find(word)
-                while at != -1 and longer != word:
+    words = {word for entries in cjk.values() for word, _ in entries}
+    for longer in excepts:              # every word inside every longer word, by substring: linear in the excepts
+        for at in range(len(longer)):
+            for end in range(at + 1, len(longer) + 1):
+                word = longer[at:end]
+                if word in words and word != longer:
                     guards.setdefault(word, []).append((at, longer))
-                    at = longer.find(word, at + 1)
     firsts = "".join(sorted({k[0] for k in cjk}))
     return Lexicon({k: tuple(v) for k, v in cjk.items()}, latin,
                    {k: tuple(v) for k, v in guards.items()}, parts,

@@ -12,6 +12,7 @@ slot states, event outcomes and questions per fold case. `text.lines()` prints t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from .. import corpus, corpus_runs
 from ...core.decide import outcome
@@ -27,7 +28,8 @@ def corpus_diff(before: Rulebook, after: Rulebook, cases: Path) -> dict:
             "locks": lock_corpus(before, after, cases),
             "chat": chat_corpus(before, after, cases),
             "fold": fold_corpus(before, after, cases),
-            "transitions": findings_corpus(before, after, cases)}
+            "transitions": findings_corpus(before, after, cases),
+            "edited_rows": edited_rows(before, after, cases)}
 
 
 def edited_tables(before: Rulebook, after: Rulebook) -> list[dict]:
@@ -74,6 +76,59 @@ def decision_tables(before: Rulebook, after: Rulebook, cases: Path) -> list[dict
                     "corpus": table_id if values is not None else None, "exercised_by": ref.run_by or None,
                     "cases": len(values or ()), "changes": changes})
     return out
+
+
+def edited_rows(before: Rulebook, after: Rulebook, cases: Path) -> list[dict]:
+    """Each row of a decision table the edit added or changed (its `when`, its outputs, or its
+    code's attributes such as a rank or a label), with how many corpus values it holds on: the
+    table's own cases, or the values the fold asked an embedded table. A row no value reaches is
+    an edit the diff cannot show: `groundrules diff` warns about it instead of a silent zero."""
+    old = {ref.id: ref for ref in corpus.decision_tables(before)}
+    asked = None
+    out = []
+    for ref in corpus.decision_tables(after):
+        base = old.get(ref.id)
+        changed = _changed_rows(base and base.data(before), ref.data(after))
+        if not changed:
+            continue
+        if ref.run_by == corpus.FOLD:
+            if asked is None:
+                asked = (corpus_runs.fold_evaluations(after, cases) or (0, {}))[1]
+            values, where = [v for _, vs in asked.get(ref.id, ()) for v in vs], f"tests/cases/{corpus.FOLD}"
+        else:
+            values, where = [v for _, v in corpus.table_cases(cases, ref.id) or ()], f"tests/cases/{ref.id}"
+        source = after.sources[ref.owner]
+        prefix = (ref.key,) if ref.key else ()
+        for row in sorted(ref.table.rows, key=lambda r: r.index):
+            if row.id not in changed:
+                continue
+            held = sum(1 for v in values if _holds(row, v))
+            out.append({"table": ref.id, "row": row.id, "file": ref.file,
+                        "line": source.where(prefix + row.where)[0], "corpus": where, "values": len(values),
+                        "exercised": held})
+    return out
+
+
+def _changed_rows(old: dict | None, new: dict) -> set:
+    """Ids of the rows of `new` added or changed since `old` (row data, or its code's outputs)."""
+    if not isinstance(new, dict):
+        return set()
+    old = old if isinstance(old, dict) else {}
+    old_rows = {r.get("id"): r for r in old.get("rows", ()) if isinstance(r, dict)}
+    old_out, new_out = old.get("outputs", {}) or {}, new.get("outputs", {}) or {}
+    out = set()
+    for row in new.get("rows", ()):
+        code = row.get("code", row.get("id"))
+        if old_rows.get(row.get("id")) != row or old_out.get(code) != new_out.get(code):
+            out.add(row.get("id"))
+    return out
+
+
+def _holds(row: Any, value: Any) -> bool:
+    try:
+        return bool(row.when.test(value))
+    except Exception:  # noqa: BLE001 - a corpus may hold values the row cannot read (a date with no now)
+        return False
 
 
 def lock_corpus(before: Rulebook, after: Rulebook, cases: Path) -> dict:

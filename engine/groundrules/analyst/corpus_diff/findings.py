@@ -1,5 +1,5 @@
 """One call sequence of the findings corpus, before and after an edit: per call, the outcome (ok or
-the refusal code and guard), the moves the transition tables checked and the warnings."""
+the refusal code, guard and message), the moves the transition tables checked and the warnings."""
 from __future__ import annotations
 
 from typing import Any
@@ -10,6 +10,7 @@ def summary(run: dict | None) -> list[dict]:
     if run is None:
         return []
     return [{"tool": step["tool"], "outcome": "ok" if step["ok"] else step["error"], "guard": step.get("guard"),
+             "message": None if step["ok"] else step.get("message"),
              "moves": [_move(m) for m in step["moves"]], "warnings": step["warnings"]} for step in run["steps"]]
 
 
@@ -36,6 +37,8 @@ def outcome(step: Any) -> str | None:
     if step is None:
         return None
     text = step["outcome"] + (f" (guard {step['guard']})" if step.get("guard") else "")
+    if step.get("message"):
+        text += f": {step['message']}"
     if step["moves"]:
         text += "; " + "; ".join(step["moves"])
     if step["warnings"]:

@@ -12,11 +12,11 @@ OTHER_PATHS = 10          # differences outside the summary: how many paths to n
 
 
 def run(book: Rulebook, payload: Any) -> dict:
-    """{"error": code | None, "data": fold output | None}."""
+    """{"error": code | None, "message": the refusal's sentence | None, "data": fold output | None}."""
     try:
-        return {"error": None, "data": fold(payload, book)}
+        return {"error": None, "message": None, "data": fold(payload, book)}
     except GroundrulesError as exc:
-        return {"error": exc.code, "data": None}
+        return {"error": exc.code, "message": exc.message, "data": None}
 
 
 def compare(case: str, before: dict, after: dict) -> dict | None:
@@ -33,8 +33,10 @@ def compare(case: str, before: dict, after: dict) -> dict | None:
                      if before["error"] != after["error"] else None),
            "slots": slots, "events": events, "evidence": evidence,
            "questions": questions if questions["before"] != questions["after"] else None,
+           "message": ({"before": before["message"], "after": after["message"]}
+                       if before["message"] != after["message"] else None),
            "other": []}
-    if not (out["error"] or slots or events or evidence or out["questions"]):
+    if not (out["error"] or out["message"] or slots or events or evidence or out["questions"]):
         out["other"] = _paths(a, b)[:OTHER_PATHS]
     return out
 

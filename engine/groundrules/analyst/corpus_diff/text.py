@@ -22,9 +22,25 @@ def lines(diff: dict, cases_label: str = "tests/cases") -> list[str]:
     counts = [len(t["changes"]) for t in diff["decision_tables"]]
     parts = {part: len(diff[part]["changes"]) for part in ("locks", "chat", "fold", "transitions") if part in diff}
     total = sum(counts) + sum(parts.values())
+    out += reach_lines(diff.get("edited_rows", ()), total)
     said = ", ".join(f"{n} {UNITS[part]}" for part, n in parts.items())
     out.append(f"{total} case(s) changed: {sum(counts)} decision-table case(s), {said} "
                f"(base {diff['base']} -> {diff['current']})")
+    return out
+
+
+def reach_lines(rows, changed: int) -> list[str]:
+    """Each edited row no corpus value reaches, and, when nothing changed at all, each edited row
+    that values reach without any outcome telling the edit from the base: a zero that says nothing."""
+    out = []
+    for r in rows:
+        where = f"warning: {r['file']}:{r['line']}: row {r['row']} of {r['table']} was edited"
+        if r["exercised"] == 0:
+            out.append(f"{where} and no value of {r['corpus']} ({r['values']}) reaches it: the diff cannot show "
+                       "its effect; add a case it fires on")
+        elif changed == 0:
+            out.append(f"{where}; it holds on {r['exercised']} of {r['values']} value(s) of {r['corpus']}, and no "
+                       "outcome changed: no case tells the edit from the base; add one where it matters")
     return out
 
 
@@ -84,6 +100,9 @@ def corpus_lines(name: str, part: dict, cases_label: str = "tests/cases") -> lis
         out.append(f"  {c['case']}")
         if c.get("error"):
             out.append(f"    refusal: {show(c['error']['before'])} -> {show(c['error']['after'])}")
+        if c.get("message"):
+            out.append("    refusal message")
+            out += _minus_plus(c["message"]["before"], c["message"]["after"], "      ")
         out += case(c)
     return out
 

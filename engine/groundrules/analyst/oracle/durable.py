@@ -197,6 +197,22 @@ class DurableBackend:
             fired = self._fired
         return list(dict.fromkeys(fired))
 
+    def out_of_reach(self) -> str:
+        """One line naming the rows this translation cannot express and why ('' when it expresses
+        them all): a table edit that uses what durable lacks (dates, regex classes) is reported, and
+        the rows within reach are still checked (`agreement`)."""
+        return "; ".join(f"{self.table.id}:{row}: {why}" for row, why in self.inexpressible)
+
+    def agreement(self, ctx: Any) -> tuple[list[str], list[str]]:
+        """(native, durable) row ids for `ctx`: the rows fired after the hit policy when every row is
+        within reach, else the rows within reach whose condition holds (a hit policy over a partial
+        table would guess at the rows it cannot see)."""
+        if not self.inexpressible:
+            return [f.row.id for f in self.table.evaluate(ctx).fired], self.fired_rows(ctx)
+        outside = {r for r, _ in self.inexpressible}
+        native = [r.id for r in self.table.rows if r.id not in outside and r.when.test(ctx)]
+        return native, self.matching_rows(ctx)
+
     def fired_rows(self, ctx: Any) -> list[str]:
         """The row ids the table fires on `ctx`, after its hit policy; refuses partial tables."""
         if self.inexpressible:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.conditions import Condition
+from ...core.operators import ROOT
 from .shapes import BOOL, COMPOSITES, DICT, LIST, NULL, NUM, SCALARS, STR, Shape, type_of
 
 MARKER = "_eval"
@@ -101,6 +102,9 @@ class Scope:
 
     def locate(self, field: str) -> tuple[str, frozenset]:
         """(durable path, classes the field can hold) or Inexpressible."""
+        if field.startswith(ROOT):
+            raise Inexpressible(f"'{field}' reads the whole input from inside a list; durable's $m there "
+                                "reads the fact too, but unmeasured: out of the oracle's reach")
         if field == ".":
             if self.top:
                 raise Inexpressible("'.' at the top names the whole fact, which durable cannot test")

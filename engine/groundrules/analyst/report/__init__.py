@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import corpus
 from ..corpus_diff import corpus_diff
-from ..corpus_diff.text import corpus_lines, table_lines
+from ..corpus_diff.text import corpus_lines, reach_lines, table_lines
 from ...core.rulebook import Rulebook
 from . import coverage as cov
 from . import decision_html, grid, lock_html, machine_html, merge_html, page, replay_html
@@ -45,16 +45,27 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None, replay: di
             entry = next(t for t in diff["decision_tables"] if t["table"] == ref.id)
             lines = table_lines(entry)[1:] if entry["changes"] else []
         sections.append(decision_html.grid_section(g, page.changes_block("cases this edit changes", lines)))
+    if diff is not None:
+        sections.append(page.changes_block("edited rows no case tells apart",
+                                           reach_lines(diff["edited_rows"], _changed_cases(diff))))
     sections.append(page.GROUP_END + page.group_start("transition-tables", "Transition tables"))
     roles = book.of_kind("role_table")
+    edits: dict = {"transition item(s)": 0, "merge item(s)": 0, "lock pattern(s) and rule(s)": 0}
+    if diff is not None:
+        sections.append(page.changes_block("call sequences this edit changes",
+                                           corpus_lines("transitions", diff["transitions"])[1:]))
     for table in book.of_kind("transition_table"):
         source = book.sources[table.id]
+        moved = _moved(table.id, book, base)
+        edits["transition item(s)"] += sum(len(ids) for ids in moved.values())
         sections.append(machine_html.transition_section(table, source, cov.example_status(table),
-                                                        _moved(table.id, book, base), roles[0] if roles else None))
+                                                        moved, roles[0] if roles else None))
     sections.append(page.GROUP_END + page.group_start("merge-policies", "Merge policies"))
     for policy in book.of_kind("merge_policy"):
+        items = merge_html.changed_items(policy.id, book, base)
+        edits["merge item(s)"] += len(items)
         sections.append(merge_html.merge_section(policy, book.sources[policy.id], book, cov.example_status(policy),
-                                                 merge_html.changed_items(policy.id, book, base)))
+                                                 items))
     if diff is not None:
         sections.append(page.changes_block("fold payloads this edit changes", corpus_lines("fold", diff["fold"])[1:]))
     sections.append(page.GROUP_END + page.group_start("lock-tables", "Lock tables"))
@@ -63,13 +74,17 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None, replay: di
     if diff is not None:
         sections.append(page.changes_block("conversations this edit changes",
                                            corpus_lines("locks", diff["locks"])[1:]))
+        sections.append(page.changes_block("chat conversations this edit changes",
+                                           corpus_lines("chat", diff["chat"])[1:]))
     for table in book.of_kind("lock_patterns"):
+        changed = _patterns_changed(table.id, book, base)
+        edits["lock pattern(s) and rule(s)"] += len(changed)
         sections.append(lock_html.lock_section(table, book.sources[table.id], cov.example_status(table), lock_cov,
-                                               rule_cov, _patterns_changed(table.id, book, base)))
+                                               rule_cov, changed))
     sections.append(page.GROUP_END + _others(book))
     if replay is not None:
         sections.append(replay_html.section(replay))
-    header = _header(book, base, grids, lock_cov, replay)
+    header = _header(book, base, grids, lock_cov, replay, edits, diff)
     return page.document("groundrules rulebook report", header, "\n".join(sections))
 
 
@@ -93,7 +108,16 @@ def write(out: Path, html: str) -> Path:
     return target
 
 
-def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov, replay: dict | None) -> str:
+def _changed_cases(diff: dict | None) -> int:
+    """Cases of every corpus whose outcome the edit changed (the diff's own total)."""
+    if diff is None:
+        return 0
+    return (sum(len(t["changes"]) for t in diff["decision_tables"])
+            + sum(len(diff[part]["changes"]) for part in ("locks", "chat", "fold", "transitions")))
+
+
+def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov, replay: dict | None,
+            edits: dict | None = None, diff: dict | None = None) -> str:
     rows = [r for g in grids for r in g.rows]
     unfired = sum(1 for r in rows if r.fired == ())
     no_corpus = [g.ref.id for g in grids if g.coverage is None]
@@ -107,7 +131,9 @@ def _header(book: Rulebook, base: Rulebook | None, grids: list, lock_cov, replay
     if replay is not None:
         nav += '<a href="#replay">replay</a>'
     summary = (f"rulebook <code>{book.version}</code>"
-               + (f" compared with base <code>{base.version}</code> · {changed} row(s) changed" if base else "")
+               + (f" compared with base <code>{base.version}</code> · {changed} row(s) changed"
+                  + "".join(f", {n} {what} changed" for what, n in (edits or {}).items() if n)
+                  + f" · {_changed_cases(diff)} case(s) changed over the corpora" if base else "")
                + f" · {len(grids)} decision tables, {len(rows)} rows, {unfired} fired by no case"
                + (f", {len(no_corpus)} without a corpus" if no_corpus else "")
                + f" · {failing} failing row example(s)"

@@ -95,8 +95,9 @@ def _fold_coverage(book: Rulebook, cases: Path) -> dict[str, Coverage]:
 
 
 def lock_coverage(book: Rulebook, cases: Path) -> Coverage | None:
-    """Pattern id -> the conversations in which it locked something (valid or not)."""
-    convs = corpus.lock_cases(cases)
+    """Pattern id -> the conversations in which it locked something (valid or not), over the
+    conversations lint counts (the lock corpus and the chat corpora)."""
+    convs = corpus.lock_conversations(cases)
     if convs is None:
         return None
     fired: dict = {}
@@ -107,13 +108,14 @@ def lock_coverage(book: Rulebook, cases: Path) -> Coverage | None:
             continue
         for pattern in sorted({c["pattern"] for c in found}):
             fired.setdefault(pattern, []).append(name)
-    return Coverage(corpus.LOCKS, len(convs), {k: tuple(v) for k, v in fired.items()})
+    return Coverage(corpus.LOCK_COVERAGE_CORPUS, len(convs), {k: tuple(v) for k, v in fired.items()})
 
 
 def lock_rule_coverage(book: Rulebook, cases: Path) -> Coverage | None:
     """'<table>:<section>.<rule>' -> the conversations in which the context rule held on a
-    candidate of its patterns (an attempt rule: on an invalid one), every lock table scanning."""
-    convs = corpus.lock_cases(cases)
+    candidate of its patterns (an attempt rule: on an invalid one), every lock table scanning; over
+    the conversations lint counts."""
+    convs = corpus.lock_conversations(cases)
     if convs is None:
         return None
     tables = book.of_kind("lock_patterns")
@@ -137,7 +139,7 @@ def lock_rule_coverage(book: Rulebook, cases: Path) -> Coverage | None:
                 continue
         for key in sorted(held):
             fired.setdefault(key, []).append(name)
-    return Coverage(corpus.LOCKS, len(convs), {k: tuple(v) for k, v in fired.items()})
+    return Coverage(corpus.LOCK_COVERAGE_CORPUS, len(convs), {k: tuple(v) for k, v in fired.items()})
 
 
 @dataclass(frozen=True)

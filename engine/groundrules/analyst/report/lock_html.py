@@ -34,7 +34,7 @@ def lock_section(table: LockTable, source: Source, examples: dict, coverage: Cov
         local = raw["id"]
         fired = coverage.fired.get(p.id, ()) if coverage is not None else None
         cov = ("no corpus" if fired is None else
-               f"locks something in {len(fired)} of {coverage.cases} conversation(s) of tests/cases/locks/")
+               f"locks something in {len(fired)} of {coverage.cases} conversation(s) of tests/cases/{coverage.corpus}")
         steps = " → ".join(_step(s, "step") for s in raw["normalize"]) or "–"
         checks = " → ".join(_step(s, "check") for s in raw["validate"]) or "–"
         cls = "pattern changed" if local in changed else "pattern"

@@ -1,0 +1,112 @@
+"""Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
+measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
+and heldout2.yaml, written by hand after the tables and never tuned on) and on every sentence the
+issue names.
+Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
+>= 0.98. tests/perf/bench_verify.py prints the figures per family."""
+from __future__ import annotations
+
+import pytest
+
+from request_corpus import candidate_of, request_of, requests, score, totals
+from groundrules.verification import verify
+
+EMPTY = {"type": "object", "properties": {}}
+FAMILIES = {"withdrawal", "withdrawal_context", "prohibition", "multi_action", "lookalike"}
+
+
+def rate(pair) -> float:
+    return pair[0] / pair[1]
+
+
+def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
+    train, heldout, heldout2 = requests("train"), requests("heldout"), requests("heldout2")
+    assert len(train) >= 300
+    for split in (train, heldout, heldout2):
+        assert {r["family"] for r in split} == FAMILIES
+        assert all(r["good"] and r["bad"] for r in split)
+    inputs = [{(r["input"], str(r.get("context"))) for r in split} for split in (train, heldout, heldout2)]
+    assert not inputs[0] & inputs[1] and not inputs[0] & inputs[2] and not inputs[1] & inputs[2]
+
+
+def test_train_split_bad_candidates_refused_and_good_ones_accepted(vbook):
+    by_family, misses = score("train", vbook)
+    total = totals(by_family)
+    assert rate(total["bad"]) >= 0.99 and rate(total["good"]) >= 0.99, misses
+
+
+def test_heldout_split_good_candidates_accepted(vbook):
+    by_family, misses = score("heldout", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, misses
+
+
+@pytest.mark.xfail(strict=True, reason="first held-out split, run once at ed5ec30: 91 of 98 bad candidates "
+                   "refused (0.929 < 0.97); the refund and account families added after it lift it to 94/98, "
+                   "but it is no longer a clean estimate (see heldout2)")
+def test_heldout_split_bad_candidates_refused(vbook):
+    by_family, misses = score("heldout", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+# The second held-out split, run once at 1cfcf9a and never tuned on: 52 of 56 good candidates
+# accepted (0.929) and 76 of 89 bad ones refused (0.854), both short of the targets. Strict xfails:
+# when a general table change meets a target, the test says so and the mark goes.
+@pytest.mark.xfail(strict=True, reason="heldout2 at 1cfcf9a: 52/56 good accepted (0.929 < 0.98)")
+def test_second_heldout_split_good_candidates_accepted(vbook):
+    by_family, misses = score("heldout2", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, misses
+
+
+@pytest.mark.xfail(strict=True, reason="heldout2 at 1cfcf9a: 76/89 bad refused (0.854 < 0.97)")
+def test_second_heldout_split_bad_candidates_refused(vbook):
+    by_family, misses = score("heldout2", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+SEED = "analyze"
+# every sentence the issue names: (input, good candidate, bad candidate), candidates as in the corpus
+ISSUE_SENTENCES = [
+    ("算了，修复的事以后再说，现在只分析原因。", {"intents": [[SEED, "原因"]], "prohibitions": ["不修复"]},
+     {"intents": [[SEED, "原因"], ["fix", "登录"]], "prohibitions": ["不修复"]}),
+    ("别急着修，先定位根因。", {"intents": [[SEED, "根因"]], "prohibitions": ["暂不修复"]},
+     {"intents": [[SEED, "根因"], ["fix", "问题"]], "prohibitions": ["暂不修复"]}),
+    ("我收回修复登录的要求，先只分析原因。",
+     {"intents": [[SEED, "原因"]], "prohibitions": ["不修复登录"], "requirements": ["先只分析原因"]},
+     {"intents": [[SEED, "原因"], ["fix", "登录"]], "prohibitions": ["不修复登录"], "requirements": ["先只分析原因"]}),
+    ("修复登录那个先停一下，只分析原因。", {"intents": [[SEED, "原因"]], "prohibitions": ["不修复登录"]},
+     {"intents": [[SEED, "原因"], ["fix", "登录"]], "prohibitions": ["不修复登录"]}),
+    ("先只分析原因，修改的事取消。",
+     {"intents": [[SEED, "原因"]], "prohibitions": ["不修改"], "requirements": ["先只分析原因"]},
+     {"intents": [[SEED, "原因"], ["modify", "代码"]], "prohibitions": ["不修改"], "requirements": ["先只分析原因"]}),
+    ("查一下订单 A 的物流，不要取消订单。", {"intents": [["query", "订单 A 的物流"]], "prohibitions": ["不取消订单"]},
+     {"intents": [["query", "订单 A 的物流"], ["cancel_order", "订单 A"]], "prohibitions": ["不取消订单"]}),
+    ("这个 bug 不得不修，先分析原因再修。", {"intents": [[SEED, "原因"], ["fix", "bug"]]},
+     {"intents": [[SEED, "原因和 bug"]]}),
+    ("取消掉订单 A，改个地址，再查下物流",
+     {"intents": [["cancel_order", "订单 A"], ["modify", "地址"], ["query", "物流"]]},
+     {"intents": [["cancel_order", "订单 A"]]}),
+    ("cancel order A and check the logistics", {"intents": [["cancel_order", "order A"], ["query", "logistics"]]},
+     {"intents": [["cancel_order", "order A"]]}),
+]
+
+
+@pytest.mark.parametrize("text, good, bad", ISSUE_SENTENCES, ids=[s[0] for s in ISSUE_SENTENCES])
+def test_every_sentence_of_the_issue_accepts_its_good_candidate_and_refuses_its_bad_one(vbook, text, good, bad):
+    item = {"input": text}
+    assert verify(request_of(item), EMPTY, candidate_of(item, good), vbook)["ok"] is True
+    assert verify(request_of(item), EMPTY, candidate_of(item, bad), vbook)["ok"] is False
+
+
+def test_seed002_a_withdrawal_in_an_earlier_user_turn_holds_until_a_later_one_asks_again(vbook):
+    """撤回与修正 read from context: the user withdrew the fix two turns ago; a later turn asking for it
+    again lifts the withdrawal (the later statement wins)."""
+    withdrawn = {"input": "那先看一下日志。", "context": [["user", "修复登录失败。"], ["assistant", "好的。"],
+                                                     ["user", "算了，修复的事以后再说。"]]}
+    carry_on = {"intents": [["query", "日志"], ["fix", "登录失败"]], "prohibitions": ["暂不修复"]}
+    report = verify(request_of(withdrawn), EMPTY, candidate_of(withdrawn, carry_on), vbook)
+    assert [i["code"] for i in report["error"]["issues"]] == ["INTENT_WITHDRAWN_CONTINUED"]
+    assert "context/2" in report["error"]["issues"][0]["message"]
+    asked_again = dict(withdrawn, context=withdrawn["context"] + [["assistant", "好的。"], ["user", "现在可以修复登录了。"]])
+    assert verify(request_of(asked_again), EMPTY, candidate_of(asked_again, carry_on), vbook)["ok"] is True
+    assert verify(request_of(withdrawn), EMPTY,
+                  candidate_of(withdrawn, {"intents": [["query", "日志"]], "prohibitions": ["暂不修复"]}), vbook)["ok"] is True
