@@ -22,7 +22,7 @@ if TYPE_CHECKING:                                  # what a type checker reads (
     from .core.rulebook import default as default_rulebook, load as load_rulebook
     from .support_reason import contract_text as contract_text, explain as explain
     from .support_reason import explain_with_trace as explain_with_trace
-    from .verification import repair_loop as repair_loop, verify as verify
+    from .verification import draft_candidate as draft_candidate, repair_loop as repair_loop, verify as verify
 
 # public name -> (module, its name there)
 _EXPORTS = {
@@ -37,6 +37,7 @@ _EXPORTS = {
     "contract_text": (".support_reason", "contract_text"), "explain": (".support_reason", "explain"),
     "explain_with_trace": (".support_reason", "explain_with_trace"),
     "repair_loop": (".verification", "repair_loop"), "verify": (".verification", "verify"),
+    "draft_candidate": (".verification", "draft_candidate"),
 }
 
 __all__ = sorted(_EXPORTS)

@@ -20,7 +20,7 @@ from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
 from .core.rulebook import Rulebook
-from .core.schema_check import bundle, contract
+from .core.schema_check import Contract, bundle, of_schema
 from .provenance.trust import EMPTY as EMPTY_TRUST, TrustStore
 
 if TYPE_CHECKING:
@@ -166,6 +166,15 @@ def _append_interpretation(service: "Service", a: dict, project: str, caller: Ca
     return service.evidence.append_interpretation(a["interpretation"], project=project, writer=caller.writer())
 
 
+def _draft_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    return service.evidence.draft_interpretation(a.get("message_id"), project=project)
+
+
+def _draft_candidate(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    from .verification import draft_candidate
+    return draft_candidate(a["request"], a["instance"] if "instance" in a else a["schema"], service.book)
+
+
 def _read_decisions(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     return service.decisions.read(a, project=project)
 
@@ -183,10 +192,12 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("redact_evidence", "evidence", _redact_evidence),
     Tool("fold_ledger", "evidence", _fold_ledger),
     Tool("append_interpretation", "evidence", _append_interpretation),
+    Tool("draft_interpretation", "evidence", _draft_interpretation, quick=True),
     Tool("explain_support", "", _explain),
     Tool("lock_message", "", _lock),
     Tool("fold_evidence", "", _fold),
     Tool("verify_extraction", "", _verify),
+    Tool("draft_candidate", "", _draft_candidate),
     Tool("read_decisions", "decisions", _read_decisions),
 )}
 
@@ -286,9 +297,19 @@ class Service:
         envelope = canonical.envelope(ok=False, error=error, rulebook=self.book.version)
         return envelope, canonical.json_text(envelope)
 
-    def listings(self, caller: Caller) -> list[Listing]:
-        """The tools this caller's role may call, with their schemas (for list_tools)."""
-        return [self.listing(name) for name in TOOLS if self.roles.may_call(caller.role, name)]
+    def listings(self, caller: Caller, *, compact: bool = False) -> list[Listing]:
+        """The tools this caller's role may call, with their schemas (for list_tools); `compact`:
+        each tool's first sentence and no descriptions inside its input schema, for hosts that
+        count every token (the schema is otherwise the one enforced)."""
+        return [self.compact_listing(name) if compact else self.listing(name)
+                for name in TOOLS if self.roles.may_call(caller.role, name)]
+
+    def compact_listing(self, name: str) -> Listing:
+        from .listing import compact, first_sentence
+        full = self.listing(name)
+        return self.book.memoized(("compact listing", name), lambda: Listing(
+            name, first_sentence(full.description), compact(full.input_schema), full.output_schema,
+            full.output_contract, full.annotations))
 
     def listing(self, name: str) -> Listing:
         def build() -> Listing:
@@ -303,10 +324,21 @@ class Service:
             described["description"] += f"; its contract when ok is #/$defs/data ({ref}#/$defs/data)"
             listed = dict(envelope, properties=dict(envelope["properties"], data=described),
                           **{"$defs": {**defs, "data": data}})
-            return Listing(name, document.get("description", ""),
-                           bundle(self.book.schemas, f"{ref}#/$defs/input"), listed, contract,
+            return Listing(name, document.get("description", ""), self.input_schema(name), listed, contract,
                            dict(document.get("annotations", {})))
         return self.book.memoized(("listing", name), build)
+
+    def input_schema(self, name: str) -> dict:
+        """The input schema `name` lists, and the one its arguments are checked against (listing.py)."""
+        from .listing import input_schema
+        return self.book.memoized(("input", name), lambda: input_schema(
+            self.book, bundle(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input")))
+
+    def input_contract(self, name: str) -> Contract:
+        """The checker of `name`'s arguments: of exactly the schema `input_schema` lists."""
+        return self.book.memoized(("input contract", name), lambda: of_schema(
+            self.input_schema(name), self.book.schemas.validator, self.roles.limits["argument_depth"],
+            canonical.MAX_INT_BITS))
 
     # -- the checks, in order -------------------------------------------------------------------
     def _call(self, name: str, arguments: Any, caller: Caller, arguments_text: str | None = None,
@@ -330,7 +362,9 @@ class Service:
         if tool.ledger:
             project = self._project(arguments.get("project", CURRENT_PROJECT), caller)
             if getattr(self, tool.ledger) is None:
-                raise GroundrulesError(codes.NOT_CONFIGURED, roles.message("not_configured", tool=name))
+                specific = f"not_configured_{tool.ledger}"      # a store the table names its own remedy for
+                raise GroundrulesError(codes.NOT_CONFIGURED, roles.message(
+                    specific if specific in roles.messages else "not_configured", tool=name))
         return tool.run(self, arguments, project, caller)
 
     def unknown_tool(self, name: Any, visible: list[str]) -> GroundrulesError:
@@ -343,8 +377,7 @@ class Service:
         """`arguments_text`: their JSON text when the caller already made it, so that only the
         limits are left to check; `decoded`: the arguments were decoded from JSON (a transport's,
         or call_text's), so the limits may be read off that text."""
-        checker = contract(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input",
-                           max_depth=self.roles.limits["argument_depth"], max_int_bits=canonical.MAX_INT_BITS)
+        checker = self.input_contract(name)
         if decoded:
             arguments_text = arguments_text if arguments_text is not None else canonical.json_text(arguments)
         if decoded and arguments_text is not None and json_bounds.within(
@@ -408,7 +441,9 @@ def _describe(error) -> tuple[str, str]:
     if v == "type":
         return where, "expected " + (" or ".join(value) if isinstance(value, list) else str(value))
     if v in ("enum", "const"):
-        return where, "expected one of: " + ", ".join(map(str, value if v == "enum" else [value]))
+        choices = [str(c) for c in (value if v == "enum" else [value])]
+        hint = did_you_mean(instance, choices) if isinstance(instance, str) else ""
+        return where, "expected one of: " + ", ".join(choices) + (f" ({hint})" if hint else "")
     if v in ARGUMENT_WORDS:
         return where, "expected " + ARGUMENT_WORDS[v].format(value)
     return where, f"does not satisfy '{v}'"

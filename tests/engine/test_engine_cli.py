@@ -74,10 +74,14 @@ def test_unreadable_input_is_one_line_and_non_zero(tmp_path, setup, needle):
 
 
 @pytest.mark.parametrize("payload", [b"null", b"[]", b'"text"', b"42", b'{"support_status": 3}'])
-def test_valid_json_that_is_not_a_context_explains_as_unknown(payload):
+def test_valid_json_that_is_not_a_context_is_refused_naming_the_context(payload):
+    """explain_support lists the whole context contract and enforces it (issue 32, item 1); the
+    library's explain() still answers 'unknown' for such input."""
     out = run("explain", "-", stdin=payload)
-    assert out.returncode == 0
-    assert json.loads(out.stdout)["data"]["primary"] == "unknown"
+    assert out.returncode == 1
+    error = json.loads(out.stdout)["error"]
+    assert error["code"] == "INVALID_ARGUMENT" and error["field"].startswith("context")
+    assert explain(json.loads(payload))["primary"] == "unknown"
 
 
 @pytest.mark.extended
@@ -165,6 +169,8 @@ def test_demo_tells_a_person_what_went_in_and_what_each_part_decided():
     assert "out: primary partial_slot_coverage" in text
     assert '-> wx_wang01, valid' in text and "demand_1.region filled = B 地" in text
     assert "DATA_EXTRACTION_FAILED: DATA_DESCRIPTION_UNDETERMINED, DATA_DEPENDENCY_MISSING" in text
+    # both ledgers (issue 32, item 6): a decline folds while the lock no interpretation placed waits
+    assert "demand_1.phone=declined; pending: wechat (no_disposition)" in text and "F-000001 unassessed" in text
 
 
 def test_no_command_prints_help_and_exits_2():

@@ -182,7 +182,9 @@ def test_a_lock_may_wait_for_a_later_interpretation(ledger):
     ledger.append_all([MESSAGE, LOCK])
     decline, wechat = INTERP[0]["events"]
     ledger.append_interpretation({"id": "I1", "events": [decline], "dispositions": []})
-    assert code(lambda: ledger.fold(None, NOW)) == "LOCK_DROPPED"
+    waiting = ledger.fold(None, NOW)["state"]      # the lock waits, listed; the decline folds (issue 32, item 3)
+    assert [(p["record"], p["why"]) for p in waiting["pending"]] == [(LOCK["id"], "no_disposition")]
+    assert waiting["scopes"]["demand_1"]["slots"]["phone"]["status"] == "declined"
     ledger.append_interpretation({"id": "I2", "events": [wechat], "dispositions": INTERP[0]["dispositions"]})
     slots = ledger.fold(None, NOW)["state"]["scopes"]["demand_1"]["slots"]
     assert (slots["phone"]["status"], slots["wechat"]["value"]) == ("declined", "wx_wang01")
@@ -199,7 +201,8 @@ def test_a_redaction_withdraws_the_interpretations_citing_the_record(ledger, tmp
     assert events[0]["withdrawn_interpretations"] == ["I1"]
     assert ledger.redactions()[0]["withdrawn_interpretations"] == ["I1"]
     assert ledger.interpretations() == [dict(unrelated, writer=LOCAL_HOST)]
-    assert code(lambda: ledger.fold(None, NOW)) == "LOCK_DROPPED"      # the host reads the lock again
+    pending = ledger.fold(None, NOW)["state"]["pending"]           # the host reads the lock again
+    assert [(p["record"], p["why"]) for p in pending] == [(LOCK["id"], "redacted")]
     if isinstance(ledger.store, SqliteEvidenceStore):                  # no copy of the value stays on disk
         files = [f for f in tmp_path.iterdir() if f.name.startswith("ledger.sqlite")]
         assert files and not any(b"wx_wang01" in f.read_bytes() for f in files)

@@ -184,4 +184,65 @@ def test_stored_interpretations_are_what_fold_ledger_folds_when_none_are_given(s
     assert ok(service.call("fold_ledger", {"now": NOW}, OTHER))["events"] == []     # each project its own
     redacted = ok(service.call("redact_evidence", {"record_id": "m_41", "reason": "erasure"}, REVIEWER))
     assert redacted["redactions"][0]["withdrawn_interpretations"] == ["I1"]
-    assert code(service.call("fold_ledger", {"now": NOW}, AGENT)) == "LOCK_DROPPED"
+    after = ok(service.call("fold_ledger", {"now": NOW}, AGENT))["state"]     # folds, the lock pending
+    assert [p["why"] for p in after["pending"]] == ["redacted"] and after["locks"][0]["disposition"] == {"pending": True}
+
+
+def test_an_evidence_ledger_is_constructed_as_a_finding_ledger_is():
+    """Ids and clock default (random ids, UTC wall time), as FindingLedger's do (issue 32, item 6)."""
+    from groundrules import EvidenceLedger
+    ledger = EvidenceLedger(None)
+    stored = ledger.append_all([{"type": "message", "role": "user", "state": "sent", "content": "你好"}],
+                               project="p")
+    assert stored[0]["id"].startswith("R-") and stored[0]["recorded_at"].endswith("Z")
+
+
+def _slots_taking(rulebook, kind: str) -> list:
+    (policy,) = rulebook.of_kind("merge_policy")
+    return [sid for sid, slot in policy.slots.items() if kind in slot.lock_kinds]
+
+
+def test_fold_ledger_answers_with_what_it_can_when_a_lock_awaits_its_disposition(service, rulebook):
+    """A new message's lock that no interpretation has disposed of yet makes the slots it could
+    decide pending, listed as such; the rest of the project folds (issue 32, item 3). The stateless
+    fold, given the same payload, still refuses: there the caller's interpretation lost the lock."""
+    append(service, mid="m_1", content="地区是 A 地")
+    (_, phone) = append(service, mid="m_2", content="我的手机 13800138000")
+    region = [{"id": "I1", "events": [{"id": "e1", "type": "set", "slot": "region", "value": "A 地",
+                                       "evidence": ["m_1"]}], "dispositions": []}]
+    state = ok(service.call("fold_ledger", {"now": NOW, "interpretations": region}, AGENT))["state"]
+    assert state["scopes"][state["current_scope"]]["slots"]["region"]["value"] == "A 地"
+    assert state["pending"] == [{"lock": phone["lock"]["id"], "record": phone["id"], "kind": "phone",
+                                 "why": "no_disposition", "slots": _slots_taking(rulebook, "phone")}]
+    assert [entry["disposition"] for entry in state["locks"]] == [{"pending": True}]
+    records = ok(service.call("get_evidence", {}, AGENT))["records"]
+    stateless = service.call("fold_evidence", {"now": NOW, "records": records, "interpretations": region}, AGENT)
+    assert code(stateless) == "LOCK_DROPPED"
+
+
+def test_fold_ledger_after_a_redaction_lists_the_redacted_lock_as_pending(service, rulebook):
+    (_, wechat) = append(service)
+    ok(service.call("redact_evidence", {"record_id": "m_41", "reason": "erasure request"}, REVIEWER))
+    state = ok(service.call("fold_ledger", {"now": NOW, "interpretations": []}, AGENT))["state"]
+    assert [(p["lock"], p["why"], p["slots"]) for p in state["pending"]] == [
+        (wechat["lock"]["id"], "redacted", _slots_taking(rulebook, wechat["lock"]["kind"]))]
+
+
+def test_a_drafted_interpretation_disposes_of_every_waiting_lock_and_appends_as_is(service, rulebook):
+    """draft_interpretation (issue 32, item 4): the locks of a message, or every lock still without a
+    disposition, each disposed of by the event catalogue's default; appended unedited, it leaves
+    nothing pending and decides nothing."""
+    records = append(service, content="不方便接电话，微信 wx_wang01，手机 13800138000")
+    locks = [r for r in records if r["type"] == "lock"]
+    draft = ok(service.call("draft_interpretation", {"message_id": "m_41"}, AGENT))
+    (catalogue,) = rulebook.of_kind("event_catalogue")
+    assert draft["interpretation"]["dispositions"] == [{"lock": r["lock"]["id"], "dismissed": catalogue.draft["dismissed"]}
+                                                      for r in locks]
+    assert [(d["kind"], d["slots"]) for d in draft["locks"]] == [(r["lock"]["kind"], _slots_taking(rulebook, r["lock"]["kind"]))
+                                                                for r in locks]
+    assert ok(service.call("draft_interpretation", {}, AGENT))["interpretation"]["dispositions"] == \
+        draft["interpretation"]["dispositions"]
+    ok(service.call("append_interpretation", {"interpretation": draft["interpretation"]}, AGENT))
+    state = ok(service.call("fold_ledger", {"now": NOW}, AGENT))["state"]
+    assert "pending" not in state and state["scopes"]["demand_1"]["slots"] == {}
+    assert ok(service.call("draft_interpretation", {}, AGENT))["locks"] == []

@@ -222,14 +222,15 @@ def test_redacting_a_receipt_redacts_the_locks_inside_it(rulebook):
 
 
 # -- 4. the ledger never stores a source without its locks ----------------------------------------
-def test_append_stores_a_message_with_its_locks_and_a_fold_that_forgets_them_is_lock_dropped(rulebook):
+def test_append_stores_a_message_with_its_locks_which_wait_in_its_fold_and_are_lost_by_a_payload(rulebook):
     book_ledger = ledger(rulebook)
     assert book_ledger.append(MESSAGE)["id"] == "E44"
     stored = book_ledger.records()
     assert [r["lock"] for r in stored[1:]] == [engine_lock(rulebook)]
-    assert code(lambda: book_ledger.fold([{"id": "I1", "events": [], "dispositions": []}], NOW)) == "LOCK_DROPPED"
+    pending = book_ledger.fold([{"id": "I1", "events": [], "dispositions": []}], NOW)["state"]["pending"]
+    assert [p["lock"] for p in pending] == [engine_lock(rulebook)["id"]]     # the ledger's fold: it waits
     bare = {"now": NOW, "records": [MESSAGE], "interpretations": [{"id": "I1", "events": [], "dispositions": []}]}
-    error = outcome(bare, rulebook)["error"]            # a payload without the lock records: the same refusal
+    error = outcome(bare, rulebook)["error"]            # a payload that forgets it: the interpretation lost it
     assert (error["code"], error["locks"]) == ("LOCK_DROPPED", [engine_lock(rulebook)["id"]])
 
 

@@ -243,3 +243,17 @@ def test_a_target_broken_after_the_decision_says_so_and_approving_again_writes_i
     ok(approver.call("approve_rule", {"proposal_id": pid}))
     text = (project / "docs" / "rules.md").read_text(encoding="utf-8")
     assert text.count(RULE) == 1 and text.count(book.table("rule_targets").marker("docs/rules.md", pid)) == 1
+
+
+def test_approving_into_a_folder_not_made_yet_says_so_not_symlinks(make_ledger, ledger, book, project):
+    """propose_rule accepts any relative path; approve_rule into a folder the project lacks names the
+    real cause (the folder is missing), and once it is made the approval writes (issue 32, item 5)."""
+    pid = ok(propose(ledger, "rules/agents.md"))["proposal_id"]
+    approver = make_ledger(root=project)
+    error = refused(approver.call("approve_rule", {"proposal_id": pid}), "INVALID_ARGUMENT")
+    vocabulary = book.table("findings_vocabulary")
+    assert vocabulary.message("target_folder_missing") in error["message"]
+    assert vocabulary.message("target_target") not in error["message"]
+    (project / "rules").mkdir()
+    ok(approver.call("approve_rule", {"proposal_id": pid}))
+    assert RULE in (project / "rules" / "agents.md").read_text(encoding="utf-8")

@@ -46,7 +46,8 @@ def test_lists_the_seed_tools_with_input_and_output_schemas(server):
         assert t.input_schema["type"] == "object" and t.description
         assert t.output_schema["required"] == ["ok", "data", "warnings", "error", "rulebook"]
     assert tools["log_finding"].input_schema["required"] == ["claim_kind", "statement"]
-    assert "scope" in tools["log_finding"].input_schema["$defs"]
+    scope = tools["log_finding"].input_schema["properties"]["scope"]     # written out: no top-level $ref
+    assert scope["type"] == "object" and "revalidate_on" in scope["properties"]
 
 
 def test_calls_return_the_envelope_and_refusals_are_errors_carrying_it(server):

@@ -26,17 +26,24 @@ def test_trigram_tokenizer_alone_cannot_find_two_character_words():
     assert conn.execute("SELECT rowid FROM t WHERE t MATCH ?", ("漂移",)).fetchall() == []
 
 
-@pytest.mark.parametrize("keyword", ["漂移", "温度漂移", "漂", "误差", "logits", "GPU 漂移", "漂移导致logits"])
+@pytest.mark.parametrize("keyword", ["漂移", "温度漂移", "漂", "误差", "logits", "GPU 漂移", "漂移导致logits",
+                                     "logit", "gp 漂移"])   # a term's last Latin word is a prefix (issue 32, item 6)
 def test_keyword_search_finds_chinese_words_of_any_length(ledger, keyword):
     hit = ok(ledger.call("log_finding", finding(statement=DRIFT)))["finding_id"]
     ok(ledger.call("log_finding", finding(statement="探针结果与 shift 无关", details="")))
     assert ids(ok(ledger.call("query_findings", {"keyword": keyword}))) == [hit]
 
 
-@pytest.mark.parametrize("keyword", ["移温", "漂移误差", "logit", "温度 sglang"])
+@pytest.mark.parametrize("keyword", ["移温", "漂移误差", "logitz", "ogits", "温度 sglang"])
 def test_keyword_search_does_not_match_what_is_not_there(ledger, keyword):
     ok(ledger.call("log_finding", finding(statement=DRIFT)))
     assert ids(ok(ledger.call("query_findings", {"keyword": keyword}))) == []
+
+
+def test_a_latin_keyword_finds_the_words_it_begins(ledger):
+    fid = ok(ledger.call("log_finding", finding(statement="the pool was exhausted under load")))["finding_id"]
+    assert ids(ok(ledger.call("query_findings", {"keyword": "exhaust"}))) == [fid]
+    assert ids(ok(ledger.call("query_findings", {"keyword": "xhaust"}))) == []
 
 
 def test_keyword_searches_details_too(ledger):

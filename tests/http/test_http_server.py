@@ -216,7 +216,7 @@ WITH_OPTION = {
                                       "expected_version": 1, "manual_exception": {"reason": "r"}},
     "supersede_finding": lambda fid: {"finding_id": fid, "reason": "r", "expected_version": 1,
                                       "new": finding(epistemic_state="supported", manual_exception={"reason": "r"})},
-    "revalidate_finding": lambda fid: {"finding_id": fid, "result": "still_valid", "reason": "r",
+    "revalidate_finding": lambda fid: {"finding_id": fid, "result": "still_supports", "reason": "r",
                                        "expected_version": 1, "manual_exception": {"reason": "r"}},
 }
 

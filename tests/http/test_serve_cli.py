@@ -160,3 +160,16 @@ def test_sighup_puts_an_edited_table_and_a_new_token_live_with_no_call_failing(t
     assert started["pid"] == proc.pid and started["rulebook"] == before["rulebook"]
     assert started["address"] == url and started["stores"] == {"findings": "sqlite", "evidence": "sqlite"}
     assert any(line["message"] == "rule tables reloaded" and line["rulebook"] == after["rulebook"] for line in lines)
+
+
+def test_a_busy_port_is_an_error_and_nothing_says_serving(tmp_path, capsys):
+    """The port is bound before the server logs that it serves (issue 32, item 5): a port in use
+    stops the start with one line naming it, exit 1, and no "serving" line."""
+    tokens = write_tokens(tmp_path / "tokens.yaml", {"tok-a": ("agent-a", "agent", ["alpha"])})
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = main(["serve", "--http", f"127.0.0.1:{port}", "--db", str(tmp_path / "l.db"), "--tokens", str(tokens)])
+    err = capsys.readouterr().err
+    assert code == 1 and f"127.0.0.1:{port}" in err and "serving" not in err

@@ -20,6 +20,8 @@ from wire import Wire, envelope, error_code
 
 ALPHA, BETA = "tok-alpha", "tok-beta"
 MESSAGE = {"id": "m1", "role": "user", "content": "手机 13800138000"}
+CONTEXT = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "examples" / "support_reason"
+                      / "cq-shenlun-partial.json").read_text(encoding="utf-8"))
 
 
 class HeldService(Service):
@@ -85,7 +87,7 @@ def test_a_request_id_already_in_flight_on_its_session_is_refused_at_once(tmp_pa
     with server as url, ThreadPoolExecutor(2) as pool:
         alpha = Wire(url, ALPHA)
         session = alpha.session()
-        first = pool.submit(alpha.call, session, "explain_support", {"context": {}}, 7)
+        first = pool.submit(alpha.call, session, "explain_support", {"context": CONTEXT}, 7)
         service.wait_arrived()
         again = alpha.call(session, "lock_message", {"message": MESSAGE}, 7)
         assert again.status_code == 400 and error_code(again) == -32600

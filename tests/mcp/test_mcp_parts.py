@@ -98,7 +98,7 @@ def test_refusals_are_error_results_carrying_the_envelope(server):
     _, results = call_all(server, [
         ("lock_message", {"message": {"id": "m1", "role": "robot", "content": "x"}}),
         ("lock_message", {"msg": {}}),
-        ("fold_evidence", {"now": "2024-05-01T12:00:00+08:00", "records": "nope", "interpretations": []}),
+        ("fold_evidence", {"now": "2024-05-01T12:00:00+08:00", "records": [{"id": "x"}], "interpretations": []}),
         ("verify_extraction", example("verify", "start_time_missing")),
         ("verify_extraction", {"request": {}}),
     ])
@@ -117,7 +117,8 @@ def test_refusals_are_error_results_carrying_the_envelope(server):
 def test_a_tool_that_fails_inside_still_answers_an_envelope(server, monkeypatch, run):
     from groundrules import api
     monkeypatch.setitem(api.TOOLS, "explain_support", api.Tool("explain_support", "", run))
-    _, (result,) = call_all(server, [("explain_support", {"context": {}})])
+    context = json.loads((ROOT / "schemas" / "examples" / "support_reason" / "cq-shenlun-partial.json").read_text("utf-8"))
+    _, (result,) = call_all(server, [("explain_support", {"context": context})])
     assert result.is_error is True
     assert result.structured_content["error"]["code"] == "INTERNAL_ERROR"
     assert "nan" not in result.content[0].text.lower() and "division" not in result.content[0].text

@@ -22,7 +22,9 @@ from groundrules.api import TOOLS
 from groundrules.cli.main import main
 from groundrules.core.errors import GroundrulesError
 from groundrules.findings import SequentialIds, StepClock
+from groundrules.transports.dispatch import Dispatcher
 from groundrules.transports.mcp_tools import ToolServer, select_tools
+from groundrules.transports.settings import ServerSettings
 
 REVIEWER = Caller("user:alice", "reviewer", ("p1",))
 # The budgets (bytes of compact UTF-8 JSON), stated in docs/mcp-protocol.md "Listing size". Measured
@@ -31,12 +33,18 @@ REVIEWER = Caller("user:alice", "reviewer", ("p1",))
 # 128.6 KB, which raised the tools/list budget from 128,000; with the evidence contract's scope and
 # lock shapes (issue 22) 141.3 KB, which raised it to 150,000; with the writer every record, link and
 # event names and each fold entry's provenance verdict (issue 30) 155.5 KB, which raised it to
-# 160,000. A tool description or input schema that grows past them is a reviewed change of the
-# budget, not a drift. The model-facing budget went to 41,000 with the redaction's erased answer
-# (issue 35: 40.2 KB).
-MODEL_FACING_BUDGET = 41_000
+# 160,000; the model-facing budget went to 41,000 with the redaction's erased answer (issue 35:
+# 40.2 KB). With the listing made the contract (issue 32, item 1: enums from the tables, every
+# argument typed and written out, the whole knowledge-gateway context inline for explain_support)
+# 41.7 KB model-facing, which raised it to 43,000; with draft_candidate and draft_interpretation
+# (item 4, 24 tools) 45.6 KB, which raised it to 47,000, and the tools/list to 175,000. The compact
+# listing (`serve --listing compact`) of an agent's 20 tools: 25.6 KB, against 27,000 (the issue's
+# 20 KB target for the default listing is not met: see docs/mcp-protocol.md). A tool description or
+# input schema that grows past them is a reviewed change of the budget, not a drift.
+MODEL_FACING_BUDGET = 47_000
+COMPACT_AGENT_BUDGET = 27_000
 ONE_TOOL_BUDGET = 5_000
-TOOLS_LIST_BUDGET = 160_000
+TOOLS_LIST_BUDGET = 175_000
 
 
 @pytest.fixture
@@ -136,6 +144,29 @@ def test_what_a_model_sees_of_the_tools_stays_within_its_budget(service):
     assert max(facing.values()) <= ONE_TOOL_BUDGET, facing
     listing = _size({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]})
     assert listing <= TOOLS_LIST_BUDGET
+
+
+def test_a_compact_listing_is_the_same_contract_in_fewer_bytes(service):
+    """`--listing compact`: no description inside an input schema, each tool's first sentence; the
+    schemas' constraints are those of the full listing, which the registry enforces."""
+    def strip(node):
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))}
+        return [strip(v) for v in node] if isinstance(node, list) else node
+
+    async def body(client):
+        return (await client.list_tools()).tools
+    agent = Caller("a", "agent", ("p",))
+    compact = session(ToolServer(service, lambda: agent, dispatcher=Dispatcher(service, ServerSettings(
+        listing="compact"))), body)
+    full = {t.name: t for t in session(ToolServer(service, lambda: agent), body)}
+    assert [t.name for t in compact] == list(full)
+    for tool in compact:
+        assert tool.input_schema == strip(full[tool.name].input_schema)
+        assert full[tool.name].description.startswith(tool.description.rstrip("."))
+    facing = sum(_size({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
+                 for t in compact)
+    assert facing <= COMPACT_AGENT_BUDGET
 
 
 def test_serve_refuses_a_tools_name_it_does_not_know(tmp_path, capsys):

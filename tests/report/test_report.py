@@ -342,6 +342,15 @@ def test_every_anchor_the_page_links_to_exists(page):
     assert len(page.ids) == len(set(page.ids))
 
 
+def test_report_writes_report_index_html_by_default_readable_by_others(tmp_path):
+    """`groundrules report` with no option writes report/index.html, as the docs say, with mode 0644
+    whatever mkstemp made (issue 32, item 6)."""
+    for folder in ("rules", "locks", "schemas"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    run = run_cli("--rules", str(tmp_path), "report", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    page = tmp_path / "report" / "index.html"
+    assert page.stat().st_mode & 0o777 == 0o644
 def test_a_state_and_a_merge_edit_are_counted_in_the_header_with_the_changed_calls(rulebook, tmp_path):
     """Issue 36, item 3: the header counts what a transition and a merge edit change (not only
     decision rows) and the cases changed over every corpus, as the diff does; the page shows the

@@ -14,12 +14,16 @@ def _explain_cli(*args: str, stdin: bytes | None = None) -> subprocess.Completed
     return run_cli("explain", *args, stdin=stdin, cwd=ROOT)
 
 
-@pytest.mark.parametrize("stem", ["context-is-null", "context-is-list", "evidence-deeply-nested-lists"])
-def test_malformed_context_gives_an_unknown_envelope(stem):
+@pytest.mark.parametrize("stem, field", [("context-is-null", "context"), ("context-is-list", "context"),
+                                         ("evidence-deeply-nested-lists", "context.evidence[0]")])
+def test_malformed_context_is_refused_naming_the_field_the_listing_types(stem, field):
+    """The tool's listed input holds the whole context contract, and the registry enforces it: a
+    context that breaks it is refused naming the field (the library's explain() answers 'unknown')."""
     run = _explain_cli(str(case_path("support_reason_malformed", stem)))
-    assert run.returncode == 0 and run.stderr == b""
+    assert run.returncode == 1 and run.stderr == b""
     envelope = json.loads(run.stdout)
-    assert envelope["ok"] is True and envelope["data"]["primary"] == "unknown"
+    assert envelope["ok"] is False and envelope["error"]["code"] == "INVALID_ARGUMENT"
+    assert envelope["error"]["field"] == field
 
 
 def test_invalid_json_is_one_line_on_stderr():

@@ -16,9 +16,9 @@ from ..core.fieldtypes import contract_named, field_tests
 from ..core.contracts import normalise
 from ..core.errors import did_you_mean
 from ..locks.rules import NEIGHBOUR_FACTS
+from ..vocabularies import VOCABULARIES, known  # noqa: F401 - what lint checks names against
 
 if TYPE_CHECKING:
-    from ..core.rulebook import Rulebook
     from ..core.tables import Schemas
 
 ANNOTATION = "x-names"
@@ -26,68 +26,6 @@ ANNOTATION = "x-names"
 LOCK_FACT_NAMES = {**{f"{fact}[].kind": "lock_kinds" for fact in NEIGHBOUR_FACTS},
                    **{f"{fact}[].pattern": "lock_patterns" for fact in NEIGHBOUR_FACTS}}
 _MAX_DEPTH = 40
-
-
-def _lock_kinds(book: "Rulebook", _: str) -> frozenset | None:
-    tables = book.of_kind("lock_patterns")
-    return frozenset(p.kind for t in tables for p in t.patterns) if tables else None
-
-
-def _lock_patterns(book: "Rulebook", _: str) -> frozenset | None:
-    tables = book.of_kind("lock_patterns")
-    return frozenset(p.id for t in tables for p in t.patterns) if tables else None
-
-
-def _slots(book: "Rulebook", _: str) -> frozenset | None:
-    policies = book.of_kind("merge_policy")
-    return frozenset(s for p in policies for s in p.slots) if policies else None
-
-
-def _states(book: "Rulebook", machine: str) -> frozenset | None:
-    machines = [m for t in book.of_kind("transition_table") for name, m in t.machines.items()
-                if not machine or name == machine]
-    return frozenset(s for m in machines for s in m.states) if machines else None
-
-
-def _codes(book: "Rulebook", table_id: str) -> frozenset | None:
-    found = {t.id: t for t, _, _ in book.decision_tables()}
-    return frozenset(found[table_id].codes) if table_id in found else None
-
-
-def _roles(book: "Rulebook", _: str) -> frozenset | None:
-    tables = book.of_kind("role_table")
-    return frozenset(r for t in tables for r in t.roles) if tables else None
-
-
-def _tools(book: "Rulebook", _: str) -> frozenset | None:
-    from ..access import tool_names
-    return frozenset(tool_names(book.schemas)) or None
-
-
-# vocabulary -> (what one name is, in words; what the rulebook defines, or None when it has no table to say)
-VOCABULARIES: dict[str, tuple[str, Callable[["Rulebook", str], frozenset | None]]] = {
-    "lock_kinds": ("lock kind (a pattern's kind in a lock table)", _lock_kinds),
-    "lock_patterns": ("lock pattern (<table>.<pattern id>)", _lock_patterns),
-    "slots": ("slot of the merge policy", _slots),
-    "states": ("state of a transition table's machine{arg}", _states),
-    "codes": ("code of decision table {arg}", _codes),
-    "roles": ("caller role of the role table (rules/roles.yaml)", _roles),
-    "tools": ("tool of the registry (schemas/tools/<tool>.schema.json)", _tools),
-}
-
-
-def known(book: "Rulebook", names: str) -> tuple[str, frozenset] | None:
-    """(what a name is, the names defined) for a vocabulary such as `states:epistemic`; None for
-    a vocabulary this rulebook cannot say (no lock table at all, no such decision table)."""
-    head, _, arg = names.partition(":")
-    entry = VOCABULARIES.get(head)
-    if entry is None:
-        return None
-    words, find = entry
-    defined = find(book, arg)
-    if defined is None:
-        return None
-    return words.format(arg=f" '{arg}'" if head == "states" and arg else arg), defined
 
 
 def in_data(data: Any, schema: dict, schemas: "Schemas", doc: str) -> Iterator[tuple[tuple, str, str]]:
@@ -187,7 +125,7 @@ def contract_shapes(schemas: "Schemas", name: str) -> dict:
     return contract.shapes if contract is not None else {}
 
 
-def message(value: str, what: str, defined: frozenset) -> tuple[str, str]:
+def message(value: str, what: str, defined: tuple) -> tuple[str, str]:
     """The problem's sentence and hint for a name nothing defines."""
     hint = did_you_mean(value, defined) or f"known: {', '.join(sorted(defined)[:12]) or 'none'}"
     return (f"'{value}' names a {what}, and no table defines it any more (renamed or removed there?)",

@@ -1,4 +1,5 @@
-"""`groundrules demo`: every part's tool run on the example inputs bundled in schemas/examples/.
+"""`groundrules demo`: every part's tool run on the example inputs bundled in schemas/examples/,
+and a walk through both ledgers (an evidence ledger and a finding ledger, in memory).
 
 By default a short walk for a person who just installed groundrules: per example, what went in
 and what the part decided, a few lines each. `--json` prints every answer in one envelope.
@@ -83,6 +84,60 @@ DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, dict], lis
 }
 
 
+def _walk_lines(call: dict, envelope: dict) -> list[str]:
+    """One line per call of a walk: the tool and what it answered, in a few words."""
+    if not envelope["ok"]:
+        return [f"{call['tool']}: " + _refused(envelope)[0].removeprefix("out: ")]
+    data, tool = envelope["data"], call["tool"]
+    if tool == "append_evidence":
+        locks = [r["lock"] for r in data["records"] if r["type"] == "lock"]
+        said = f"{_cut(data['records'][0].get('content', ''))}"
+        return [f"append_evidence: {said}; locked " + (", ".join(f"{l['kind']} \"{l['quote']}\"" for l in locks)
+                                                      or "nothing")]
+    if tool == "draft_interpretation":
+        return [f"draft_interpretation: {len(data['locks'])} lock(s) to place: "
+                + ", ".join(f"{l['kind']} -> slots {', '.join(l['slots'])}" for l in data["locks"])]
+    if tool == "fold_ledger":
+        state = data["state"]
+        slots = [f"{sid}.{slot}={v['status']}" for sid, scope in state["scopes"].items()
+                 for slot, v in scope["slots"].items()]
+        pending = [f"{p['kind']} ({p['why']})" for p in state.get("pending", [])]
+        return [f"fold_ledger: {', '.join(slots) or 'no slot decided'}"
+                + (f"; pending: {', '.join(pending)}" if pending else "")]
+    if tool == "log_finding":
+        return [f"log_finding: {data['finding_id']} {data['epistemic_state']}, evidence {data['evidence_count']}"]
+    if tool == "query_findings":
+        return [f"query_findings: {len(data['findings'])} found"]
+    return [f"{tool}: ok"]
+
+
+def _walk(book: Any, doc: dict) -> tuple[dict, list[str]]:
+    """A walk through both ledgers (in memory, ids and clock stepped, so every run answers the same
+    bytes): each call of the example in order, by the role it names (`as`; default agent): the
+    host relays what was said, the agent interprets it."""
+    from ..evidence import EvidenceLedger
+    from ..findings import FindingLedger, SequentialIds, StepClock
+    ids, clock = SequentialIds(), StepClock()
+    service = Service(book, findings=FindingLedger(":memory:", rulebook=book, ids=ids, clock=clock),
+                      evidence=EvidenceLedger(None, rulebook=book, ids=lambda: ids.new("R"), clock=clock))
+    answers, lines = [], [f"in:  {_cut(doc.get('description', ''))}"]
+    try:
+        for call in doc["calls"]:
+            caller = Caller(f"demo-{call.get('as', 'agent')}", call.get("as", "agent"), ("demo",))
+            envelope = service.call(call["tool"], call["arguments"], caller)
+            answers.append({"tool": call["tool"], **{key: envelope[key] for key in ("ok", "data", "warnings", "error")}})
+            lines += ["out: " + line for line in _walk_lines(call, envelope)]
+    finally:
+        service.findings.close()
+        service.evidence.close()
+    refused = next((a["error"] for a in answers if not a["ok"]), None)
+    return {"ok": refused is None, "data": answers, "warnings": [], "error": refused}, lines
+
+
+# folder under schemas/examples/ -> what it shows: each file a walk, its calls made in order on one service
+WALKS = {"ledgers": "one conversation: evidence, its interpretation, the fold, a finding (seeds 003, 001)"}
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run every part on the bundled example inputs",
                        description="Run each part of groundrules on the examples in schemas/examples/ "
@@ -107,6 +162,12 @@ def run(args: argparse.Namespace) -> int:
             lines = summary(doc, envelope) if envelope["ok"] or part in ("fold", "verify") else _refused(envelope)
             text += [f"  {path.stem}"] + [f"    {line}" for line in lines]
         data[part] = answers
+    for part, what in WALKS.items():
+        text += ["", f"{part} (both ledgers): {what}"]
+        data[part] = {}
+        for path in sorted((base / part).glob("*.json")):
+            data[part][path.stem], lines = _walk(book, json.loads(path.read_text(encoding="utf-8")))
+            text += [f"  {path.stem}"] + [f"    {line}" for line in lines]
     if args.json:
         emit(canonical.envelope(ok=True, data=data, rulebook=book.version))
     else:

@@ -98,7 +98,7 @@ def run_serve(args: argparse.Namespace) -> int:
         tools = None if args.tools is None else select_tools(service, args.tools)
         if args.http is None:
             from ..transports.mcp_tools import serve_stdio
-            serve_stdio(service, caller, tools=tools, grace_s=settings.grace_s)
+            serve_stdio(service, caller, tools=tools, grace_s=settings.grace_s, settings=settings)
         else:
             from ..transports.mcp_http import serve_http
             oauth = None

@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "corpus and the status of its examples. With --base, the rows and cases the "
                                    "edit changes are highlighted. Open the file in any browser; it needs no "
                                    "network.")
-    p.add_argument("--out", metavar="DIR", help="folder to write index.html into (created if needed)")
+    p.add_argument("--out", metavar="DIR",
+                   help="folder to write index.html into (created if needed; default: report, but with --batch)")
     p.add_argument("--base", metavar="DIR|REV",
                    help="highlight what changed since these tables: a folder holding rules/, locks/, schemas/, "
                         "or a git revision of this checkout (e.g. HEAD)")
@@ -37,13 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+DEFAULT_OUT = "report"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.batch:
         return _batch(args)
     if args.json:
         raise usage_error("--json goes with --batch")
-    if not args.out:
-        raise usage_error("--out DIR is required: the folder index.html is written into")
+    args.out = args.out or DEFAULT_OUT                 # the rulebook page goes where the docs say
     root = Path(args.rules) if args.rules else rulebook.data_root()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     out = Path(args.out)

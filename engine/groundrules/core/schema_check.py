@@ -317,7 +317,7 @@ def bundle(schemas, ref: str) -> dict:
     def name_of(target: tuple) -> str:
         if target not in names:
             stem = target[0].rsplit("/", 1)[-1].removesuffix(".schema.json")
-            names[target] = target[1] if target[0] == file else f"{stem}:{target[1]}"
+            names[target] = target[1] if target[0] == file else f"{stem}:{target[1]}" if target[1] else stem
             todo.append(target)
         return names[target]
 
@@ -340,7 +340,10 @@ def bundle(schemas, ref: str) -> dict:
     defs: dict = {}
     while todo:
         target = todo.pop()
-        defs[names[target]] = rewrite(_definition(schemas, target), target[0], True)
+        definition = rewrite(_definition(schemas, target), target[0], True)
+        if not target[1]:                                   # a whole file: its root, under a name
+            definition = {k: v for k, v in definition.items() if k not in ("$schema", "title")}
+        defs[names[target]] = definition
     if defs:
         root["$defs"] = {k: defs[k] for k in sorted(defs)}
     return root
@@ -348,6 +351,8 @@ def bundle(schemas, ref: str) -> dict:
 
 def _definition(schemas, target: tuple) -> Any:
     document = schemas.get(target[0])
+    if not target[1] and isinstance(document, dict):
+        return document
     defs = document.get("$defs") if isinstance(document, dict) else None
     if not isinstance(defs, dict) or target[1] not in defs:
         raise KeyError(f"{target[0]}#/$defs/{target[1]}")
@@ -355,9 +360,12 @@ def _definition(schemas, target: tuple) -> Any:
 
 
 def _target(ref: str, current: str) -> tuple[str, str]:
-    """(schema file, $defs name) that `ref`, written inside `current`, points at."""
+    """(schema file, $defs name) that `ref`, written inside `current`, points at ('' for the
+    root of another file)."""
     path, _, pointer = ref.partition("#")
     target = posixpath.normpath(posixpath.join(posixpath.dirname(current), path)) if path else current
+    if path and not pointer:                                # another file's root
+        return target, ""
     if not pointer.startswith("/$defs/") or pointer.count("/") != 2:
         raise KeyError(ref)
     return target, pointer[len("/$defs/"):]

@@ -7,7 +7,7 @@ as what role and state); event types say which keys an event must and must not c
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..core import codes
@@ -84,6 +84,7 @@ class EventCatalogue:
     file: str
     records: dict             # type -> RecordType
     events: dict              # name -> EventType
+    draft: dict = field(default_factory=dict)   # what a drafted interpretation starts with (`draft:`)
 
     def check_examples(self) -> Iterator[ExampleResult]:
         for name, rt in self.records.items():
@@ -134,4 +135,4 @@ def compile_catalogue(data: dict, ctx: CompileContext) -> EventCatalogue | None:
                                  tuple(spec.get("forbids", ())), tuple(spec["examples"]))
     if any(f.severity == "error" for f in ctx.faults):
         return None
-    return EventCatalogue("event_catalogue", data["id"], ctx.source.file, records, events)
+    return EventCatalogue("event_catalogue", data["id"], ctx.source.file, records, events, dict(data["draft"]))

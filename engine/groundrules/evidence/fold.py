@@ -43,15 +43,18 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
 
 
 def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes | None = None,
-         weigh_writers: bool = False) -> "Fold":
+         weigh_writers: bool = False, pending_locks: bool = False) -> "Fold":
     """Current slot state per scope, with the evidence and events behind it; or a GroundrulesError.
     `redaction_key` lets a value be checked against a redacted lock's keyed digest. `weigh_writers`
     (a ledger's fold, whose records carry the writer the ledger stamped): a record whose writer
-    rules/provenance.yaml does not let decide is set aside, and state.provenance lists it."""
+    rules/provenance.yaml does not let decide is set aside, and state.provenance lists it.
+    `pending_locks` (a ledger's fold): a lock no interpretation has disposed of yet (a new
+    message's, a redacted record's) is listed in `state.pending` with the slots it could decide,
+    instead of failing the whole fold with LOCK_DROPPED."""
     book = rulebook or rulebooks.default()
     catalogue, policy, refusals = tables(book)
     try:
-        return _fold(payload, book, catalogue, policy, refusals, redaction_key, weigh_writers)
+        return _fold(payload, book, catalogue, policy, refusals, redaction_key, weigh_writers, pending_locks)
     except GroundrulesError as exc:
         if exc.code == codes.LOCK_TIMEOUT and exc.code in refusals.codes:     # the scanner's, worded by the table
             raise refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
@@ -63,7 +66,8 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
 
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
-          refusals: RefusalCatalogue, redaction_key: bytes | None, weigh_writers: bool) -> dict:
+          refusals: RefusalCatalogue, redaction_key: bytes | None, weigh_writers: bool,
+          pending_locks: bool = False) -> dict:
     for shapes in book.of_kind("shape_map"):       # the seed's own shapes, mapped by rules/seed_shapes.yaml
         payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)
@@ -73,7 +77,8 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     if now is None:
         raise refusals.error(codes.PAYLOAD_INVALID, problem="now: not a real date and time")
     index = LedgerIndex(payload["records"], policy, refusals, now, Locker(catalogue, book, redaction_key))
-    checked = Checker(index, catalogue, policy, redaction_key).check(payload["interpretations"])
+    checked = Checker(index, catalogue, policy, redaction_key, pending_locks=pending_locks).check(
+        payload["interpretations"])
     context = _context(payload, refusals)
     fits = None if context is None else scoping.weigh(index, policy, context)
     table = provenance.of(book) if weigh_writers else None
@@ -90,6 +95,8 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
             index.entries[rid].cited_by.append(event.id)
     state = {"now": payload["now"], "current_scope": folder.current, "scopes": scopes,
              "clarifications": list(folder.clarifications.values()), "locks": _locks(index, checked)}
+    if checked.pending:
+        state["pending"] = _pending(index, policy, checked)
     if folder.activity:
         state["activity"] = folder.activity
     if context is not None and fits is not None:
@@ -183,16 +190,31 @@ def _events(checked: Checked, folder: Folder, interpreters: dict) -> list:
     return out
 
 
+def _pending(index: LedgerIndex, policy: MergePolicy, checked: Checked) -> list:
+    """Each lock no interpretation has disposed of yet, why, and the slots it could decide (those
+    whose merge policy takes its kind): their state waits on an interpretation that disposes of it."""
+    out = []
+    for rid in checked.pending:
+        entry = index.entries[rid]
+        lock = entry.record["lock"]
+        redacted = "redaction" in entry.record or bool(entry.message and "redaction" in entry.message)
+        out.append({"lock": lock["id"], "record": rid, "kind": lock["kind"],
+                    "why": "redacted" if redacted else "no_disposition",
+                    "slots": [sid for sid, slot in policy.slots.items() if lock["kind"] in slot.lock_kinds]})
+    return out
+
+
 def _locks(index: LedgerIndex, checked: Checked) -> list:
     """Every lock with its disposition, and the field events of its slot that rest on it."""
     used_by: dict = {}
     for ev in checked.events:
         for rid in ev.locks:
-            if ev.layer == "field" and checked.dispositions[rid].get("slot") == ev.slot:
+            if ev.layer == "field" and checked.dispositions.get(rid, {}).get("slot") == ev.slot:
                 used_by.setdefault(rid, []).append(ev.id)
     out = []
     for rid in index.lock_records():
         lock = index.entries[rid].record["lock"]
+        disposition = dict(checked.dispositions[rid]) if rid in checked.dispositions else {"pending": True}
         out.append({"lock": lock["id"], "record": rid, "kind": lock["kind"], "valid": lock["valid"],
-                    "disposition": dict(checked.dispositions[rid]), "used_by": used_by.get(rid, [])})
+                    "disposition": disposition, "used_by": used_by.get(rid, [])})
     return out

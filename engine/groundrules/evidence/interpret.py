@@ -49,13 +49,16 @@ class Event:
 class Checked:
     events: list
     dispositions: dict        # lock record id -> {"slot"|"dismissed", "interpretation"}
+    pending: tuple = ()       # lock record ids no interpretation has disposed of yet (a ledger's fold)
 
 
 class Checker:
     def __init__(self, index: LedgerIndex, catalogue: EventCatalogue, policy: MergePolicy,
-                 redaction_key: bytes | None = None):
+                 redaction_key: bytes | None = None, *, pending_locks: bool = False):
         self.index, self.catalogue, self.policy = index, catalogue, policy
         self.redaction_key = redaction_key
+        # a ledger's fold: a lock no interpretation disposed of yet is pending, not lost (issue 32, item 3)
+        self.pending_locks = pending_locks
         self.refuse = index.refusals.error
 
     def check(self, interpretations: list) -> Checked:
@@ -74,8 +77,8 @@ class Checker:
                     for lock_rid in event.locks:
                         used.add((lock_rid, event.slot))
                 events.append(event)
-        self._lost_locks(dispositions, used)
-        return Checked(events, dispositions)
+        pending = self._lost_locks(dispositions, used)
+        return Checked(events, dispositions, pending)
 
     # -- dispositions and lost locks ------------------------------------------------------------
     def _dispositions(self, interpretations: list) -> dict:
@@ -97,18 +100,20 @@ class Checker:
                     out[ref[1]] = {"dismissed": d["dismissed"], "interpretation": interp["id"]}
         return out
 
-    def _lost_locks(self, dispositions: dict, used: set) -> None:
+    def _lost_locks(self, dispositions: dict, used: set) -> tuple:
+        """The locks pending (a ledger's fold: none disposed of them yet); refuses a lost lock."""
         entries = self.index.entries
         locks = self.index.lock_records()
         missing = [rid for rid in locks if rid not in dispositions]
-        if missing:
+        if missing and not self.pending_locks:
             raise self.refuse(codes.LOCK_DROPPED, locks=[entries[r].record["lock"]["id"] for r in missing],
                               why="no disposition")
-        unused = [rid for rid in locks if "slot" in dispositions[rid]
+        unused = [rid for rid in locks if "slot" in dispositions.get(rid, {})
                   and (rid, dispositions[rid]["slot"]) not in used]
         if unused:
             raise self.refuse(codes.LOCK_DROPPED, locks=[entries[r].record["lock"]["id"] for r in unused],
                               why="assigned to a slot that no event uses")
+        return tuple(missing)
 
     # -- one event ------------------------------------------------------------------------------
     def _event(self, raw: dict, interp_id: str, at: str, dispositions: dict) -> Event:

@@ -45,8 +45,9 @@ class EvidenceLedger:
     personal values are sealed under (store/keystore.py: a store, its file, or a Sealer over one;
     None: the file beside a SQLite ledger, in memory for a ledger in memory, required on PostgreSQL)."""
 
-    def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str], clock: Callable[[], str],
-                 rulebook: Rulebook | None = None, project: str = "default", redaction_key: bytes | None = None,
+    def __init__(self, store: EvidenceStore | str | Path | None = None, *, ids: Callable[[], str] | None = None,
+                 clock: Callable[[], str] | None = None, rulebook: Rulebook | None = None, project: str = "default",
+                 redaction_key: bytes | None = None,
                  keys: MemoryKeyStore | sealing.Sealer | str | Path | None = None, writer: dict | None = None):
         self._book = rulebook or rulebooks.default()
         self._catalogue, self._policy, self._refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
@@ -60,6 +61,11 @@ class EvidenceLedger:
         else:
             self.store = store
         self.project = project
+        if ids is None or clock is None:                 # constructed as FindingLedger is: random ids, UTC wall time
+            from ..findings.clock import RandomIds, SystemClock
+            random_ids = RandomIds()
+            ids = ids or (lambda: random_ids.new("R"))
+            clock = clock or SystemClock()
         self._ids, self._clock = ids, clock
         self._key = redaction_key or None
         # who a library call without a writer writes as: the host process itself (the registry
@@ -392,6 +398,16 @@ class EvidenceLedger:
             out.append(interpretation)
         return out
 
+    def draft_interpretation(self, message_id: str | None = None, *, project: str | None = None) -> dict:
+        """An interpretation to edit and append: the locks of `message_id` (a record id or a message
+        id), or every lock no stored interpretation disposes of, each with the default disposition
+        (drafts.py); beside it, each lock's kind, quote and the slots that take its kind."""
+        from .drafts import interpretation_draft
+        with self._read(project) as tx:
+            records = [self._from_row(tx, row) for row in tx.rows()]
+            stored = self._stored(tx)
+        return interpretation_draft(records, stored, self._catalogue, self._policy, self._ids(), message_id)
+
     def interpretations(self, *, project: str | None = None) -> list[dict]:
         """The stored interpretations in append order, but those a redaction withdrew."""
         with self._read(project) as tx:
@@ -508,7 +524,7 @@ class EvidenceLedger:
         payload = {"now": now, "records": records, "interpretations": interpretations}
         if scope_context is not None:
             payload["scope_context"] = scope_context
-        return fold(payload, self._book, redaction_key=self._key, weigh_writers=True)
+        return fold(payload, self._book, redaction_key=self._key, weigh_writers=True, pending_locks=True)
 
     def _about(self, tx: EvidenceTx, subject: str, stored: bool) -> tuple[list[dict], list[dict] | None]:
         """The records about `subject` and the locks inside them, in ledger order; with `stored`,

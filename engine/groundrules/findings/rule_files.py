@@ -25,8 +25,9 @@ MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 
 
 class Unwritable(Exception):
-    """The target cannot receive the rule: `reason` is 'root', 'target' (not a regular file in a
-    real folder under the root, a symlink on the way) or 'too_large'."""
+    """The target cannot receive the rule: `reason` is 'root', 'folder_missing' (a folder of its
+    path does not exist), 'target' (not a regular file in a real folder under the root, a symlink
+    on the way) or 'too_large'."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -44,6 +45,8 @@ def _walk(root: Path, folders: list[str]) -> int:
             child = os.open(name, _DIR, dir_fd=fd)
         except OSError as exc:
             os.close(fd)
+            if exc.errno == errno.ENOENT:              # not there: a folder to make, not a symlink to fear
+                raise Unwritable("folder_missing") from None
             if exc.errno in _REFUSED:
                 raise Unwritable("target") from None
             raise

@@ -20,7 +20,7 @@ REQUIRED_MESSAGES = (
     "not_found", "evidence_not_found", "evidence_not_linked", "history_needed", "keyword_empty", "proposal_not_found",
     "version_conflict", "proposal_conflict", "idempotency_reused",
     "relation_via", "relation_cycle", "self_link", "target_path", "root_missing",
-    "rule_not_applied", "target_target", "target_root", "target_too_large",
+    "rule_not_applied", "target_target", "target_root", "target_too_large", "target_folder_missing",
     "scope_context_duplicate", "result_unknown", "approver_not_caller",
     "content_hash_mismatch", "reason_required", "context_overlap",
 )

@@ -6,7 +6,8 @@ our own expansion instead: every CJK run becomes its overlapping bigrams followe
 character (漂移导致 -> 漂移 移导 导致 致), other words stay words; unicode61 then only splits on the
 spaces we put in. A query goes through the same expansion: a CJK term of two or more characters
 is the phrase of its bigrams (consecutive tokens, so exact substring semantics), a single CJK
-character is a prefix query (every character starts some token), a Latin word matches a word.
+character is a prefix query (every character starts some token), and a term's last Latin word is
+a prefix of a word (`exhaust` finds `exhausted`; earlier words of a term match whole words).
 Searching stays an index lookup at any size: no LIKE scan.
 """
 from __future__ import annotations
@@ -53,7 +54,8 @@ def phrases(keyword: str) -> list[tuple[list[str], bool]]:
                 if not last:
                     tokens.append(run[-1])   # the indexed run ends with its last character
         if tokens:
-            out.append((tokens, runs[-1][0] == "cjk" and len(runs[-1][1]) == 1))
+            kind, run = runs[-1]
+            out.append((tokens, kind == "word" or len(run) == 1))
     return out
 
 

@@ -17,6 +17,7 @@ import contextlib
 import gc
 import logging
 import signal
+import socket
 import threading
 import time
 from types import FrameType
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Iterator
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ..core import codes
+from ..core.errors import GroundrulesError
 from .settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -147,11 +150,28 @@ def server(served: "Served", *, host: str, port: int, settings: ServerSettings) 
     return DrainingServer(config, served, settings)
 
 
-def run(served: "Served", *, host: str, port: int, settings: ServerSettings) -> None:
-    """Serve `served` on host:port until a signal drains it. Once drained, later signals are
-    ignored: the process only closes its ledgers and exits 0 (Python restores the default handlers
-    while it finalizes, and a signal then would end it with status -15)."""
-    server(served, host=host, port=port, settings=settings).run()
+def listening(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port and listening, or a GroundrulesError saying why not (a busy port,
+    an address this machine does not have): bound before the server says it is serving, so a port
+    in use is an error, never a "serving" line followed by uvicorn's exit."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise GroundrulesError(codes.USAGE, f"cannot listen on {host}:{port}: {reason}",
+                               hint="is another server on that port? choose another --http HOST:PORT") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(served: "Served", *, host: str, port: int, settings: ServerSettings,
+        sock: socket.socket | None = None) -> None:
+    """Serve `served` on host:port (on `sock`, bound already, when given) until a signal drains it.
+    Once drained, later signals are ignored: the process only closes its ledgers and exits 0
+    (Python restores the default handlers while it finalizes, and a signal then would end it with
+    status -15)."""
+    server(served, host=host, port=port, settings=settings).run(sockets=[sock] if sock is not None else None)
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)

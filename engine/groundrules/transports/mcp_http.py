@@ -36,7 +36,7 @@ from ..core.errors import GroundrulesError, RulesError
 from .dispatch import Dispatcher
 from .http_guard import Guard
 from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
-from .http_serve import run, settle_heap
+from .http_serve import listening, run, settle_heap
 from .http_sessions import FairSessionManager
 from .mcp_sdk import lowlevel
 from .mcp_tools import ToolServer, wire_limits
@@ -250,12 +250,13 @@ def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, p
     verifier = oauth if oauth is not None else GrantsVerifier(tokens_file, service.roles.roles)
     served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
                       tools=tools)
+    sock = listening(host, port)              # a busy port is an error before anything says "serving"
     signal.signal(signal.SIGHUP, Reloader(served, verifier, rules_root, fail_closed=settings.credentials_fail_closed))
     log.info("groundrules serving", extra={"fields": {
         "address": f"http://{_url_host(host)}:{port}{PATH}", "pid": os.getpid(), "rulebook": service.book.version,
         "stores": {name: _store_kind(getattr(service, name)) for name in ("findings", "evidence")},
         "transports": ["streamable-http"], "stateless": settings.stateless}})
-    run(served, host=host, port=port, settings=settings)
+    run(served, host=host, port=port, settings=settings, sock=sock)
 
 
 def _store_kind(ledger: Any) -> str:

@@ -50,9 +50,10 @@ class ToolServer(MCPServer):
         self._served = frozenset(TOOLS if tools is None else tools)
 
     async def list_tools(self) -> list[MCPTool]:
+        compact = self._dispatcher.settings.listing == "compact"
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
-                for t in self._dispatcher.service.listings(self._caller()) if t.name in self._served]
+                for t in self._dispatcher.service.listings(self._caller(), compact=compact) if t.name in self._served]
 
     def _unknown(self, name: Any, caller: Caller) -> MCPError:
         """The protocol error for a tool this server does not serve, carrying the registry's refusal."""
@@ -97,12 +98,13 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
 
 
 def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None = None,
-                grace_s: float = ServerSettings.grace_s) -> None:
+                grace_s: float = ServerSettings.grace_s, settings: ServerSettings | None = None) -> None:
     """Serve every tool the caller's role may call (of `tools`, when given) over stdin/stdout until
     the client hangs up or SIGTERM; every line is answered, garbage with a JSON-RPC error
     (stdio_guard). SIGTERM drains as over HTTP: the calls running are answered (within `grace_s`,
     then abandoned: none commits unanswered) before the server returns and its ledgers close."""
-    server = ToolServer(service, lambda: caller, tools=tools)
+    server = ToolServer(service, lambda: caller, tools=tools,
+                        dispatcher=Dispatcher(service, settings) if settings is not None else None)
     served = frozenset(TOOLS if tools is None else tools)
     limits = wire_limits(service)
 

@@ -1,5 +1,5 @@
 """What an operator sets on the shared HTTP server: how much each caller may hold, how long a
-client may dawdle, how long a stop waits, how it logs. Defaults keep one principal far from the
+client may dawdle, how long a stop waits, how it logs, how much of each tool it lists. Defaults keep one principal far from the
 global caps. Each setting is an option of `groundrules serve --http` (`--sessions-per-principal 64`)."""
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 LOG_FORMATS = ("text", "json")
+LISTINGS = ("full", "compact")
 
 
 def _setting(default: Any, help_text: str) -> Any:
@@ -34,6 +35,9 @@ class ServerSettings:
     stateless: bool = _setting(False, "keep no session: every request stands alone, so any number of servers "
                                       "behind a plain balancer can share one PostgreSQL")
     log_format: str = _setting("text", "one line per call and event, as text or json")
+    listing: str = _setting("full", "what tools/list shows a model: full, or compact (each tool's first "
+                                    "sentence, no descriptions inside its input schema; the same schema "
+                                    "otherwise, enforced as listed)")
     credentials_fail_closed: bool = _setting(False, "when the tokens file (or, with --auth oauth, the claim map) "
                                                     "fails to load on SIGHUP, refuse every token until a reload "
                                                     "succeeds, instead of keeping the previous ones")
@@ -47,6 +51,8 @@ class ServerSettings:
                 raise ValueError(f"{option(item.name)} must be a positive number")
         if self.log_format not in LOG_FORMATS:
             raise ValueError(f"{option('log_format')} is one of: {', '.join(LOG_FORMATS)}")
+        if self.listing not in LISTINGS:
+            raise ValueError(f"{option('listing')} is one of: {', '.join(LISTINGS)}")
 
 
 def _kind(item: Any) -> type:

@@ -35,6 +35,15 @@ def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None 
     return run(read_request(request, ext, book.schemas), ext, candidate, tables)
 
 
+def draft_candidate(request: Any, schema: Any, rulebook: Rulebook | None = None) -> dict:
+    """The candidate a model fills in for `request` under `schema` (drafts.py): the intent block,
+    a fieldResult per selected field and a description check per applicable description."""
+    from .drafts import candidate_draft
+    _, book = _tables(rulebook)
+    ext = resolve(schema, book)
+    return candidate_draft(read_request(request, ext, book.schemas), ext)
+
+
 def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int = 3,
                 rulebook: Rulebook | None = None) -> "Repair":
     """Call `propose(request, schema, feedback_issues) -> candidate` until a candidate verifies, an
@@ -76,4 +85,4 @@ def _locks(book: Rulebook, derivations: Any) -> dict:
     return locks
 
 
-__all__ = ["repair_loop", "verify"]
+__all__ = ["draft_candidate", "repair_loop", "verify"]

@@ -3,6 +3,8 @@ field's description when that field is; each applicable one needs exactly one ch
 
 The verdict is the model's semantic judgement; nothing local stands in for it. `undetermined` and
 `violated` are reported as what they are; the catalogue says which error they make.
+`not_applicable` is for an optional field the material does not hold (absent from data), and only
+there.
 """
 from __future__ import annotations
 
@@ -11,6 +13,17 @@ from .instances import ExtensionSchema
 from .pointers import decode, encode
 
 VERDICT_OBSERVATIONS = {"undetermined": "description_undetermined", "violated": "description_violated"}
+# the verdict for an optional field the material does not hold: its description has nothing to judge
+NOT_APPLICABLE = "not_applicable"
+
+
+def _absent_optional(ext: ExtensionSchema, extraction: dict, tokens: list | None) -> bool:
+    """Whether the check's path is an optional field that is absent from data: the one place a
+    description may be not_applicable (a required field, or the root, always has something to judge)."""
+    if not tokens or len(tokens) != 2 or tokens[0] != "data":
+        return False
+    field = tokens[1]
+    return field not in ext.required and field not in extraction["data"]
 
 
 def applicable(ext: ExtensionSchema, selected: tuple) -> dict:
@@ -38,6 +51,11 @@ def description_observations(ext: ExtensionSchema, selected: tuple, extraction: 
             out.append(Observation("description_check_duplicate", at, {"path": check["path"]}))
         else:
             seen.add(path)
+            if check["verdict"] == NOT_APPLICABLE:
+                if not _absent_optional(ext, extraction, tokens):
+                    out.append(Observation("description_not_applicable", at[:-len("/path")] + "/verdict",
+                                           {"path": check["path"]}))
+                continue
             key = VERDICT_OBSERVATIONS.get(check["verdict"])
             if key is not None:
                 out.append(Observation(key, path, {"explanation": check["explanation"]}))

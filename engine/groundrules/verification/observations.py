@@ -41,6 +41,7 @@ OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "description_check_missing": ("path", "description"),
     "description_check_unexpected": ("path",),
     "description_check_duplicate": ("path",),
+    "description_not_applicable": ("path",),
     "description_undetermined": ("explanation",),
     "description_violated": ("explanation",),
     "reported_code_unknown": ("code",),

@@ -88,12 +88,17 @@ def render(book: Rulebook, cases: Path, base: Rulebook | None = None, replay: di
     return page.document("groundrules rulebook report", header, "\n".join(sections))
 
 
+PAGE_MODE = 0o644
+
+
 def write(out: Path, html: str) -> Path:
-    """Write `out/index.html` whole or not at all (a temporary file renamed over it)."""
+    """Write `out/index.html` whole or not at all (a temporary file renamed over it), readable by
+    others as any page a web server or a colleague opens (mkstemp's own mode is 0600)."""
     out.mkdir(parents=True, exist_ok=True)
     target = out / "index.html"
     fd, tmp = tempfile.mkstemp(dir=out, prefix=".index.", suffix=".html")
     try:
+        os.fchmod(fd, PAGE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(html)
         os.replace(tmp, target)
