@@ -314,3 +314,20 @@ def test_cli_sign_makes_a_key_and_a_signature_the_ledger_accepts(tmp_path, capsy
     assert main(["evidence", "append", str(record), "--db", str(db), "--role", "agent", "--trust", str(trust)]) == 0
     appended = json.loads(capsys.readouterr().out)
     assert appended["ok"] and appended["data"]["records"][0]["writer"]["signer"] == "crm"
+
+
+def test_a_signer_may_use_another_algorithm_than_ed25519(service, rulebook, tmp_path):
+    """ES256 (a P-256 key) goes through joserfc's general path, Ed25519 through the key's own check:
+    both verify what is untouched and refuse a changed byte."""
+    from joserfc.jwk import ECKey
+    key = ECKey.generate_key("P-256", parameters={"kid": "ec-1"})
+    cls = provenance.of(rulebook).class_of({"type": "tool_receipt"})
+    trust = tmp_path / "trust.yaml"
+    trust.write_text(f"signers:\n  ec-tool:\n    keys: [{_flow(key.as_dict(private=False))}]\n    records: [{cls}]\n",
+                     encoding="utf-8")
+    service = service.with_trust(load_trust(trust))
+    agent = callers()["agent"]
+    signed = sign(RECEIPT, key.as_dict(private=True))
+    changed = dict(signed, request_id="req-2")
+    assert service.call("append_evidence", {"record": changed}, agent)["error"]["code"] == "SIGNATURE_INVALID"
+    assert ok(service.call("append_evidence", {"record": signed}, agent))["records"][0]["writer"]["signer"] == "ec-tool"

@@ -7,9 +7,12 @@ header names the key (`kid`) of a signer in the operator's trust store (trust.py
 """
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry
@@ -45,27 +48,47 @@ def verify(record: dict, trust: TrustStore) -> Signer:
     """The signer that vouches for `record` by its signature; SignatureRefused otherwise (a changed
     byte, a key no signer of the store holds, an algorithm the store does not allow)."""
     token = record.get(FIELD)
-    if not isinstance(token, str) or not token.isascii():
+    parts = token.split(".") if isinstance(token, str) and token.isascii() else []
+    if len(parts) != 3:
         raise SignatureRefused("invalid")
     try:
-        obj = jws.extract_compact(token.encode("ascii"))
-        header = obj.headers()
-    except (JoseError, ValueError, TypeError):
+        header = json.loads(_unb64(parts[0]))
+    except (ValueError, TypeError):
         raise SignatureRefused("invalid") from None
-    found = trust.key(header.get("kid"))
+    found = trust.key(header.get("kid")) if isinstance(header, dict) else None
     if found is None:
-        raise SignatureRefused("unknown_signer")
+        raise SignatureRefused("unknown_signer" if isinstance(header, dict) else "invalid")
     signer, key = found
     alg = header.get("alg")
-    if alg not in trust.algorithms:
+    if alg not in trust.algorithms or parts[1] != _b64(payload(record)):      # a changed byte of the record
         raise SignatureRefused("invalid", signer.name)
-    try:
-        valid = jws.validate_compact(obj, key, algorithms=[alg])
-    except (JoseError, ValueError, TypeError):
-        valid = False
-    if not valid or obj.payload != payload(record):
+    if not _valid(parts, alg, key):
         raise SignatureRefused("invalid", signer.name)
     return signer
+
+
+def _valid(parts: list, alg: str, key: Any) -> bool:
+    """Does the JWS signature verify? Ed25519 (the default) is checked with the key's own
+    `cryptography` object, sparing joserfc's generic path (a third of a signed append's cost);
+    every other algorithm goes through joserfc."""
+    if alg == "Ed25519" and isinstance(getattr(key, "public_key", None), Ed25519PublicKey):
+        try:
+            key.public_key.verify(_unb64(parts[2]), f"{parts[0]}.{parts[1]}".encode("ascii"))
+            return True
+        except (InvalidSignature, ValueError):
+            return False
+    try:
+        return bool(jws.validate_compact(jws.extract_compact(".".join(parts).encode("ascii")), key, algorithms=[alg]))
+    except (JoseError, ValueError, TypeError):
+        return False
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def vouches(signer: Signer, *, record_class: str | None = None, method: str | None = None) -> bool:
