@@ -230,8 +230,9 @@ def test_a_tampered_unknown_or_unentitled_signature_is_refused_and_writes_nothin
     stranger = sign(RECEIPT, OKPKey.generate_key("Ed25519", parameters={"kid": "who"}).as_dict(private=True))
     other_class = sign({"id": "u1", "type": "message", "role": "user", "state": "sent", "content": "hi"}, key)
     garbled = dict(RECEIPT, signature="not-a-jws")
+    keyless = dict(RECEIPT, signature="e30.e30.c2ln")         # a well-formed JWS whose header names no key
     cases = [(tampered, "SIGNATURE_INVALID"), (stranger, "SIGNER_UNKNOWN"), (other_class, "SIGNER_NOT_ALLOWED"),
-             (garbled, "SIGNATURE_INVALID")]
+             (garbled, "SIGNATURE_INVALID"), (keyless, "SIGNATURE_INVALID")]
     for record, expected in cases:
         assert service.call("append_evidence", {"record": record}, agent)["error"]["code"] == expected
     assert service.call("append_evidence", {"record": signed}, agent)["ok"]       # the untouched record goes in

@@ -55,9 +55,11 @@ def verify(record: dict, trust: TrustStore) -> Signer:
         header = json.loads(_unb64(parts[0]))
     except (ValueError, TypeError):
         raise SignatureRefused("invalid") from None
-    found = trust.key(header.get("kid")) if isinstance(header, dict) else None
+    if not isinstance(header, dict) or not isinstance(header.get("kid"), str) or not isinstance(header.get("alg"), str):
+        raise SignatureRefused("invalid")                 # a header that names no key cannot be anyone's
+    found = trust.key(header["kid"])
     if found is None:
-        raise SignatureRefused("unknown_signer" if isinstance(header, dict) else "invalid")
+        raise SignatureRefused("unknown_signer")
     signer, key = found
     alg = header.get("alg")
     if alg not in trust.algorithms or parts[1] != _b64(payload(record)):      # a changed byte of the record
