@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.errors import did_you_mean
 from .core.schema_check import bundle
-from .core.templates import compile_messages
+from .core.messages import Messages, compile_messages
 
 if TYPE_CHECKING:
     from .core.tables import CompileContext
@@ -36,7 +36,7 @@ class RoleTable:
     grants: dict              # tool -> frozenset of roles
     options: dict             # tool -> ((path tuple, frozenset of roles), ...)
     limits: dict
-    messages: dict            # name -> Template
+    messages: Messages          # name -> Template, in the bound language
 
     def may_call(self, role: str, tool: str) -> bool:
         return role in self.grants.get(tool, ())

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from .core import bounded_patterns, canonical, codes, json_bounds, limits
+from .core import messages as catalogues
 from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
-from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
+from .core.errors import GroundrulesError, StorageFailure, closest, echo, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
 from .provenance.trust import EMPTY as EMPTY_TRUST, TrustStore
@@ -29,11 +30,12 @@ if TYPE_CHECKING:
 _faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
 CURRENT_PROJECT = "current"
-ARGUMENT_WORDS = {"minItems": "at least {} item(s)", "maxItems": "at most {} item(s)",
-                  "minLength": "at least {} character(s)", "maxLength": "at most {} character(s)",
-                  "minimum": "a number ≥ {}", "maximum": "a number ≤ {}", "uniqueItems": "unique items",
-                  "minProperties": "at least {} key(s)", "maxProperties": "at most {} key(s)",
-                  "pattern": "text matching /{}/"}
+# the schema keyword a refused argument broke -> the message catalogue's words for it (rules/messages.yaml)
+ARGUMENT_WORDS = {"minItems": "argument.min_items", "maxItems": "argument.max_items",
+                  "minLength": "argument.min_length", "maxLength": "argument.max_length",
+                  "minimum": "argument.minimum", "maximum": "argument.maximum", "uniqueItems": "argument.unique_items",
+                  "minProperties": "argument.min_properties", "maxProperties": "argument.max_properties",
+                  "pattern": "argument.pattern"}
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ class Service:
     """The rulebook and the ledgers one host serves; `call` answers every tool."""
 
     def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None,
-                 decisions: Any = None, trust: TrustStore | None = None):
+                 decisions: Any = None, trust: TrustStore | None = None, lang: str | None = None):
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
         # the operator's trust store (signers whose signature makes a relayed record count); none by default
@@ -222,6 +224,18 @@ class Service:
             raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no role table (rules/roles.yaml), so "
                                    "no tool may be called")
         self.roles: RoleTable = self.book.table(ROLES_TABLE)
+        if catalogues.TABLE not in self.book.tables:
+            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no message catalogue "
+                                   "(rules/messages.yaml), so no refusal could be worded")
+        self.messages: catalogues.MessageCatalogue = self.book.table(catalogues.TABLE)
+        # the language of an answer whose call names none (serve --lang); the catalogue's first by default
+        self.lang = lang or self.messages.default
+        if self.lang not in self.messages.languages:
+            raise GroundrulesError(codes.USAGE, self.messages.message("lang_unknown", lang=echo(self.lang),
+                                                                      languages=list(self.messages.languages)))
+        self._speakers: dict[str, Service] = {}
+        self._speaks = self.messages.default          # the language its rulebook's tables are bound to
+        self._base: Service = self                     # the service whose rulebook is bound to none
         table = limits.of(self.book)
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
@@ -232,18 +246,52 @@ class Service:
         ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook),
-                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self.trust)
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self.trust,
+                       lang=self.lang)
 
     def with_trust(self, trust: TrustStore) -> "Service":
         """The same service judging signatures by `trust` (a trust store reload)."""
-        return Service(self.book, findings=self.findings, evidence=self.evidence, decisions=self.decisions, trust=trust)
+        return Service(self.book, findings=self.findings, evidence=self.evidence, decisions=self.decisions, trust=trust,
+                       lang=self.lang)
 
-    def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
+    def speaking(self, lang: str | None) -> "Service":
+        """The service that answers in `lang` (None: this server's language): the same ledgers,
+        decision log and trust store, deciding by the rulebook's view in that language, so its
+        answers differ from this one's in their sentences only. Refuses a language the catalogue
+        does not declare (INVALID_ARGUMENT)."""
+        lang = self.lang if lang is None else lang
+        if lang == self._speaks:
+            return self
+        base = self._base
+        if lang == base._speaks:
+            return base
+        if lang not in self.messages.languages:
+            raise GroundrulesError(codes.INVALID_ARGUMENT, self.messages.message(
+                "lang_unknown", lang=echo(lang), languages=list(self.messages.languages)), field="(lang)")
+        speaker = base._speakers.get(lang)
+        if speaker is None:
+            book = base.book.speaking(lang)
+            speaker = Service(book, findings=base.findings and base.findings.with_rulebook(book),
+                              evidence=base.evidence and base.evidence.with_rulebook(book), decisions=base.decisions,
+                              trust=base.trust, lang=lang)
+            speaker._speaks, speaker._base = lang, base
+            base._speakers[lang] = speaker
+        return speaker
+
+    def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False,
+             lang: str | None = None) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
         decision log, the envelope also names the decision it is logged under (`decision`): the
         log is handed the JSON texts the checks made anyway, and writes them off this path.
         `decoded`: the arguments are what a JSON decoder returned (the transports'), so only their
-        nesting and integers are left to check, and those are read off their JSON text."""
+        nesting and integers are left to check, and those are read off their JSON text. `lang`: the
+        language of the answer's sentences (rules/messages.yaml languages; None: the server's)."""
+        if (self.lang if lang is None else lang) != self._speaks:
+            try:
+                speaker = self.speaking(lang)
+            except GroundrulesError as exc:
+                return self._refusal(exc.as_dict())[0]
+            return speaker.call(tool, arguments, caller, decoded=decoded)
         log = self.decisions
         if log is None:
             return self._answer(tool, arguments, caller, None, decoded)[0]
@@ -283,15 +331,20 @@ class Service:
             return self._refusal(exc.as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
             _faults.error("%s failed inside", echo(tool), exc_info=True)
-            return self._refusal(as_error(exc))
+            return self._refusal(self._internal(exc))
         if not isinstance(answer, Answer):
             answer = Answer(True, answer)
         envelope = canonical.envelope(ok=answer.ok, data=answer.data, warnings=answer.warnings, error=answer.error,
                                       rulebook=self.book.version)
         text = canonical.json_text(envelope)
         if text is None:                                    # never an answer a transport cannot send
-            return self._refusal(as_error(ValueError()))
+            return self._refusal(self._internal(ValueError()))
         return envelope, text
+
+    def _internal(self, exc: BaseException) -> dict:
+        """A bug's refusal: what kind of failure it was and nothing of its text (it may hold a path)."""
+        return {"code": codes.INTERNAL_ERROR,
+                "message": self.messages.code_message(codes.INTERNAL_ERROR, kind=type(exc).__name__)}
 
     def _refusal(self, error: dict) -> tuple[dict, str]:
         envelope = canonical.envelope(ok=False, error=error, rulebook=self.book.version)
@@ -369,8 +422,10 @@ class Service:
 
     def unknown_tool(self, name: Any, visible: list[str]) -> GroundrulesError:
         """The refusal of a tool name that is not among `visible` (what the caller may call)."""
+        close = closest(name, visible)
         return GroundrulesError(codes.UNKNOWN_TOOL, self.roles.message("unknown_tool", tool=echo(name), tools=visible),
-                                field="tool", hint=did_you_mean(name, visible) or None)
+                                field="tool",
+                                hint=self.messages.message("hint.did_you_mean", closest=close) if close else None)
 
     def _check_arguments(self, name: str, arguments: dict, arguments_text: str | None = None,
                          decoded: bool = False) -> None:
@@ -392,7 +447,8 @@ class Service:
             self._invalid(_path(path), problem)
         errors = checker.errors(arguments)
         if errors:
-            self._invalid(*_describe(errors[0]))
+            where, words, params = _describe(errors[0])
+            self._invalid(where, self.messages.message(words, **params))
 
     def _invalid(self, field_path: str, problem: str) -> None:
         field_path = field_path or "(arguments)"
@@ -421,9 +477,9 @@ def _path(parts) -> str:
     return out
 
 
-def _describe(error) -> tuple[str, str]:
-    """(argument path, what is wrong) from jsonschema's structured fields, worded for arguments;
-    keys a caller invented are echoed only when they look like identifiers."""
+def _describe(error) -> tuple[str, str, dict]:
+    """(argument path, the catalogue's message for what is wrong, its parameters) from jsonschema's
+    structured fields; keys a caller invented are echoed only when they look like identifiers."""
     from jsonschema.exceptions import best_match
     if error.validator in ("anyOf", "oneOf") and error.context:
         return _describe(best_match(error.context))
@@ -431,19 +487,19 @@ def _describe(error) -> tuple[str, str]:
     v, value, instance = error.validator, error.validator_value, error.instance
     if v == "required":
         missing = [k for k in value if isinstance(instance, dict) and k not in instance]
-        return where, "missing required argument " + ", ".join(missing)
+        return where, "argument.required", {"names": missing}
     if v == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(shown(k) for k in instance if k not in allowed)[:3]
-        return where, f"unknown argument {', '.join(extra)} (allowed: {', '.join(allowed)})"
+        return where, "argument.unknown", {"names": extra, "allowed": allowed}
     if v == "oneOf" and all(set(alt) == {"required"} for alt in value):
-        return where, "give exactly one of: " + ", ".join(k for alt in value for k in alt["required"])
+        return where, "argument.one_of", {"names": [k for alt in value for k in alt["required"]]}
     if v == "type":
-        return where, "expected " + (" or ".join(value) if isinstance(value, list) else str(value))
+        return where, "argument.type", {"types": value if isinstance(value, list) else [str(value)]}
     if v in ("enum", "const"):
         choices = [str(c) for c in (value if v == "enum" else [value])]
-        hint = did_you_mean(instance, choices) if isinstance(instance, str) else ""
-        return where, "expected one of: " + ", ".join(choices) + (f" ({hint})" if hint else "")
+        close = closest(instance, choices) if isinstance(instance, str) else ""
+        return where, "argument.enum_close" if close else "argument.enum", {"choices": choices, "closest": close}
     if v in ARGUMENT_WORDS:
-        return where, "expected " + ARGUMENT_WORDS[v].format(value)
-    return where, f"does not satisfy '{v}'"
+        return where, ARGUMENT_WORDS[v], {"value": value}
+    return where, "argument.keyword", {"keyword": v}

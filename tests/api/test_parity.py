@@ -27,11 +27,14 @@ from groundrules.core import canonical
 from groundrules.api import TOOLS
 from groundrules.cli.main import main
 from groundrules.findings import SequentialIds, StepClock
+from groundrules.transports.mcp_tools import LANG_META
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "schemas" / "examples"
 PROJECT, OPERATOR = "p1", "operator-1"
 CLOCK, IDS = "2030-01-01T00:00:00Z", 1000
+# every language of the message catalogue: each transport answers in each the same bytes
+LANGUAGES = default_rulebook().table("messages").languages
 
 
 def example(part: str, name: str):
@@ -243,26 +246,27 @@ def _fresh(prepared, name: str) -> tuple[Path, Path]:
     return folder / "ledger.db", folder / "root"
 
 
-def by_library(prepared, indices: list[int], name: str, role: str) -> list[dict]:
+def by_library(prepared, indices: list[int], name: str, role: str, lang: str | None = None) -> list[dict]:
     """The cases, in order, in one session on one copy of the prepared ledger."""
-    return calls_by_library(prepared, [CASES[i][:2] for i in indices], name, role)
+    return calls_by_library(prepared, [CASES[i][:2] for i in indices], name, role, lang)
 
 
-def calls_by_library(prepared, calls: list[tuple], name: str, role: str) -> list[dict]:
+def calls_by_library(prepared, calls: list[tuple], name: str, role: str, lang: str | None = None) -> list[dict]:
     db, root = _fresh(prepared, name)
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)      # shared by both ledgers, as the CLI does
     ledger = FindingLedger(db, clock=clock, ids=ids, rules_root=root)
     evidence = EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"))
     service = Service(default_rulebook(), findings=ledger, evidence=evidence)
     try:
-        return [service.call(tool, arguments, Caller(OPERATOR, role, (PROJECT,))) for tool, arguments in calls]
+        return [service.call(tool, arguments, Caller(OPERATOR, role, (PROJECT,)), lang=lang)
+                for tool, arguments in calls]
     finally:
         ledger.close()
         evidence.close()
 
 
-def alone(prepared, index: int) -> dict:
-    return by_library(prepared, [index], f"lib-{index}", CASES[index][2])[0]
+def alone(prepared, index: int, lang: str | None = None) -> dict:
+    return by_library(prepared, [index], f"lib-{index}", CASES[index][2], lang)[0]
 
 
 def _cli_options(db: Path, root: Path, role: str) -> list[str]:
@@ -270,24 +274,29 @@ def _cli_options(db: Path, root: Path, role: str) -> list[str]:
             "--step-clock", CLOCK, "--sequential-ids", str(IDS)]
 
 
-def by_cli(prepared, index: int, capsys, command: tuple[str, ...] | None = None, arguments=None) -> dict:
+def by_cli(prepared, index: int, capsys, command: tuple[str, ...] | None = None, arguments=None,
+           lang: str | None = None) -> dict:
     """The case through `groundrules call TOOL FILE`, or through `command` (a part's own command)
-    with FILE holding `arguments` (default: the case's)."""
+    with FILE holding `arguments` (default: the case's); `lang` given as the global --lang."""
     tool, given, role, _ = CASES[index]
     db, root = _fresh(prepared, f"cli-{index}")
     path = db.parent / "arguments.json"
     path.write_text(json.dumps(given if arguments is None else arguments, ensure_ascii=False), encoding="utf-8")
-    code = main([*(command or ("call", tool)), str(path), *_cli_options(db, root, role)])
+    code = main([*(("--lang", lang) if lang else ()), *(command or ("call", tool)), str(path),
+                 *_cli_options(db, root, role)])
     out, err = capsys.readouterr()
     envelope = json.loads(out)
     assert err == "" and code == (0 if envelope["ok"] else 1)
     return envelope
 
 
-def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
+def by_mcp(prepared, indices: list[int], name: str, role: str, lang: str | None = None,
+           server_lang: str | None = None) -> list[dict]:
+    """The cases over real stdio; `lang` asked per call (_meta), `server_lang` as serve --lang."""
     db, root = _fresh(prepared, name)
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role)],
+        "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role),
+        *(("--lang", server_lang) if server_lang else ())],
         env=dict(os.environ))   # the SDK passes only a few variables on; the server under test is ours
 
     async def go():
@@ -296,13 +305,16 @@ def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
                 out = []
                 for index in indices:
                     tool, arguments, _, _ = CASES[index]
+                    meta = {LANG_META: lang} if lang else None
                     if tool not in TOOLS:          # MCP lists an unknown tool as a protocol error, -32602,
+                        if lang:                   # before any call: in the server's language, not the call's
+                            continue
                         with pytest.raises(MCPError) as caught:      # carrying the registry's envelope
                             await client.call_tool(tool, arguments)
                         assert caught.value.error.code == -32602
                         out.append(caught.value.error.data)
                         continue
-                    result = await client.call_tool(tool, arguments)
+                    result = await client.call_tool(tool, arguments, meta=meta)
                     assert result.is_error is (not result.structured_content["ok"])
                     assert json.loads(result.content[0].text) == result.structured_content
                     out.append(result.structured_content)
@@ -310,9 +322,10 @@ def by_mcp(prepared, indices: list[int], name: str, role: str) -> list[dict]:
     return anyio.run(go)
 
 
-def test_the_library_and_the_cli_give_the_same_envelope(prepared, capsys):
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_library_and_the_cli_give_the_same_envelope(prepared, capsys, lang):
     for i, case in enumerate(CASES):
-        library, cli = alone(prepared, i), by_cli(prepared, i, capsys)
+        library, cli = alone(prepared, i, lang), by_cli(prepared, i, capsys, lang=lang)
         assert canonical.dumps(cli) == canonical.dumps(library), (case[:3], cli, library)
 
 
@@ -323,6 +336,55 @@ def test_the_library_and_mcp_stdio_give_the_same_envelope(prepared, role):
     mcp = by_mcp(prepared, indices, f"mcp-{role}", role)
     for i, from_library, from_mcp in zip(indices, library, mcp):
         assert canonical.dumps(from_mcp) == canonical.dumps(from_library), (CASES[i][:3], from_mcp, from_library)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES[1:])
+@pytest.mark.parametrize("how", ["per call", "server setting"])
+def test_mcp_stdio_answers_in_the_language_asked_as_the_library_does(prepared, lang, how):
+    """A call's _meta "groundrules/lang", or serve --lang for every call: the library's answer in
+    that language, byte for byte (an unknown tool, refused before any call, speaks the server's)."""
+    role = "reviewer"
+    indices = [i for i, case in enumerate(CASES) if case[2] == role and (how == "server setting" or case[0] in TOOLS)]
+    library = by_library(prepared, indices, f"lib-{role}-{lang}", role, lang)
+    mcp = by_mcp(prepared, indices, f"mcp-{role}-{lang}-{how[0]}", role,
+                 lang=lang if how == "per call" else None, server_lang=lang if how == "server setting" else None)
+    for i, from_library, from_mcp in zip(indices, library, mcp):
+        assert canonical.dumps(from_mcp) == canonical.dumps(from_library), (CASES[i][:3], from_mcp, from_library)
+
+
+def _sentences_out(value):
+    """An answer without its sentences (a refusal's message and hint, a set-aside record's detail):
+    what must be the same in every language."""
+    if isinstance(value, dict):
+        return {k: "…" if k in ("message", "hint", "detail") else _sentences_out(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sentences_out(v) for v in value]
+    return value
+
+
+def test_the_languages_differ_in_sentences_only_and_every_refusal_is_translated(prepared):
+    """Codes, fields and data are the same in every language; every refusal's sentence differs."""
+    default, *others = LANGUAGES
+    for i, case in enumerate(CASES):
+        first = alone(prepared, i)
+        for lang in others:
+            other = alone(prepared, i, lang)
+            assert _sentences_out(other) == _sentences_out(first), case[:3]
+            if not first["ok"]:
+                assert other["error"]["message"] != first["error"]["message"], (case[:3], first["error"])
+
+
+def test_a_language_the_catalogue_does_not_offer_is_refused(prepared, capsys):
+    """By a call (INVALID_ARGUMENT at (lang)), and by the command line before it opens anything."""
+    library = alone(prepared, 0, "xx")
+    assert library["error"]["code"] == "INVALID_ARGUMENT" and library["error"]["field"] == "(lang)"
+    assert all(lang in library["error"]["message"] for lang in LANGUAGES)
+    db, root = _fresh(prepared, "cli-xx")
+    (db.parent / "arguments.json").write_text("{}", encoding="utf-8")
+    assert main(["--lang", "xx", "call", "get_evidence", str(db.parent / "arguments.json"),
+                 *_cli_options(db, root, "agent")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and all(lang in err for lang in LANGUAGES) and "xx" in err
 
 
 def test_the_cases_are_what_they_claim(prepared):

@@ -419,9 +419,9 @@ def test_a_refusal_message_reworded_shows_in_the_fold_and_the_ledger_corpora(rul
     finding ledger's not-allowed move): each refused case shows it, before and after."""
     root = copied(tmp_path)
     refusals = TableFile(root / "rules" / "evidence_refusals.yaml")
-    refusals.prefix_value(("codes", "DUPLICATE_ID", "message"), "重复：")
+    refusals.prefix_value(("codes", "DUPLICATE_ID", "message", "zh"), "重复：")
     states = TableFile(root / "rules" / "finding_states.yaml")
-    states.prefix_value(("messages", "not_via"), "不允许：")
+    states.prefix_value(("messages", "not_via", "zh"), "不允许：")
     diff = diff_of(rulebook, root)
     refused = [c for c in diff["fold"]["changes"] if c["message"]]
     assert refused and all(c["message"]["after"].startswith("重复：") and c["error"] is None for c in refused)

@@ -9,7 +9,7 @@ from groundrules import Caller, FindingLedger, Service
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = [ROOT / "rules" / name for name in (
     "finding_states.yaml", "findings_vocabulary.yaml", "applicability.yaml", "findings_material_change.yaml",
-    "findings_warnings.yaml", "independent_support.yaml", "roles.yaml", "rule_targets.yaml",
+    "findings_warnings.yaml", "independent_support.yaml", "roles.yaml", "messages.yaml", "rule_targets.yaml",
     "finding_provenance.yaml")]
 
 

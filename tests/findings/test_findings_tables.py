@@ -36,7 +36,7 @@ BROKEN = """
 kind: transition_table
 id: broken_states
 refusal_code: INVALID_STATE_TRANSITION
-messages: {not_allowed: "no", not_via: "no"}
+messages: {not_allowed: {zh: "no", en: "no"}, not_via: {zh: "no", en: "no"}}
 machines:
   m:
     initial: a
@@ -50,7 +50,7 @@ guards:
   never-used:
     when: {field: x, eq: 1}
     code: EVIDENCE_REQUIRED
-    message: "x"
+    message: {zh: "x", en: "x"}
 """
 
 
@@ -84,7 +84,8 @@ def test_lint_reports_unreachable_dead_end_and_terminal_exit_states(tmp_path):
     (("code: EVIDENCE_REQUIRED", "code: EVIDENCE_MISSING"), "code-not-in-contract"),
     (("{id: ab, from: [a], to: b}", "{id: ab, from: [a], to: b, guards: [nope]}"), "unknown-guard"),
     (("{id: bc, from: [b], to: c}", "{id: bc, from: [b], to: b}"), "self-transition"),
-    (("messages: {not_allowed: \"no\", not_via: \"no\"}", "messages: {not_allowed: \"no\"}"), "missing-message"),
+    (("messages: {not_allowed: {zh: \"no\", en: \"no\"}, not_via: {zh: \"no\", en: \"no\"}}",
+      "messages: {not_allowed: {zh: \"no\", en: \"no\"}}"), "missing-message"),
 ])
 def test_broken_tables_do_not_load(tmp_path, edit, code):
     text = BROKEN.replace(*edit).replace("refusal_code:", "codes_enum: finding-ledger.v1.schema.json#/$defs/error_code\n"

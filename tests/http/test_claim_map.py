@@ -73,6 +73,7 @@ def _root(tmp_path: Path, edit) -> Path:
     shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
     (tmp_path / "rules").mkdir()
     shutil.copy(ROOT / "rules" / "roles.yaml", tmp_path / "rules" / "roles.yaml")
+    shutil.copy(ROOT / "rules" / "messages.yaml", tmp_path / "rules" / "messages.yaml")
     data = yaml.safe_load(TABLE.read_text(encoding="utf-8"))
     edit(data)
     (tmp_path / "rules" / "oauth_claims.yaml").write_text(

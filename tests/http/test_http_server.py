@@ -237,3 +237,28 @@ def test_no_tool_or_option_the_role_table_reserves_is_open_to_an_agent(server):
         error = refused(call(url, AGENT_A, tool, WITH_OPTION[tool](fid)), "PERMISSION_DENIED")
         assert error["field"].endswith("manual_exception")
     assert ok(call(url, AGENT_A, "get_finding", {"finding_id": fid})) == before
+
+
+# ------------------------------------------------------------------------------ the language of an answer
+
+def _refused_in(url: str, headers: dict, meta: dict | None) -> dict:
+    async def run() -> dict:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {AGENT_A}", **headers}, timeout=60)
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            result = await client.call_tool("get_finding", {"finding_id": "F-404"}, meta=meta)
+            return result.structured_content
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("headers, meta, lang", [
+    ({}, None, None),
+    ({"Accept-Language": "en-GB,en;q=0.9,zh;q=0.5"}, None, "en"),
+    ({"Accept-Language": "fr, zh;q=0.8, en;q=0.7"}, None, "zh"),
+    ({"Accept-Language": "fr"}, None, None),                          # none offered: the server's
+    ({"Accept-Language": "zh"}, {"groundrules/lang": "en"}, "en"),    # the call's _meta wins
+])
+def test_an_http_answer_speaks_the_language_asked_as_the_library_does(server, headers, meta, lang):
+    url, service = server
+    over_http = _refused_in(url, headers, meta)
+    library = service.call("get_finding", {"finding_id": "F-404"}, Caller("agent-a", "agent", ("alpha",)), lang=lang)
+    assert over_http["error"]["code"] == "NOT_FOUND" and over_http == library

@@ -213,6 +213,7 @@ def _edited_root(root, **keys):
     shutil.copytree(ROOT / "schemas", root / "schemas")
     (root / "rules").mkdir()
     shutil.copy(ROOT / "rules" / "roles.yaml", root / "rules" / "roles.yaml")
+    shutil.copy(ROOT / "rules" / "messages.yaml", root / "rules" / "messages.yaml")
     table = yaml.safe_load((ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))
     table.update(keys)
     (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True), encoding="utf-8")

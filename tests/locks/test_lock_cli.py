@@ -21,6 +21,7 @@ def rules_dir(tmp_path):
     (tmp_path / "locks").symlink_to(ROOT / "locks")
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "roles.yaml").symlink_to(ROOT / "rules" / "roles.yaml")
+    (tmp_path / "rules" / "messages.yaml").symlink_to(ROOT / "rules" / "messages.yaml")
     return tmp_path
 
 
@@ -85,6 +86,7 @@ def test_a_timeout_is_an_error_envelope_naming_the_pattern(tmp_path, capsys):
     (tmp_path / "locks").mkdir()
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "roles.yaml").symlink_to(ROOT / "rules" / "roles.yaml")
+    (tmp_path / "rules" / "messages.yaml").symlink_to(ROOT / "rules" / "messages.yaml")
     (tmp_path / "locks" / "slow.yaml").write_text(
         "kind: lock_patterns\nid: slow\ntimeout_ms: 5\ninvalid_reasons: {}\npatterns:\n"
         "  - id: bad\n    kind: demo\n    regex: '(x+x+)+y'\n    counts_in: {roles: [user], states: [sent]}\n"

@@ -53,7 +53,8 @@ class Ledger:
 
 TABLES = [ROOT / "rules" / n for n in ("finding_states.yaml", "findings_vocabulary.yaml", "applicability.yaml",
                                        "findings_material_change.yaml", "findings_warnings.yaml", "independent_support.yaml",
-                                       "support_reason.yaml", "roles.yaml", "rule_targets.yaml", "finding_provenance.yaml")]
+                                       "support_reason.yaml", "roles.yaml", "messages.yaml", "rule_targets.yaml",
+                                       "finding_provenance.yaml")]
 SUBJECTS = ["温度漂移", "批大小", "采样温度", "显存碎片", "KV 缓存", "量化误差", "调度延迟", "off-by-one", "随机种子", "内核融合"]
 VERBS = ["导致", "不影响", "放大了", "掩盖了", "部分解释了"]
 OBJECTS = ["logits 误差", "吞吐下降", "首 token 延迟", "结果不一致", "内存泄漏"]

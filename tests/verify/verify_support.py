@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases" / "verify"
 VERIFY_TABLES = ["rules/verify_issues.yaml", "rules/prohibition_phrases.yaml",
                  "rules/intent_heuristics.yaml", "rules/value_derivations.yaml", "rules/instances",
-                 "rules/roles.yaml", "locks"]
+                 "rules/roles.yaml", "rules/messages.yaml", "locks"]
 
 
 def tool(payload, book, report: bool = False) -> dict:

@@ -15,6 +15,7 @@ import regex
 
 from ..core.conditions import Condition
 from .implication import conjuncts, implied
+from ..core import messages
 from ..core.errors import Problem, did_you_mean
 from . import gate, references
 from .regexprobe import BUDGET_S, probe
@@ -330,10 +331,35 @@ def _tests(cond: Condition) -> Iterator[Condition]:
         yield from _tests(child)
 
 
+def message_languages(book: "Rulebook") -> Iterator[Problem]:
+    """Every message of every table is written in the catalogue's languages, the default first (a
+    table's messages speak their first language when no language is asked for), and the metaschema
+    of a message (common.schema.json#/$defs/message) requires exactly those languages."""
+    catalogue = messages.of(book)
+    if catalogue is None:
+        return
+    languages = catalogue.languages
+    declared = ((book.schemas.get("kinds/common.schema.json") or {}).get("$defs", {}).get("message", {})
+                .get("required", []))
+    if tuple(declared) != languages:
+        yield _problem(book.sources[messages.TABLE], ("languages",), "languages-differ",
+                       f"the catalogue declares {', '.join(languages)}, but a message's metaschema "
+                       f"(schemas/kinds/common.schema.json $defs/message) requires {', '.join(declared) or 'none'}",
+                       "list the same languages in both, in the same order")
+    for table_id, source in _sources(book):
+        for path, mapping in _walk(source.data):
+            if set(mapping) == set(languages) and all(isinstance(v, str) for v in mapping.values()) \
+                    and tuple(mapping) != languages:
+                yield _problem(source, path, "languages-order",
+                               f"the message is written in {', '.join(mapping)}, not in the catalogue's "
+                               f"order {', '.join(languages)}",
+                               f"write {languages[0]} first: it is what the table says when no language is asked for")
+
+
 CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (
     failing_examples, negative_examples, shadowed_rows, unknown_operations, unconsumed_lock_kinds,
     number_like_strings, yaml11_booleans, regex_backtracking, unknown_roles, unknown_writer_roles,
     attempt_context_regexes, label_placeholders,
 )
 # checks that need every table: a name another table defines is missing from a partial load
-WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references,)
+WHOLE_BOOK_CHECKS: tuple[Callable[["Rulebook"], Iterator[Problem]], ...] = (dangling_references, message_languages)

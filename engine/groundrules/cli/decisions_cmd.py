@@ -16,7 +16,7 @@ from ..api import ROLES_TABLE, Service
 from ..core.errors import echo
 from ..store import is_postgres
 from .io import emit, emit_envelope, emit_text, usage_error
-from .session import add_caller_args, add_key_arg, caller_from, decision_log, rulebook_from
+from .session import add_caller_args, add_key_arg, caller_from, decision_log, lang_from, rulebook_from
 
 FAIL_ON = ("primary", "locks", "refusals", "any")
 
@@ -104,7 +104,7 @@ def _db(args: argparse.Namespace):
 
 def run_read(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
-    service = Service(book, decisions=decision_log(args, book, _db(args)))
+    service = Service(book, decisions=decision_log(args, book, _db(args)), lang=lang_from(args))
     arguments: dict = {}
     if args.decisions_command == "show":
         arguments["decision_id"] = args.decision_id

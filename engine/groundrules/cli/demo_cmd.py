@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..core import canonical
 from ..api import Caller, Service
 from .io import emit, emit_text
-from .session import rulebook_from, tool_arguments
+from .session import lang_from, rulebook_from, tool_arguments
 from .tool_cmds import lock_arguments
 
 CALLER = Caller("demo", "agent")
@@ -111,7 +111,7 @@ def _walk_lines(call: dict, envelope: dict) -> list[str]:
     return [f"{tool}: ok"]
 
 
-def _walk(book: Any, doc: dict) -> tuple[dict, list[str]]:
+def _walk(book: Any, doc: dict, lang: str | None = None) -> tuple[dict, list[str]]:
     """A walk through both ledgers (in memory, ids and clock stepped, so every run answers the same
     bytes): each call of the example in order, by the role it names (`as`; default agent): the
     host relays what was said, the agent interprets it."""
@@ -119,7 +119,7 @@ def _walk(book: Any, doc: dict) -> tuple[dict, list[str]]:
     from ..findings import FindingLedger, SequentialIds, StepClock
     ids, clock = SequentialIds(), StepClock()
     service = Service(book, findings=FindingLedger(":memory:", rulebook=book, ids=ids, clock=clock),
-                      evidence=EvidenceLedger(None, rulebook=book, ids=lambda: ids.new("R"), clock=clock))
+                      evidence=EvidenceLedger(None, rulebook=book, ids=lambda: ids.new("R"), clock=clock), lang=lang)
     answers, lines = [], [f"in:  {_cut(doc.get('description', ''))}"]
     try:
         for call in doc["calls"]:
@@ -148,7 +148,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
-    service = Service(book)
+    service = Service(book, lang=lang_from(args))
     base = Path(book.root) / "schemas" / "examples"
     data, text = {}, ["groundrules demo: every part on the examples in schemas/examples/, through the tools an "
                       "agent calls (--json for the answers themselves)"]
@@ -166,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
         text += ["", f"{part} (both ledgers): {what}"]
         data[part] = {}
         for path in sorted((base / part).glob("*.json")):
-            data[part][path.stem], lines = _walk(book, json.loads(path.read_text(encoding="utf-8")))
+            data[part][path.stem], lines = _walk(book, json.loads(path.read_text(encoding="utf-8")),
+                                                       lang_from(args))
             text += [f"  {path.stem}"] + [f"    {line}" for line in lines]
     if args.json:
         emit(canonical.envelope(ok=True, data=data, rulebook=book.version))

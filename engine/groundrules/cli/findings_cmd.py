@@ -21,6 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tools", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
                    help="serve only these tools: findings, evidence, stateless (the parts with no ledger), a role "
                         "(what it may call) or tool names, comma-separated (default: every tool)")
+    s.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS,
+                   help="the language of answers whose call names none (a tools/call's _meta \"groundrules/lang\", "
+                        "an HTTP request's Accept-Language): one of rules/messages.yaml's languages (default: its "
+                        "first, zh); the same as the global --lang")
     s.add_argument("--config", metavar="FILE", help="a YAML file of settings: any option of this command (and "
                    "--rules) by its name with underscores, e.g. 'grace: 10'; each may also be set as an "
                    "environment variable (GROUNDRULES_GRACE=10). The command line wins over the environment, "

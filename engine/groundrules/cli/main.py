@@ -82,6 +82,9 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
 }
 
 
+GLOBAL_OPTIONS = ("--rules", "--lang")      # the top-level options, each with a value, that may precede the command
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with `command`'s part registered, or every part when `command` is not one."""
     parser = argparse.ArgumentParser(
@@ -89,6 +92,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="The deterministic rules layer beside LLM agents.")
     parser.add_argument("--rules", metavar="DIR",
                         help="folder holding rules/, locks/ and schemas/ (default: the bundled tables)")
+    parser.add_argument("--lang", metavar="LANG",
+                        help="the language of answers and refusals, one of rules/messages.yaml's languages "
+                             "(default: its first, zh; en for English); codes never change")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     parts = [PARTS[command]] if command in PARTS else list(dict.fromkeys(PARTS.values()))
     for part in parts:
@@ -97,13 +103,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def command_of(argv: list[str]) -> str | None:
-    """The command `argv` names when only `--rules DIR` stands before it; else None (help, an
+    """The command `argv` names when only global options (`--rules DIR`, `--lang LANG`) stand before it; else None (help, an
     unknown option, no command), and the parser is built with every part."""
     i = 0
     while i < len(argv):
-        if argv[i] == "--rules":
+        if argv[i] in GLOBAL_OPTIONS:
             i += 2
-        elif argv[i].startswith("--rules="):
+        elif argv[i].startswith(tuple(f"{o}=" for o in GLOBAL_OPTIONS)):
             i += 1
         else:
             return None if argv[i].startswith("-") else argv[i]

@@ -127,7 +127,7 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     if not getattr(args, "db", None):
         if getattr(args, "log_decisions", False):
             raise usage_error("--log-decisions needs --db: decisions are kept in the ledgers' database")
-        return Service(book, trust=trust)
+        return Service(book, trust=trust, lang=lang_from(args))
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, RandomIds, SystemClock
     from ..store import is_postgres
@@ -141,7 +141,8 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     if read_only:
         from ..store import open_finding_store
         store = open_finding_store(db, read_only=True) if isinstance(db, Path) else open_finding_store(db)
-        return Service(book, findings=FindingLedger(store, rulebook=book, rules_root=root, **options), trust=trust)
+        return Service(book, findings=FindingLedger(store, rulebook=book, rules_root=root, **options), trust=trust,
+                       lang=lang_from(args))
     key = redaction_key(args.redaction_key) if getattr(args, "redaction_key", None) else None
     findings = FindingLedger(db, rulebook=book, rules_root=root, **options)
     ids, clock = options.get("ids") or RandomIds(), options.get("clock") or SystemClock()
@@ -162,7 +163,13 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
             findings.close()
             raise
     decisions = decision_log(args, book, db, keys) if getattr(args, "log_decisions", False) else None
-    return Service(book, findings=findings, evidence=evidence, decisions=decisions, trust=trust)
+    return Service(book, findings=findings, evidence=evidence, decisions=decisions, trust=trust,
+                   lang=lang_from(args))
+
+
+def lang_from(args: argparse.Namespace) -> str | None:
+    """The language --lang names (None: the message catalogue's first)."""
+    return getattr(args, "lang", None)
 
 
 def trust_from(args: argparse.Namespace):

@@ -52,4 +52,5 @@ COMPILERS: dict[str, Named] = {
     "claim_map": Named("..claim_map:compile_claim_map"),
     "decision_masking": Named("..decisions.masking:compile_masking"),
     "provenance_table": Named("..provenance.table:compile_provenance"),
+    "message_catalogue": Named(".messages:compile_catalogue"),
 }

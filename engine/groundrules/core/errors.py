@@ -104,8 +104,15 @@ class Fault:
 
 
 def did_you_mean(word: object, choices: Iterable[str]) -> str:
-    """A one-sentence hint naming the closest valid choice, or '' when none is close. Words far
-    longer than any choice cannot be close, so hostile input costs no search."""
+    """A one-sentence hint naming the closest valid choice, or '' when none is close (the words an
+    analyst reads in a load error; a tool's answer words it from the message catalogue)."""
+    close = closest(word, choices)
+    return f"did you mean '{close}'?" if close else ""
+
+
+def closest(word: object, choices: Iterable[str]) -> str:
+    """The valid choice closest to `word`, or '' when none is close. Words far longer than any
+    choice cannot be close, so hostile input costs no search."""
     if not isinstance(word, str):
         return ""
     options = sorted(set(choices))
@@ -114,7 +121,7 @@ def did_you_mean(word: object, choices: Iterable[str]) -> str:
         return ""
     import difflib                    # only a hint needs it
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return f"did you mean '{close[0]}'?" if close else ""
+    return close[0] if close else ""
 
 
 def echo(value: object, limit: int = ECHO_CHARS) -> str:

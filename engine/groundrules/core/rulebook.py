@@ -7,7 +7,7 @@ path and returns the compiled table; the loader turns faults into file:line:col 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from collections.abc import Mapping
@@ -38,6 +38,14 @@ class Rulebook(Memoized):
 
     def table(self, table_id: str) -> Any:
         return self.tables[table_id]
+
+    def speaking(self, lang: str) -> "Rulebook":
+        """This rulebook with every table's messages in `lang` (a language the message catalogue
+        declares): the same tables, version and schemas, so it decides exactly as this one does and
+        only its sentences differ. One view per language, kept."""
+        from .messages import speaking
+        return self.memoized(("speaking", lang), lambda: replace(
+            self, tables=_Speaking(self.tables, lang, speaking), memo={}))
 
     def of_kind(self, kind: str) -> tuple:
         return tuple(self.tables[i] for i in sorted(self.kinds) if self.kinds[i] == kind)
@@ -314,6 +322,29 @@ class _View(Mapping):
 
     def __contains__(self, table_id: object) -> bool:
         return table_id in self._store._index
+
+
+class _Speaking(Mapping):
+    """The tables of a rulebook, each with its messages bound to one language on first use."""
+
+    def __init__(self, tables: Mapping, lang: str, bind: Any):
+        self._tables, self._lang, self._bind, self._bound = tables, lang, bind, {}
+
+    def __getitem__(self, table_id: str) -> Any:
+        try:
+            return self._bound[table_id]
+        except KeyError:
+            bound = self._bound[table_id] = self._bind(self._tables[table_id], self._lang)
+            return bound
+
+    def __iter__(self):
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self._tables
 
 
 class Holder:

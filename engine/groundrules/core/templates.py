@@ -184,17 +184,6 @@ def _generate(parts: tuple) -> Callable[..., str]:
     return gen.build_function("def render(v, b=None):\n" + "".join(lines) + f"    return {body}\n", "render")
 
 
-def compile_messages(texts: dict, faults: list[Fault]) -> dict[str, Template]:
-    """A table's `messages` section, each text compiled at its place (a broken one is a fault and
-    left out)."""
-    messages = {}
-    for name, text in texts.items():
-        template = compile_template(text, ("messages", name), faults)
-        if template is not None:
-            messages[name] = template
-    return messages
-
-
 def compile_template(text: Any, where: tuple, faults: list[Fault],
                      names: Callable[[str], bool] | None = None, name_choices: tuple = (),
                      hint: Callable[[str], str] | None = None) -> Template | None:
@@ -241,7 +230,9 @@ def compile_template(text: Any, where: tuple, faults: list[Fault],
 
 
 def _slot(body: str, where: tuple, faults: list[Fault], names, hint: Callable[[str], str]):
-    name, *filter_specs = [s.strip() for s in body.split("|")] if body else [""]
+    # a filter's argument keeps its spaces (`join:, ` joins with a comma and a space)
+    name, *filter_specs = body.split("|") if body else [""]
+    name = name.strip()
     if not name:
         faults.append(Fault("bad-template", "empty '{}' in template", where))
         return None
@@ -252,6 +243,8 @@ def _slot(body: str, where: tuple, faults: list[Fault], names, hint: Callable[[s
     filters = []
     for spec in filter_specs:
         fname, sep, arg = spec.partition(":")
+        fname = fname.strip()
+        arg = arg if sep else arg.strip()
         if fname not in FILTERS:
             faults.append(Fault("unknown-filter", f"unknown template filter '{fname}'", where,
                                 did_you_mean(fname, FILTERS) or "filters: " + ", ".join(FILTERS)))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..access import SUFFIX, TOOL_SCHEMAS, tool_names
 from ..core.errors import did_you_mean
 from ..core.schema_check import bundle
-from ..core.templates import compile_messages
+from ..core.messages import Messages, compile_messages
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -46,7 +46,7 @@ class Masking:
     placeholders: dict              # lock kind -> (value, ...)
     fill_attempts: int
     substring_min_chars: int
-    messages: dict
+    messages: Messages          # name -> Template, in the bound language
 
     def policy(self, tool: str) -> Policy:
         return self.tools.get(tool) or Policy(self.default_days)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import GroundrulesError, capped_details, did_you_mean
-from ..core.templates import compile_template
+from ..core.messages import Messages, compile_localized
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -25,15 +25,16 @@ class RefusalCatalogue:
     kind: str
     id: str
     file: str
-    codes: dict            # code -> (retry, Template)
+    codes: dict            # code -> retry
+    messages: Messages     # code -> its message, in the bound language
     curable: frozenset     # codes a later stored interpretation may cure (later_interpretation_may_cure)
     precedence: tuple = () # of several refusals of one record, the first listed answers
 
     def error(self, code: str, **details: Any) -> GroundrulesError:
         """The GroundrulesError for `code`, its message rendered from the table with `details`."""
-        retry, template = self.codes[code]
+        retry = self.codes[code]
         details = capped_details(details)
-        return GroundrulesError(code, template.render({}, _renderable(details)), retry=retry, **details)
+        return GroundrulesError(code, self.messages[code].render({}, _renderable(details)), retry=retry, **details)
 
     def first(self, refusals: list[GroundrulesError]) -> GroundrulesError:
         """The refusal that answers for one record that broke several rules: the first in the
@@ -47,11 +48,11 @@ def _renderable(details: dict) -> dict:
 
 
 def compile_refusals(data: dict, ctx: CompileContext) -> RefusalCatalogue | None:
-    codes = {}
+    codes, messages = {}, {}
     for code, spec in data["codes"].items():
-        template = compile_template(spec["message"], ("codes", code, "message"), ctx.faults)
-        if template is not None:
-            codes[code] = (spec["retry"], template)
+        localized = compile_localized(spec["message"], ("codes", code, "message"), ctx.faults)
+        if localized is not None:
+            codes[code], messages[code] = spec["retry"], localized
     precedence = tuple(data.get("precedence", ()))
     for n, code in enumerate(precedence):
         if code not in data["codes"]:
@@ -62,4 +63,5 @@ def compile_refusals(data: dict, ctx: CompileContext) -> RefusalCatalogue | None
     if any(f.severity == "error" for f in ctx.faults):
         return None
     curable = frozenset(c for c, spec in data["codes"].items() if spec.get("later_interpretation_may_cure"))
-    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes, curable, precedence)
+    return RefusalCatalogue("refusal_catalogue", data["id"], ctx.source.file, codes, Messages(messages), curable,
+                            precedence)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.errors import Fault
-from ..core.templates import Template, compile_messages
+from ..core.messages import Messages, compile_messages
+from ..core.templates import Template
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -29,7 +30,7 @@ class FindingProvenance:
     file: str
     writers: dict             # role -> Writer
     checked_methods: tuple    # source_checks.methods
-    messages: dict
+    messages: Messages          # name -> Template, in the bound language
 
     def refusal(self, role: str, method: str, relation: str) -> str | None:
         """None when `role` may link evidence of `method` and `relation`; else the sentence refusing it

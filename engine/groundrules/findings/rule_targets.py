@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.templates import compile_messages
+from ..core.messages import Messages, compile_messages
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -29,7 +29,7 @@ class RuleTargets:
     forbidden: frozenset
     part: re.Pattern
     markers: dict            # extension -> marker template with {proposal_id}
-    messages: dict           # name -> Template
+    messages: Messages          # name -> Template, in the bound language
 
     def refusal(self, path: str) -> str | None:
         """Why `path` may not receive a rule (one sentence), or None when it may."""

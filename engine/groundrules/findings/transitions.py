@@ -15,7 +15,7 @@ from ..core.conditions import Condition, compile_condition, explain_failure
 from ..core.errors import Fault, did_you_mean
 from ..core.examples import ExampleResult, failed_test
 from ..core.fieldtypes import Contract, check_given, contract_of
-from ..core.templates import Template, compile_template
+from ..core.messages import Messages, compile_localized
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -28,7 +28,6 @@ class Guard:
     id: str
     when: Condition
     code: str
-    message: Template
     examples: tuple
     where: tuple
 
@@ -104,7 +103,7 @@ class TransitionTable:
     refusal_code: str
     machines: dict
     guards: dict
-    messages: dict
+    messages: Messages     # not_allowed, not_via, not_role and each guard's (guards.<id>), in the bound language
     examples: tuple
     role_refusal_code: str = ""
 
@@ -178,7 +177,7 @@ class TransitionTable:
         for guard_id in guard_ids:
             guard = self.guards[guard_id]
             if not guard.when.test(value):
-                return Blocked(guard.code, guard_id, guard.message.render(value))
+                return Blocked(guard.code, guard_id, self.messages[f"guards.{guard_id}"].render(value))
         return None
 
     def check_examples(self) -> Iterator[ExampleResult]:
@@ -281,14 +280,15 @@ def compile_transition_table(data: dict, ctx: CompileContext) -> TransitionTable
                   "nor a code of the registry (envelope.v1 surface_error_code)", ("role_refusal_code",),
                   did_you_mean(role_code, enum + _surface_codes(ctx)))
     for name, text in data.get("messages", {}).items():
-        tmpl = compile_template(text, ("messages", name), faults)
-        if tmpl is not None:
-            messages[name] = tmpl
+        localized = compile_localized(text, ("messages", name), faults)
+        if localized is not None:
+            messages[name] = localized
     guards = {}
     for guard_id, raw in data.get("guards", {}).items():
         guard = _compile_guard(guard_id, raw, contract, enum, ctx)
-        if guard is not None:
-            guards[guard_id] = guard
+        localized = compile_localized(raw["message"], ("guards", guard_id, "message"), faults)
+        if guard is not None and localized is not None:
+            guards[guard_id], messages[f"guards.{guard_id}"] = guard, localized
     machines = {}
     for name, raw in data["machines"].items():
         machine = _compile_machine(name, raw, data.get("guards", {}), ctx)
@@ -314,7 +314,7 @@ def compile_transition_table(data: dict, ctx: CompileContext) -> TransitionTable
     if any(f.severity == "error" for f in faults[before:]):
         return None
     return TransitionTable("transition_table", data["id"], ctx.source.file, data["refusal_code"],
-                           machines, guards, messages, tuple(data.get("examples", ())), role_code)
+                           machines, guards, Messages(messages), tuple(data.get("examples", ())), role_code)
 
 
 def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ctx: CompileContext) -> Guard | None:
@@ -329,12 +329,11 @@ def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ct
     if enum is not None and raw["code"] not in enum:
         ctx.fault("code-not-in-contract", f"guard code '{raw['code']}' is not a known refusal code",
                   where + ("code",), did_you_mean(raw["code"], enum))
-    message = compile_template(raw["message"], where + ("message",), ctx.faults)
     for n, ex in enumerate(raw.get("examples", ())):
         check_given(ex["given"], contract, where + ("examples", n, "given"), ctx.faults)
     if len(ctx.faults) != before:
         return None
-    return Guard(guard_id, cond, raw["code"], message, tuple(raw.get("examples", ())), where)
+    return Guard(guard_id, cond, raw["code"], tuple(raw.get("examples", ())), where)
 
 
 def _compile_machine(name: str, raw: dict, guards: dict, ctx: CompileContext) -> Machine | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import Fault, did_you_mean
-from ..core.templates import compile_messages
+from ..core.messages import Messages, compile_messages
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -44,7 +44,7 @@ class Vocabulary:
     acts_on: dict             # the states and relations the tools act on by name
     event_kinds: dict         # tool (or new_finding) -> the event kind it records
     limits: dict
-    messages: dict
+    messages: Messages          # name -> Template, in the bound language
 
     def message(self, name: str, **params: Any) -> str:
         return self.messages[name].render(params)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import codes
 from ..core.canonical import encodable
 from ..core.errors import GroundrulesError
+from ..core.messages import say
 from . import sources
 from .scan import locks_of, scan
 from .sources import patterns as _patterns
@@ -44,7 +45,7 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
                 and (message_id.isascii() or encodable(message_id)) and (content.isascii() or encodable(content))):
             runnable = plan.runnable(content)     # the gates, asked before any other call
             return locks_of(runnable, message_id, content) if runnable else runnable
-    message_id, role, state, content = _checked(message, vocabulary)   # refuses it, saying why
+    message_id, role, state, content = _checked(message, vocabulary, book)   # refuses it, saying why
     runnable = plans[role, state].runnable(content)
     return locks_of(runnable, message_id, content) if runnable else runnable
 
@@ -67,15 +68,15 @@ def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Ruleb
 def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> "list[Lock]":
     """The locks of every message, message by message in the given order."""
     if not isinstance(messages, list):
-        raise GroundrulesError(codes.INVALID_MESSAGE, "messages must be a list of messages", field="messages")
+        raise GroundrulesError(codes.INVALID_MESSAGE, say(_book(rulebook), "lock.not_a_list"), field="messages")
     book = _book(rulebook)
     patterns, vocabulary = _patterns(book), _vocabulary(book)
     seen: dict = {}
     out: list[dict] = []
     for index, message in enumerate(messages):
-        message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary, index)
+        message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary, book, index)
         if message_id in seen:
-            raise GroundrulesError(codes.DUPLICATE_MESSAGE_ID, "two messages share one id; lock ids would collide",
+            raise GroundrulesError(codes.DUPLICATE_MESSAGE_ID, say(book, "lock.duplicate_id"),
                                    message_id=message_id, index=index, first_index=seen[message_id])
         seen[message_id] = index
         mine = patterns[role, state]
@@ -123,27 +124,28 @@ def _well_formed(message: Any, vocabulary: tuple[tuple, tuple]) -> tuple[str, st
     return None
 
 
-def _checked(message: Any, vocabulary: tuple[tuple, tuple], index: int | None = None) -> tuple[str, str, str, str]:
+def _checked(message: Any, vocabulary: tuple[tuple, tuple], book: "Rulebook", index: int | None = None
+             ) -> tuple[str, str, str, str]:
     roles, states = vocabulary
     where = {} if index is None else {"index": index}
 
-    def refuse(field: str, text: str) -> GroundrulesError:
-        return GroundrulesError(codes.INVALID_MESSAGE, text, field=field, **where)
+    def refuse(at: str, name: str, **params: Any) -> GroundrulesError:
+        return GroundrulesError(codes.INVALID_MESSAGE, say(book, f"lock.{name}", **params), field=at, **where)
 
     if not isinstance(message, dict):
-        raise refuse("message", "a message must be an object {id, role, content, state?}")
+        raise refuse("message", "not_object")
     message_id, role, content = message.get("id"), message.get("role"), message.get("content")
     state = message.get("state", DEFAULT_STATE)
     if not isinstance(message_id, str) or not message_id:
-        raise refuse("id", "message id must be a non-empty string")
+        raise refuse("id", "id")
     if role not in roles:
-        raise refuse("role", "message role must be one of: " + ", ".join(roles))
+        raise refuse("role", "role", roles=list(roles))
     if state not in states:
-        raise refuse("state", "message state must be one of: " + ", ".join(states))
+        raise refuse("state", "state", states=list(states))
     if not isinstance(content, str):
-        raise refuse("content", "message content must be a string")
+        raise refuse("content", "content")
     for field, text in (("id", message_id), ("content", content)):
         if not text.isascii() and not encodable(text):
-            raise refuse(field, f"message {field} must be valid Unicode (it holds a lone surrogate)")
+            raise refuse(field, "surrogate", field=field)
     return message_id, role, state, content
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..core.decide import DecisionTable, compile_table
 from ..core.errors import Fault, Problem, did_you_mean
 from ..core.examples import ExampleResult
-from ..core.templates import compile_messages
+from ..core.messages import Messages, compile_messages
 
 if TYPE_CHECKING:
     from ..core.rulebook import Rulebook
@@ -55,7 +55,7 @@ class ProvenanceTable:
     classes: DecisionTable
     writers: dict             # class -> {role: verdict}
     examples: tuple
-    messages: dict
+    messages: Messages          # name -> Template, in the bound language
 
     def class_of(self, record: dict) -> str:
         """The record's class; a lock is classed as the raw source it is inside (give that)."""

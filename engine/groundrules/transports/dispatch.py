@@ -89,8 +89,9 @@ class Dispatcher:
         self._running: dict[threading.Event, str] = {}
         self._idle = threading.Condition()
 
-    async def call(self, name: Any, arguments: Any, caller: Caller) -> dict:
-        """The envelope of one call, computed in a worker thread of its lane, within its caller's share."""
+    async def call(self, name: Any, arguments: Any, caller: Caller, *, lang: Any = None) -> dict:
+        """The envelope of one call, computed in a worker thread of its lane, within its caller's share;
+        `lang` as Service.call takes it."""
         tool = TOOLS.get(name) if isinstance(name, str) else None
         lane = "ledger" if tool is not None and tool.ledger else "stateless"
         mine = CURRENT.get()                          # the HTTP request's turn (turns.py), if any
@@ -104,7 +105,7 @@ class Dispatcher:
                 taken.append(share.release)
                 await slots.acquire(caller.principal)
                 taken.append(lambda: slots.release(caller.principal))
-            envelope = await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller,
+            envelope = await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller, lang,
                                                       limiter=slots.threads, abandon_on_cancel=True)
             if mine is not None:
                 await mine.checkpoint()
@@ -115,14 +116,14 @@ class Dispatcher:
             if share.value == limit:                  # nobody holds or awaits it: forget the principal
                 self._shares.pop(caller.principal, None)
 
-    def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller) -> dict:
+    def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller, lang: Any = None) -> dict:
         flag = threading.Event()
         with self._idle:
             self._running[flag] = lane
         started = time.perf_counter()
         try:
             with abandon.watched(flag), attempts.counted() as tries:
-                envelope = service.call(name, arguments, caller, decoded=True)
+                envelope = service.call(name, arguments, caller, decoded=True, lang=lang)
         finally:
             with self._idle:
                 del self._running[flag]

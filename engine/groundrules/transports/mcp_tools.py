@@ -67,7 +67,44 @@ class ToolServer(MCPServer):
         caller = self._caller()
         if not (isinstance(name, str) and name in self._served and name in TOOLS):
             raise self._unknown(name, caller)
-        return result_of(await self._dispatcher.call(name, arguments, caller))
+        lang = lang_of(context, self._dispatcher.service.messages.languages)
+        return result_of(await self._dispatcher.call(name, arguments, caller, lang=lang))
+
+
+LANG_META = "groundrules/lang"     # a tools/call's _meta key naming the language of its answer
+
+
+def lang_of(context: Any, offered: tuple) -> str | None:
+    """The language a tools/call asks its answer in: its `_meta` "groundrules/lang" (any value, so
+    that one the catalogue does not offer is refused, as Service.call refuses it), else the first
+    language of an HTTP request's Accept-Language the catalogue offers, else None (the server's)."""
+    try:
+        request = context.request_context
+    except (AttributeError, ValueError):                # no context, or one outside a request
+        return None
+    meta = request.meta or {}
+    if LANG_META in meta:
+        return meta[LANG_META]
+    headers = getattr(request.request, "headers", None)
+    return accepted(headers.get("accept-language", ""), offered) if headers is not None else None
+
+
+def accepted(header: str, offered: tuple) -> str | None:
+    """The offered language an Accept-Language header prefers most (RFC 9110: by q, then order;
+    a tag counts by its primary subtag, en-GB as en), or None."""
+    ranked = []
+    for n, part in enumerate(header.split(",")[:20]):
+        tag, _, params = part.strip().partition(";")
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                continue
+        primary = tag.strip().lower().split("-")[0]
+        if primary in offered and q > 0:
+            ranked.append((-q, n, primary))
+    return min(ranked)[2] if ranked else None
 
 
 def result_of(envelope: dict) -> CallToolResult:
@@ -147,7 +184,9 @@ def non_object_arguments(service: Service, request: dict, caller: Caller,
             or not isinstance(params.get("name"), str) or params["name"] not in served \
             or "arguments" not in params or isinstance(params["arguments"], dict):
         return None
-    return result_of(service.call(params["name"], params["arguments"], caller, decoded=True)).model_dump(
+    meta = params.get("_meta")
+    lang = meta.get(LANG_META) if isinstance(meta, dict) else None
+    return result_of(service.call(params["name"], params["arguments"], caller, decoded=True, lang=lang)).model_dump(
         by_alias=True, exclude_none=True)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import capped_details, did_you_mean, echo
-from ..core.templates import Template, compile_template
+from ..core.messages import Messages, compile_localized
 from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
 
 if TYPE_CHECKING:
@@ -28,14 +28,12 @@ class IssueSpec:
     error: str | None          # None: a warning, never an error
     repairable: bool
     detects: str | None        # the observation key, or None for a code the model reports
-    template: Template | None
 
 
 @dataclass(frozen=True)
 class ErrorSpec:
     code: str
     stage: str | None          # None: the stage of the error's first issue
-    message: str
     partial_result: bool
 
 
@@ -48,6 +46,10 @@ class Catalogue:
     errors: tuple              # ErrorSpec, in precedence order
     issues: dict               # code -> IssueSpec
     by_observation: dict           # observation key -> IssueSpec
+    messages: Messages             # issue or error code -> its message, in the bound language
+
+    def error_message(self, code: str) -> str:
+        return self.messages[code].render({})
 
     def spec(self, code: str) -> IssueSpec | None:
         return self.issues.get(code)
@@ -66,21 +68,26 @@ class Catalogue:
             message = echo(item.message)
         else:
             spec = self.by_observation[item.key]
-            message = spec.template.render({}, capped_details(item.params)) if spec.template else ""
+            message = self.messages[spec.code].render({}, capped_details(item.params)) if spec.code in self.messages else ""
         return spec, {"code": spec.code, "category": spec.category, "path": echo(item.path),
                       "message": message}
 
 
 def compile_catalogue(data: dict, ctx: CompileContext) -> Catalogue | None:
     categories = tuple(data["categories"])
-    errors = tuple(ErrorSpec(code, e.get("stage"), e["message"], e.get("partial_result", False))
+    errors = tuple(ErrorSpec(code, e.get("stage"), e.get("partial_result", False))
                    for code, e in data["errors"].items())
+    messages: dict = {}
+    for code, e in data["errors"].items():
+        localized = compile_localized(e["message"], ("errors", code, "message"), ctx.faults)
+        if localized is not None:
+            messages[code] = localized
     error_codes = [e.code for e in errors]
     issues: dict[str, IssueSpec] = {}
     by_observation: dict[str, IssueSpec] = {}
     for order, (code, raw) in enumerate(data["issues"].items()):
         where = ("issues", code)
-        spec = _issue(code, order, raw, where, categories, error_codes, ctx)
+        spec = _issue(code, order, raw, where, categories, error_codes, ctx, messages)
         if spec is None:
             continue
         if spec.detects is not None:
@@ -109,10 +116,12 @@ def compile_catalogue(data: dict, ctx: CompileContext) -> Catalogue | None:
                       severity="warning")
     if any(f.severity == "error" for f in ctx.faults):
         return None
-    return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_observation)
+    return Catalogue(KIND, data["id"], ctx.source.file, categories, errors, issues, by_observation,
+                     Messages(messages))
 
 
-def _issue(code, order, raw, where, categories, error_codes, ctx: CompileContext) -> IssueSpec | None:
+def _issue(code, order, raw, where, categories, error_codes, ctx: CompileContext, messages: dict
+           ) -> IssueSpec | None:
     before = len(ctx.faults)
     detects = raw.get("detects")
     if (detects is None) == (raw.get("reported_by") is None):
@@ -128,15 +137,15 @@ def _issue(code, order, raw, where, categories, error_codes, ctx: CompileContext
     if error is not None and error not in error_codes:
         ctx.fault("unknown-error", f"error '{error}' is not declared under 'errors'",
                   where + ("error",), did_you_mean(error, error_codes))
-    template = None
     if "message" in raw:
         params = OBSERVATIONS.get(detects, ())
-        template = compile_template(raw["message"], where + ("message",), ctx.faults,
-                                    lambda n: n in params, params)
+        localized = compile_localized(raw["message"], where + ("message",), ctx.faults,
+                                      names=lambda n: n in params, name_choices=params)
+        if localized is not None:
+            messages[code] = localized
     elif detects is not None:
         ctx.fault("missing-key", f"issue '{code}' detected by the verifier needs a 'message'",
                   where, "write a one-sentence message template")
     if len(ctx.faults) != before:
         return None
-    return IssueSpec(code, order, raw["category"], raw["stage"], error, raw["repairable"], detects,
-                     template)
+    return IssueSpec(code, order, raw["category"], raw["stage"], error, raw["repairable"], detects)
