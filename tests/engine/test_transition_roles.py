@@ -74,7 +74,9 @@ def test_a_guard_reads_the_callers_role(tmp_path):
     text = text.replace("\nguards:\n", f"""\nguards:\n  caller-is-allowed:
     when: {{field: role, eq: {allowed}}}
     code: EVIDENCE_REQUIRED
-    message: "只有 {allowed} 可以变更认知状态（调用者：{{role}}）"
+    message:
+      zh: "只有 {allowed} 可以变更认知状态（调用者：{{role}}）"
+      en: "only {allowed} may change the epistemic state (the caller: {{role}})"
     examples:
       - {{given: {{role: {allowed}}}, passes: true}}
       - {{given: {{role: {other}}}, passes: false}}

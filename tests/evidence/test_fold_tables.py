@@ -92,9 +92,9 @@ def required_and_forbidden(t):   # an event type that forbids a key it requires
 def unknown_filter(t):           # a refusal message through a filter templates do not have
     refusals = t["evidence_refusals.yaml"]
     where = first(refusals, (), lambda v: isinstance(v, dict) and "{" in str(v.get("message", "")))
-    message = refusals.at(*where, "message")
+    message = refusals.at(*where, "message", "zh")
     end = message.index("}")
-    refusals.write_scalar(where + ("message",), message[:end] + "|no_such_filter" + message[end:])
+    refusals.write_scalar(where + ("message", "zh"), message[:end] + "|no_such_filter" + message[end:])
 
 
 @pytest.mark.parametrize("edit, code", [

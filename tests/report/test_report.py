@@ -378,7 +378,7 @@ def test_a_state_and_a_merge_edit_are_counted_in_the_header_with_the_changed_cal
     call sequences the edit changes, and the edited rows no case tells apart."""
     root = copied(tmp_path)
     states = TableFile(root / "rules" / "finding_states.yaml")
-    states.prefix_value(("messages", "not_via"), "不允许：")
+    states.prefix_value(("messages", "not_via", "zh"), "不允许：")
     merge = TableFile(root / "rules" / "merge.yaml")
     ranks = {code: out["rank"] for code, out in merge.at("sources", "outputs").items()}
     merge.write_scalar(("sources", "outputs", "system", "rank"), ranks["system"] - 1)

@@ -50,9 +50,9 @@ def test_instances_are_part_of_the_rulebook_version(tmp_path):
     (lambda d: d["issues"]["QUOTE_EMPTY"].update(error="MODEL_OUTPUT_INVALD"), ("unknown-error", "issues.QUOTE_EMPTY.error")),
     (lambda d: d["issues"]["QUOTE_EMPTY"].update(repairable=False), ("mixed-repairable", "errors.MODEL_OUTPUT_INVALID")),
     (lambda d: d["issues"]["CANDIDATE_SHAPE_INVALID"].update(error=None), ("must-fail", "issues.CANDIDATE_SHAPE_INVALID.error")),
-    (lambda d: d["issues"]["QUOTE_EMPTY"].update(message="empty {quote}"), ("unknown-field", "issues.QUOTE_EMPTY.message")),
+    (lambda d: d["issues"]["QUOTE_EMPTY"].update(message={"zh": "empty {quote}", "en": "empty {quote}"}), ("unknown-field", "issues.QUOTE_EMPTY.message.zh")),
     (lambda d: d["issues"]["DATA_DEPENDENCY_MISSING"].update(detects="quote_empty"), ("bad-issue", "issues.DATA_DEPENDENCY_MISSING")),
-    (lambda d: d["issues"]["EVIDENCE_MISSING"].update(detects="quote_empty", message="no quote"), ("duplicate-observation", "issues.QUOTE_EMPTY.detects")),
+    (lambda d: d["issues"]["EVIDENCE_MISSING"].update(detects="quote_empty", message={"zh": "no quote", "en": "no quote"}), ("duplicate-observation", "issues.QUOTE_EMPTY.detects")),
     (lambda d: d["issues"]["QUOTE_EMPTY"].update(stage="grounding"), ("bad-value", "issues.QUOTE_EMPTY.stage")),
 ])
 def test_catalogue_mistakes_fail_the_load(tmp_path, edit, expected):

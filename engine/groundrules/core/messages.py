@@ -124,10 +124,10 @@ class MessageCatalogue:
     def default(self) -> str:
         return self.languages[0]
 
-    def message(self, name: str, **params: Any) -> str:
+    def message(self, name: str, /, **params: Any) -> str:
         return self.messages[name].render(params)
 
-    def code_message(self, code: str, **params: Any) -> str:
+    def code_message(self, code: str, /, **params: Any) -> str:
         return self.codes[code].render(params)
 
 
@@ -163,7 +163,7 @@ def compile_catalogue(data: dict, ctx: CompileContext) -> MessageCatalogue | Non
     return MessageCatalogue("message_catalogue", data["id"], ctx.source.file, languages, codes, messages)
 
 
-def say(book: Any, name: str, **params: Any) -> str:
+def say(book: Any, name: str, /, **params: Any) -> str:
     """The catalogue's message `name` in the language `book` speaks; a rulebook without a catalogue
     (a host's lock tables alone) names the message instead of saying it."""
     catalogue = of(book)

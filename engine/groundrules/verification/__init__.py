@@ -32,7 +32,7 @@ def verify(request: Any, schema: Any, candidate: Any, rulebook: Rulebook | None 
     or the name of an instance in rules/instances/)."""
     tables, book = _tables(rulebook)
     ext = resolve(schema, book)
-    return run(read_request(request, ext, book.schemas), ext, candidate, tables)
+    return run(read_request(request, ext, book), ext, candidate, tables)
 
 
 def draft_candidate(request: Any, schema: Any, rulebook: Rulebook | None = None) -> dict:
@@ -41,7 +41,7 @@ def draft_candidate(request: Any, schema: Any, rulebook: Rulebook | None = None)
     from .drafts import candidate_draft
     _, book = _tables(rulebook)
     ext = resolve(schema, book)
-    return candidate_draft(read_request(request, ext, book.schemas), ext)
+    return candidate_draft(read_request(request, ext, book), ext)
 
 
 def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int = 3,
@@ -56,7 +56,7 @@ def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int =
         raise GroundrulesError(INVALID_ARGUMENT, "max_attempts: must be an integer ≥ 1",
                                field="max_attempts")
     ext = resolve(schema, book)
-    req = read_request(request, ext, book.schemas)
+    req = read_request(request, ext, book)
     return loop(request, schema, req, ext, propose, max_attempts, tables)
 
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import codes, limits
 from ..core.bounded_patterns import PatternTimeout, bounded
-from ..core.errors import ECHO_ITEMS, GroundrulesError, did_you_mean, echo
+from ..core.errors import ECHO_ITEMS, GroundrulesError, closest, echo
+from ..core.messages import say
 from ..core.schema_check import Contract, of_schema
 from ..core.tables import _to_faults
 from ..core.yamlsrc import dotted
@@ -257,23 +258,35 @@ def resolve(schema: Any, book) -> ExtensionSchema:
     if isinstance(schema, str):
         instances = {t.id: t for t in book.of_kind(KIND)}
         if schema not in instances:
-            hint = did_you_mean(schema, instances) or "instances: " + ", ".join(sorted(instances))
-            raise GroundrulesError(INVALID_ARGUMENT, f"schema: no instance named {echo(schema)!r} ({hint})",
-                                   field="schema", instance=echo(schema))
+            close = closest(schema, instances)
+            words = say(book, "verify.instance_unknown_close", name=echo(schema), closest=close) if close else \
+                say(book, "verify.instance_unknown", name=echo(schema), instances=sorted(instances))
+            raise GroundrulesError(INVALID_ARGUMENT, words, field="schema", instance=echo(schema))
         return instances[schema].extension
     if not isinstance(schema, dict):
-        raise GroundrulesError(INVALID_ARGUMENT, "schema: give an extension JSON Schema object or an "
-                               "instance name", field="schema")
+        raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.schema_kind"), field="schema")
     try:
         text = json.dumps(schema, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
-        raise GroundrulesError(INVALID_ARGUMENT, "schema: not a JSON value", field="schema") from None
+        raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.schema_not_json"), field="schema") from None
     cap = limits.pattern_max_chars(book)
     found = _long_pattern(schema, cap)
     if found is not None:
-        raise GroundrulesError(INVALID_ARGUMENT, f"schema at {dotted(found[0])}: a pattern may have at most {cap} "
-                               f"characters (limits patterns.max_chars); this one has {found[1]}", field="schema")
-    return _inline(text)
+        raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.pattern_long", at=dotted(found[0]), cap=cap,
+                                                     length=found[1]), field="schema")
+    try:
+        return _inline(text)
+    except SchemaProblem as problem:
+        raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.schema_problem", at=problem.at,
+                                                     problem=problem.problem), field="schema") from None
+
+
+class SchemaProblem(Exception):
+    """What is wrong with an inline schema, and where (the caller words it in its language)."""
+
+    def __init__(self, at: str, problem: str):
+        super().__init__(f"{at}: {problem}")
+        self.at, self.problem = at, problem
 
 
 def _long_pattern(schema: dict, cap: int) -> tuple[tuple, int] | None:
@@ -309,9 +322,7 @@ def _inline(text: str) -> ExtensionSchema:
     problems = schema_problems(schema)
     if problems:
         path, message = problems[0]
-        where = dotted(path)
-        raise GroundrulesError(INVALID_ARGUMENT, f"schema{' at ' + where if where else ''}: {message}",
-                               field="schema")
+        raise SchemaProblem(dotted(path), message)
     return build(schema, None)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import GroundrulesError, did_you_mean, echo
+from ..core.errors import GroundrulesError, closest, echo
+from ..core.messages import say
 from .contract import message, problems
 from .instances import INVALID_ARGUMENT, ExtensionSchema
 
@@ -25,32 +26,32 @@ class Request:
     turns: tuple = ()          # (sourceId, text) of the user's turns in context, in order: where corrections live
 
 
-def read_request(request: Any, ext: ExtensionSchema, schemas) -> Request:
-    found = problems(schemas, "request", request)
+def read_request(request: Any, ext: ExtensionSchema, book) -> Request:
+    found = problems(book.schemas, "request", request)
     if found:
-        raise GroundrulesError(INVALID_ARGUMENT, f"request: {message(found[0])}", field="request")
+        raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.request", problem=message(found[0])), field="request")
     sources = {INPUT: request["input"]}
     turns = []
     for i, msg in enumerate(request.get("context") or ()):
         sources[f"{CONTEXT_PREFIX}{i}"] = msg["content"]
         if msg.get("role") == USER:
             turns.append((f"{CONTEXT_PREFIX}{i}", msg["content"]))
-    return Request(request["input"], sources, select(request.get("fields"), ext), tuple(turns))
+    return Request(request["input"], sources, select(request.get("fields"), ext, book), tuple(turns))
 
 
-def select(fields: list | None, ext: ExtensionSchema) -> tuple:
+def select(fields: list | None, ext: ExtensionSchema, book) -> tuple:
     if fields is None:
         return ext.fields
     known = set(ext.fields)
     seen: set = set()
     for name in fields:
         if name not in known:
-            hint = did_you_mean(name, ext.fields) or (
-                "fields: " + ", ".join(ext.fields) if ext.fields else "the schema defines no fields")
-            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: unknown field {echo(name)!r} ({hint})",
-                                   field="request.fields", name=echo(name))
+            close = closest(name, ext.fields)
+            words = say(book, "verify.field_unknown_close", name=echo(name), closest=close) if close else \
+                say(book, "verify.field_unknown", name=echo(name), fields=list(ext.fields))
+            raise GroundrulesError(INVALID_ARGUMENT, words, field="request.fields", name=echo(name))
         if name in seen:
-            raise GroundrulesError(INVALID_ARGUMENT, f"request.fields: field {echo(name)!r} is listed twice",
+            raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.field_twice", name=echo(name)),
                                    field="request.fields", name=echo(name))
         seen.add(name)
     return tuple(f for f in ext.fields if f in seen)
