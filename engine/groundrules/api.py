@@ -22,10 +22,10 @@ from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, closest, echo, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
-from .provenance.trust import EMPTY as EMPTY_TRUST, TrustStore
 
 if TYPE_CHECKING:
     from .results import Envelope
+    from .provenance.trust import TrustStore
 
 _faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
@@ -214,7 +214,7 @@ class Service:
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
         # the operator's trust store (signers whose signature makes a relayed record count); none by default
-        self.trust: TrustStore = trust or EMPTY_TRUST
+        self._trust = trust
         # the decision log (groundrules.decisions.DecisionLog), opt-in: handed every answered call;
         # a redaction of evidence also erases the log's copies of it
         self.decisions = decisions
@@ -239,6 +239,15 @@ class Service:
         table = limits.of(self.book)
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
+    @property
+    def trust(self) -> TrustStore:
+        """The trust store, the empty one when none was given (imported when first asked: a command
+        that appends nothing, `explain` or `lock`, pays for no provenance part)."""
+        if self._trust is None:
+            from .provenance.trust import EMPTY
+            self._trust = EMPTY
+        return self._trust
+
     def with_rulebook(self, rulebook: Rulebook) -> "Service":
         """The same ledgers and decision log (their stores shared) deciding by `rulebook`: what a
         live rule reload swaps in; calls already running keep the service they started on (and
@@ -246,7 +255,7 @@ class Service:
         ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook),
-                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self.trust,
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self._trust,
                        lang=self.lang)
 
     def with_trust(self, trust: TrustStore) -> "Service":
@@ -273,7 +282,7 @@ class Service:
             book = base.book.speaking(lang)
             speaker = Service(book, findings=base.findings and base.findings.with_rulebook(book),
                               evidence=base.evidence and base.evidence.with_rulebook(book), decisions=base.decisions,
-                              trust=base.trust, lang=lang)
+                              trust=base._trust, lang=lang)
             speaker._speaks, speaker._base = lang, base
             base._speakers[lang] = speaker
         return speaker
