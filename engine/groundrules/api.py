@@ -329,7 +329,7 @@ class Service:
         return self.book.memoized(("listing", name), build)
 
     def input_schema(self, name: str) -> dict:
-        """The input schema `name` lists, and the one its arguments are checked against (listing.py)."""
+        """The input schema `name` lists, and the one its arguments are checked against (listing/)."""
         from .listing import input_schema
         return self.book.memoized(("input", name), lambda: input_schema(
             self.book, bundle(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input")))
@@ -426,7 +426,7 @@ def _describe(error) -> tuple[str, str]:
     keys a caller invented are echoed only when they look like identifiers."""
     from jsonschema.exceptions import best_match
     if error.validator in ("anyOf", "oneOf") and error.context:
-        return _describe(best_match(error.context))
+        return _describe(best_match(_closest_branch(error.context)))
     where = _path(error.absolute_path)
     v, value, instance = error.validator, error.validator_value, error.instance
     if v == "required":
@@ -447,3 +447,13 @@ def _describe(error) -> tuple[str, str]:
     if v in ARGUMENT_WORDS:
         return where, "expected " + ARGUMENT_WORDS[v].format(value)
     return where, f"does not satisfy '{v}'"
+
+
+def _closest_branch(errors) -> list:
+    """The errors of the branch of a choice that the value came closest to (fewest errors; the
+    first such branch): a message record with a bad content is told about its content, not that it
+    lacks a tool receipt's keys."""
+    branches: dict = {}
+    for error in errors:
+        branches.setdefault(error.schema_path[0] if error.schema_path else 0, []).append(error)
+    return min(branches.values(), key=len)
