@@ -46,6 +46,12 @@ EVENT_EXAMPLE = ("fold", "seed_region-read_as_correct")
 CANDIDATE_EXAMPLE = ("verify", "end_time_only")
 
 
+def _shape(service: "Service", ref: str) -> dict:
+    """A contract's shape with its descriptions, its vocabularies as the tables' enums."""
+    from .listing import described
+    return described(service.book, bundle(service.book.schemas, ref))
+
+
 def _event_grammar(service: "Service") -> dict:
     from .evidence.fold import tables
     catalogue = tables(service.book)[0]
@@ -58,15 +64,15 @@ def _event_grammar(service: "Service") -> dict:
                              if "semantics" in written["events"][name] else {}),
                           "requires": list(et.requires), "forbids": list(et.forbids)}
                    for name, et in catalogue.events.items()},
-        "interpretation": bundle(service.book.schemas, "evidence.v1.schema.json#/$defs/interpretation"),
+        "interpretation": _shape(service, "evidence.v1.schema.json#/$defs/interpretation"),
         "example": {"tool": "fold_evidence", "arguments": example(*EVENT_EXAMPLE)},
     }
 
 
 def _candidate_shape(service: "Service") -> dict:
     return {
-        "request": bundle(service.book.schemas, "verify.v1.schema.json#/$defs/request"),
-        "candidate": bundle(service.book.schemas, "verify.v1.schema.json#/$defs/candidate"),
+        "request": _shape(service, "verify.v1.schema.json#/$defs/request"),
+        "candidate": _shape(service, "verify.v1.schema.json#/$defs/candidate"),
         "example": {"tool": "verify_extraction", "arguments": example(*CANDIDATE_EXAMPLE)},
     }
 

@@ -41,9 +41,9 @@ REVIEWER = Caller("user:alice", "reviewer", ("p1",))
 # listing (`serve --listing compact`) of an agent's 20 tools: 25.6 KB, against 27,000 (the issue's
 # 20 KB target for the default listing is not met: see docs/mcp-protocol.md). With every inner shape
 # typed (issue 32, item 1's remainder: records with the seed shapes read backwards, interpretations,
-# the verify request and candidate), nested descriptions left to the guides and shared shapes
-# written once: 70,567 bytes for a reviewer's 24 tools, the largest fold_evidence's 14,151 (its
-# records alone 9 shapes), an agent's 20 tools 66,431 (compact 54,314), 195,086 for the whole
+# the verify request and candidate, event types and slots as enums), nested descriptions left to the guides and shared shapes
+# written once: 71,304 bytes for a reviewer's 24 tools, the largest fold_evidence's 14,539 (its
+# records alone 9 shapes), an agent's 20 tools 67,168 (compact 55,051), 196,073 for the whole
 # tools/list: the budgets below. The issue's 20 KB for an agent's default listing is not reachable
 # with those shapes inline (docs/mcp-protocol.md "Listing size"). A tool description or input
 # schema that grows past them is a reviewed change of the budget, not a drift.

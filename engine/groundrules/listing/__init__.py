@@ -56,6 +56,15 @@ def input_schema(book: "Rulebook", bundled: dict) -> dict:
     return shared(short_names(root))
 
 
+def described(book: "Rulebook", bundled: dict) -> dict:
+    """A bundled contract shape with its vocabularies as enums and single types, descriptions kept:
+    what a guide shows beside the listing, which keeps descriptions to the arguments."""
+    out = _node(book, {k: v for k, v in bundled.items() if k != "$defs"}, None)
+    if bundled.get("$defs"):
+        out["$defs"] = {name: _node(book, node, None) for name, node in bundled["$defs"].items()}
+    return out
+
+
 def _node(book: "Rulebook", node: Any, parent_type: str | None) -> Any:
     if isinstance(node, list):
         return [_node(book, item, parent_type) for item in node]

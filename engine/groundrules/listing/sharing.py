@@ -48,13 +48,13 @@ def _retarget(node: Any, refs: dict, names: dict) -> Any:
 
 
 SHARED_MIN_BYTES = 64          # a repeated subschema smaller than this is kept where it is used
-STRUCTURE = {"properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties"}   # what is worth a name
+STRUCTURE = {"properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "enum"}   # worth a name
 
 
 def shared(root: dict) -> dict:
-    """Each shape (an object, an array, a choice) written out more than once, below the arguments
-    themselves (which keep their own `type`), is written once under `$defs` and referred to: the
-    same constraints, fewer bytes. Scalar leaves stay where they are used, readable in place."""
+    """Each shape (an object, an array, a choice, a closed list) written out more than once, below
+    the arguments themselves (which keep their own `type`), is written once under `$defs` and
+    referred to: the same constraints, fewer bytes. Other scalar leaves stay where they are used."""
     counts: dict[str, int] = {}
     first: dict[str, str] = {}
 
