@@ -10,12 +10,13 @@ from ..store import sealing
 from . import filing, reach
 from .sealed_tx import reading, row_of, writing
 if TYPE_CHECKING:
+    from ..store.lifecycle import Lifecycle
     from ..store.protocols import EvidenceStore, EvidenceTx
     from .context import LedgerContext
 
 
 def erase(ctx: LedgerContext, store: EvidenceStore, copies: list[Callable[[str, list], Any]], record_id: str, *,
-          by: str, reason: str, project: str) -> dict:
+          by: str, reason: str, project: str, lifecycle: Lifecycle | None = None) -> dict:
     """Replace the personal fields of a record (and of the locks inside a source) by tombstones,
     recording who and why, withdraw the interpretations that cite them, and erase every copy:
     the data keys they were sealed under are destroyed (store/keystore.py), with those of the
@@ -23,7 +24,7 @@ def erase(ctx: LedgerContext, store: EvidenceStore, copies: list[Callable[[str, 
     it commits. So a redaction is whole or nothing: a copy that cannot be found or a key store
     that fails refuses it before anything changed, and a commit that fails after the keys went
     leaves values that no longer open, which a retry records. Answers the events and what was
-    erased where."""
+    erased where. `lifecycle`: the call's, whose write it is."""
     if not (isinstance(by, str) and by and isinstance(reason, str) and reason):
         raise ctx.refusals.error(codes.PAYLOAD_INVALID, problem="redact needs a non-empty 'by' and 'reason'")
     with reading(ctx, store, project) as tx:
@@ -47,7 +48,7 @@ def erase(ctx: LedgerContext, store: EvidenceStore, copies: list[Callable[[str, 
         keys += [k for plan in plans for k in plan.keys]
         ctx.sealer.destroy(keys)          # the erasure itself: every copy sealed under them is unreadable
         return events, withdrawn, keys
-    events, withdrawn, keys = writing(ctx, store, project, attempt)
+    events, withdrawn, keys = writing(ctx, store, project, attempt, lifecycle)
     elsewhere = {}
     for plan in plans:
         elsewhere.update(plan.finish(events[0]["id"]))

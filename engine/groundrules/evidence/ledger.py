@@ -22,6 +22,7 @@ the store files and gives back (filing.py) and its transactions as the ledger se
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -29,6 +30,7 @@ from ..core import codes, rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..provenance.trust import TrustStore
+    from ..store.lifecycle import Lifecycle
     from ..store.protocols import EvidenceStore
 from . import appending, erasure, filing, interpreting, reach, records as rec, writers
 from .context import LedgerContext
@@ -72,6 +74,7 @@ class EvidenceLedger:
         # always names the authenticated caller)
         self.writer = writer or writers.LOCAL_HOST
         self._copies: list[Callable[[str, list], Any]] = []
+        self.lifecycle: Lifecycle | None = None       # the call's, in a ledger made by within()
         self._key_stored()
 
     def _key_stored(self) -> None:
@@ -103,6 +106,13 @@ class EvidenceLedger:
         """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
         return EvidenceLedger(self.store, ids=self._ctx.ids, clock=self._ctx.clock, rulebook=rulebook,
                               project=self.project, redaction_key=self._ctx.key, keys=self.sealer, writer=self.writer)
+
+    def within(self, lifecycle: Lifecycle) -> "EvidenceLedger":
+        """This ledger for one call whose writes run under `lifecycle` (store/lifecycle.py: counted,
+        and rolled back once its server abandons it); it shares everything else, redaction copies too."""
+        bound = copy.copy(self)
+        bound.lifecycle = lifecycle
+        return bound
 
     def close(self) -> None:
         self.store.close()
@@ -154,7 +164,8 @@ class EvidenceLedger:
         project = project or self.project
         try:
             return writing(self._ctx, self.store, project,
-                           lambda tx: appending.append_records(self._ctx, tx, records, project, stamp, trust))
+                           lambda tx: appending.append_records(self._ctx, tx, records, project, stamp, trust),
+                           self.lifecycle)
         except GroundrulesError as exc:
             refusals = self._ctx.refusals
             if exc.code == codes.LOCK_TIMEOUT and exc.code in refusals.codes:
@@ -190,7 +201,7 @@ class EvidenceLedger:
             raise self._ctx.refusals.error(codes.PAYLOAD_INVALID, problem="an interpretation is an object with an 'id'")
         interpretation = interpreting.stamped(self._ctx, [interpretation], writer or self.writer, refuse=True)[0]
         return writing(self._ctx, self.store, project or self.project,
-                       lambda tx: interpreting.append_checked(self._ctx, tx, interpretation))
+                       lambda tx: interpreting.append_checked(self._ctx, tx, interpretation), self.lifecycle)
 
     def draft_interpretation(self, message_id: str | None = None, *, project: str | None = None) -> dict:
         """An interpretation to edit and append: the locks of `message_id` (a record id or a message
@@ -245,18 +256,19 @@ class EvidenceLedger:
         leaves values that no longer open, which a retry records. Answers the events and what was
         erased where."""
         return erasure.erase(self._ctx, self.store, self._copies, record_id, by=by, reason=reason,
-                             project=project or self.project)
+                             project=project or self.project, lifecycle=self.lifecycle)
 
 
 def _key_store_beside(store: Any) -> str | None:
     """Where a ledger's key store is when none is named: beside a SQLite file (`<file>.keys`), in
     memory for a ledger in memory; a PostgreSQL ledger must be given one."""
-    from ..store import is_postgres
-    from ..store.evidence_memory import MemoryEvidenceStore
+    from ..store.backends import locate
     path = getattr(store, "path", store)
-    if path is None or str(path) == ":memory:" or isinstance(store, MemoryEvidenceStore):
+    kind, target = locate(path) if path is None or isinstance(path, (str, Path)) else (None, None)
+    kind = getattr(store, "kind", kind)          # a store object says which backend it is
+    if kind == "memory" or str(target) == ":memory:":
         return None
-    if is_postgres(path) or not isinstance(path, (str, Path)):
+    if kind != "sqlite":
         raise GroundrulesError(codes.NOT_CONFIGURED, "a PostgreSQL evidence ledger needs a key store apart from the "
                                "database (--key-store FILE): personal values are sealed under keys kept there")
-    return f"{path}.keys"
+    return f"{target}.keys"

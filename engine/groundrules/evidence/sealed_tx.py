@@ -9,6 +9,7 @@ from ..core import codes
 from ..store import sealing
 from ..store.evidence_rows import CorruptRow
 if TYPE_CHECKING:
+    from ..store.lifecycle import Lifecycle
     from ..store.protocols import EvidenceStore, EvidenceTx
     from .context import LedgerContext
 
@@ -67,11 +68,14 @@ def reading(ctx: LedgerContext, store: EvidenceStore, project: str) -> Iterator[
         raise ctx.refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 
 
-def writing(ctx: LedgerContext, store: EvidenceStore, project: str, attempt: Callable[[Any], Any]) -> Any:
-    """`attempt` run in a write transaction of `project` (the store may run it again); a row that
-    does not read is LEDGER_CORRUPT."""
+def writing(ctx: LedgerContext, store: EvidenceStore, project: str, attempt: Callable[[Any], Any],
+            lifecycle: Lifecycle | None = None) -> Any:
+    """`attempt` run in a write transaction of `project` (the store may run it again), a call's
+    under its `lifecycle`; a row that does not read is LEDGER_CORRUPT."""
     try:
-        return store.run_write(project, lambda tx: attempt(SealedTx(tx, ctx.sealer, project)))
+        if lifecycle is None:                 # a library call: no server watches it
+            return store.run_write(project, lambda tx: attempt(SealedTx(tx, ctx.sealer, project)))
+        return store.run_write(project, lambda tx: attempt(SealedTx(tx, ctx.sealer, project)), lifecycle=lifecycle)
     except CorruptRow as exc:
         raise ctx.refusals.error(codes.LEDGER_CORRUPT, record=exc.record) from None
 

@@ -7,29 +7,38 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence, TypeVar
 
-from . import abandon
 from . import evidence_rows as layout
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 
 
 class MemoryEvidenceStore:
+    """The evidence ledger in memory, gone with the process: each project a dict, a write a draft
+    kept only when its body returns."""
+
+    kind = "memory"  # the backend (backends.py), as a server reports it
+
     def __init__(self) -> None:
         self._projects: dict[str, dict] = {}
         self._lock = threading.RLock()
 
-    def run_write(self, project: str, body: Callable[["MemoryEvidenceTx"], T]) -> T:
+    def run_write(self, project: str, body: Callable[["MemoryEvidenceTx"], T], *,
+                  lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` on a draft of `project`, kept only when it returns."""
-        with self.write(project) as tx:
+        with self.write(project, lifecycle=lifecycle) as tx:
             return body(tx)
 
     @contextmanager
-    def write(self, project: str) -> Iterator["MemoryEvidenceTx"]:
+    def write(self, project: str, *, lifecycle: Lifecycle | None = None) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
             data = self._projects.setdefault(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}})
             draft = copy.deepcopy(data)
+            if lifecycle is not None:
+                lifecycle.attempt()
             yield MemoryEvidenceTx(draft)
-            abandon.before_commit()
+            if lifecycle is not None:
+                lifecycle.before_commit()
             self._projects[project] = draft
 
     @contextmanager

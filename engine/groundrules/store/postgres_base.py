@@ -61,9 +61,9 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from . import abandon, attempts
 from ..core.errors import StorageFailure
 from .sql import Primitives, distinct
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 RETRYABLE = frozenset({"SerializationFailure", "DeadlockDetected", "UniqueViolation"})
@@ -98,6 +98,8 @@ class PostgresStore:
     `retries` bounds how often one call is re-run after a serialization failure or deadlock;
     `on_connect(conn)` runs on every new pooled connection (hosts: settings; tests: faults).
     """
+
+    kind = "postgresql"  # the backend (backends.py), as a server reports it
 
     MIGRATIONS: tuple[tuple[int, str, str], ...] = ()
     MIGRATIONS_TABLE = ""
@@ -151,18 +153,22 @@ class PostgresStore:
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
-    def _write_transaction(self, gate: str, isolation: str = "SERIALIZABLE") -> Iterator["Statements"]:
+    def _write_transaction(self, gate: str, isolation: str = "SERIALIZABLE",
+                           lifecycle: Lifecycle | None = None) -> Iterator["Statements"]:
         """One transaction on a pooled connection, its statements batched (see
         Statements): BEGIN and the gate's lock leave with the first statement that is read, COMMIT
-        with the last ones, and the block returns once the server has committed."""
-        attempts.attempt()
+        with the last ones, and the block returns once the server has committed. `lifecycle`: the
+        call's, whose attempt this is and which is given up before COMMIT once abandoned."""
+        if lifecycle is not None:
+            lifecycle.attempt()
         with failures(), self.connection() as conn:
             statements = Statements(conn)
             try:
                 statements.send(f"BEGIN ISOLATION LEVEL {isolation}")
                 statements.send(f"LOCK TABLE {self.GATE} IN {gate} MODE")
                 yield statements
-                abandon.before_commit()
+                if lifecycle is not None:
+                    lifecycle.before_commit()
                 statements.commit()
             except BaseException:
                 if statements.sent:
@@ -201,7 +207,7 @@ class PostgresStore:
             pass            # the pool replaces what it could not check
 
     def _run_write(self, make_tx: Callable[["Statements"], Any], body: Callable[[Any], T],
-                   isolation: str = "SERIALIZABLE") -> T:
+                   isolation: str = "SERIALIZABLE", *, lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` in one transaction, returning after COMMIT; re-run (bounded) when PostgreSQL
         aborts it to keep the serial order or a unique index refuses its write, alone from the
         RUN_ALONE_AFTER-th retry on. `body` must be safe to re-run: it only touches the database
@@ -210,7 +216,7 @@ class PostgresStore:
         while True:
             try:
                 with self._write_transaction("ACCESS EXCLUSIVE" if attempt >= RUN_ALONE_AFTER
-                                             else "ACCESS SHARE", isolation) as statements:
+                                             else "ACCESS SHARE", isolation, lifecycle) as statements:
                     tx = make_tx(statements)
                     try:
                         return body(tx)
@@ -227,9 +233,9 @@ class PostgresStore:
                 attempt += 1
 
     @contextmanager
-    def _write(self, make_tx: Callable[["Statements"], Any]) -> Iterator[Any]:
+    def _write(self, make_tx: Callable[["Statements"], Any], lifecycle: Lifecycle | None = None) -> Iterator[Any]:
         """One write transaction without retries (run_write is the retrying form)."""
-        with self._write_transaction("ACCESS SHARE") as statements:
+        with self._write_transaction("ACCESS SHARE", "SERIALIZABLE", lifecycle) as statements:
             tx = make_tx(statements)
             try:
                 yield tx
