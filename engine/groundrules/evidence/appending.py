@@ -42,7 +42,9 @@ def append_records(ctx: LedgerContext, tx: EvidenceTx, records: list, project: s
             record["observed_at"] = _observed_at(ctx, tx, rec.source_of(record), sources, now)
         ordered.append((record, at, _claim(ctx, tx, record, sources, at) if sid is None and rec.is_lock(record)
                         else None))
-    filed, stored, pending = [], [], {}
+    filed: list[dict] = []
+    stored: list[dict] = []
+    pending: dict[str, dict] = {}
     for record, at, accept in _with_engine_locks(ctx, ordered, sources, now):
         record = integrity.admit(record, _Earlier(ctx, tx, pending), ctx.refusals, at,
                                  lambda key: f"{at}.{key}", accept)

@@ -30,6 +30,7 @@ from ..core import codes, rulebook as rulebooks
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..provenance.trust import TrustStore
+    from ..results import Fold
     from ..store.lifecycle import Lifecycle
     from ..store.protocols import EvidenceStore
 from . import appending, erasure, filing, interpreting, reach, records as rec, writers
@@ -220,7 +221,7 @@ class EvidenceLedger:
 
     # -- the fold (fold.py, over what reach.py reads) -------------------------------------------
     def fold(self, interpretations: list | None, now: str, *, project: str | None = None,
-             subject: str | None = None, scope_context: dict | None = None, writer: dict | None = None) -> dict:
+             subject: str | None = None, scope_context: dict | None = None, writer: dict | None = None) -> Fold:
         """The fold of this ledger's records with `interpretations` (None: the stored ones; given
         ones are `writer`'s, as if appended) at `now`; with `subject`, of the records about it and
         the locks inside them; with `scope_context`, for that context (fold() sets aside the
@@ -236,7 +237,7 @@ class EvidenceLedger:
                 records, touched = reach.about(self._ctx, tx, subject, interpretations is None)
                 if interpretations is None:
                     interpretations = touched
-        payload = {"now": now, "records": records, "interpretations": interpretations}
+        payload: dict[str, Any] = {"now": now, "records": records, "interpretations": interpretations}
         if scope_context is not None:
             payload["scope_context"] = scope_context
         return fold(payload, self._book, redaction_key=self._ctx.key, weigh_writers=True, pending_locks=True)

@@ -36,7 +36,7 @@ class MemoryEvidenceStore:
             draft = copy.deepcopy(data)
             if lifecycle is not None:
                 lifecycle.attempt()
-            yield MemoryEvidenceTx(draft)
+            yield MemoryEvidenceTx(draft, project)
             if lifecycle is not None:
                 lifecycle.before_commit()
             self._projects[project] = draft
@@ -44,7 +44,8 @@ class MemoryEvidenceStore:
     @contextmanager
     def read(self, project: str) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
-            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}}))
+            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}}),
+                                   project)
 
     def forget(self) -> None:
         """Nothing outlives a cleared field in memory."""
@@ -61,8 +62,8 @@ class MemoryEvidenceStore:
 
 
 class MemoryEvidenceTx:
-    def __init__(self, data: dict):
-        self.data = data
+    def __init__(self, data: dict, project: str):
+        self.data, self.project = data, project
 
     def insert(self, filed: list[dict]) -> None:
         self.data["records"] += [dict(layout.row(f), redaction_id=None) for f in filed]

@@ -90,6 +90,8 @@ class EvidenceTx(Protocol):
     """One evidence transaction within one project, in the shapes of evidence_rows: filed records
     in, records with their JSON decoded out."""
 
+    project: str
+
     def insert(self, filed: list[dict]) -> None: ...
 
     def rows(self) -> list[dict]: ...
