@@ -49,7 +49,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    out += _merged_actions(text, intents, matches, negations, heuristics)
+    out += _merged_actions(text, intents, matches, negations, heuristics, phrases)
     continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
     for source, negs, said in earlier:
         done = {o.path for o in continued}
@@ -138,12 +138,12 @@ def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observa
 
 
 def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
-                    heuristics: IntentHeuristics) -> list[Observation]:
+                    heuristics: IntentHeuristics, phrases: ProhibitionPhrases) -> list[Observation]:
     out = []
     for h in heuristics.of_check("action_count"):
         excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
         targets = _targets(intents) if h.inside_targets else ()
-        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)
+        actions = [word for start, end, word in h.actions(text, phrases.actions) if not excluded.overlaps(start, end)
                    and not (start > 0 and _in_object(text[start - 1:end], targets))]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",

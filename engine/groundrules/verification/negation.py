@@ -5,7 +5,11 @@
 From a cue the scope runs over free text (no boundary, blocker or action word starts in it; at
 most `reach` characters; or only fillers; or a modifier ending in 的) to the first event: an action
 word (then any joined to it by coordinators) is negated; a blocker or another cue negates nothing
-(不要急, 不要取消修改). A match that negates nothing, or is voided (a condition, a question), still
+(不要急, 不要取消修改). A cue whose scope holds no action but starts with a light verb (退款先别做,
+通知先不发了) negates the action standing before it in its clause, the topic the light verb stands
+for. A cue of direction `before` alone in its clause (nothing after it but particles: …，撤回吧)
+negates the last action of the clause before. A reported negation (之前说别动…) is read as a
+withdrawal: the later statement wins. A match that negates nothing, or is voided (a condition, a question), still
 consumes its text, so a cue inside it is not read on its own. Of overlapping matches the earlier,
 then the longer, then the one with the longer cue is kept.
 """
@@ -70,6 +74,7 @@ class _Text:
     bound_starts: list
     bound_ends: list
     voids: list                # (start, end) of voiders
+    reports: list              # (start, end) of reported-speech markers
     others: list               # (start, end) of narrowers
     coords: dict               # start -> end of coordinators
     dual: frozenset = frozenset()       # starts of action words that may be cues too (取消)
@@ -87,6 +92,9 @@ class Negations:
     a_not_a: bool
     phrase_reach: int
     kinds: dict                # kind -> {required_unless, intent_allowed_if}
+    light_verbs: tuple = ()    # 做, 弄, 发 …: stand for the action before the cue (退款先别做)
+    light_reach: int = 0
+    particles: tuple = ()      # 吧, 了 …: all a cue of direction before may have after it in a clause of its own
 
     def scan(self, text: str) -> list[Negation]:
         """Every negation in `text`, by position. Only the text around a cue is read (most inputs
@@ -131,6 +139,8 @@ class Negations:
                         any(s < ce and cs < e for s, e in obligations):
                     continue
                 hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
+                if hit is None and not cue.backward:
+                    hit = self._light(t, cs, ce)
                 if hit is not None:
                     start, end, acts = hit
                     neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
@@ -148,7 +158,8 @@ class Negations:
         events = sorted(set(acts) | set(blocks) | {s for s, _ in bounds})
         dual = self.actions.dual
         return _Text(text, acts, blocks, events, bounds, [s for s, _ in bounds], [e for _, e in bounds],
-                     [(s, e) for s, e, _ in fit("void")], [(s, e) for s, e, _ in fit("narrow")],
+                     [(s, e) for s, e, _ in fit("void")], [(s, e) for s, e, _ in fit("report")],
+                     [(s, e) for s, e, _ in fit("narrow")],
                      {s: e for s, e, _ in fit("coord")},
                      frozenset(s for s, (_, w) in acts.items() if dual and (w in dual or w.lower() in dual))), hits
 
@@ -184,9 +195,48 @@ class Negations:
             return cs, t.blocks[p], []
         return None                                                # a boundary: nothing in scope
 
-    def _backward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
-        """(start, end, acts) of an action standing right before a cue of direction `before`."""
+    def _light(self, t: _Text, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of a cue followed by a light verb (先别做, 先不发了): the action
+        before the cue in its clause, at most `light_reach` characters before it."""
+        verb = next((w for w in self.light_verbs if t.text.startswith(w, ce)), None)
+        if verb is None:
+            return None
         i = bisect_left(t.events, cs) - 1
+        if i < 0 or t.events[i] not in t.acts:
+            return None
+        p = t.events[i]
+        end, word = t.acts[p]
+        if end > cs or cs - end > self.light_reach:
+            return None
+        return p, ce + len(verb), [word]
+
+    def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of a cue of direction before alone in its clause (…，撤回吧), the
+        boundary before it at events[i]: the last action of the clause before, when no blocker
+        stands after that action."""
+        b = bisect_left(t.bound_starts, t.events[i])
+        if b == len(t.bounds) or t.bound_starts[b] != t.events[i] or t.text[t.bound_ends[b]:cs].strip():
+            return None
+        nxt = bisect_left(t.bound_starts, ce)
+        rest = t.text[ce:t.bound_starts[nxt] if nxt < len(t.bounds) else len(t.text)].strip()
+        while rest:
+            particle = next((w for w in self.particles if rest.startswith(w)), None)
+            if particle is None:
+                return None
+            rest = rest[len(particle):].strip()
+        for p in reversed(t.events[:i]):
+            if p in t.acts:
+                return p, ce, [t.acts[p][1]]
+            if p in t.blocks or p in t.bound_starts:
+                return None
+        return None
+
+    def _backward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of an action standing right before a cue of direction `before`, or
+        ending the clause before a cue that stands alone."""
+        i = bisect_left(t.events, cs) - 1
+        if i >= 0 and self.particles and t.events[i] not in t.acts and t.events[i] not in t.blocks:
+            return self._alone(t, i, cs, ce)
         if i < 0 or t.events[i] not in t.acts:
             return None
         p = t.events[i]
@@ -214,6 +264,8 @@ class Negations:
         kind = cue.kind
         if kind == "prohibition" and any(text.startswith(w, end) for w in self.no_longer):
             kind = "withdrawal"                                    # 别修了: no longer
+        if kind == "prohibition" and any(clause_start <= s and e <= start for s, e in t.reports):
+            kind = "withdrawal"                                    # 之前说别动…: the later statement wins
         stop = end if cue.backward else max(end, min(clause_end, ce + self.phrase_reach))
         while stop > end and stop < len(text) and text[stop - 1].isascii() and text[stop - 1].isalpha() \
                 and text[stop].isascii() and text[stop].isalpha():
@@ -263,8 +315,8 @@ def _skip_blanks(text: str, at: int) -> int:
 def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> Negations:
     duplicate_ids(data["cues"], ("negation", "cues"), ctx)
     cue_words = [w for raw in data["cues"] for w in raw["words"]]
-    for key in ("blockers", "coordinators", "boundaries", "voiders", "narrowers"):
-        for j, word in enumerate(data[key]):
+    for key in ("blockers", "coordinators", "boundaries", "voiders", "narrowers", "reported"):
+        for j, word in enumerate(data.get(key, ())):
             if actions.family(word):
                 ctx.fault("ambiguous-word", f"'{word}' is an action word of family '{actions.family(word)}'",
                           ("negation", key, j), "a word is an action or a word of the scope, not both")
@@ -287,8 +339,10 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                         tuple(raw["examples"]), where))
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
              "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"],
-             "oblig": data.get("obligations", [])}
+             "oblig": data.get("obligations", []), "report": data.get("reported", [])}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
+    light = data.get("light_verbs", {})
     return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True), lexicon(cue_words),
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
-                     {k: dict(v) for k, v in data["kinds"].items()})
+                     {k: dict(v) for k, v in data["kinds"].items()}, tuple(light.get("words", ())),
+                     light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)))
