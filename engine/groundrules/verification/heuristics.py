@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 from ..core.examples import ExampleResult
-from .actions import ActionWords
 from .patterns import Pattern, compile_pattern, duplicate_ids
 
 if TYPE_CHECKING:
@@ -21,34 +20,46 @@ CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("act
 
 @dataclass(frozen=True)
 class ActionWordCount:
-    """action_count's `action_words`: the action families' words count as actions too (so that the
-    count and the negations read one vocabulary), where they are verbs: CJK words of `min_length`
-    characters or more, not naming a thing (上传记录, 已取消的订单); Latin words where a command starts."""
+    """action_count's `action_words`: the action families' words of two characters or more count
+    as actions too (so that the count and the negations read one vocabulary), where they are verbs:
+    CJK words not naming a thing (上传记录, 已取消的订单); Latin words where a command starts."""
 
-    min_length: int
-    not_followed_by: tuple
-    not_preceded_by: tuple
+    not_followed_by: dict      # length -> frozenset of words: a lookup per length, not a scan per word
+    not_preceded_by: dict
     latin_after: frozenset
-    generic: tuple = ()        # stand for an action named elsewhere (赶紧处理): never counted
+    generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
 
-    def find(self, text: str, actions: ActionWords, boundaries: tuple) -> list[tuple[int, int, str]]:
+    def find(self, text: str, words: list, boundaries: tuple, seen: set, skip) -> list[tuple[int, int, str]]:
+        """Of `words` (start, end, word as typed: the action words of two characters or more, and
+        Latin ones), those asked for, each word once (`seen`: the words counted already), none
+        that `skip(start, end)` leaves out."""
         out = []
-        for s, e, word, _ in actions.find(text):
+        for s, e, word in words:
+            if word.lower() in seen or skip(s, e):
+                continue
             if word.isascii():
                 before = text[:s].rstrip()
                 last = before.rsplit(None, 1)[-1].lower() if before else ""
                 if before and before[-1] not in boundaries and last not in self.latin_after:
                     continue
-            elif len(word) < self.min_length or word in self.generic or not self.verb(text, s, e):
+            elif word in self.generic or not self.verb(text, s, e):
                 continue
             out.append((s, e, word))
+            seen.add(word.lower())
         return out
 
     def verb(self, text: str, s: int, e: int) -> bool:
         """Whether the CJK action word at s:e is a verb asked for, not a thing named (上传记录),
         done (分析完了, 已取消) or after it (上线后)."""
-        return not (any(text.startswith(w, e) for w in self.not_followed_by)
-                    or any(text.endswith(w, 0, s) for w in self.not_preceded_by))
+        return not (any(text[e:e + n] in words for n, words in self.not_followed_by.items())
+                    or any(s >= n and text[s - n:s] in words for n, words in self.not_preceded_by.items()))
+
+
+def _by_length(words) -> dict:
+    out: dict = {}
+    for w in words:
+        out.setdefault(len(w), set()).add(w)
+    return {n: frozenset(ws) for n, ws in sorted(out.items())}
 
 
 @dataclass(frozen=True)
@@ -86,15 +97,19 @@ class Heuristic:
     action_words: ActionWordCount | None = None
     background: Background | None = None
 
-    def actions(self, text: str, actions: ActionWords) -> list[tuple[int, int, str]]:
+    def actions(self, text: str, words: list, skip) -> list[tuple[int, int, str]]:
         """action_count: the actions the input asks for, by position: the pattern's matches, then
-        the action words no match overlaps (neither where they name a thing), leaving out those in
+        the action words no match overlaps (neither where they name a thing), none `skip(start, end)`
+        leaves out (a negation, an object a target names), each word once (退款
+        said forty times in a chat is one topic, not forty requests), leaving out those in
         background clauses."""
-        found = [(s, e, m.group(0)) for s, e, m in self.pattern.spans(text)]
+        found = [(s, e, m.group(0)) for s, e, m in self.pattern.spans(text) if not skip(s, e)]
         if self.action_words is not None:
-            words = self.action_words
-            found = [f for f in found if f[2].isascii() or words.verb(text, f[0], f[1])] + \
-                [w for w in words.find(text, actions, self.boundaries) if not any(s < w[1] and w[0] < e for s, e, _ in found)]
+            counted = self.action_words
+            found = [f for f in found if f[2].isascii() or counted.verb(text, f[0], f[1])]
+            seen = {f[2].lower() for f in found}
+            found += [w for w in counted.find(text, words, self.boundaries, seen, skip)
+                      if not any(s < w[1] and w[0] < e for s, e, _ in found)]
         if self.background is not None:
             found = [f for f in found if not self.background.holds(text, f[0], self.boundaries)]
         return sorted(found)
@@ -124,10 +139,10 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
             words, background = raw.get("action_words"), raw.get("background")
             out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ())),
                                  raw.get("skip_inside_targets", False), tuple(raw.get("clause_boundaries", ())),
-                                 ActionWordCount(words["min_length"], tuple(words.get("not_followed_by", ())),
-                                                 tuple(words.get("not_preceded_by", ())),
+                                 ActionWordCount(_by_length(words.get("not_followed_by", ())),
+                                                 _by_length(words.get("not_preceded_by", ())),
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
-                                                 tuple(words.get("generic", ())))
+                                                 frozenset(words.get("generic", ())))
                                  if words else None,
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
                                             tuple(background.get("questions", ())))

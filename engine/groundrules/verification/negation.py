@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 from ..core.examples import ExampleResult
 from .actions import ActionWords
 from .patterns import check_examples, duplicate_ids
-from .words import Lexicon, first_fit, lexicon
+from .words import Lexicon, first_fit, is_latin, lexicon
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -86,7 +86,8 @@ class Negations:
     actions: ActionWords
     cues: tuple                # Cue, in table order
     words: Lexicon             # tags: act, block (blockers and every cue word), bound, coord, void, narrow, cue<i>
-    cue_words: Lexicon         # every cue word, alone: where to look at all
+    cue_words: Lexicon         # tag cue: every cue word, where to look at all; tag act: the action words a count
+                               # reads (two characters or more, and Latin), found in the same pass
     clause_reach: int          # a cue's clause is read at most this far on either side
     no_longer: tuple
     a_not_a: bool
@@ -97,11 +98,19 @@ class Negations:
     particles: tuple = ()      # 吧, 了 …: all a cue of direction before may have after it in a clause of its own
 
     def scan(self, text: str) -> list[Negation]:
-        """Every negation in `text`, by position. Only the text around a cue is read (most inputs
-        hold none), window by window: nothing a negation depends on lies further than
-        `clause_reach` from its cue, and no negation spans two windows."""
+        """Every negation in `text`, by position."""
+        return self.read(text)[0]
+
+    def read(self, text: str) -> tuple[list[Negation], list[tuple[int, int, str]]]:
+        """Every negation in `text`, by position, and the action words of two characters or more
+        (and Latin ones) it holds, none overlapping: (start, end, word as typed), for the action
+        count (one pass over the text finds both). Only the text around a cue is read for
+        negations (most inputs hold none), window by window: nothing a negation depends on lies
+        further than `clause_reach` from its cue, and no negation spans two windows."""
+        found = self.cue_words.scan(text)
+        acts = [(s, e, text[s:e]) for s, e, _ in first_fit(found.get("act", []))]
         spans = sorted((max(0, s - self.clause_reach), min(len(text), e + self.clause_reach))
-                       for s, e, _ in self.cue_words.find(text))
+                       for s, e, _ in first_fit(found.get("cue", [])))
         windows: list = []
         for a, b in spans:
             if windows and a <= windows[-1][1]:
@@ -111,7 +120,7 @@ class Negations:
         out = []
         for a, b in windows:
             out += [n if a == 0 else _shifted(n, a) for n in self._scan(text[a:b])]
-        return out
+        return out, acts
 
     def _scan(self, text: str) -> list[Negation]:
         t, hits = self._read(text)
@@ -342,7 +351,9 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
              "oblig": data.get("obligations", []), "report": data.get("reported", [])}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
     light = data.get("light_verbs", {})
-    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True), lexicon(cue_words),
+    counted = [w for w in actions.every if is_latin(w) or len(w) > 1]
+    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True),
+                     lexicon({"cue": cue_words, "act": counted}, actions.excepts, parts=True, guarded=("act",)),
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
                      {k: dict(v) for k, v in data["kinds"].items()}, tuple(light.get("words", ())),
                      light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)))
