@@ -40,19 +40,19 @@ class Lexicon:
         (the longest there), by position; overlapping hits are kept (see `first_fit`)."""
         hits: dict = {}
         if self.cjk:
-            cjk, excepts = self.cjk, self.excepts
-            for m in self.starts.finditer(text):
-                i = m.start()
-                two, one = cjk.get(text[i:i + 2]), cjk.get(m.group(0))
+            cjk, excepts, startswith = self.cjk, self.excepts, text.startswith
+            for i in [m.start() for m in self.starts.finditer(text)]:
+                two, one = cjk.get(text[i:i + 2]), cjk.get(text[i])
                 if two is None and one is None:
                     continue
                 claimed: set = set()
-                for word, tags in (two or ()) + (one or ()):
-                    if text.startswith(word, i) and not (word in excepts and self._excepted(text, i, word)):
-                        for tag in tags:
-                            if tag not in claimed:
-                                hits.setdefault(tag, []).append((i, i + len(word), word))
-                                claimed.add(tag)
+                for entries in (two, one):
+                    for word, tags in entries or ():
+                        if startswith(word, i) and not (word in excepts and self._excepted(text, i, word)):
+                            for tag in tags:
+                                if tag not in claimed:
+                                    hits.setdefault(tag, []).append((i, i + len(word), word))
+                                    claimed.add(tag)
         if self.latin:
             tokens = self._tokens(text)
             for k, (s, _, tok) in enumerate(tokens):
