@@ -208,16 +208,8 @@ class Negations:
         """(start, end, acts) of a cue followed by a light verb (先别做, 先不发了): the action
         before the cue in its clause, at most `light_reach` characters before it."""
         verb = next((w for w in self.light_verbs if t.text.startswith(w, ce)), None)
-        if verb is None:
-            return None
-        i = bisect_left(t.events, cs) - 1
-        if i < 0 or t.events[i] not in t.acts:
-            return None
-        p = t.events[i]
-        end, word = t.acts[p]
-        if end > cs or cs - end > self.light_reach:
-            return None
-        return p, ce + len(verb), [word]
+        act = _act_before(t, cs, self.light_reach) if verb is not None else None
+        return None if act is None else (act[0], ce + len(verb), [act[2]])
 
     def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
         """(start, end, acts) of a cue of direction before alone in its clause (…，撤回吧), the
@@ -233,12 +225,8 @@ class Negations:
             if particle is None:
                 return None
             rest = rest[len(particle):].strip()
-        for p in reversed(t.events[:i]):
-            if p in t.acts:
-                return p, ce, [t.acts[p][1]]
-            if p in t.blocks or p in t.bound_starts:
-                return None
-        return None
+        p = t.events[i - 1] if i > 0 else None
+        return (p, ce, [t.acts[p][1]]) if p in t.acts else None       # a blocker or boundary: nothing
 
     def _backward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
         """(start, end, acts) of an action standing right before a cue of direction `before`, or
@@ -246,12 +234,10 @@ class Negations:
         i = bisect_left(t.events, cs) - 1
         if i >= 0 and self.particles and t.events[i] not in t.acts and t.events[i] not in t.blocks:
             return self._alone(t, i, cs, ce)
-        if i < 0 or t.events[i] not in t.acts:
+        act = _act_before(t, cs, cue.reach)
+        if act is None:
             return None
-        p = t.events[i]
-        end, word = t.acts[p]
-        if end > cs or cs - end > cue.reach:
-            return None
+        p, end, word = act
         gap = t.text[end:cs]
         if cue.modifier_ends and gap and not any(gap.endswith(m) for m in cue.modifier_ends):
             return None                                            # 查询订单后取消: the object's, not the action's
@@ -308,6 +294,17 @@ class Negations:
         for cue in self.cues:
             yield from check_examples(f"{table_id}:{cue.id}", cue.examples, cue.where,
                                       lambda text: [n.text for n in self.scan(text)])
+
+
+def _act_before(t: _Text, cs: int, reach: int) -> tuple | None:
+    """(start, end, word) of the action word that is the last event before `cs`, ending at most
+    `reach` characters before it, else None."""
+    i = bisect_left(t.events, cs) - 1
+    if i < 0 or t.events[i] not in t.acts:
+        return None
+    p = t.events[i]
+    end, word = t.acts[p]
+    return None if end > cs or cs - end > reach else (p, end, word)
 
 
 def _shifted(n: Negation, by: int) -> Negation:
