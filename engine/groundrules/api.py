@@ -10,6 +10,7 @@ the same arguments give the same envelope through each.
 """
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from .core.schema_check import Contract, bundle, of_schema
 if TYPE_CHECKING:
     from .results import Envelope
     from .provenance.trust import TrustStore
+    from .store.lifecycle import Lifecycle
 
 _faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
@@ -247,20 +249,30 @@ class Service:
         """The same service judging signatures by `trust` (a trust store reload)."""
         return Service(self.book, findings=self.findings, evidence=self.evidence, decisions=self.decisions, trust=trust)
 
-    def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> "Envelope":
+    def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False,
+             lifecycle: Lifecycle | None = None) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
         decision log, the envelope also names the decision it is logged under (`decision`): the
         log is handed the JSON texts the checks made anyway, and writes them off this path.
         `decoded`: the arguments are what a JSON decoder returned (the transports'), so only their
-        nesting and integers are left to check, and those are read off their JSON text."""
+        nesting and integers are left to check, and those are read off their JSON text.
+        `lifecycle`: a server's for this call (store/lifecycle.py), handed to the ledger's writes."""
+        service = self if lifecycle is None else self._within(lifecycle)
         log = self.decisions
         if log is None:
-            return self._answer(tool, arguments, caller, None, decoded)[0]
+            return service._answer(tool, arguments, caller, None, decoded)[0]
         started = log.timer()
         arguments_text = canonical.json_text(arguments)
-        envelope, text = self._answer(tool, arguments, caller, arguments_text, decoded)
+        envelope, text = service._answer(tool, arguments, caller, arguments_text, decoded)
         envelope["decision"] = log.record(tool, arguments, arguments_text, caller, envelope, text, started)
         return envelope
+
+    def _within(self, lifecycle: Lifecycle) -> "Service":
+        """This service for one call: its ledgers write under `lifecycle`; all else is shared."""
+        bound = copy.copy(self)
+        bound.findings = self.findings and self.findings.within(lifecycle)
+        bound.evidence = self.evidence and self.evidence.within(lifecycle)
+        return bound
 
     def call_text(self, tool: str, arguments_text: str, caller: Caller) -> tuple[dict, str]:
         """`call` for arguments given as the JSON text `call` made of them (a decision log keeps it):
@@ -338,7 +350,7 @@ class Service:
         return self.book.memoized(("listing", name), build)
 
     def input_schema(self, name: str) -> dict:
-        """The input schema `name` lists, and the one its arguments are checked against (listing.py)."""
+        """The input schema `name` lists, and the one its arguments are checked against (listing/)."""
         from .listing import input_schema
         return self.book.memoized(("input", name), lambda: input_schema(
             self.book, bundle(self.book.schemas, f"{TOOL_SCHEMAS}{name}{SUFFIX}#/$defs/input")))
@@ -435,7 +447,7 @@ def _describe(error) -> tuple[str, str]:
     keys a caller invented are echoed only when they look like identifiers."""
     from jsonschema.exceptions import best_match
     if error.validator in ("anyOf", "oneOf") and error.context:
-        return _describe(best_match(error.context))
+        return _describe(best_match(_closest_branch(error.context)))
     where = _path(error.absolute_path)
     v, value, instance = error.validator, error.validator_value, error.instance
     if v == "required":
@@ -456,3 +468,13 @@ def _describe(error) -> tuple[str, str]:
     if v in ARGUMENT_WORDS:
         return where, "expected " + ARGUMENT_WORDS[v].format(value)
     return where, f"does not satisfy '{v}'"
+
+
+def _closest_branch(errors) -> list:
+    """The errors of the branch of a choice that the value came closest to (fewest errors; the
+    first such branch): a message record with a bad content is told about its content, not that it
+    lacks a tool receipt's keys."""
+    branches: dict = {}
+    for error in errors:
+        branches.setdefault(error.schema_path[0] if error.schema_path else 0, []).append(error)
+    return min(branches.values(), key=len)

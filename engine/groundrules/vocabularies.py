@@ -3,7 +3,7 @@
 A schema node that says `"x-names": "states:epistemic"` (or `slots`, `lock_kinds`, `codes:<table>`,
 `roles`, `tools`, `keys:<table kind>:<dotted path>`) holds a name some table defines. Lint checks
 every such name in the tables against this (analyst/references.py), and the registry turns each
-such node of a tool's input into an `enum` of what the loaded tables define (listing.py), so an
+such node of a tool's input into an `enum` of what the loaded tables define (listing/), so an
 analyst's new state or claim kind appears in the listing and is enforced by it, with no Python.
 Every vocabulary answers in table order, so a listing is the same bytes on every load.
 """

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from budget import examples
 from pathlib import Path
+from schema_draws import drawn
 from groundrules import Caller, Service, load_rulebook
 from groundrules.api import TOOLS
 from table_edits import TableFile
@@ -45,62 +46,10 @@ def _schemas(node, at=""):
             yield from _schemas(sub, f"{at}/{key}/{i}")
 
 
-# ----------------------------------------------------------------------------- a generator
-
-def _strategy(node, defs, depth=0):
-    if depth > 12:
-        return st.nothing()
-    if "$ref" in node:
-        return _strategy(defs[node["$ref"].removeprefix("#/$defs/")], defs, depth + 1)
-    if "const" in node:
-        return st.just(node["const"])
-    if "enum" in node:
-        return st.sampled_from(node["enum"])
-    for key in ("anyOf", "oneOf"):
-        if key in node:
-            base = {k: v for k, v in node.items() if k != key}
-            return st.one_of([_strategy({**base, **branch}, defs, depth + 1) for branch in node[key]])
-    if "allOf" in node:
-        merged = {k: v for k, v in node.items() if k != "allOf"}
-        return _strategy(merged, defs, depth + 1)              # the other parts: jsonschema filters
-    kind = node.get("type")
-    if kind == "string":
-        low, high = node.get("minLength", 0), min(node.get("maxLength", 12), max(node.get("minLength", 0), 12))
-        if "pattern" in node:
-            return st.from_regex(node["pattern"], fullmatch=True).filter(lambda s: low <= len(s) <= node.get(
-                "maxLength", len(s)))
-        return st.text(min_size=low, max_size=high)
-    if kind == "integer":
-        return st.integers(node.get("minimum", -5), node.get("maximum", node.get("minimum", -5) + 50))
-    if kind == "number":
-        return st.floats(node.get("minimum", -5), node.get("maximum", 50), allow_nan=False)
-    if kind == "boolean":
-        return st.booleans()
-    if kind == "null":
-        return st.none()
-    if kind == "array":
-        items = _strategy(node.get("items", {"type": "string"}), defs, depth + 1)
-        low = node.get("minItems", 0)
-        return st.lists(items, min_size=low, max_size=min(node.get("maxItems", 3), low + 2),
-                        unique_by=(lambda v: json.dumps(v, sort_keys=True)) if node.get("uniqueItems") else None)
-    if kind == "object":
-        props = node.get("properties", {})
-        required = [k for k in node.get("required", ()) if k in props]
-        optional = [k for k in props if k not in required]
-        extra = node.get("additionalProperties")
-        fixed = st.fixed_dictionaries({k: _strategy(props[k], defs, depth + 1) for k in required},
-                                      optional={k: _strategy(props[k], defs, depth + 1) for k in optional})
-        if isinstance(extra, dict):
-            more = st.dictionaries(st.text(min_size=1, max_size=6), _strategy(extra, defs, depth + 1), max_size=2)
-            return st.tuples(fixed, more).map(lambda pair: {**pair[1], **pair[0]})
-        return fixed
-    return st.nothing()
-
-
 def _valid_arguments(name):
     schema = SERVICE.listing(name).input_schema
     validator = jsonschema.Draft202012Validator(schema)
-    return _strategy(schema, schema.get("$defs", {})).filter(validator.is_valid)
+    return drawn(schema).filter(validator.is_valid)
 
 
 @pytest.mark.parametrize("name", sorted(TOOLS))

@@ -22,7 +22,7 @@ FLOORS = (
     ("parts", ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence",
                "groundrules.verification", "groundrules.findings", "groundrules.provenance")),
     ("registry", ("groundrules.api", "groundrules.access", "groundrules.claim_map", "groundrules.results",
-                  "groundrules.vocabularies", "groundrules.listing")),
+                  "groundrules.vocabularies", "groundrules.listing", "groundrules.guides")),
     ("batch", ("groundrules.batch",)),
     ("decision log", ("groundrules.decisions",)),
     ("analyst's tools", ("groundrules.analyst",)),

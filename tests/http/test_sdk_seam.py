@@ -178,7 +178,7 @@ def test_the_server_serves_only_tools_over_the_seams_streams():
     def ping() -> str:
         return "pong"
 
-    mcp_sdk.unserve(server, UNSERVED)
+    mcp_sdk.unserve(server, UNSERVED + ("resources/list", "resources/templates/list", "resources/read"))
     limits = WireLimits()
     requests = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},

@@ -98,7 +98,7 @@ def test_refusals_are_error_results_carrying_the_envelope(server):
     _, results = call_all(server, [
         ("lock_message", {"message": {"id": "m1", "role": "robot", "content": "x"}}),
         ("lock_message", {"msg": {}}),
-        ("fold_evidence", {"now": "2024-05-01T12:00:00+08:00", "records": [{"id": "x"}], "interpretations": []}),
+        ("fold_evidence", {"now": "2024-05-31T25:00:00+08:00", "records": [], "interpretations": []}),
         ("verify_extraction", example("verify", "start_time_missing")),
         ("verify_extraction", {"request": {}}),
     ])

@@ -1,6 +1,6 @@
 """What the MCP server declares and how it answers what it does not serve (issue 21), in-process.
 
-It declares only tools (no prompts, resources or subscriptions, which it does not serve), names
+It declares only tools and the guides it serves as resources (no prompts or subscriptions), names
 the package version, lists each tool's annotations as its schema file declares them, answers an
 unknown tool with the protocol error the spec lists (-32602) carrying the registry's refusal, and
 serves a subset when told (`tools=`, `--tools`). What a host hands its model (names, descriptions,
@@ -39,12 +39,19 @@ REVIEWER = Caller("user:alice", "reviewer", ("p1",))
 # 41.7 KB model-facing, which raised it to 43,000; with draft_candidate and draft_interpretation
 # (item 4, 24 tools) 45.6 KB, which raised it to 47,000, and the tools/list to 175,000. The compact
 # listing (`serve --listing compact`) of an agent's 20 tools: 25.6 KB, against 27,000 (the issue's
-# 20 KB target for the default listing is not met: see docs/mcp-protocol.md). A tool description or
-# input schema that grows past them is a reviewed change of the budget, not a drift.
-MODEL_FACING_BUDGET = 47_000
-COMPACT_AGENT_BUDGET = 27_000
-ONE_TOOL_BUDGET = 5_000
-TOOLS_LIST_BUDGET = 175_000
+# 20 KB target for the default listing is not met: see docs/mcp-protocol.md). With every inner shape
+# typed (issue 32, item 1's remainder: records with the seed shapes read backwards, interpretations,
+# the verify request and candidate, event types and slots as enums), nested descriptions left to the guides and shared shapes
+# written once: 71,304 bytes for a reviewer's 24 tools, the largest fold_evidence's 14,539 (its
+# records alone 9 shapes), an agent's 20 tools 67,168 (compact 55,051), 196,073 for the whole
+# tools/list: the budgets below. The issue's 20 KB for an agent's default listing is not reachable
+# with those shapes inline (docs/mcp-protocol.md "Listing size"). A tool description or input
+# schema that grows past them is a reviewed change of the budget, not a drift.
+MODEL_FACING_BUDGET = 72_000
+AGENT_BUDGET = 68_000
+COMPACT_AGENT_BUDGET = 56_000
+ONE_TOOL_BUDGET = 15_000
+TOOLS_LIST_BUDGET = 200_000
 
 
 @pytest.fixture
@@ -61,17 +68,26 @@ def session(server, body):
     return anyio.run(go)
 
 
-def test_it_declares_only_tools_and_names_the_package_version(service):
+def test_it_declares_only_tools_and_its_guides_and_names_the_package_version(service):
     async def body(client):
         return client.server_info, client.server_capabilities
     info, capabilities = session(ToolServer(service, lambda: REVIEWER), body)
     assert info.name == "groundrules" and info.version == version("groundrules") != ""
     declared = {k for k, v in capabilities.model_dump(exclude_none=True).items() if v}
-    assert declared == {"tools"}
+    assert declared == {"tools", "resources"}
+    assert capabilities.resources.subscribe is False
 
 
-@pytest.mark.parametrize("call", [lambda c: c.get_prompt("anything"), lambda c: c.list_prompts(),
-                                  lambda c: c.list_resources(), lambda c: c.read_resource("file:///etc/passwd")])
+def test_a_resource_it_does_not_have_is_the_specs_not_found(service):
+    async def body(client):
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("file:///etc/passwd")
+        return caught.value.error
+    error = session(ToolServer(service, lambda: REVIEWER), body)
+    assert error.code == -32002 and "passwd" in error.message
+
+
+@pytest.mark.parametrize("call", [lambda c: c.get_prompt("anything"), lambda c: c.list_prompts()])
 def test_what_it_does_not_serve_is_method_not_found(service, call):
     async def body(client):
         with pytest.raises(MCPError) as caught:
@@ -160,6 +176,8 @@ def test_a_compact_listing_is_the_same_contract_in_fewer_bytes(service):
     compact = session(ToolServer(service, lambda: agent, dispatcher=Dispatcher(service, ServerSettings(
         listing="compact"))), body)
     full = {t.name: t for t in session(ToolServer(service, lambda: agent), body)}
+    assert sum(_size({"name": t.name, "description": t.description, "inputSchema": t.input_schema})
+               for t in full.values()) <= AGENT_BUDGET
     assert [t.name for t in compact] == list(full)
     for tool in compact:
         assert tool.input_schema == strip(full[tool.name].input_schema)

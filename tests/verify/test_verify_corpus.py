@@ -62,4 +62,10 @@ def test_every_catalogue_code_is_exercised(vbook):
 
     loop = repair_loop({"input": "x", "fields": []}, "order_note", fails, max_attempts=1, rulebook=vbook)
     seen |= {i["code"] for i in loop["final"]["error"]["issues"]}
+
+    def malformed(request, schema, feedback):          # the registry refuses this shape before verifying
+        return {"intent": {}}                          # (issue 32); a host's raw model output gets the verdict
+
+    loop = repair_loop({"input": "x", "fields": []}, "order_note", malformed, max_attempts=1, rulebook=vbook)
+    seen |= {i["code"] for i in loop["final"]["error"]["issues"]}
     assert seen == set(vbook.table("verify.issues").issues)

@@ -225,7 +225,8 @@ def compile_acceptance(data: dict, ctx: CompileContext) -> Acceptance | None:
         ctx.fault("unknown-tool", f"no tool '{tool}' in the registry", ("tool",),
                   did_you_mean(tool, tools) or "a tool is a file schemas/tools/<tool>.schema.json")
     answers = tool_data_contract(ctx.schemas, tool) if tool else None
-    checks, seen = [], {}
+    checks: list = []
+    seen: dict[str, int] = {}
     groups = {int(n[1:]): text for n, text in data.get("groups", {}).items()}
     for n, raw in enumerate(data.get("checks", ())):
         where = ("checks", n)

@@ -127,7 +127,7 @@ def findings_runs(book: Rulebook, cases: Path) -> dict | None:
                     caller = Caller("corpus", step.get("role", CALLER_ROLE), (step.get("project", "p1"),))
                     seen = {t: len(notes[t].get(name, [])) for t in machines}
                     env = service.call(step.get("tool", ""), step.get("args", {}), caller)
-                    error = env["error"] or {}
+                    error: dict = dict(env["error"] or {})
                     made = [(t, *args, answer) for t in machines for args, _, answer in notes[t].get(name, [])[seen[t]:]]
                     outcomes.append({"tool": step.get("tool"), "ok": env["ok"], "error": error.get("code"),
                                      "message": error.get("message"), "guard": error.get("guard"), "data": env["data"],

@@ -12,7 +12,8 @@ class Progress:
     def __init__(self, total: int | None = None, *, stream: TextIO | None = None, bar: bool | None = None,
                  every_s: float = 5.0, clock: Callable[[], float] = time.monotonic):
         self.stream = stream or sys.stderr
-        self.rows, self.skipped, self.codes = 0, 0, Counter()
+        self.rows, self.skipped = 0, 0
+        self.codes: Counter[str] = Counter()
         self.every_s, self.clock = every_s, clock
         self._last = clock()
         self._bar = None

@@ -91,7 +91,8 @@ def _after(chunks: Iterator[list], skip: int) -> Iterator[list]:
 
 def _lines(answerer: Answerer, chunk: list) -> tuple[list[str], Counter]:
     """A chunk's answer lines, and its refusals by code."""
-    lines, refused = [], Counter()
+    lines: list[str] = []
+    refused: Counter = Counter()
     for place, row in chunk:
         key, envelope, text = answerer.answered(place, row)
         if not envelope["ok"]:

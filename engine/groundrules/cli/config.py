@@ -45,7 +45,8 @@ def expand(argv: list[str], parser: argparse.ArgumentParser, environ: Mapping[st
     merged: dict = {}
     for layer in layers:                       # later layers win, whole per option
         merged.update(layer)
-    head, tail = [], []
+    head: list[str] = []
+    tail: list[str] = []
     for key, value in merged.items():
         option, action = options[key]
         if key in layers[2]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..core import canonical, limits, rulebook
 from ..api import ROLES_TABLE, Service
 from ..core.errors import echo
-from ..store import is_postgres
+from ..store import database
 from .io import emit, emit_envelope, emit_text, usage_error
 from .session import add_caller_args, add_key_arg, caller_from, decision_log, rulebook_from
 
@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _db(args: argparse.Namespace):
-    db = args.db if is_postgres(args.db) else Path(args.db)
+    db = database(args.db)
     if isinstance(db, Path) and not db.exists():
         raise usage_error(f"{args.db}: no such database")
     return db

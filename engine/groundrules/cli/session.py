@@ -130,8 +130,8 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
         return Service(book, trust=trust)
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, RandomIds, SystemClock
-    from ..store import is_postgres
-    db = args.db if is_postgres(args.db) else Path(args.db)
+    from ..store import database
+    db = database(args.db)
     if isinstance(db, Path) and not db.parent.is_dir():
         raise usage_error(f"{args.db}: the folder does not exist")
     root = getattr(args, "root", None)

@@ -27,7 +27,7 @@ def selectors(bindings: dict[str, "Binding"], gen: Gen) -> dict[str, str]:
     for b in bindings.values():
         key = (b.source["from"], json.dumps(b.source.get("where"), sort_keys=True, ensure_ascii=False))
         groups.setdefault(key, []).append(b)
-    out = {}
+    out: dict[str, str] = {}
     for members in groups.values():
         name = _generate(members, gen)
         out.update((m.name, name) for m in members)

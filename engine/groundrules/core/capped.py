@@ -23,7 +23,8 @@ class TooLarge(Exception):
 
 def read_stream(stream: BinaryIO, cap: int) -> bytes:
     """At most `cap` bytes of `stream`; TooLarge if there are more."""
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = stream.read(min(_CHUNK, cap + 1 - size))
         if not chunk:

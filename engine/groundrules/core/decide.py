@@ -189,29 +189,57 @@ class DecisionTable(NamedTuple):
 
 
 def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
-    faults: list[Fault] = ctx.faults
-    before = len(faults)
+    """A decision table from its checked YAML, in stages: its outputs and order, its bindings, its
+    rows and default, its messages; then, when no stage found an error, its compiled runner.
+    Every stage adds its faults to `ctx.faults` in table order, and none stops the others, so one
+    load names every problem."""
+    before = len(ctx.faults)
     contract = contract_of(data, ctx)
-    shapes = contract.shapes if contract is not None else None
+    codes, priority, prefer_role, output_keys = _outputs(data, ctx)
+    bindings = _bindings(data, contract, ctx)
+    rows, default = _rows(data, codes, bindings, contract, ctx)
+    messages = _messages(data, ctx.faults)
+    _check_used(bindings, rows, default, messages, ctx.faults)
+    if any(f.severity == "error" for f in ctx.faults[before:]):
+        return None
+    return _assembled(data, ctx, codes, priority, prefer_role, output_keys, bindings, rows, default, messages)
+
+
+def _outputs(data: dict, ctx: CompileContext) -> tuple[dict, tuple, str, tuple]:
+    """(codes with their attributes, the priority, the role primary prefers, the output item's
+    keys), each checked: against the contract's enum, against each other."""
+    faults = ctx.faults
     codes = {code: dict(attrs or {}) for code, attrs in data.get("outputs", {}).items()}
     _check_enum(data, codes, ctx)
     output_keys = _output_item(data, ctx)
-    policy = data["hit_policy"]
     priority = tuple(data.get("priority", ()))
     prefer_role = data.get("primary", {}).get("prefer_role", "")
     if prefer_role and not any(a.get("role") == prefer_role for a in codes.values()):
         faults.append(Fault("unknown-role", f"primary prefers role '{prefer_role}', which no output has",
                             ("primary", "prefer_role"),
                             did_you_mean(prefer_role, {a.get("role", "") for a in codes.values()})))
-    _check_priority(policy, priority, codes, faults, data)
+    _check_priority(data["hit_policy"], priority, codes, faults, data)
+    return codes, priority, prefer_role, output_keys
 
+
+def _bindings(data: dict, contract: Any, ctx: CompileContext) -> dict[str, Binding]:
+    """The table's named selections, each checked against the contract's fields and literals."""
+    shapes = contract.shapes if contract is not None else None
     bindings: dict[str, Binding] = {}
     for name, spec in data.get("bind", {}).items():
-        b = compile_binding(name, spec, ("bind", name), faults, ctx.table_budget_s)
+        b = compile_binding(name, spec, ("bind", name), ctx.faults, ctx.table_budget_s)
         if b is not None:
             bindings[name] = b
-            check_fields(b.fields(("bind", name)), contract, faults)
-            check_literals(b.where_cond, shapes, faults, spec["from"] + "[].")
+            check_fields(b.fields(("bind", name)), contract, ctx.faults)
+            check_literals(b.where_cond, shapes, ctx.faults, spec["from"] + "[].")
+    return bindings
+
+
+def _rows(data: dict, codes: dict, bindings: dict, contract: Any,
+          ctx: CompileContext) -> tuple[list[Row], Row | None]:
+    """The compiled rows and default, each row's id unique and code an output; every example's
+    `given` (the rows' and the table's) checked against the contract."""
+    faults = ctx.faults
 
     def name_ok(name: str) -> bool:
         return name in bindings or contract is None or contract.knows(name)
@@ -250,11 +278,21 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
                                ("default",), faults, bindings, name_ok, name_hint, contract, ctx.table_budget_s)
     for n, ex in enumerate(data.get("examples", ())):
         check_given(ex["given"], contract, ("examples", n, "given"), faults)
+    return rows, default
+
+
+def _messages(data: dict, faults: list) -> dict[str, Template]:
+    """The table's message templates, by name."""
     messages = {}
     for name, text in data.get("messages", {}).items():
         tmpl = compile_template(text, ("messages", name), faults)
         if tmpl is not None:
             messages[name] = tmpl
+    return messages
+
+
+def _check_used(bindings: dict, rows: list, default: Row | None, messages: dict, faults: list) -> None:
+    """A warning for each binding no output or message names."""
     used = {n for r in rows for _, s in r.outputs for n in (s.names if isinstance(s, Template) else (s,))}
     used |= {n for m in messages.values() for n in m.names}
     if default is not None:
@@ -263,8 +301,13 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
         if name not in used:
             faults.append(Fault("unused-binding", f"binding '{name}' is never used", ("bind", name),
                                 "remove it, or name it in an output", "warning"))
-    if any(f.severity == "error" for f in faults[before:]):
-        return None
+
+
+def _assembled(data: dict, ctx: CompileContext, codes: dict, priority: tuple, prefer_role: str, output_keys: tuple,
+               bindings: dict, rows: list, default: Row | None, messages: dict) -> DecisionTable | None:
+    """The table of checked parts: rows in the policy's order, renderers and runner compiled as
+    one module (None, its fault located, when that module is too complex)."""
+    policy = data["hit_policy"]
     order = {code: i for i, code in enumerate(priority)}
     if policy == "output_order":
         rows.sort(key=lambda r: (order[r.code], r.index))
@@ -272,7 +315,7 @@ def compile_table(data: dict, ctx: CompileContext) -> DecisionTable | None:
         rows, default = _with_renderers(rows, default, bindings, data["id"])
         run = _runner(tuple(rows), policy, data["id"])
     except TooComplex:
-        _locate_too_complex(rows, bindings, faults)
+        _locate_too_complex(rows, bindings, ctx.faults)
         return None
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),

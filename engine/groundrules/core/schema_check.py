@@ -27,9 +27,10 @@ from .yamlsrc import dotted
 Check = Callable[[Any], bool]
 
 # `format` is an annotation here: no contract check is built with a format checker (jsonschema's
-# default); `x-names` says which vocabulary a value names (analyst/references.py): no constraint
+# default); `x-names` says which vocabulary a value names (analyst/references.py), `x-shapes` and
+# `x-given` how the listing offers a node to a caller (listing/forms.py): no constraint
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "examples", "default", "$comment",
-               "format", "x-names"}
+               "format", "x-names", "x-shapes", "x-given"}
 SUPPORTED = ANNOTATIONS | {"type", "required", "properties", "items", "enum", "const", "minimum",
                            "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "maxProperties", "uniqueItems",
                            "additionalProperties", "$ref", "minProperties", "allOf", "anyOf", "oneOf",

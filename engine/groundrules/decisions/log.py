@@ -98,7 +98,7 @@ class _Writer:
             if not self.closing:
                 time.sleep(self._batch_s)            # let a batch gather
             self.wake.clear()
-            batch, markers = retry, []
+            batch, markers = retry, list[threading.Event]()
             while self.pending:
                 item = self.pending.popleft()
                 (markers if isinstance(item, threading.Event) else batch).append(item)

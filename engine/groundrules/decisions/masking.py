@@ -159,6 +159,8 @@ def _may_hold(node: Any, defs: dict, path: tuple, depth: int = 0) -> bool:
         return True
     if not isinstance(node, dict) or depth > 64:
         return True
+    if "x-shapes" in node:              # a shape table's forms (listing/forms.py) may hold keys of their own
+        return True
     if "$ref" in node and isinstance(node["$ref"], str):
         target = defs.get(node["$ref"].rsplit("/", 1)[-1])
         if target is not None and not _may_hold(target, defs, path, depth + 1):

@@ -58,7 +58,8 @@ class _Chunks:
     come back (at most workers × in_flight of them)."""
 
     def __init__(self, source: Iterator[list]):
-        self.source, self.kept = source, deque()
+        self.source = source
+        self.kept: deque = deque()
 
 
 def _chunks(log: Any, tally: "_Tally", projects: list | None, tools: list, since: str | None,
@@ -258,7 +259,7 @@ class _Tally:
         self.examples = examples
         self.skipped: Counter = Counter()
         self.by_tool: dict = {}
-        self.counts = Counter()
+        self.counts: Counter = Counter()
         self.primary: Counter = Counter()
         self.codes: Counter = Counter()
         self.rows: Counter = Counter()

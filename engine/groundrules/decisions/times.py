@@ -29,16 +29,24 @@ def parse(value: str) -> datetime | None:
     return moment.astimezone(timezone.utc) if moment is not None else None
 
 
+def _clock(now: str) -> datetime:
+    """`now`, a clock's reading (always an instant with an offset), in UTC."""
+    moment = parse(now)
+    if moment is None:
+        raise ValueError(f"the clock read {now!r}, which is no instant")
+    return moment
+
+
 def since(value: str, now: str) -> str | None:
     """`value` (ISO 8601 with an offset, or 7d / 12h / 30m / 45s before `now`) in the stored form;
     None when it is neither."""
     match = _DURATION.match(value)
     if match:
         back = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-        return (parse(now) - back).strftime(FORMAT)
+        return (_clock(now) - back).strftime(FORMAT)
     moment = parse(value)
     return moment.strftime(FORMAT) if moment is not None else None
 
 
 def days_before(now: str, days: int) -> str:
-    return (parse(now) - timedelta(days=days)).strftime(FORMAT)
+    return (_clock(now) - timedelta(days=days)).strftime(FORMAT)

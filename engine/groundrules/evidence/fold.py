@@ -67,7 +67,7 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
 
 def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: MergePolicy,
           refusals: RefusalCatalogue, redaction_key: bytes | None, weigh_writers: bool,
-          pending_locks: bool = False) -> dict:
+          pending_locks: bool = False) -> "Fold":
     for shapes in book.of_kind("shape_map"):       # the seed's own shapes, mapped by rules/seed_shapes.yaml
         payload = shapes.translate(payload)
     problem = first_problem(book.schemas, catalogue.records, payload)

@@ -131,6 +131,7 @@ class LedgerIndex:
                                                          if entry.message else {"record": record})
 
     def _add_source(self, record: dict, sid: str) -> None:
+        found: list[dict] | None
         if self.locker is None:
             text, found = record.get("content"), []
         else:

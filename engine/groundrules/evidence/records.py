@@ -35,8 +35,9 @@ def is_tombstone(value: Any) -> bool:
     return type(value) is dict and value.get("redacted") is True
 
 
-def tombstone(hmac_sha256: str | None, redaction_id: str) -> dict:
-    """What a redacted field reads as: the keyed digest when the ledger has a key, else none."""
+def tombstone(hmac_sha256: str | None, redaction_id: str | None) -> dict:
+    """What a redacted field reads as: the keyed digest when the ledger has a key, else none;
+    `redaction_id` None while the redaction that destroyed its key is not yet recorded."""
     stone: dict = {"redacted": True, "redaction": redaction_id}
     if hmac_sha256:
         stone["hmac_sha256"] = hmac_sha256

@@ -18,7 +18,7 @@ from ..provenance.trust import EMPTY as EMPTY_TRUST
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..provenance.trust import TrustStore
-    from ..store.findings_sql import FindingOps
+    from ..store.protocols import FindingTx
 from .clock import Ids
 from .independence import Judge
 from .write_warnings import WarningRows
@@ -32,7 +32,7 @@ VOCABULARY_TABLE = "findings_vocabulary"
 class Call:
     """One tool call: its transaction, tables, project, caller, time and ids."""
 
-    def __init__(self, book: Rulebook, tx: FindingOps, tool: str, project: str, principal: str, now: str, ids: Ids,
+    def __init__(self, book: Rulebook, tx: FindingTx, tool: str, project: str, principal: str, now: str, ids: Ids,
                  rules_root: Path | None = None, role: str = "", writer: dict | None = None,
                  trust: TrustStore | None = None):
         self.tx, self.tool, self.project, self.principal = tx, tool, project, principal

@@ -35,7 +35,7 @@ class Retry:
 
     def remember(self, data: dict, warnings: list) -> None:
         """Keep the answer under the key, in the same transaction as the write it answers."""
-        if self.key is not None:
+        if self.key is not None and self.payload is not None:      # a payload digest exactly when a key
             call = self.call
             call.tx.remember(call.project, self.key, call.tool, self.payload, {"data": data, "warnings": warnings},
                              call.now)

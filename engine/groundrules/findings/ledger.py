@@ -9,6 +9,7 @@ nothing. The ledger holds no SQL: it talks to a store (SQLite by default; see gr
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -17,8 +18,8 @@ from ..core.errors import GroundrulesError, Problem, RulesError, did_you_mean
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..provenance.trust import TrustStore
-    from ..store.findings_sql import FindingOps
-    from ..store.protocols import FindingStore
+    from ..store.lifecycle import Lifecycle
+    from ..store.protocols import FindingStore, FindingTx
 from . import proposals, tools
 from .call import PROVENANCE_TABLE, ROLES_TABLE, STATES_TABLE, VOCABULARY_TABLE, Call
 from .clock import Clock, Ids, RandomIds, SystemClock
@@ -49,6 +50,7 @@ class FindingLedger:
         self.clock = clock or SystemClock()
         self.ids = ids or RandomIds()
         self.rules_root = None if rules_root is None else Path(rules_root)
+        self.lifecycle: Lifecycle | None = None       # the call's, in a ledger made by within()
         _check_names(self.book)
 
     @property
@@ -71,12 +73,15 @@ class FindingLedger:
             return data, []
         calls: list[Call] = []
 
-        def attempt(tx: FindingOps) -> tuple[dict, list]:
+        def attempt(tx: FindingTx) -> tuple[dict, list]:
             # a store may re-run the call (a serialization failure): each attempt starts afresh,
             # and only the one that committed does its effects outside the database
             calls.append(self._call(tx, tool, project, principal, role, writer, trust))
             return self._write(calls[-1], arguments, handler)
-        answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS)
+        if self.lifecycle is None:            # a library call: no server watches it
+            answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS)
+        else:
+            answer = self.store.run_write(attempt, appends_only=tool in tools.APPENDS, lifecycle=self.lifecycle)
         calls[-1].committed()
         return answer
 
@@ -97,7 +102,7 @@ class FindingLedger:
             holder["manual_exception"] = {"approved_by": principal, "reason": exception["reason"]}
         return out
 
-    def _call(self, tx: FindingOps, tool: str, project: str, principal: str, role: str = "",
+    def _call(self, tx: FindingTx, tool: str, project: str, principal: str, role: str = "",
               writer: dict | None = None, trust: TrustStore | None = None) -> Call:
         return Call(self.book, tx, tool, project, principal, self.clock(), self.ids, self.rules_root, role, writer,
                     trust)
@@ -120,6 +125,13 @@ class FindingLedger:
     def with_rulebook(self, rulebook: Rulebook) -> "FindingLedger":
         """This ledger over the same store, deciding by `rulebook` (a rule reload)."""
         return FindingLedger(self.store, rulebook=rulebook, clock=self.clock, ids=self.ids, rules_root=self.rules_root)
+
+    def within(self, lifecycle: Lifecycle) -> "FindingLedger":
+        """This ledger for one call whose writes run under `lifecycle` (store/lifecycle.py: counted,
+        and rolled back once its server abandons it)."""
+        bound = copy.copy(self)
+        bound.lifecycle = lifecycle
+        return bound
 
     def close(self) -> None:
         self.store.close()

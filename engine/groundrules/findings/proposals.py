@@ -10,6 +10,8 @@ only if its marker is missing, so a re-run after a crash at any step neither los
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..core import codes
 from ..core.errors import GroundrulesError
 from . import events, moves
@@ -47,20 +49,21 @@ def target_refusal(call: Call, target_path: str, rule_text: str = ""):
     return None
 
 
-def _probe(call: Call, row: dict) -> None:
+def _probe(call: Call, root: Path, row: dict) -> None:
     """Refuse, before anything is recorded, a target that cannot receive the rule now."""
     try:
-        probe(call.rules_root, row["target_path"])
+        probe(root, row["target_path"])
     except Unwritable as exc:
         raise call.refuse(codes.INVALID_ARGUMENT, f"target_{exc.reason}",
                           field="root" if exc.reason == "root" else "target_path") from None
 
 
-def _apply(call: Call, row: dict) -> None:
-    """Write the rule of the (recorded) decision into its document; refusals say the decision stands."""
+def _apply(call: Call, root: Path, row: dict) -> None:
+    """Write the rule of the (recorded) decision into its document under `root`; refusals say the
+    decision stands."""
     marker = call.book.table(TARGETS_TABLE).marker(row["target_path"], row["id"])
     try:
-        apply_rule(call.rules_root, row["target_path"], marker, row["rule_text"])
+        apply_rule(root, row["target_path"], marker, row["rule_text"])
     except Unwritable as exc:
         field = "root" if exc.reason == "root" else "target_path"
         raise GroundrulesError(codes.INVALID_ARGUMENT, call.vocab.message(
@@ -76,23 +79,24 @@ def decide(call: Call, a: dict) -> tuple[dict, None]:
     writes = call.tool == WRITES_RULE
     answer = {"proposal_id": row["id"], "finding_id": row["finding_id"], "status": target,
               "target_path": row["target_path"], "version": row["version"] + 1}
+    root = call.rules_root
     if writes:
-        if call.rules_root is None or not call.rules_root.is_dir():
+        if root is None or not root.is_dir():
             raise call.refuse(codes.INVALID_ARGUMENT, "root_missing", field="root")
         refused = target_refusal(call, row["target_path"], row["rule_text"])
         if refused is not None:
             raise refused
-        _probe(call, row)
+        _probe(call, root, row)
         if row["status"] == target:                   # approved before: make sure the document has it
-            call.after_commit(lambda: _apply(call, row))
+            call.after_commit(lambda: _apply(call, root, row))
             return dict(answer, version=row["version"]), None
     moves.check_move(call, MACHINE, row["status"], target, {})
     if not call.tx.decide_proposal(row["seq"], row["version"], target, call.now, call.principal, a.get("note", "")):
         raise call.refuse(codes.CONCURRENT_MODIFICATION, "proposal_conflict", proposal_id=row["id"])
     events.record(call, row["finding_seq"], row["finding_version"], reason=a.get("note", ""),
                   payload={"proposal_id": row["id"], "decided_by": call.principal})
-    if writes:
-        call.after_commit(lambda: _apply(call, row))
+    if writes and root is not None:
+        call.after_commit(lambda: _apply(call, root, row))
     return answer, None
 
 

@@ -18,7 +18,7 @@ KINDS = tuple(kind for kind, _ in NORMALISATIONS) + ("other",)
 
 def edits(old: str, new: str) -> list[dict]:
     """[{kind}, ...]: the edits between the two texts (none when they are equal)."""
-    found = []
+    found: list[dict] = []
     for kind, normalise in NORMALISATIONS:
         if old == new:
             return found

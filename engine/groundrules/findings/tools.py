@@ -6,6 +6,7 @@ states, versions, projects) is checked here, inside the call's one transaction.
 from __future__ import annotations
 
 import copy
+from typing import Sequence
 
 from ..core import codes
 from . import (applicability, arguments, contexts, events, evidence_items, evidence_links, finding_rows,
@@ -50,7 +51,7 @@ def _supports(call: Call, links: list[dict]) -> list[dict]:
     return [independence.shown(link) for link in call.judge(links)]
 
 
-def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict, new_links: list[dict] = (),
+def _transition_facts(row: dict, basis: list[dict], links: list[dict], a: dict, new_links: Sequence[dict] = (),
                       demoted: int = 0) -> dict:
     """The guards' facts: links marked by whether they came after the last demotion (version `demoted`)."""
     facts = {"finding": {"claim_kind": row["claim_kind"], "epistemic_state": row["epistemic_state"],
@@ -367,7 +368,7 @@ def _revalidate_as_new(call: Call, row, a, resolved, target, statement, claim_ki
     return data, _write_facts(call, finding, attached, to_state=target, manual_exception=a.get("manual_exception"))
 
 
-def link_finding(call: Call, a: dict) -> tuple[dict, dict]:
+def link_finding(call: Call, a: dict) -> tuple[dict, dict | None]:
     row = finding_rows.finding(call, a["finding_id"])
     finding_rows.expect_version(call, row, a.get("expected_version"))
     (kind, ref), = a["target"].items()

@@ -219,7 +219,8 @@ class Neighbours:
             self.longest = max(r.end - r.start for r in raws)
 
     def around(self, raw: Raw) -> tuple[list, list]:
-        inside, overlaps = [], []
+        inside: list = []
+        overlaps: list = []
         raws = self.raws
         if len(raws) < 2:
             return inside, overlaps

@@ -89,6 +89,8 @@ class SqliteDecisionStore(DecisionOps):
     """One connection to the ledgers' SQLite file, shared by the log's writer thread and its
     readers under a lock; its statements are decisions_sql's."""
 
+    kind = "sqlite"  # the backend (backends.py), as a server reports it
+
     UNINDEXED = "+"                 # SQLite's unary plus: the column's index is not a candidate
 
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
@@ -102,7 +104,7 @@ class SqliteDecisionStore(DecisionOps):
     def _tx(self, write: bool) -> Iterator[sqlite_base.SqliteStatements]:
         # the log writes for calls already answered (its appends in a thread of its own): none of its
         # transactions is a call's attempt, nor given up with one
-        with sqlite_base.transaction(self.conn, self._lock, write=write, call=False):
+        with sqlite_base.transaction(self.conn, self._lock, write=write):
             yield sqlite_base.SqliteStatements(self.conn)
 
     def forget(self) -> None:

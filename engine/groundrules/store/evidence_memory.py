@@ -7,35 +7,45 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence, TypeVar
 
-from . import abandon
 from . import evidence_rows as layout
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 
 
 class MemoryEvidenceStore:
+    """The evidence ledger in memory, gone with the process: each project a dict, a write a draft
+    kept only when its body returns."""
+
+    kind = "memory"  # the backend (backends.py), as a server reports it
+
     def __init__(self) -> None:
         self._projects: dict[str, dict] = {}
         self._lock = threading.RLock()
 
-    def run_write(self, project: str, body: Callable[["MemoryEvidenceTx"], T]) -> T:
+    def run_write(self, project: str, body: Callable[["MemoryEvidenceTx"], T], *,
+                  lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` on a draft of `project`, kept only when it returns."""
-        with self.write(project) as tx:
+        with self.write(project, lifecycle=lifecycle) as tx:
             return body(tx)
 
     @contextmanager
-    def write(self, project: str) -> Iterator["MemoryEvidenceTx"]:
+    def write(self, project: str, *, lifecycle: Lifecycle | None = None) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
             data = self._projects.setdefault(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}})
             draft = copy.deepcopy(data)
-            yield MemoryEvidenceTx(draft)
-            abandon.before_commit()
+            if lifecycle is not None:
+                lifecycle.attempt()
+            yield MemoryEvidenceTx(draft, project)
+            if lifecycle is not None:
+                lifecycle.before_commit()
             self._projects[project] = draft
 
     @contextmanager
     def read(self, project: str) -> Iterator["MemoryEvidenceTx"]:
         with self._lock:
-            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}}))
+            yield MemoryEvidenceTx(self._projects.get(project, {"records": [], "redactions": [], "interpretations": [], "keys": {}}),
+                                   project)
 
     def forget(self) -> None:
         """Nothing outlives a cleared field in memory."""
@@ -52,8 +62,8 @@ class MemoryEvidenceStore:
 
 
 class MemoryEvidenceTx:
-    def __init__(self, data: dict):
-        self.data = data
+    def __init__(self, data: dict, project: str):
+        self.data, self.project = data, project
 
     def insert(self, filed: list[dict]) -> None:
         self.data["records"] += [dict(layout.row(f), redaction_id=None) for f in filed]

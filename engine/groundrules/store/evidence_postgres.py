@@ -15,6 +15,7 @@ from typing import Callable, Iterator, TypeVar
 from . import evidence_rows as layout
 from .evidence_sql import KEYED_ALL, UNKEYED, EvidenceOps
 from .postgres_base import PostgresStore, PostgresTx, failures
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 C = 'TEXT COLLATE "C"'
@@ -167,14 +168,14 @@ class PostgresEvidenceStore(PostgresStore):
     LOCK_KEY = 0x6772_0002          # 'gr', evidence ledger
     GATE = "ledger_write_gate"
 
-    def run_write(self, project: str, body: Callable[["PgEvidenceTx"], T]) -> T:
+    def run_write(self, project: str, body: Callable[["PgEvidenceTx"], T], *, lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` in one write transaction of `project`, returning after COMMIT; serialization
         failures are retried (bounded) by re-running `body`."""
-        return self._run_write(lambda conn: PgEvidenceTx(conn, project), body)
+        return self._run_write(lambda conn: PgEvidenceTx(conn, project), body, lifecycle=lifecycle)
 
     @contextmanager
-    def write(self, project: str) -> Iterator["PgEvidenceTx"]:
-        with self._write(lambda statements: PgEvidenceTx(statements, project)) as tx:
+    def write(self, project: str, *, lifecycle: Lifecycle | None = None) -> Iterator["PgEvidenceTx"]:
+        with self._write(lambda statements: PgEvidenceTx(statements, project), lifecycle) as tx:
             yield tx
 
     @contextmanager

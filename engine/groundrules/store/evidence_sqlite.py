@@ -22,6 +22,7 @@ from . import evidence_rows as layout
 from . import sqlite_base
 from .evidence_sql import KEYED_ALL, UNKEYED, EvidenceOps
 from .sqlite_base import failures
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 
@@ -150,6 +151,8 @@ class SqliteEvidenceStore:
     """One connection to one SQLite file (or ':memory:'); `write(project)` / `read(project)` are
     the only ways to touch it, one thread at a time (a server calls from a pool of threads)."""
 
+    kind = "sqlite"  # the backend (backends.py), as a server reports it
+
     def __init__(self, path: str | Path = ":memory:", *, busy_timeout_ms: int = 5000):
         self.path = str(path)
         with failures():
@@ -157,14 +160,14 @@ class SqliteEvidenceStore:
             migrate(self.conn)
         self._lock = threading.RLock()
 
-    def run_write(self, project: str, body: Callable[["EvidenceTx"], T]) -> T:
+    def run_write(self, project: str, body: Callable[["EvidenceTx"], T], *, lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` in one write transaction of `project`, returning after COMMIT."""
-        with self.write(project) as tx:
+        with self.write(project, lifecycle=lifecycle) as tx:
             return body(tx)
 
     @contextmanager
-    def write(self, project: str) -> Iterator["EvidenceTx"]:
-        with sqlite_base.transaction(self.conn, self._lock, write=True):
+    def write(self, project: str, *, lifecycle: Lifecycle | None = None) -> Iterator["EvidenceTx"]:
+        with sqlite_base.transaction(self.conn, self._lock, write=True, lifecycle=lifecycle):
             yield EvidenceTx(self.conn, project)
 
     @contextmanager

@@ -21,6 +21,7 @@ from .cjk_search import grams, phrases
 from .findings_sql import (INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, UNKNOWN_WRITER_JSON, FindingOps, finding_row,
                            finding_values)
 from .postgres_base import PostgresStore, PostgresTx, pyformat
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 C = 'TEXT COLLATE "C"'
@@ -214,16 +215,18 @@ class PostgresFindingStore(PostgresStore):
     LOCK_KEY = 0x6772_0001          # 'gr', finding ledger
     GATE = "write_gate"
 
-    def run_write(self, body: Callable[["PgFindingTx"], T], *, appends_only: bool = False) -> T:
+    def run_write(self, body: Callable[["PgFindingTx"], T], *, appends_only: bool = False,
+                  lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` in one write transaction, returning after COMMIT; serialization failures are
         retried (bounded) by re-running `body`. `appends_only`: the write adds rows and reads only
         what never changes or what a unique index guards (postgres_base: REPEATABLE READ)."""
-        return self._run_write(PgFindingTx, body, "REPEATABLE READ" if appends_only else "SERIALIZABLE")
+        return self._run_write(PgFindingTx, body, "REPEATABLE READ" if appends_only else "SERIALIZABLE",
+                               lifecycle=lifecycle)
 
     @contextmanager
-    def write(self) -> Iterator["PgFindingTx"]:
+    def write(self, *, lifecycle: Lifecycle | None = None) -> Iterator["PgFindingTx"]:
         """One write transaction without retries (run_write is the retrying form)."""
-        with self._write(PgFindingTx) as tx:
+        with self._write(PgFindingTx, lifecycle) as tx:
             yield tx
 
     @contextmanager

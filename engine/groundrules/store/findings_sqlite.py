@@ -23,6 +23,7 @@ from . import sqlite_base
 from .cjk_search import grams, match_expression
 from .findings_sql import INSERT_FINDING, UNKNOWN_WRITER_JSON, FindingOps, finding_row, finding_values
 from .sqlite_base import failures
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")
@@ -190,6 +191,8 @@ class SqliteFindingStore:
     tests to install a failing TEMP trigger inside a real transaction.
     """
 
+    kind = "sqlite"  # the backend (backends.py), as a server reports it
+
     def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", busy_timeout_ms: int = 5000,
                  on_connect: Callable[[sqlite3.Connection], None] | None = None, read_only: bool = False):
         if synchronous not in SYNCHRONOUS:
@@ -220,18 +223,19 @@ class SqliteFindingStore:
             if on_connect is not None:
                 on_connect(self.conn)
 
-    def run_write(self, body: Callable[["FindingTx"], T], *, appends_only: bool = False) -> T:
+    def run_write(self, body: Callable[["FindingTx"], T], *, appends_only: bool = False,
+                  lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` in one write transaction, returning after COMMIT (the write lock is taken up
         front, so nothing here is ever retried, and every write is serializable: `appends_only`
         changes nothing)."""
-        with self.write() as tx:
+        with self.write(lifecycle=lifecycle) as tx:
             return body(tx)
 
     @contextmanager
-    def write(self) -> Iterator["FindingTx"]:
+    def write(self, *, lifecycle: Lifecycle | None = None) -> Iterator["FindingTx"]:
         """One write transaction: committed when the block ends, rolled back on any exception,
         including a COMMIT that fails."""
-        with sqlite_base.transaction(self.conn, self._lock, write=True):
+        with sqlite_base.transaction(self.conn, self._lock, write=True, lifecycle=lifecycle):
             yield FindingTx(self.conn)
 
     @contextmanager

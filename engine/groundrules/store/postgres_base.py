@@ -58,12 +58,12 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, TupleRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from . import abandon, attempts
 from ..core.errors import StorageFailure
 from .sql import Primitives, distinct
+from .lifecycle import Lifecycle
 
 T = TypeVar("T")
 RETRYABLE = frozenset({"SerializationFailure", "DeadlockDetected", "UniqueViolation"})
@@ -85,7 +85,7 @@ class StaleConnection(StorageFailure):
     transaction was done, and it may run again on a fresh connection."""
 
 
-def stale(conn: psycopg.Connection, exc: psycopg.Error) -> StorageFailure:
+def stale(conn: psycopg.Connection[Any], exc: psycopg.Error) -> StorageFailure:
     """What a failure of a transaction's first message is: StaleConnection when it left the
     connection broken (the server had ended it), else the failure itself."""
     kind = type(exc).__name__
@@ -99,13 +99,15 @@ class PostgresStore:
     `on_connect(conn)` runs on every new pooled connection (hosts: settings; tests: faults).
     """
 
+    kind = "postgresql"  # the backend (backends.py), as a server reports it
+
     MIGRATIONS: tuple[tuple[int, str, str], ...] = ()
     MIGRATIONS_TABLE = ""
     LOCK_KEY = 0
     GATE = ""                           # the table whose lock lets a retried write run alone
 
     def __init__(self, conninfo: str, *, pool_size: int = 4, retries: int = 10, timeout: float = 10.0,
-                 on_connect: Callable[[psycopg.Connection], None] | None = None):
+                 on_connect: Callable[[psycopg.Connection[DictRow]], None] | None = None):
         self.retries = retries
         self.timeout = timeout
         self._conninfo = conninfo
@@ -113,7 +115,7 @@ class PostgresStore:
             with psycopg.connect(conninfo, autocommit=True, connect_timeout=int(timeout)) as conn:
                 self.migrate(conn)
 
-            def configure(conn: psycopg.Connection) -> None:
+            def configure(conn: psycopg.Connection[DictRow]) -> None:
                 conn.autocommit = True      # transactions are begun and ended explicitly below
                 # lazy results are read a page at a time: plan cursors for their first rows (an index
                 # walk newest first) rather than for the whole result (a sort of every match)
@@ -130,7 +132,7 @@ class PostgresStore:
 
     # -- connections ----------------------------------------------------------------------------
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection]:
+    def connection(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A pooled connection for one transaction, waited for up to `timeout` seconds. The wait is
         cut in slices: after each, the pool is asked to connect again when it holds none (it gave
         up its attempts while the server was away), so a call never waits out a reconnection
@@ -151,18 +153,22 @@ class PostgresStore:
 
     # -- transactions ---------------------------------------------------------------------------
     @contextmanager
-    def _write_transaction(self, gate: str, isolation: str = "SERIALIZABLE") -> Iterator["Statements"]:
+    def _write_transaction(self, gate: str, isolation: str = "SERIALIZABLE",
+                           lifecycle: Lifecycle | None = None) -> Iterator["Statements"]:
         """One transaction on a pooled connection, its statements batched (see
         Statements): BEGIN and the gate's lock leave with the first statement that is read, COMMIT
-        with the last ones, and the block returns once the server has committed."""
-        attempts.attempt()
+        with the last ones, and the block returns once the server has committed. `lifecycle`: the
+        call's, whose attempt this is and which is given up before COMMIT once abandoned."""
+        if lifecycle is not None:
+            lifecycle.attempt()
         with failures(), self.connection() as conn:
             statements = Statements(conn)
             try:
                 statements.send(f"BEGIN ISOLATION LEVEL {isolation}")
                 statements.send(f"LOCK TABLE {self.GATE} IN {gate} MODE")
                 yield statements
-                abandon.before_commit()
+                if lifecycle is not None:
+                    lifecycle.before_commit()
                 statements.commit()
             except BaseException:
                 if statements.sent:
@@ -170,7 +176,7 @@ class PostgresStore:
                 raise
 
     @contextmanager
-    def _read_transaction(self) -> Iterator[psycopg.Connection]:
+    def _read_transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
         for attempt in range(self._stale_attempts()):
             with failures(), self.connection() as conn:
                 try:
@@ -201,7 +207,7 @@ class PostgresStore:
             pass            # the pool replaces what it could not check
 
     def _run_write(self, make_tx: Callable[["Statements"], Any], body: Callable[[Any], T],
-                   isolation: str = "SERIALIZABLE") -> T:
+                   isolation: str = "SERIALIZABLE", *, lifecycle: Lifecycle | None = None) -> T:
         """`body(tx)` in one transaction, returning after COMMIT; re-run (bounded) when PostgreSQL
         aborts it to keep the serial order or a unique index refuses its write, alone from the
         RUN_ALONE_AFTER-th retry on. `body` must be safe to re-run: it only touches the database
@@ -210,7 +216,7 @@ class PostgresStore:
         while True:
             try:
                 with self._write_transaction("ACCESS EXCLUSIVE" if attempt >= RUN_ALONE_AFTER
-                                             else "ACCESS SHARE", isolation) as statements:
+                                             else "ACCESS SHARE", isolation, lifecycle) as statements:
                     tx = make_tx(statements)
                     try:
                         return body(tx)
@@ -227,9 +233,9 @@ class PostgresStore:
                 attempt += 1
 
     @contextmanager
-    def _write(self, make_tx: Callable[["Statements"], Any]) -> Iterator[Any]:
+    def _write(self, make_tx: Callable[["Statements"], Any], lifecycle: Lifecycle | None = None) -> Iterator[Any]:
         """One write transaction without retries (run_write is the retrying form)."""
-        with self._write_transaction("ACCESS SHARE") as statements:
+        with self._write_transaction("ACCESS SHARE", "SERIALIZABLE", lifecycle) as statements:
             tx = make_tx(statements)
             try:
                 yield tx
@@ -237,7 +243,7 @@ class PostgresStore:
                 tx.close_cursors()
 
     @contextmanager
-    def _read(self, make_tx: Callable[[psycopg.Connection], Any]) -> Iterator[Any]:
+    def _read(self, make_tx: Callable[[psycopg.Connection[DictRow]], Any]) -> Iterator[Any]:
         with self._read_transaction() as conn:
             tx = make_tx(conn)
             try:
@@ -249,7 +255,7 @@ class PostgresStore:
         self.pool.close()
 
     # -- migrations -----------------------------------------------------------------------------
-    def migrate(self, conn: psycopg.Connection) -> int:
+    def migrate(self, conn: psycopg.Connection[TupleRow]) -> int:
         """Apply every pending migration in one transaction; hosts opening the database at once
         wait on an advisory lock, and the second finds nothing left to do."""
         latest = self.MIGRATIONS[-1][0]
@@ -265,7 +271,7 @@ class PostgresStore:
         return latest
 
 
-def _rollback(conn: psycopg.Connection) -> None:
+def _rollback(conn: psycopg.Connection[Any]) -> None:
     try:
         conn.execute("ROLLBACK")
     except psycopg.Error:
@@ -282,7 +288,7 @@ class Statements:
     psycopg's pipeline mode: client CPU 0.41 -> 0.28 ms, server CPU 0.76 -> 0.67 ms per call.
     An error in any statement of a message is raised by the call that sent it."""
 
-    def __init__(self, conn: psycopg.Connection):
+    def __init__(self, conn: psycopg.Connection[DictRow]):
         self._conn = conn
         self._cursor = psycopg.ClientCursor(conn, row_factory=dict_row)
         self._pending: list[str] = []
@@ -292,7 +298,7 @@ class Statements:
     def send(self, sql: str, params: Sequence | Mapping | None = None) -> None:
         self._pending.append(self._cursor.mogrify(sql, params) if params else sql)
 
-    def execute(self, sql: str, params: Sequence | Mapping | None = None) -> psycopg.ClientCursor:
+    def execute(self, sql: str, params: Sequence | Mapping | None = None) -> psycopg.ClientCursor[DictRow]:
         """Send what waits and `sql`; the cursor holds `sql`'s answer."""
         self.send(sql, params)
         return self.flush()
@@ -307,7 +313,7 @@ class Statements:
             if not cursor.nextset():
                 return results[-len(statements):]
 
-    def flush(self) -> psycopg.ClientCursor:
+    def flush(self) -> psycopg.ClientCursor[DictRow]:
         """Send what waits; the cursor holds the last statement's answer."""
         cursor = self._send_pending()
         while cursor.nextset():
@@ -320,7 +326,7 @@ class Statements:
         self.send("COMMIT")
         self.flush()
 
-    def _send_pending(self) -> psycopg.ClientCursor:
+    def _send_pending(self) -> psycopg.ClientCursor[DictRow]:
         text, self._pending = "; ".join(self._pending), []
         first, self.sent = not self.sent, True
         try:
@@ -338,9 +344,9 @@ class PostgresTx(Primitives):
     shared statements' primitives on it (store/sql.py), and the server-side cursors a read opens
     for lazy results, closed before the transaction ends."""
 
-    def __init__(self, conn: "psycopg.Connection | Statements"):
+    def __init__(self, conn: "psycopg.Connection[DictRow] | Statements"):
         self.conn = conn
-        self._cursors: list[psycopg.ServerCursor] = []
+        self._cursors: list[psycopg.ServerCursor[DictRow]] = []
 
     def _one(self, sql: str, params: Sequence = ()) -> dict | None:
         return self.conn.execute(pyformat(sql), params).fetchone()

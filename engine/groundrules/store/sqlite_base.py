@@ -7,9 +7,9 @@ import threading
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence, cast
 
-from . import abandon, attempts
 from ..core.errors import StorageFailure
 from .sql import Primitives, distinct, marks
+from .lifecycle import Lifecycle
 
 # values one SQLite statement lists (IN, or VALUES rows): a list of 32,768 keys as one VALUES made a
 # statement of 0.96 s, growing faster than the list, and an older build refuses past 999 parameters
@@ -27,22 +27,21 @@ def failures() -> Iterator[None]:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection, lock: threading.RLock, *, write: bool,
-                call: bool = True) -> Iterator[None]:
+                lifecycle: Lifecycle | None = None) -> Iterator[None]:
     """One transaction on a store's shared connection, under its lock. A write takes the write
     lock up front (BEGIN IMMEDIATE: a version check and the update it guards see the same
     database), commits when the block ends and rolls back on any exception, a failed COMMIT
-    included; a read sees one snapshot and is rolled back. `call`: the write is a call's own (its
-    attempt counted, and given up before COMMIT when its server abandoned it: attempts, abandon),
-    not a background writer's."""
+    included; a read sees one snapshot and is rolled back. `lifecycle`: the write is a call's
+    (lifecycle.py: its attempt counted, and given up before COMMIT when its server abandoned it)."""
     with lock, failures():
-        if write and call:
-            attempts.attempt()
+        if write and lifecycle is not None:
+            lifecycle.attempt()
         conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
             yield
             if write:
-                if call:
-                    abandon.before_commit()
+                if lifecycle is not None:
+                    lifecycle.before_commit()
                 conn.execute("COMMIT")
         except BaseException:
             # a failed COMMIT (e.g. a deferred constraint, a full disk) leaves the transaction open

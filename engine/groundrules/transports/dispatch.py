@@ -5,8 +5,9 @@ the loop that answers everyone else. Calls that touch a ledger and the stateless
 of their own (a stalled database cannot take the threads `lock_message` needs), and one principal
 may have only so many calls running at once, however many it sends. Over HTTP a call is a part of
 its request's turn (turns.py): it holds no turn while it waits for a thread, and lets whoever waits
-go first after it. Each call runs under an
-abandon flag (store/abandon.py) the server sets when it stops past its grace period. `service` may be
+go first after it. Each call runs under a
+lifecycle of its own (store/lifecycle.py), handed to Service.call: the server abandons it when it
+stops past its grace period, and the store counts its attempts. `service` may be
 swapped whole (a rule reload): a call keeps the service it started on.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Callable
 
 import anyio
 
-from ..store import abandon, attempts
+from ..store.lifecycle import Lifecycle
 from ..api import TOOLS, Caller, Service
 from .settings import ServerSettings
 from .turns import CURRENT
@@ -86,7 +87,7 @@ class Dispatcher:
         self.observer = observer
         self._lanes = {"ledger": FairLane(settings.ledger_threads), "stateless": FairLane(settings.compute_threads)}
         self._shares: dict[str, anyio.Semaphore] = {}   # principal -> its calls_per_principal
-        self._running: dict[threading.Event, str] = {}
+        self._running: dict[Lifecycle, str] = {}
         self._idle = threading.Condition()
 
     async def call(self, name: Any, arguments: Any, caller: Caller) -> dict:
@@ -116,19 +117,18 @@ class Dispatcher:
                 self._shares.pop(caller.principal, None)
 
     def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller) -> dict:
-        flag = threading.Event()
+        lifecycle = Lifecycle()
         with self._idle:
-            self._running[flag] = lane
+            self._running[lifecycle] = lane
         started = time.perf_counter()
         try:
-            with abandon.watched(flag), attempts.counted() as tries:
-                envelope = service.call(name, arguments, caller, decoded=True)
+            envelope = service.call(name, arguments, caller, decoded=True, lifecycle=lifecycle)
         finally:
             with self._idle:
-                del self._running[flag]
+                del self._running[lifecycle]
                 self._idle.notify_all()
         if self.observer is not None:
-            self.observer(name, arguments, caller, envelope, time.perf_counter() - started, tries[0])
+            self.observer(name, arguments, caller, envelope, time.perf_counter() - started, lifecycle.attempts)
         return envelope
 
     @property
@@ -145,8 +145,8 @@ class Dispatcher:
     def abandon_all(self) -> None:
         """Every call still running will roll back instead of committing."""
         with self._idle:
-            for flag in self._running:
-                flag.set()
+            for lifecycle in self._running:
+                lifecycle.abandon()
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until no call's thread runs (True), or `timeout` seconds passed (False)."""

@@ -7,7 +7,7 @@ request head is not whole `header_timeout_s` after it opened or after its last a
 bounds the body). On SIGTERM or SIGINT the server drains (`DrainingServer`): it takes no new
 connection, session or call (503), lets the calls in flight finish and answers them, closes the
 sessions and exits 0. Past the grace period, or on a second signal, the calls still running are
-abandoned: none of them commits (store/abandon.py), the ones that already committed are answered, and
+abandoned: none of them commits (store/lifecycle.py), the ones that already committed are answered, and
 the server exits within a second.
 """
 from __future__ import annotations

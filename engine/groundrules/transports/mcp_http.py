@@ -262,7 +262,7 @@ def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, p
 def _store_kind(ledger: Any) -> str:
     if ledger is None:
         return "none"
-    return "postgresql" if hasattr(ledger.store, "pool") else "sqlite"
+    return ledger.store.kind
 
 
 def _read_secret(path: str) -> str:

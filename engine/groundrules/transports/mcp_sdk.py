@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 from mcp.server import MCPServer
 from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared._context_streams import create_context_streams
@@ -22,7 +23,7 @@ from mcp.shared._context_streams import create_context_streams
 # The releases of `mcp` this seam is tested against; pyproject.toml's dependency says the same.
 TESTED = ">=2.3,<2.4"
 
-__all__ = ["TESTED", "SessionManager", "create_context_streams", "lowlevel", "serve_streams", "unserve"]
+__all__ = ["TESTED", "ReadResourceContents", "SessionManager", "create_context_streams", "lowlevel", "serve_streams", "unserve"]
 
 _SCOPE: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("groundrules_session_scope", default={})
 

@@ -6,10 +6,11 @@ every refusal is our envelope with its stable code), and the envelope comes back
 structured content, `isError` when `ok` is false. Which caller is asking is the transport's
 business: a fixed operator over stdio, a bearer token's principal over HTTP.
 
-The server declares only what it serves (tools: no prompts, resources or subscriptions), names
-the package version in `serverInfo`, lists each tool's annotations from its schema file, and
+The server declares only what it serves (tools, and as resources the guides a model reads beside
+the listing, guides.py: no prompts or subscriptions), names the package version in `serverInfo`, lists each tool's annotations from its schema file, and
 answers a tool it does not serve (unknown, or left out by `tools=`) with the protocol error the
-spec lists for it (-32602), carrying the registry's envelope as the error's data.
+spec lists for it (-32602), carrying the registry's envelope as the error's data; a resource it
+does not have with the spec's -32002.
 """
 from __future__ import annotations
 
@@ -20,20 +21,23 @@ from typing import Any, Callable, Iterable
 import anyio
 from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool as MCPTool, ToolAnnotations
+from mcp.types import INVALID_PARAMS, CallToolResult, Resource as MCPResource, TextContent, Tool as MCPTool, \
+    ToolAnnotations
 
 from ..core import canonical, codes, limits
 from ..api import TOOLS, Caller, Service
 from ..core.errors import GroundrulesError, did_you_mean, echo
 from .dispatch import Dispatcher
-from .mcp_sdk import serve_streams, unserve
+from ..guides import GUIDES, MIME, SCHEME, guide_text
+from .mcp_sdk import ReadResourceContents, serve_streams, unserve
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
 
 SERVER_NAME = "groundrules"
 # What MCPServer registers whether or not anything is there to serve; capabilities follow the
 # registered handlers, so these go (a request for one then answers -32601, method not found).
-UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read")
+UNSERVED = ("prompts/list", "prompts/get")
+RESOURCE_NOT_FOUND = -32002          # the spec's code for a resource the server does not have
 
 
 class ToolServer(MCPServer):
@@ -54,6 +58,17 @@ class ToolServer(MCPServer):
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
                 for t in self._dispatcher.service.listings(self._caller(), compact=compact) if t.name in self._served]
+
+    async def list_resources(self) -> list[MCPResource]:
+        return [MCPResource(uri=g.uri, name=g.name, title=g.title, description=g.description, mime_type=MIME)
+                for g in GUIDES]
+
+    async def read_resource(self, uri: Any, context: Any = None) -> list[ReadResourceContents]:
+        text = str(uri)
+        found = guide_text(self._dispatcher.service, text.removeprefix(SCHEME)) if text.startswith(SCHEME) else None
+        if found is None:
+            raise MCPError(RESOURCE_NOT_FOUND, f"no resource {echo(text)}", data={"uri": echo(text)})
+        return [ReadResourceContents(content=found, mime_type=MIME)]
 
     def _unknown(self, name: Any, caller: Caller) -> MCPError:
         """The protocol error for a tool this server does not serve, carrying the registry's refusal."""

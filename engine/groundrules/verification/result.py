@@ -2,6 +2,7 @@
 result object (or error with partialResult) built in the seed's key order."""
 from __future__ import annotations
 
+from typing import Sequence
 
 from ..core.canonical import detached
 from .catalogue import Catalogue
@@ -10,7 +11,7 @@ from .observations import Observation, Reported
 RESULT_KEYS = ("input", "normalizedInput", "primaryIntent", "requirements", "intents", "prohibitions")
 
 
-def report(catalogue: Catalogue, items: list[Observation | Reported], grounding: list[dict],
+def report(catalogue: Catalogue, items: Sequence[Observation | Reported], grounding: list[dict],
            intent: dict | None, data: dict | None) -> dict:
     """`intent`/`data` are None when the candidate's shape could not be trusted."""
     ranked = []

@@ -98,7 +98,7 @@ def svg(machine: Machine, key: str, changed: frozenset = frozenset(), roles: dic
     for g in gaps[:-1]:
         left.append(left[-1] + box_w + g)
     _ports(moves, states, left, box_w)
-    heights = {}
+    heights: dict[tuple[bool, int], int] = {}
     for m in moves:
         h = LINE + (ROLE_LINE if m.lines[1] else 0)
         heights[m.above, m.level] = max(heights.get((m.above, m.level), 0), h)

@@ -6,7 +6,10 @@ each node that names a vocabulary (`x-names`) becomes an `enum` of what the load
 (an analyst's new claim kind or state shows in the listing and is enforced, with no Python); a
 node whose `type` is a list becomes an `anyOf` of single types; a `const` or `enum` gets its
 `type`, and so does a branch of a typed node's `anyOf` or `oneOf` (one that only names required
-keys stays a constraint); a top-level property that is only a `$ref`
+keys stays a constraint); a node that takes the seed shapes of a shape table (`x-shapes`: records or
+events) becomes an `anyOf` of itself and the schema of each shape read backwards
+(evidence/shape_inputs.py), so a seed-shaped record the fold maps is one the listing allows; a
+top-level property that is only a `$ref`
 is written out in place (some clients send such an argument as a string). `Service` lists this
 schema and checks every call's arguments against this very schema, so the two cannot drift.
 """
@@ -14,10 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .vocabularies import known
+from ..vocabularies import known
+from .forms import as_given, with_shapes
+from .reach import reachable
+from .sharing import shared, short_names
 
 if TYPE_CHECKING:
-    from .core.rulebook import Rulebook
+    from ..core.rulebook import Rulebook
 
 NAMES = "x-names"
 JSON_TYPES = (("string", str), ("boolean", bool), ("object", dict), ("array", list))
@@ -34,17 +40,29 @@ TYPE_KEYWORDS = {
 
 def input_schema(book: "Rulebook", bundled: dict) -> dict:
     """The listed and enforced form of a tool's bundled input schema (see the module's words)."""
+    bundled = as_given(with_shapes(book, bundled))
     defs = {name: _node(book, node, None) for name, node in bundled.get("$defs", {}).items()}
     root = _node(book, {k: v for k, v in bundled.items() if k != "$defs"}, None)
     root.pop("description", None)                   # the tool's own description says it, once
     properties = root.get("properties", {})
     for key, node in list(properties.items()):
-        properties[key] = _written_out(node, defs)
+        node = _written_out(node, defs)
+        properties[key] = {k: (v if k == "description" else compact(v)) for k, v in node.items()} \
+            if isinstance(node, dict) else node
     if defs:
-        used = _reachable(root, defs)
+        used = reachable(root, defs)
         if used:
-            root["$defs"] = {name: defs[name] for name in sorted(used)}
-    return root
+            root["$defs"] = {name: compact(defs[name]) for name in sorted(used)}
+    return shared(short_names(root))
+
+
+def described(book: "Rulebook", bundled: dict) -> dict:
+    """A bundled contract shape with its vocabularies as enums and single types, descriptions kept:
+    what a guide shows beside the listing, which keeps descriptions to the arguments."""
+    out = _node(book, {k: v for k, v in bundled.items() if k != "$defs"}, None)
+    if bundled.get("$defs"):
+        out["$defs"] = {name: _node(book, node, None) for name, node in bundled["$defs"].items()}
+    return out
 
 
 def _node(book: "Rulebook", node: Any, parent_type: str | None) -> Any:
@@ -132,24 +150,6 @@ def _written_out(node: Any, defs: dict) -> Any:
         node = {**target, **({"description": node["description"]} if "description" in node else {})}
         seen += 1
     return node
-
-
-def _reachable(root: dict, defs: dict) -> set[str]:
-    used: set[str] = set()
-    todo = [root]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, list):
-            todo.extend(node)
-        elif isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                name = ref.removeprefix("#/$defs/")
-                if name not in used and name in defs:
-                    used.add(name)
-                    todo.append(defs[name])
-            todo.extend(v for k, v in node.items() if k != "$ref")
-    return used
 
 
 def compact(schema: Any) -> Any:
