@@ -1,6 +1,7 @@
 """A headless Chromium driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`):
 the browser reads NUL-terminated JSON commands on fd 3 and writes replies and events on fd 4.
-Standard library only; one page, one session; every wait is bounded."""
+Standard library only; one page, one session; every wait is bounded. Shared by the report's and
+the studio's browser tests."""
 from __future__ import annotations
 
 import base64
@@ -92,11 +93,25 @@ class Browser:
         raw, self._buf = self._buf.split(b"\0", 1)
         return json.loads(raw)
 
-    def open(self, path: Path, width: int = 1600, height: int = 1200) -> None:
+    def open(self, path: Path | str, width: int = 1600, height: int = 1200) -> None:
+        """Load a file, or a URL given as a string."""
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
-        self.call("Page.navigate", {"url": path.resolve().as_uri()}, session=True)
+        url = path if isinstance(path, str) else path.resolve().as_uri()
+        self.call("Page.navigate", {"url": url}, session=True)
         self.wait_event("Page.loadEventFired")
+
+    def console_errors(self) -> list[str]:
+        """What the page logged as an error or threw, among the events read so far."""
+        out = []
+        for e in self.events:
+            if e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error":
+                out.append(" ".join(str(a.get("value", a.get("description", ""))) for a in e["params"].get("args", [])))
+            elif e.get("method") == "Runtime.exceptionThrown":
+                out.append(e["params"]["exceptionDetails"].get("text", "exception"))
+            elif e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error":
+                out.append(e["params"]["entry"].get("text", ""))
+        return out
 
     def evaluate(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
