@@ -120,8 +120,12 @@ class Browser:
             raise RuntimeError(f"page script failed: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
 
-    def screenshot(self, target: Path, clip: dict | None = None) -> Path:
-        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": True}
+    def screenshot(self, target: Path, clip: dict | None = None, beyond: bool = True) -> Path:
+        """A PNG (a JPEG, for a .jpg target) of the page (`beyond`: all of it, else the viewport as it is
+        shown), or of `clip`."""
+        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": beyond}
+        if target.suffix == ".jpg":
+            params.update(format="jpeg", quality=85)
         if clip:
             params["clip"] = dict(clip, scale=1)
         data = self.call("Page.captureScreenshot", params, session=True)["data"]

@@ -70,6 +70,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         asset = ASSETS.get(self.path.split("?")[0])
+        if self.path == "/favicon.ico":          # no icon, and no 404 in the page's console
+            self._send(204, b"", "image/x-icon")
+            return
         if asset is None:
             self._send(404, b"not found", "text/plain; charset=utf-8")
             return

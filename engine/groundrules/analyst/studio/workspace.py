@@ -56,6 +56,7 @@ class Workspace:
         self.decisions = decisions        # (read_decisions arguments) -> envelope, as a reviewer
         self.texts: dict[str, str] = {}   # display path -> the edited copy
         self._base: tuple[tuple, Rulebook] | None = None
+        self._edited_book: tuple[tuple, Rulebook] | None = None
 
     # ---- the tables --------------------------------------------------------------------------
 
@@ -230,14 +231,22 @@ class Workspace:
         return {f: t.encode("utf-8") for f, t in self.texts.items()}
 
     def _book(self) -> Rulebook:
-        return load(self.root, overrides=self._overrides())
+        """The rulebook with the edited copies, kept while neither they nor the saved files change (a
+        rulebook compiles each table on first use: the simulator asks the same one again and again)."""
+        key = (self._saved_key(), tuple(sorted(self.texts.items())))
+        if self._edited_book is None or self._edited_book[0] != key:
+            self._edited_book = (key, load(self.root, overrides=self._overrides()))
+        return self._edited_book[1]
 
     def base(self) -> Rulebook:
         """The rulebook of the saved files (what the corpus diff compares with)."""
-        saved = tuple(sorted((p, os.stat(p).st_mtime_ns) for p in map(str, self._paths().values())))
+        saved = self._saved_key()
         if self._base is None or self._base[0] != saved:
             self._base = (saved, load(self.root))
         return self._base[1]
+
+    def _saved_key(self) -> tuple:
+        return tuple(sorted((p, os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in map(str, self._paths().values())))
 
     def view(self, file: str, corpus: bool = True) -> dict:
         """The grids of `file`'s edited copy, lint's problems (each at its cell where it has one),

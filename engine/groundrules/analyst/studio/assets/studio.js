@@ -39,6 +39,7 @@ function render(view) {
   state.view = view;
   state.shape = shapeOf(view);
   const root = $("grids");
+  const openSections = new Set([...root.querySelectorAll("details[open]")].map((d) => d.dataset.section));
   root.replaceChildren();
   for (const g of view.grids) {
     const head = el("tr", {}, el("th", {}, g.shape === "rows" || g.shape === "list" ? "#" : "name"),
@@ -64,7 +65,11 @@ function render(view) {
       }
       return el("tr", { "data-row": key(row.path) }, el("td", { class: "label" }, row.label), ...cells, actions);
     });
-    root.append(el("h3", {}, g.name), el("table", { "data-grid": g.name }, el("thead", {}, head), el("tbody", {}, ...body)));
+    // the rows an analyst edits most are open; settings, names and values fold away
+    const box = el("details", { "data-section": g.name }, el("summary", {}, `${g.name} (${g.rows.length})`),
+      el("table", { "data-grid": g.name }, el("thead", {}, head), el("tbody", {}, ...body)));
+    box.open = g.shape === "rows" || g.shape === "list" || openSections.has(g.name);
+    root.append(box);
   }
   mark(view);
 }
@@ -155,19 +160,30 @@ async function simulate() {
     for (const tr of document.querySelectorAll("tr.fired")) tr.classList.remove("fired");
     const lines = [];
     if (out.refused) lines.push("refused: " + out.refused.join("; "));
+    const rowsGrid = [...document.querySelectorAll("table[data-grid]")].filter((t) => t.dataset.grid.endsWith("rows"));
     for (const f of out.fired || []) {
-      lines.push(`fired ${f.row} -> ${f.code} at ${f.at}`);
-      const tr = [...document.querySelectorAll("tr[data-row]")].find((r) => r.firstChild.textContent === f.row);
-      if (tr) tr.classList.add("fired");
+      lines.push(`fired ${f.row} -> ${f.code}  (${f.at})`);
+      for (const t of rowsGrid) {
+        const tr = [...t.querySelectorAll("tr[data-row]")].find((r) => r.firstChild.textContent === f.row);
+        if (tr) tr.classList.add("fired");
+      }
     }
     for (const n of out.trace && Array.isArray(out.trace) ? out.trace : []) {
-      if (!n.fired) lines.push(`not fired ${n.row} at ${n.at}: ` + JSON.stringify(n.failed || n.skipped || ""));
+      if (!n.fired) lines.push(`not fired ${n.row}  (${n.at}): ` + (n.skipped || failure(n.failed)));
     }
     if (!out.fired) lines.push(JSON.stringify(out.messages || out.events || out.trace, null, 1));
     $("sim-out").textContent = lines.join("\n");
   } catch (e) {
     $("sim-out").textContent = e.message;
   }
+}
+
+// the test that failed, as `eval --trace` says it: field op expected, and what it read
+function failure(f) {
+  if (!f) return "";
+  if (f.failed && !f.field) return (f.op || "") + ": " + f.failed.map(failure).join("; ");
+  const inner = f.item && f.item.failed ? ` (item ${f.item.index}: ${failure(f.item.failed)})` : "";
+  return `${f.field} ${f.op} ${JSON.stringify(f.expected)}: read ${JSON.stringify(f.read)}` + inner;
 }
 
 async function save() {
