@@ -25,6 +25,17 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def chromium_or_skip() -> str:
+    """The browser; without it a test fails in CI (CI=true: .ci/run installs it) and skips elsewhere."""
+    import pytest
+    binary = chromium()
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install -y chromium)")
+        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this test")
+    return binary
+
+
 class Browser:
     def __init__(self, binary: str, timeout: float = 30.0):
         self.timeout = timeout

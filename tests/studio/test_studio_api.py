@@ -192,3 +192,48 @@ def _post(opener, base: str, action: str, body: dict) -> dict:
             return json.loads(answer.read())
     except urllib.error.HTTPError as exc:
         return json.loads(exc.read())
+
+
+@pytest.mark.extended          # a real process
+def test_the_command_picks_a_port_prints_it_and_serves_on_loopback(project):
+    import signal
+    import subprocess
+    import sys
+    command = [sys.executable, "-m", "groundrules.cli.main"]
+    child = subprocess.Popen([*command, "--rules", str(project), "studio", "--port", "0"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = child.stdout.readline().decode("utf-8")
+        assert line.startswith(f"studio: http://{LOOPBACK}:"), line
+        address = line.split()[1]
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        assert b"studio.js" in opener.open(address, timeout=30).read()
+    finally:
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=30) == 0
+        child.stdout.close()
+        child.stderr.close()
+
+
+def test_a_transition_table_edits_and_every_kind_simulates(ws, project):
+    """A guard's message (a transition table) saved as one line; the simulator runs a lock table on a
+    message, a move through a transition table, and the merge policy on a fold case."""
+    file = "rules/finding_states.yaml"
+    before = (project / file).read_text(encoding="utf-8")
+    guard = next(iter(yamltext.read(before)["guards"]))
+    view = ws.edit(file, ["guards", guard, "description"], "only the current record's belief may change", False)
+    assert view["problems"] == [] and view["examples"]["failed"] == 0
+    assert ws.save(file)["saved"]
+    assert len(_changed_lines(before, (project / file).read_text(encoding="utf-8"))) == 2
+    locked = ws.simulate("locks/cn_mobile.yaml", "cn_mobile",
+                         {"input": {"id": "m1", "role": "user", "content": "我的手机号是 138 0000 1234"}})
+    traced = locked["messages"][0]["tables"][0]
+    assert [lock["normalized_value"] for lock in traced["locks"]] == ["13800001234"]
+    assert all(p["at"].startswith("locks/cn_mobile.yaml:") for p in traced["patterns"])
+    machine = yamltext.read(before)["machines"]["epistemic"]
+    move = ws.simulate(file, "finding_states", {"input": {"machine": "epistemic", "from": machine["initial"],
+                                                         "to": "provisional", "finding": {"lifecycle_state": "active"}}})
+    assert move["trace"]["steps"][0]["step"] == "move" and move["trace"]["result"] == "ok"
+    fold_case = next(t for t in ws.inputs("rules/merge.yaml")["tables"] if t["table"] == "merge")["cases"][0]
+    folded = ws.simulate("rules/merge.yaml", "merge", {"case": fold_case})
+    assert folded["events"] and all("outcome" in e for e in folded["events"])

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from cdp import Browser, chromium
+from cdp import Browser, chromium_or_skip
 from cli_inproc import run_cli
 from groundrules.analyst.studio import yamltext
 from groundrules.analyst.studio.server import make_server
@@ -28,12 +26,7 @@ WAIT_S = 60.0
 
 @pytest.fixture
 def browser():
-    binary = chromium()
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this test")
-    with Browser(binary, timeout=WAIT_S) as b:
+    with Browser(chromium_or_skip(), timeout=WAIT_S) as b:
         b.call("Log.enable", session=True)
         yield b
 

@@ -60,6 +60,9 @@ def key_node(node: MappingNode, key: str) -> Node | None:
 def end_of(node: Node) -> int:
     """The index just after the node's last character (a block collection's own end mark lies at
     the next token, past trailing comments and blank lines)."""
+    if isinstance(node, ScalarNode) and node.style in ("|", ">"):     # its mark is past the line breaks
+        buffer = node.end_mark.buffer or ""
+        return node.start_mark.index + len(buffer[node.start_mark.index:node.end_mark.index].rstrip())
     if isinstance(node, ScalarNode) or getattr(node, "flow_style", False):
         return node.end_mark.index
     inner = [v for pair in node.value for v in pair] if isinstance(node, MappingNode) else list(node.value)
@@ -124,7 +127,7 @@ def _changes(text: str, node: Node, old: Any, new: Any, quote: bool) -> list[tup
             and len(old) == len(new):
         return [s for n, o, w in zip(node.value, old, new) for s in _changes(text, n, o, w, quote)]
     if isinstance(node, ScalarNode) and not isinstance(new, (dict, list)):
-        return [(node.start_mark.index, node.end_mark.index, _scalar(text, node, new, quote))]
+        return [(node.start_mark.index, end_of(node), _scalar(text, node, new, quote))]
     return [_whole(text, node, new)]
 
 
@@ -142,6 +145,10 @@ def _whole(text: str, node: Node, new: Any) -> tuple[int, int, str]:
 def _scalar(text: str, node: ScalarNode, value: Any, quote: bool) -> str:
     """`value` written as the scalar it replaces was: plain where it was plain (unless `quote`), a
     quoted string where it was quoted, a block scalar stays a block scalar."""
+    if node.style == ">" and isinstance(value, str) and value and "\n" not in value.rstrip("\n") \
+            and value == value.strip(" "):       # folded stays folded: one line folds to itself
+        chomp = "" if value.endswith("\n") else "-"
+        return ">" + chomp + "\n" + " " * _content_indent(text, node) + value.rstrip("\n")
     if node.style in ("|", ">") and isinstance(value, str):
         indent = _content_indent(text, node)
         chomp = "" if value.endswith("\n") and not value.endswith("\n\n") else "-"
