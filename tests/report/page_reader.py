@@ -5,7 +5,8 @@ from html.parser import HTMLParser
 
 
 class Page(HTMLParser):
-    """sections: data-table -> {"class": ..., "rows": [{"id", "class", "cells": {class: text}}],
+    """sections: data-table -> {"class": ..., "rows": [{"id", "class", "cells": {class: text},
+    "attrs": {class: the cell's attributes}}],
     "transitions": [...], "patterns": [...], "changes": text, "items": {"rule"|"slot"|...: [{"id",
     "class", "text"}]}}; refs: every src/href value; ids: every id attribute."""
 
@@ -37,11 +38,12 @@ class Page(HTMLParser):
             self._item = {"id": a[f"data-{kind}"], "class": a.get("class", "").split(), "text": ""}
             self._section["items"].setdefault(kind, []).append(self._item)
         if tag == "tr" and "data-row" in a:
-            self._row = {"id": a["data-row"], "class": a.get("class", "").split(), "cells": {}}
+            self._row = {"id": a["data-row"], "class": a.get("class", "").split(), "cells": {}, "attrs": {}}
             self._section["rows"].append(self._row)
         elif tag == "td" and self._row is not None:
             self._cell = (a.get("class", "").split() or [""])[0]
             self._row["cells"].setdefault(self._cell, "")
+            self._row["attrs"].setdefault(self._cell, a)
         elif tag == "g" and "data-transition" in a:
             self._section["transitions"].append((a["data-transition"], a.get("class", "").split()))
         elif tag == "g" and "data-state" in a:

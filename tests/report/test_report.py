@@ -80,20 +80,41 @@ def test_coverage_and_example_figures_match_the_corpus_and_the_examples(rulebook
 
 
 def test_tables_without_a_corpus_say_so(rulebook, page):
+    """A table no corpus runs (no case folder; not asked by the fold or the finding ledger's call
+    sequences) says 'no corpus' on every row, as lint reports it; every other table is counted."""
+    from groundrules.analyst.lint import lint
+    counted = {table.id for table, _, _, cov in lint(ROOT, None, CASES).coverage if cov is not None}
     for ref in decision_tables(rulebook):
         rows = page.sections[ref.id]["rows"]
-        if (CASES / ref.id).is_dir() or ref.run_by:
-            assert all(r["cells"]["cov"] != "no corpus" for r in rows), ref.id
-        else:
-            assert all(r["cells"]["cov"] == "no corpus" for r in rows), ref.id
+        assert bool((CASES / ref.id).is_dir() or ref.run_by) <= (ref.id in counted), ref.id
+        assert all((r["cells"]["cov"] == "no corpus") == (ref.id not in counted) for r in rows), ref.id
 
 
 def test_merge_tables_are_covered_by_the_fold_corpus(rulebook, page):
     policy = rulebook.of_kind("merge_policy")[0]
     payloads = sum(len(json.loads(p.read_text(encoding="utf-8"))) for p in sorted((CASES / "fold").glob("*.json")))
-    rows = {r["id"]: r["cells"]["cov"] for r in page.sections[policy.resolve.id]["rows"]}
-    assert rows and all(cov.endswith(f" / {payloads}") for cov in rows.values())
-    assert any(not cov.startswith("0 ") for cov in rows.values())
+    rows = {r["id"]: r["attrs"]["cov"] for r in page.sections[policy.resolve.id]["rows"]}
+    assert rows and all(cov["data-cases"] == str(payloads) for cov in rows.values())
+    assert any(cov["data-fired"] != "0" for cov in rows.values())
+
+
+def test_each_rows_coverage_is_lints_fired_and_held_counts(rulebook, page):
+    """Issue 36, item 3: the page's 'N / M' is the cases a row fired on under the hit policy, as
+    lint's 'fired by none' counts them, and its '+K held, taken before' makes up lint's 'held on'
+    count: the cases the row's condition held on that a row before it won."""
+    from groundrules.analyst.lint import lint
+    compared = taken = 0
+    for table, _, _, cov in lint(ROOT, None, CASES).coverage:
+        if cov is None or table.id not in page.sections:
+            continue
+        rows = {r["id"]: r for r in page.sections[table.id]["rows"]}
+        for row, held, fired in cov.rows:
+            cell = rows[row.id]["attrs"]["cov"]
+            assert (int(cell["data-fired"]), int(cell["data-taken"])) == (fired, held - fired), (table.id, row.id)
+            assert rows[row.id]["cells"]["cov"].startswith(f"{fired} / {cov.cases}")
+            compared += 1
+            taken += held > fired
+    assert compared > 50 and taken > 0        # the bundled fold corpus has rows taken by earlier ones
 
 
 def test_transition_tables_are_drawn_and_lock_tables_list_their_patterns(rulebook, page):

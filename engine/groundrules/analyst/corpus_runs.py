@@ -139,3 +139,22 @@ def findings_runs(book: Rulebook, cases: Path) -> dict | None:
                                    for t in machines},
                          "values": {t: [args[0] for args, _, _ in values[t].get(name, [])] for t in decisions}}
     return out
+
+
+def asked_values(book: Rulebook, cases: Path, runs: dict | None) -> dict[str, tuple[str, list]]:
+    """{decision table id: (corpus folder, [(case, [values asked]), ...])} for every decision table a
+    corpus exercises: its own cases (folder ''), else what the fold asked it over tests/cases/fold/,
+    else what the finding ledger's tools asked it over the call sequences `runs` (findings_runs).
+    Lint's coverage and the report's count rows over these same values."""
+    folded = fold_evaluations(book, cases)
+    out: dict = {}
+    for table, _, _ in book.decision_tables():
+        own = corpus.table_cases(cases, table.id)
+        if own is not None:
+            out[table.id] = ("", [(name, [value]) for name, value in own])
+        elif folded is not None and table.id in folded[1]:
+            out[table.id] = (corpus.FOLD, folded[1][table.id])
+        elif runs is not None and any(run["values"].get(table.id) for run in runs.values()):
+            out[table.id] = (corpus.FINDINGS, [(name, run["values"][table.id]) for name, run in runs.items()])
+    return out
+

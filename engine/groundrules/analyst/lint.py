@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import corpus, corpus_runs
 from ..core.decide import Coverage, DecisionTable, tests_of
@@ -98,38 +99,44 @@ def _schema_problems(root: Path | str | None) -> list[Problem]:
 def _coverage(book: Rulebook, cases: Path, runs: dict | None) -> list:
     """(table, its source, its key path prefix, Coverage or None when no corpus runs it) for every
     decision table, those inside other tables included (the merge policy's: over the fold corpus)."""
-    folded = corpus_runs.fold_evaluations(book, cases)
+    asked = corpus_runs.asked_values(book, cases, runs)
     out = []
     for table, source, prefix in book.decision_tables():
-        per_case, folder = corpus.table_cases(cases, table.id), ""
-        if per_case is not None:
-            per_case = [(name, [value]) for name, value in per_case]
-        elif folded is not None and table.id in folded[1]:
-            per_case, folder = folded[1][table.id], corpus.FOLD
-        elif runs is not None and any(run["values"].get(table.id) for run in runs.values()):
-            per_case, folder = [(name, run["values"][table.id]) for name, run in runs.items()], corpus.FINDINGS
+        folder, per_case = asked.get(table.id, ("", None))
         out.append((table, source, prefix,
                     None if per_case is None else _case_coverage(table, per_case)._replace(corpus=folder)))
     return out
 
 
 def _case_coverage(table: DecisionTable, per_case: list) -> Coverage:
-    """Per row, in how many cases it holds on some value; per test (outside list quantifiers), on how
-    many values it held and failed. A value the table cannot read counts for nothing."""
+    """Per row, in how many cases it holds on some value and in how many it fires under the hit policy
+    (the report's count); per test (outside list quantifiers), on how many values it held and failed.
+    A value the table cannot read counts for nothing."""
     rows = sorted(table.rows, key=lambda r: r.index)
     tests = [(r, t) for r in rows for t in tests_of(r.when)]
     held = {r.index: 0 for r in rows}
+    fired = {r.index: 0 for r in rows}
     counts = {id(t): [0, 0] for _, t in tests}
     for _, values in per_case:
+        won = set().union(*(_fires(table, v) for v in values)) if values else set()
         for row in rows:
             held[row.index] += any(_holds(row.when, v) for v in values)
+            fired[row.index] += row.id in won
         for value in values:
             for _, test in tests:
                 got = _holds(test, value)
                 if got is not None:
                     counts[id(test)][0 if got else 1] += 1
-    return Coverage(len(per_case), tuple((r, held[r.index]) for r in rows),
+    return Coverage(len(per_case), tuple((r, held[r.index], fired[r.index]) for r in rows),
                     tuple((r, t, counts[id(t)][0], counts[id(t)][1]) for r, t in tests))
+
+
+def _fires(table: DecisionTable, value: Any) -> set:
+    """Ids of the rows the hit policy picks for `value` (none for a value the table refuses)."""
+    try:
+        return {f.row.id for f in table.evaluate(value).fired}
+    except Exception:  # noqa: BLE001 - a corpus may hold broken cases
+        return set()
 
 
 def _holds(cond, value) -> bool | None:

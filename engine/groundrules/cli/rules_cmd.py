@@ -92,12 +92,15 @@ def coverage_lines(table, source, prefix: tuple, coverage) -> list[str]:
     cases = f"{coverage.cases} case(s)" if not coverage.corpus else \
         f"{coverage.cases} {RUN_BY.get(coverage.corpus, 'case(s)')} of tests/cases/{coverage.corpus} (the values asked)"
     out = []
-    never = [row.id for row, count in coverage.rows if count == 0]
+    never = [row.id for row, _, fired in coverage.rows if fired == 0]
     if never:
         out.append(f"{head} {len(never)} row(s) fired by none of {cases}: " + ", ".join(never))
     else:
         out.append(f"{head} every row fired by at least one of {cases}")
-    out.append(f"{head} rows held on: " + ", ".join(f"{row.id} {count}" for row, count in coverage.rows))
+    out.append(f"{head} rows held on: " + ", ".join(f"{row.id} {held}" for row, held, _ in coverage.rows))
+    taken = [f"{row.id} (held on {held})" for row, held, fired in coverage.rows if held and not fired]
+    if taken:
+        out.append(f"{head} held but never fired, every such case taken by a row before it: " + ", ".join(taken))
     for row, test, held, failed in coverage.tests:
         if coverage.cases and (held == 0 or failed == 0):
             line, col, _ = location(source, prefix + test.where)

@@ -42,8 +42,9 @@ class Fired(NamedTuple):
 
 
 class Coverage(NamedTuple):
-    """A table over a case corpus: rows as (row, values it holds on), tests as (row, test, held, failed);
-    `corpus`: the folder under tests/cases/ whose cases these are ('' for the table's own)."""
+    """A table over a case corpus: rows as (row, cases its condition holds on, cases it fires on under
+    the hit policy), tests as (row, test, held, failed); `corpus`: the folder under tests/cases/ whose
+    cases these are ('' for the table's own). A row that holds but never fires is taken by rows before it."""
 
     cases: int
     rows: tuple

@@ -1,21 +1,18 @@
 """How well the corpora and the inline examples exercise each row, pattern and guard.
 
-Decision tables with a case folder are evaluated on their cases; decision tables embedded in a
-merge policy are counted while the fold corpus runs (each evaluation the fold makes is recorded);
-lock patterns are counted over the conversation corpus. Example results come from each table's
+Decision tables are evaluated on the values lint counts them over: their own case folder, or what
+the fold or the finding ledger asked them while their corpora ran (corpus_runs.asked_values); lock
+patterns are counted over the conversation corpus. Example results come from each table's
 own `check_examples()`, grouped by the row, pattern or guard they belong to.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
-from .. import corpus
+from .. import corpus, corpus_runs
 from ...core.errors import GroundrulesError
-from ...evidence import fold
 from ...locks import lock_messages
 from ...locks.rules import row_fires
 from ...locks.scan import raw_scan
@@ -24,74 +21,65 @@ from ...core.rulebook import Rulebook
 
 @dataclass(frozen=True)
 class Coverage:
-    """Which cases of one corpus fired each row: `corpus` names it, `cases` counts its cases."""
+    """Which cases of one corpus fired each row: `corpus` names it, `cases` counts its cases. `taken`
+    names the cases whose value a row's condition held on but a row before it won under the hit
+    policy: lint counts those as held, so the page shows both."""
 
     corpus: str
     cases: int
     fired: dict = field(default_factory=dict)     # row id ('default' too) -> tuple of case names
+    taken: dict = field(default_factory=dict)     # row id -> tuple of case names held on but not fired
 
 
 def decision_coverage(book: Rulebook, cases: Path) -> dict[str, Coverage]:
-    """Table id -> Coverage, for every decision table some corpus exercises."""
+    """Table id -> Coverage, for every decision table some corpus exercises, over the values lint
+    counts (corpus_runs.asked_values: a table's own cases, or what the fold or the finding ledger
+    asked it), so the page's figures are lint's."""
     out: dict[str, Coverage] = {}
-    for ref in corpus.decision_tables(book):
-        values = corpus.table_cases(cases, ref.id)
-        if values is None:
-            continue
+    runs = corpus_runs.findings_runs(book, cases)
+    tables = {table.id: table for table, _, _ in book.decision_tables()}
+    for table_id, (folder, per_case) in corpus_runs.asked_values(book, cases, runs).items():
+        table = tables[table_id]
         fired: dict = {}
-        for name, value in values:
-            try:
-                decision = ref.table.evaluate(value)
-            except Exception:  # noqa: BLE001 - a case the table refuses fires nothing
-                continue
-            for f in decision.fired:
-                fired.setdefault(f.row.id, []).append(name)
-        out[ref.id] = Coverage(ref.id, len(values), {k: tuple(v) for k, v in fired.items()})
-    out.update(_fold_coverage(book, cases))
+        taken: dict = {}
+        for name, values in per_case:
+            for value in values:
+                try:
+                    decision = table.evaluate(value)
+                except Exception:  # noqa: BLE001 - a case the table refuses fires nothing
+                    continue
+                _note(table, value, decision, name, fired, taken)
+        out[table_id] = Coverage(folder or table_id, len(per_case), _frozen(fired), _frozen(taken))
     return out
 
 
-class _Recorder:
-    """A decision table that notes which rows fire for the case being folded, and otherwise is the table."""
-
-    def __init__(self, table: Any, fired: dict):
-        self._table = table
-        self._fired = fired
-        self.case = ""
-
-    def evaluate(self, value: Any, **kwargs: Any) -> Any:
-        decision = self._table.evaluate(value, **kwargs)
-        for f in decision.fired:
-            names = self._fired.setdefault(f.row.id, [])
-            if not names or names[-1] != self.case:
-                names.append(self.case)
-        return decision
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._table, name)
+def _note(table: Any, value: Any, decision: Any, case: str, fired: dict, taken: dict) -> None:
+    """Add `case` to the rows that fired on `value` and to those that held on it but lost to an
+    earlier row (each case once per row, however often the table is asked). The default holds
+    on everything, so it is only ever counted as fired."""
+    won = [f.row.id for f in decision.fired]
+    for row_id in won:
+        _add(fired, row_id, case)
+    for row in table.rows:
+        if row.id not in won and _holds(row, value):
+            _add(taken, row.id, case)
 
 
-def _fold_coverage(book: Rulebook, cases: Path) -> dict[str, Coverage]:
-    payloads = corpus.fold_cases(cases)
-    embedded = [ref for ref in corpus.decision_tables(book) if ref.run_by == corpus.FOLD]
-    if payloads is None or not embedded:
-        return {}
-    fired: dict = {ref.id: {} for ref in embedded}
-    recorders = {ref.id: _Recorder(ref.table, fired[ref.id]) for ref in embedded}
-    tables = dict(book.tables)
-    for owner in sorted({ref.owner for ref in embedded}):
-        swaps = {ref.key: recorders[ref.id] for ref in embedded if ref.owner == owner}
-        tables[owner] = dataclasses.replace(tables[owner], **swaps)
-    recording = dataclasses.replace(book, tables=MappingProxyType(tables), memo={})
-    for name, payload in payloads:
-        for r in recorders.values():
-            r.case = name
-        try:
-            fold(payload, recording)
-        except GroundrulesError:
-            continue
-    return {ref.id: Coverage(corpus.FOLD, len(payloads), {k: tuple(v) for k, v in fired[ref.id].items()})
-            for ref in embedded}
+def _holds(row: Any, value: Any) -> bool:
+    try:
+        return bool(row.when.test(value))
+    except Exception:  # noqa: BLE001 - a value a row cannot read holds nothing
+        return False
+
+
+def _add(named: dict, row_id: str, case: str) -> None:
+    names = named.setdefault(row_id, [])
+    if not names or names[-1] != case:
+        names.append(case)
+
+
+def _frozen(named: dict) -> dict:
+    return {k: tuple(v) for k, v in named.items()}
 
 
 def lock_coverage(book: Rulebook, cases: Path) -> Coverage | None:

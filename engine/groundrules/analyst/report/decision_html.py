@@ -75,7 +75,7 @@ def _grid_row(r: GridRow, grid: Grid, inputs: list, ranked: bool) -> str:
              + "".join(f'<div class="why-noted">{escape(w)}</div>' for w in r.noted) + "</td>"]
     if ranked:
         cells.append(f'<td class="rank">{r.rank if r.rank is not None else "–"}</td>')
-    cells.append(coverage_cell(r.fired, grid.coverage))
+    cells.append(coverage_cell(r.fired, grid.coverage, r.taken))
     cells.append(examples_cell(r.examples))
     for column in inputs:
         value = r.other if column == OTHER else r.inputs.get(column, "")

@@ -35,6 +35,7 @@ class GridRow:
     examples: Examples | None
     changed: tuple = ()       # why the row is highlighted against the base: what it decides changed
     noted: tuple = ()         # edits of the row that change nothing it decides (description, examples)
+    taken: tuple = ()         # case names the row held on but never fired on: a row before it won
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,10 @@ def build(ref: TableRef, book: Rulebook, coverage: Coverage | None, examples: di
         outputs.update({k: _shown(v) for k, v in raw.get("output", {}).items()})
         line = source.where(prefix + row.where)[0]
         fired = coverage.fired.get(row.id, ()) if coverage is not None else None
+        taken = tuple(c for c in coverage.taken.get(row.id, ()) if c not in set(fired or ())) if coverage else ()
         return GridRow(n, row.id, row.code, rank.get(row.code), line, raw.get("description", ""),
                        inputs, " and ".join(other), outputs, fired, examples.get(row.id if n else "default"),
-                       changes.get(row.id, ()), notes.get(row.id, ()))
+                       changes.get(row.id, ()), notes.get(row.id, ()), taken)
 
     rows = [grid_row(row, n, data["rows"][row.index]) for n, row in enumerate(table.rows, 1)]
     if table.default is not None:

@@ -42,14 +42,19 @@ def examples_cell(ex: Examples | None, tag: str = "td") -> str:
     return f'<{tag} class="ex ok">✓ {ex.passed}/{ex.total}</{tag}>'
 
 
-def coverage_cell(fired: tuple | None, coverage: Coverage | None) -> str:
+def coverage_cell(fired: tuple | None, coverage: Coverage | None, taken: tuple = ()) -> str:
+    """Cases the row fired on, and those it held on but a row before it won (lint counts both as held)."""
     if coverage is None or fired is None:
         return '<td class="cov none" data-fired="" data-cases="">no corpus</td>'
     share = len(fired) / coverage.cases if coverage.cases else 0.0
     cls = "cov" + ("" if fired else " zero")
     tip = "\n".join(fired) if fired else "no case fires this row"
-    return (f'<td class="{cls}" data-fired="{len(fired)}" data-cases="{coverage.cases}" title="{escape(tip)}">'
-            f'<span class="num">{len(fired)} / {coverage.cases}</span>'
+    if taken:
+        tip += f"\nheld, but a row before it won, on {len(taken)} case(s):\n" + "\n".join(taken)
+    held = f'<span class="taken">+{len(taken)} held, taken before</span>' if taken else ""
+    return (f'<td class="{cls}" data-fired="{len(fired)}" data-cases="{coverage.cases}" '
+            f'data-taken="{len(taken)}" title="{escape(tip)}">'
+            f'<span class="num">{len(fired)} / {coverage.cases}</span>{held}'
             f'<span class="bar"><i style="width:{share * 100:.0f}%"></i></span></td>')
 
 
