@@ -237,3 +237,32 @@ def test_a_transition_table_edits_and_every_kind_simulates(ws, project):
     fold_case = next(t for t in ws.inputs("rules/merge.yaml")["tables"] if t["table"] == "merge")["cases"][0]
     folded = ws.simulate("rules/merge.yaml", "merge", {"case": fold_case})
     assert folded["events"] and all("outcome" in e for e in folded["events"])
+
+
+@pytest.mark.extended          # real processes: a logged call, then the studio on its database
+def test_the_command_reads_a_logged_decision_as_a_reviewer_and_simulates_it(project, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    from cli_inproc import run_cli
+    (tmp_path / "key").write_bytes(bytes(range(32)))
+    case = sorted((project / "tests" / "cases" / "support_reason").glob("*.json"))[0]
+    log = ["--db", str(tmp_path / "ledger.db"), "--decision-key", str(tmp_path / "key"),
+           "--key-store", str(tmp_path / "keys"), "--project", "p1"]
+    assert run_cli("--rules", str(project), "explain", str(case), *log, "--log-decisions").returncode == 0
+    child = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "--rules", str(project), "studio",
+                              "--port", "0", *log, "--operator", "ana"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        address = child.stdout.readline().decode("utf-8").split()[1].rstrip("/")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        logged = _post(opener, address, "inputs", {"file": TABLE})["data"]["decisions"]
+        assert [d["tool"] for d in logged] == ["explain_support"]
+        out = _post(opener, address, "simulate", {"file": TABLE, "table": "support_reason", "decision": logged[0]["id"]})
+        value = json.loads(case.read_text(encoding="utf-8"))
+        assert [f["row"] for f in out["data"]["fired"]] == \
+            [f.row.id for f in load(project).tables["support_reason"].evaluate(value).fired]
+    finally:
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=30)
+        child.stdout.close()
+        child.stderr.close()

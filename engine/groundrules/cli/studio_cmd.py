@@ -34,8 +34,12 @@ def run(args: argparse.Namespace) -> int:
     decisions, service = None, None
     if args.db:
         from ..api import Service
+        from ..store import is_postgres
         book = rulebook_from(args)
-        service = Service(book, decisions=decision_log(args, book, Path(args.db)))
+        db = args.db if is_postgres(args.db) else Path(args.db)
+        if isinstance(db, Path) and not db.exists():
+            raise usage_error(f"{args.db}: no such database")
+        service = Service(book, decisions=decision_log(args, book, db))
         caller = caller_from(args, book)
         decisions = lambda arguments: service.call("read_decisions", arguments, caller)  # noqa: E731
     workspace = Workspace(root, Path(args.cases) if args.cases else None, decisions)
