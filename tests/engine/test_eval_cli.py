@@ -136,7 +136,7 @@ def test_lint_covers_every_table_the_report_covers(book):
     for table_id, seen in decision_coverage(book, cases).items():
         mine = covered[table_id]
         assert mine is not None and mine.cases == seen.cases, table_id
-        held = {row.id: n for row, n in mine.rows}
+        held = {row.id: n for row, n, *_ in mine.rows}      # (row, held on, fired on)
         assert all(held[row] > 0 for row in seen.fired if row != "default"), table_id
     kinds = {c.table: c for c in report.kind_coverage}
     assert set(kinds) == {t for t, k in book.kinds.items() if k in ("lock_patterns", "transition_table")}
