@@ -15,7 +15,7 @@ import pytest
 from groundrules.analyst.lint import lint
 from groundrules.analyst.studio import yamltext
 from groundrules.analyst.studio.server import LOOPBACK, make_server
-from groundrules.analyst.studio.workspace import Refused, Workspace
+from groundrules.analyst.studio.workspace import StudioRefusal, Workspace
 from groundrules.core.rulebook import load
 from project import copy_project
 
@@ -122,10 +122,10 @@ def test_rows_are_added_moved_and_deleted_as_whole_lines(ws, project):
                                   "schemas/knowledge-gateway.v1.schema.json", "rules/roles.yaml",
                                   "tests/cases/support_reason", None, ["rules/support_reason.yaml"]])
 def test_only_tables_under_rules_and_locks_are_editable(ws, project, file):
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(StudioRefusal) as refused:
         ws.open(file)
     assert str(project) not in refused.value.message
-    with pytest.raises(Refused):
+    with pytest.raises(StudioRefusal):
         ws.save(file)
 
 

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from importlib import resources
 from typing import Any
 
-from .workspace import Refused, Workspace
+from .workspace import StudioRefusal, Workspace
 from ...core import canonical, codes
 from ...core.errors import GroundrulesError
 
@@ -41,19 +41,19 @@ def actions(ws: Workspace) -> dict[str, Any]:
 
 def _path(value: Any) -> list:
     if not isinstance(value, list) or not all(isinstance(p, (str, int)) and not isinstance(p, bool) for p in value):
-        raise Refused("a path is a list of keys and indices")
+        raise StudioRefusal("a path is a list of keys and indices")
     return value
 
 
 def _text(value: Any) -> str:
     if not isinstance(value, str):
-        raise Refused("a cell's text is a string")
+        raise StudioRefusal("a cell's text is a string")
     return value
 
 
 def _int(value: Any) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise Refused("a row index is an integer")
+        raise StudioRefusal("a row index is an integer")
     return value
 
 
@@ -61,7 +61,7 @@ def _given(a: dict) -> dict:
     for key in ("case", "decision", "input"):
         if key in a:
             return {key: a[key]}
-    raise Refused("simulate takes an input, a case or a decision")
+    raise StudioRefusal("simulate takes an input, a case or a decision")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -93,7 +93,7 @@ class Handler(BaseHTTPRequestHandler):
         try:
             arguments = json.loads(self.rfile.read(length) or b"{}")
             if not isinstance(arguments, dict):
-                raise Refused("the request is one JSON object")
+                raise StudioRefusal("the request is one JSON object")
             data = table[name](arguments)
         except json.JSONDecodeError:
             self._answer(400, canonical.envelope(ok=False, error={"code": codes.INVALID_ARGUMENT,

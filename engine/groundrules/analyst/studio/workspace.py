@@ -38,7 +38,7 @@ CORPORA: dict[str, tuple[tuple[str, Callable], ...]] = {
 NOT_YAML = "not-yaml"
 
 
-class Refused(GroundrulesError):
+class StudioRefusal(GroundrulesError):
     """A request the editor will not carry out (a file it does not edit, an edit that cannot be
     made); its message names no path outside the project."""
 
@@ -76,7 +76,7 @@ class Workspace:
     def _file(self, file: Any) -> str:
         editable = {f["file"] for f in self.files()}
         if not isinstance(file, str) or file not in editable:
-            raise Refused("only the tables under the project's rules/ and locks/ are editable "
+            raise StudioRefusal("only the tables under the project's rules/ and locks/ are editable "
                           f"(decision, lock, transition and merge tables); not {str(file)[:80]!r}")
         return file
 
@@ -115,12 +115,12 @@ class Workspace:
             value = text
         try:
             if value is None and isinstance(where[-1], str):
-                parent = yamltext._get(yamltext.read(current), where[:-1])
+                parent = yamltext.get(yamltext.read(current), where[:-1])
                 new = yamltext.remove_key(current, where) if where[-1] in parent else current
             else:
                 new = yamltext.set_value(current, where, value)
         except (yamltext.EditError, KeyError, IndexError, TypeError) as exc:
-            raise Refused(f"cannot edit {'.'.join(map(str, path))}: {exc}") from None
+            raise StudioRefusal(f"cannot edit {'.'.join(map(str, path))}: {exc}") from None
         return self._edited(file, new)
 
     def rows(self, file: str, op: str, section: list, index: int, to: int | None = None) -> dict:
@@ -128,7 +128,7 @@ class Workspace:
         file = self._file(file)
         current, at = self.text(file), tuple(section)
         try:
-            holder = yamltext._get(yamltext.read(current), at)
+            holder = yamltext.get(yamltext.read(current), at)
             if op == "add":
                 new = yamltext.insert_item(current, at, index + 1, _blank(holder))
             elif op == "delete":
@@ -136,9 +136,9 @@ class Workspace:
             elif op == "move" and to is not None:
                 new = yamltext.move_item(current, at, index, to)
             else:
-                raise Refused(f"no row action {op!r}")
+                raise StudioRefusal(f"no row action {op!r}")
         except (yamltext.EditError, KeyError, IndexError, TypeError) as exc:
-            raise Refused(f"cannot {op} row {index} of {'.'.join(map(str, section))}: {exc}") from None
+            raise StudioRefusal(f"cannot {op} row {index} of {'.'.join(map(str, section))}: {exc}") from None
         return self._edited(file, new)
 
     def revert(self, file: str) -> dict:
@@ -170,14 +170,14 @@ class Workspace:
         try:
             book = self._book()
         except RulesError:
-            raise Refused("the edited tables do not load (lint marks where): the simulator runs once they do") from None
+            raise StudioRefusal("the edited tables do not load (lint marks where): the simulator runs once they do") from None
         kinds = dict(simulate.tables_in(book, file))
         if table not in kinds:
-            raise Refused(f"{table!r}: no table of {file} the simulator runs (it runs: {', '.join(kinds)})")
+            raise StudioRefusal(f"{table!r}: no table of {file} the simulator runs (it runs: {', '.join(kinds)})")
         if "case" in given:
             found = dict(simulate.cases(self.cases, book, table, kinds[table]))
             if given["case"] not in found:
-                raise Refused(f"no case {str(given['case'])[:80]!r} in {table}'s corpus")
+                raise StudioRefusal(f"no case {str(given['case'])[:80]!r} in {table}'s corpus")
             value = found[given["case"]]
         elif "decision" in given:
             value = self._logged(kinds[table], given["decision"])
@@ -208,14 +208,14 @@ class Workspace:
 
     def _logged(self, kind: str, decision_id: Any) -> Any:
         if self.decisions is None:
-            raise Refused("no decision log: start the studio with --db (and the decision key)")
+            raise StudioRefusal("no decision log: start the studio with --db (and the decision key)")
         envelope = self.decisions({"decision_id": str(decision_id)})
         if not envelope.get("ok"):
-            raise Refused((envelope.get("error") or {}).get("message", "the decision could not be read"))
+            raise StudioRefusal((envelope.get("error") or {}).get("message", "the decision could not be read"))
         found = (envelope["data"]["decisions"] or [None])[0]
         value = simulate.logged_input(kind, found or {})
         if value is None:
-            raise Refused(f"decision {str(decision_id)[:80]} is no call whose input this table reads")
+            raise StudioRefusal(f"decision {str(decision_id)[:80]} is no call whose input this table reads")
         return value
 
     # ---- checking ----------------------------------------------------------------------------

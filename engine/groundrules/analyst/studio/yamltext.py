@@ -94,7 +94,7 @@ def set_value(text: str, path: Path, value: Any) -> str:
             raise EditError(f"no {'.'.join(map(str, path))} in the table")
         out = _add_key(text, parent, path[-1], value)
         return _checked(out, intended)
-    old = _get(data, path)
+    old = get(data, path)
     try:            # plain scalars where they were plain, unless that reads back otherwise
         return _checked(_apply(text, _changes(text, target, old, value, quote=False)), intended)
     except EditError:
@@ -109,7 +109,7 @@ def remove_key(text: str, path: Path) -> str:
     if not isinstance(parent, MappingNode) or child(parent, path[-1]) is None:
         raise EditError(f"no key {'.'.join(map(str, path))} to remove")
     if parent.flow_style:
-        return _checked(_apply(text, [_whole(text, parent, _get(intended, path[:-1]))]), intended)
+        return _checked(_apply(text, [_whole(text, parent, get(intended, path[:-1]))]), intended)
     key = key_node(parent, path[-1])
     start, end = _line_span(text, key.start_mark.index, end_of(child(parent, path[-1])))
     return _checked(text[:start] + text[end:], intended)
@@ -190,7 +190,7 @@ def insert_item(text: str, path: Path, index: int, value: Any) -> str:
     root = compose(text)
     data = read(text)
     seq = node_at(root, path)
-    holder = _get(data, path)
+    holder = get(data, path)
     if isinstance(seq, SequenceNode):
         intended_list = list(holder)
         intended_list.insert(index, value)
@@ -225,14 +225,14 @@ def delete_item(text: str, path: Path, index: int) -> str:
     root = compose(text)
     data = read(text)
     node = node_at(root, path)
-    holder = _get(data, path)
+    holder = get(data, path)
     if isinstance(holder, list):
         intended = _with(data, path, holder[:index] + holder[index + 1:])
     else:
         keys = list(holder)
         intended = _with(data, path, {k: v for k, v in holder.items() if k != keys[index]})
     if getattr(node, "flow_style", False) or len(node.value) == 1:
-        return _checked(_apply(text, [_whole(text, node, _get(intended, path))]), intended)
+        return _checked(_apply(text, [_whole(text, node, get(intended, path))]), intended)
     start, end = _blocks(text, node)[index]
     return _checked(text[:start] + text[end:], intended)
 
@@ -242,14 +242,14 @@ def move_item(text: str, path: Path, index: int, to: int) -> str:
     root = compose(text)
     data = read(text)
     node = node_at(root, path)
-    holder = _get(data, path)
+    holder = get(data, path)
     items = list(holder) if isinstance(holder, list) else list(holder.items())
     if not (0 <= index < len(items) and 0 <= to < len(items)):
         raise EditError(f"no row {index} or no place {to} in a collection of {len(items)}")
     items.insert(to, items.pop(index))
     intended = _with(data, path, items if isinstance(holder, list) else dict(items))
     if getattr(node, "flow_style", False):
-        return _checked(_apply(text, [_whole(text, node, _get(intended, path))]), intended)
+        return _checked(_apply(text, [_whole(text, node, get(intended, path))]), intended)
     blocks = _blocks(text, node)
     pieces = [text[a:b] for a, b in blocks]
     gaps = [text[blocks[i][1]:blocks[i + 1][0]] for i in range(len(blocks) - 1)]
@@ -360,7 +360,8 @@ def _checked(out: str, intended: Any) -> str:
     return out
 
 
-def _get(data: Any, path: Path) -> Any:
+def get(data: Any, path: Path) -> Any:
+    """The value at `path` in `data`."""
     for part in path:
         data = data[part]
     return data
@@ -383,5 +384,5 @@ def _with(data: Any, path: Path, value: Any) -> Any:
 
 
 def _without(data: Any, path: Path) -> Any:
-    parent = _get(data, path[:-1])
+    parent = get(data, path[:-1])
     return _with(data, path[:-1], {k: v for k, v in parent.items() if k != path[-1]})
