@@ -37,7 +37,10 @@ def chromium_or_skip() -> str:
 
 
 class Browser:
-    def __init__(self, binary: str, timeout: float = 30.0):
+    # How long one DevTools call may take before the browser counts as hung: a guard, not a timing.
+    # Laying out the whole report took over 30 s once in CI, inside the gate's nested suite running
+    # beside the extended pass (five processes on two cores).
+    def __init__(self, binary: str, timeout: float = 180.0):
         self.timeout = timeout
         self.profile = tempfile.TemporaryDirectory(prefix="gr-chromium-")
         to_child_r, self._w = os.pipe()

@@ -21,10 +21,10 @@ from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .core.errors import GroundrulesError, StorageFailure, as_error, did_you_mean, echo, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
-from .provenance.trust import EMPTY as EMPTY_TRUST, TrustStore
 
 if TYPE_CHECKING:
     from .results import Envelope
+    from .provenance.trust import TrustStore
 
 _faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
@@ -212,7 +212,7 @@ class Service:
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
         # the operator's trust store (signers whose signature makes a relayed record count); none by default
-        self.trust: TrustStore = trust or EMPTY_TRUST
+        self._trust = trust
         # the decision log (groundrules.decisions.DecisionLog), opt-in: handed every answered call;
         # a redaction of evidence also erases the log's copies of it
         self.decisions = decisions
@@ -225,6 +225,15 @@ class Service:
         table = limits.of(self.book)
         self.pattern_budget_ms = table.pattern_budget_ms if table else bounded_patterns.DEFAULT_BUDGET_MS
 
+    @property
+    def trust(self) -> TrustStore:
+        """The trust store, the empty one when none was given (imported when first asked: a command
+        that appends nothing, `explain` or `lock`, pays for no provenance part)."""
+        if self._trust is None:
+            from .provenance.trust import EMPTY
+            self._trust = EMPTY
+        return self._trust
+
     def with_rulebook(self, rulebook: Rulebook) -> "Service":
         """The same ledgers and decision log (their stores shared) deciding by `rulebook`: what a
         live rule reload swaps in; calls already running keep the service they started on (and
@@ -232,7 +241,7 @@ class Service:
         ledgers or the log cannot run on, as opening them would."""
         return Service(rulebook, findings=self.findings and self.findings.with_rulebook(rulebook),
                        evidence=self.evidence and self.evidence.with_rulebook(rulebook),
-                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self.trust)
+                       decisions=self.decisions and self.decisions.with_rulebook(rulebook), trust=self._trust)
 
     def with_trust(self, trust: TrustStore) -> "Service":
         """The same service judging signatures by `trust` (a trust store reload)."""

@@ -70,6 +70,8 @@ def bases(example: Callable[[str, str], Any]) -> dict[str, dict]:
         "redact_evidence": {"record_id": "M-1", "reason": "用户要求删除"},
         "fold_ledger": {"now": "2030-01-02T00:00:00Z", "interpretations": [DECLINE], "subject": "demand_1"},
         "append_interpretation": {"interpretation": DECLINE},
+        "draft_interpretation": {"message_id": "M-1"},
+        "draft_candidate": {"request": example("verify", "end_time_only")["request"], "instance": "meeting_time"},
     }
 
 

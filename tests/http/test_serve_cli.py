@@ -73,7 +73,7 @@ def test_sighup_rereads_the_tokens_file_and_a_bad_file_keeps_the_grants(served):
     assert "approve_rule" in tool_names(url, "tok-b")            # the grants in force before the bad file
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert f"{tokens}:2:5: missing key" in err and "previous grants stay in force" in err
+    assert f"{tokens}:2:5: missing key" in err and "the previous ones stay in force" in err
 
 
 def test_a_bad_tokens_file_stops_the_start_with_one_line(tmp_path, capsys):

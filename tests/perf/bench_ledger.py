@@ -54,6 +54,12 @@ class Ledger:
 TABLES = [ROOT / "rules" / n for n in ("finding_states.yaml", "findings_vocabulary.yaml", "applicability.yaml",
                                        "findings_material_change.yaml", "findings_warnings.yaml", "independent_support.yaml",
                                        "support_reason.yaml", "roles.yaml", "rule_targets.yaml", "finding_provenance.yaml")]
+# The raw-INSERT floor writes what log_finding writes: links and events name their writer.
+WRITER = '{"auth":{"method":"token"},"principal":"bench","role":"runner"}'
+LINK_SQL = ("INSERT INTO finding_evidence (finding_seq, evidence_seq, relation, method, rationale, created_at, "
+            "writer_json, finding_version, source_check) VALUES (?, ?, ?, ?, '', 't', ?, 1, 'unchecked')")
+EVENT_SQL = ("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at, writer_json) "
+             "VALUES (?, ?, 'created', 'log_finding', 1, 't', ?)")
 SUBJECTS = ["温度漂移", "批大小", "采样温度", "显存碎片", "KV 缓存", "量化误差", "调度延迟", "off-by-one", "随机种子", "内核融合"]
 VERBS = ["导致", "不影响", "放大了", "掩盖了", "部分解释了"]
 OBJECTS = ["logits 误差", "吞吐下降", "首 token 延迟", "结果不一致", "内存泄漏"]
@@ -108,10 +114,8 @@ def bench_writes(book, folder: Path, n: int) -> None:
                                   "created_at) VALUES (?, 'bench', ?, ?, ?, ?, 't')",
                                   (f"E-{i}-{j}", e["source_kind"], e["source_ref"], content_hash(e["excerpt"]),
                                    e["excerpt"])).lastrowid
-                conn.execute("INSERT INTO finding_evidence VALUES (?, ?, ?, ?, '', 't')", (seq, ev, e["relation"],
-                                                                                         e["method"]))
-            conn.execute("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at) "
-                         "VALUES (?, ?, 'created', 'log_finding', 1, 't')", (f"EV-{i}", seq))
+                conn.execute(LINK_SQL, (seq, ev, e["relation"], e["method"], WRITER))
+            conn.execute(EVENT_SQL, (f"EV-{i}", seq, WRITER))
     raw_rate = n / (time.perf_counter() - start)
     store.close()
     print(f"log_finding (2 evidence links each), {n} calls, one commit per call:")

@@ -65,6 +65,7 @@ def _writer(kind: str, db: str, project: str, n: int, seed: int, shared: bool, r
 
 def _raw(db: str, project: str, tag: str):
     """The raw-INSERT floor on `db`'s backend: the same rows, one transaction per finding."""
+    from bench_ledger import EVENT_SQL, LINK_SQL, WRITER
     from groundrules.findings.evidence_items import content_hash
     from groundrules.store import open_finding_store
     from groundrules.store.cjk_search import grams
@@ -98,9 +99,8 @@ def _raw(db: str, project: str, tag: str):
                        (f"E-{tag}-{i}-{j}", project, e["source_kind"], e["source_ref"], content_hash(e["excerpt"]),
                         e["excerpt"]))
                 ev = ev.fetchone()["seq"] if pg else ev.lastrowid
-                send("INSERT INTO finding_evidence VALUES (?, ?, ?, ?, '', 't')", (seq, ev, e["relation"], e["method"]))
-            send("INSERT INTO finding_events (id, finding_seq, kind, tool, version, at) "
-                 "VALUES (?, ?, 'created', 'log_finding', 1, 't')", (f"EV-{tag}-{i}", seq))
+                send(LINK_SQL, (seq, ev, e["relation"], e["method"], WRITER))
+            send(EVENT_SQL, (f"EV-{tag}-{i}", seq, WRITER))
         store.run_write(body, appends_only=True)
     return run, store
 
