@@ -129,7 +129,7 @@ def test_every_command_and_option_is_in_the_command_reference():
     ("drop a section", ["groundrules findings show: no section headed `groundrules findings show`"]),
     ("drop an option", ["groundrules findings list: --history"]),
     ("drop a shared option", [f"groundrules {c}: --step-clock" for c in (
-        "explain", "lock", "fold", "verify", "call", "serve", "findings list", "findings show",
+        "explain", "lock", "fold", "verify", "call", "studio", "serve", "findings list", "findings show",
         "findings approve-rule", "findings reject-rule", "evidence append", "evidence get", "evidence redact",
         "evidence interpret", "evidence fold", "decisions list", "decisions show", "decisions purge",
         "decisions export", "decisions rekey")]),

@@ -9,7 +9,6 @@ browser fails this test; elsewhere it is skipped with the reason."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from groundrules import load_rulebook
 from groundrules.analyst import report
-from cdp import Browser, chromium
+from cdp import Browser, chromium_or_skip
 from png import ink
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,12 +40,7 @@ DIAGRAMS_JS = """Array.from(document.querySelectorAll('svg.machine')).map(svg =>
 
 @pytest.fixture(scope="module")
 def browser():
-    binary = chromium()
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this test")
-    with Browser(binary) as b:
+    with Browser(chromium_or_skip()) as b:
         yield b
 
 
@@ -224,11 +218,7 @@ def test_an_anchor_opens_its_section_at_the_top(browser, rulebook, tmp_path):
 def test_a_headless_screenshot_of_an_anchor_is_not_blank(rulebook, tmp_path):
     """`chromium --headless --screenshot index.html#anchor`: a page scrolled to its anchor was
     captured blank; the section is now painted without scrolling."""
-    binary = chromium()
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this test")
+    binary = chromium_or_skip()
     out = report.write(tmp_path / "report", report.render(rulebook, CASES))
     shot = tmp_path / "anchor.png"
     subprocess.run([binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -1,14 +1,14 @@
 """Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
 measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
-and heldout2.yaml, written by hand after the tables and never tuned on) and on every sentence the
-issue names.
+and heldout2.yaml, written by hand after the tables, each run once and then tuned on; heldout3.yaml,
+written after that and never tuned on) and on every sentence the issue names.
 Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
 
 import pytest
 
-from request_corpus import candidate_of, request_of, requests, score, totals
+from request_corpus import SPLITS, candidate_of, request_of, requests, score, totals
 from groundrules.verification import verify
 
 EMPTY = {"type": "object", "properties": {}}
@@ -20,13 +20,13 @@ def rate(pair) -> float:
 
 
 def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
-    train, heldout, heldout2 = requests("train"), requests("heldout"), requests("heldout2")
-    assert len(train) >= 300
-    for split in (train, heldout, heldout2):
+    splits = [requests(name) for name in SPLITS]
+    assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60
+    for split in splits:
         assert {r["family"] for r in split} == FAMILIES
         assert all(r["good"] and r["bad"] for r in split)
-    inputs = [{(r["input"], str(r.get("context"))) for r in split} for split in (train, heldout, heldout2)]
-    assert not inputs[0] & inputs[1] and not inputs[0] & inputs[2] and not inputs[1] & inputs[2]
+    inputs = [{(r["input"], str(r.get("context"))) for r in split} for split in splits]
+    assert all(not a & b for i, a in enumerate(inputs) for b in inputs[i + 1:])
 
 
 def test_train_split_bad_candidates_refused_and_good_ones_accepted(vbook):
@@ -40,26 +40,43 @@ def test_heldout_split_good_candidates_accepted(vbook):
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
-@pytest.mark.xfail(strict=True, reason="first held-out split, run once at ed5ec30: 91 of 98 bad candidates "
-                   "refused (0.929 < 0.97); the refund and account families added after it lift it to 94/98, "
-                   "but it is no longer a clean estimate (see heldout2)")
+# heldout.yaml was run once at ed5ec30 (91/98 bad refused, 0.929) and heldout2.yaml once at 1cfcf9a
+# (52/56 good accepted, 0.929; 76/89 bad refused, 0.854). Their misses were then fixed by general
+# mechanisms (light verbs, a cue alone in its clause, reported negations, prefixed English forms,
+# the action families counted as actions, background clauses; issue 31, item 1), so both meet the
+# targets but are no longer clean estimates: heldout3.yaml is.
 def test_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
-# The second held-out split, run once at 1cfcf9a and never tuned on: 52 of 56 good candidates
-# accepted (0.929) and 76 of 89 bad ones refused (0.854), both short of the targets. Strict xfails:
-# when a general table change meets a target, the test says so and the mark goes.
-@pytest.mark.xfail(strict=True, reason="heldout2 at 1cfcf9a: 52/56 good accepted (0.929 < 0.98)")
 def test_second_heldout_split_good_candidates_accepted(vbook):
     by_family, misses = score("heldout2", vbook)
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
-@pytest.mark.xfail(strict=True, reason="heldout2 at 1cfcf9a: 76/89 bad refused (0.854 < 0.97)")
 def test_second_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout2", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+# The third held-out split, committed at 4cdf922 before its first run and run once there, never tuned
+# on: 61 of 65 good candidates accepted (0.938) and 71 of 104 bad ones refused (0.683). By family,
+# bad refused: withdrawal 12/26, prohibition 16/26, multi_action 12/18, withdrawal_context 18/21,
+# lookalike 13/13. The misses are mostly words no table holds (缓一下, 推进, hold, 挪一挪, 退差价,
+# 扩容, scratch, 回电话, 续费, under no circumstances, 下单, 催还, 备份, 升级, 补发, 订, 审核, close,
+# reopen, assign), then constructions no mechanism reads (联系物业的事我自己来: the user keeps it; the
+# 通知 of 通知草稿 taken as asking again for the notice a context turn withdrew). The reading is
+# lexical, and this is how far it carries on new wordings.
+@pytest.mark.xfail(strict=True, reason="heldout3 at 4cdf922: 61/65 good accepted (0.938 < 0.98)")
+def test_third_heldout_split_good_candidates_accepted(vbook):
+    by_family, misses = score("heldout3", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, misses
+
+
+@pytest.mark.xfail(strict=True, reason="heldout3 at 4cdf922: 71/104 bad refused (0.683 < 0.97)")
+def test_third_heldout_split_bad_candidates_refused(vbook):
+    by_family, misses = score("heldout3", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
@@ -110,3 +127,23 @@ def test_seed002_a_withdrawal_in_an_earlier_user_turn_holds_until_a_later_one_as
     assert verify(request_of(asked_again), EMPTY, candidate_of(asked_again, carry_on), vbook)["ok"] is True
     assert verify(request_of(withdrawn), EMPTY,
                   candidate_of(withdrawn, {"intents": [["query", "日志"]], "prohibitions": ["暂不修复"]}), vbook)["ok"] is True
+
+
+# action counting reads the action families' words where they are verbs (issue 31, item 1): each
+# (input, intents of a candidate with one intent per action asked for); one fewer is refused
+COUNTED = [
+    ("下载本月的对账单，然后提醒财务核对", [["download", "本月的对账单"], ["remind", "财务"]]),
+    ("export the invoices, then email them to finance", [["export", "invoices"], ["email", "finance"]]),
+    ("客户退货以后，帮我统计一下退货率", [["count", "退货率"]]),            # the customer's return sets the scene
+    ("查询已发布的公告", [["query", "已发布的公告"]]),                      # 已发布 is done, not asked
+    ("要不要先重启网关？先看一下监控", [["view", "监控"]]),                  # asked about, not asked for
+]
+
+
+@pytest.mark.parametrize("text, intents", COUNTED, ids=[c[0] for c in COUNTED])
+def test_actions_are_counted_from_the_families_where_they_are_verbs(vbook, text, intents):
+    item = {"input": text}
+    assert verify(request_of(item), EMPTY, candidate_of(item, {"intents": intents}), vbook)["ok"] is True
+    if len(intents) > 1:
+        report = verify(request_of(item), EMPTY, candidate_of(item, {"intents": intents[:1]}), vbook)
+        assert [i["code"] for i in report["error"]["issues"]] == ["INTENT_ACTIONS_MERGED"]

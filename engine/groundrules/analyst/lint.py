@@ -9,6 +9,7 @@ ledger checked while running `tests/cases/findings/`, a lock table over the conv
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,12 @@ class LintReport:
 
 
 def lint(root: Path | str | None = None, files: list[Path] | None = None,
-         cases: Path | None = None) -> LintReport:
+         cases: Path | None = None, overrides: Mapping[str, bytes] | None = None) -> LintReport:
+    """Every problem of the tables (with `overrides`, display path -> bytes, standing in for the
+    files they name: an editor's unsaved copy); with `cases`, the coverage over the corpora."""
     report = LintReport()
     try:
-        book = load(root, files, cache=False)      # lint checks every table afresh
+        book = load(root, files, cache=False, overrides=overrides)      # lint checks every table afresh
     except RulesError as exc:
         report.problems = sorted(set(exc.problems) | set(_schema_problems(root)))
         return report

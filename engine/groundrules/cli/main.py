@@ -38,6 +38,11 @@ def _report() -> ModuleType:
     return report_cmd
 
 
+def _studio() -> ModuleType:
+    from . import studio_cmd
+    return studio_cmd
+
+
 def _findings() -> ModuleType:
     from . import findings_cmd
     return findings_cmd
@@ -75,7 +80,7 @@ PARTS: dict[str, Callable[[], ModuleType]] = {
     "lint": _rules, "test": _rules, "case": _rules, "eval": _rules,
     "diff": _diff,
     "batch": _batch,
-    "report": _report,
+    "report": _report, "studio": _studio,
     "serve": _findings, "findings": _findings, "tokens": _tokens, "sign": _sign,
     "evidence": _evidence,
     "decisions": _decisions, "replay": _decisions,

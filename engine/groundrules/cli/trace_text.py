@@ -3,20 +3,11 @@ each at its file:line:col, with what was read (`groundrules eval`, `groundrules 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
 from ..core.examples import failed_test
-from ..core.tables import location
-from ..core.yamlsrc import Source, undotted
-
-Where = Callable[[tuple], str]
-
-
-def where_of(source: Source, prefix: tuple = ()) -> Where:
-    def at(path: tuple) -> str:
-        line, col, _ = location(source, prefix + tuple(path))
-        return f"{source.file}:{line}:{col}"
-    return at
+from ..core.yamlsrc import undotted
+from ..analyst.trace import Where, located, located_lock_trace, where_of  # noqa: F401 - the located traces, shared with the studio
 
 
 def brief(value: Any, limit: int = 120) -> str:
@@ -26,20 +17,6 @@ def brief(value: Any, limit: int = 120) -> str:
 
 def quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
-
-
-def located(value: Any, at: Where) -> Any:
-    """The trace as JSON for --json: every key path `where` becomes `at`, a file:line:col."""
-    if isinstance(value, dict):
-        return {("at" if k == "where" else k): (at(v) if k == "where" else located(v, at)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [located(v, at) for v in value]
-    return value
-
-
-def located_lock_trace(trace: dict, sources: dict) -> dict:
-    """A lock trace for --json: each table's key paths as file:line:col of that table."""
-    return dict(trace, tables=[located(t, where_of(sources[t["table"]])) for t in trace["tables"]])
 
 
 def _node(data: Any, path: tuple) -> Any:

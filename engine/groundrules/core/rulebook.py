@@ -67,15 +67,17 @@ class Rulebook(Memoized):
         return out
 
 
-def load(root: Path | str | None = None, files: list[Path] | None = None, *, cache: bool = True) -> Rulebook:
+def load(root: Path | str | None = None, files: list[Path] | None = None, *, cache: bool = True,
+         overrides: Mapping[str, bytes] | None = None) -> Rulebook:
     """Load every table under root/rules and root/locks (or just `files`); raise RulesError listing
     every problem. A whole root whose exact bytes loaded clean before (and `cache`) comes back
-    from the cached verdict, its tables compiled on first use."""
+    from the cached verdict, its tables compiled on first use. `overrides` (display path -> bytes)
+    stands in for the files it names (read_files)."""
     base = Path(root) if root is not None else data_root()
     if not (base / "schemas").is_dir():
         raise RulesError([Problem(str(base), 1, 1, "no-schemas", "folder has no schemas/ directory",
                                   hint="point the loader at a folder holding rules/, locks/ and schemas/")])
-    found = read_files(base, TABLE_DIRS, files)
+    found = read_files(base, TABLE_DIRS, files, overrides)
     content_key = rulecache.key(found) if cache and files is None else None
     verdict = rulecache.find(content_key) if content_key else None
     if verdict is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -132,9 +133,11 @@ def _read(path: Path) -> bytes | str:
         return type(exc).__name__
 
 
-def read_files(base: Path, dirs: tuple[str, ...], files: list[Path] | None = None) -> FileSet:
+def read_files(base: Path, dirs: tuple[str, ...], files: list[Path] | None = None,
+               overrides: Mapping[str, bytes] | None = None) -> FileSet:
     """Every table under base/<dirs> (or just `files`, a list of files and folders) and every
-    schema under base/schemas, as bytes."""
+    schema under base/schemas, as bytes; a table whose display path `overrides` names is read from
+    there instead of the disk (an editor's unsaved copy, checked as if saved)."""
     if files is None:
         paths = [(p, p.relative_to(base).as_posix()) for p in table_files(base, dirs)]
     else:
@@ -145,7 +148,9 @@ def read_files(base: Path, dirs: tuple[str, ...], files: list[Path] | None = Non
     schema_base = base / "schemas"
     schemas = tuple((p.relative_to(schema_base).as_posix(), _read(p))
                     for p in sorted(schema_base.rglob(SCHEMA_GLOB)))
-    return FileSet(tuple((display, _read(p)) for p, display in paths), schemas)
+    edited = overrides or {}
+    return FileSet(tuple((display, edited[display] if display in edited else _read(p)) for p, display in paths),
+                   schemas)
 
 
 @dataclass

@@ -50,9 +50,11 @@ class ActionWords:
                                       lambda text, f=f: [text[s:e] for s, e, _ in f.words.find(text)])
 
 
-def forms(word: str, english: dict) -> list[str]:
-    """A Latin word and its inflections, as the table's `english` rules make them (over-generating
-    a non-word such as 'fixs' is harmless: nobody types it)."""
+def forms(word: str, english: dict, excepted: frozenset = frozenset()) -> list[str]:
+    """A Latin word and its inflections, as the table's `english` rules make them, each also after
+    every prefix (deploy -> redeploy, redeployed); a form the family lists under `except` is none
+    (booking names a thing; re + add is not read). Over-generating a non-word such as 'fixs' is
+    harmless: nobody types it."""
     if not is_latin(word) or " " in word:
         return [word]
     out = [word] + [word + s for s in english.get("suffixes", ())]
@@ -61,7 +63,8 @@ def forms(word: str, english: dict) -> list[str]:
         out += [word[:-1] + s for s in english.get("drop_final_e", ())]
     if word.endswith("y"):
         out += [word[:-1] + "i" + s for s in english.get("final_y_to_i", ())]
-    return out
+    out += [p + f for p in english.get("prefixes", ()) for f in out]
+    return [f for f in out if f.lower() not in excepted]
 
 
 def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
@@ -72,8 +75,9 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     for i, raw in enumerate(data["families"]):
         where = ("actions", "families", i)
         words = []
+        excepted = frozenset(w.lower() for w in raw.get("except", ()) if is_latin(w))
         for j, word in enumerate(raw["words"]):
-            for form in forms(word, english):
+            for form in forms(word, english, excepted):
                 key = form.lower() if is_latin(form) else form
                 if family_of.get(key, raw["id"]) != raw["id"]:
                     ctx.fault("duplicate-word", f"'{form}' is already a word of family '{family_of[key]}'",
@@ -83,8 +87,9 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
         every += words
         if raw.get("also_cues"):
             dual += words
-        excepts += raw.get("except", ())
-        families.append(Family(raw["id"], lexicon(words, raw.get("except", ()), parts=True),
+        cjk_excepts = [w for w in raw.get("except", ()) if not is_latin(w)]
+        excepts += cjk_excepts
+        families.append(Family(raw["id"], lexicon(words, cjk_excepts, parts=True),
                                tuple(raw["examples"]), where))
     return ActionWords(lexicon(every, excepts, parts=True), tuple(families), family_of, tuple(every),
                        tuple(excepts), frozenset(dual))

@@ -19,11 +19,100 @@ CHECKS = {"target_joiner": ("target_joined", ("joiner",)), "action_count": ("act
 
 
 @dataclass(frozen=True)
+class ActionWordCount:
+    """action_count's `action_words`: the action families' words of two characters or more count
+    as actions too (so that the count and the negations read one vocabulary), where they are verbs:
+    CJK words not naming a thing (上传记录, 已取消的订单); Latin words where a command starts."""
+
+    not_followed_by: dict      # length -> frozenset of words: a lookup per length, not a scan per word
+    not_preceded_by: dict
+    latin_after: frozenset
+    generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
+
+    def find(self, text: str, words: list, boundaries: tuple, seen: set, skip) -> list[tuple[int, int, str]]:
+        """Of `words` (start, end, word as typed: the action words of two characters or more, and
+        Latin ones), those asked for, each word once (`seen`: the words counted already), none
+        that `skip(start, end)` leaves out."""
+        out = []
+        for s, e, word in words:
+            if word.lower() in seen or skip(s, e):
+                continue
+            if word.isascii():
+                before = text[:s].rstrip()
+                last = before.rsplit(None, 1)[-1].lower() if before else ""
+                if before and before[-1] not in boundaries and last not in self.latin_after:
+                    continue
+            elif word in self.generic or not self.verb(text, s, e):
+                continue
+            out.append((s, e, word))
+            seen.add(word.lower())
+        return out
+
+    def verb(self, text: str, s: int, e: int) -> bool:
+        """Whether the CJK action word at s:e is a verb asked for, not a thing named (上传记录),
+        done (分析完了, 已取消) or after it (上线后)."""
+        return not (any(text[e:e + n] in words for n, words in self.not_followed_by.items())
+                    or any(s >= n and text[s - n:s] in words for n, words in self.not_preceded_by.items()))
+
+
+def _by_length(words) -> dict:
+    out: dict = {}
+    for w in words:
+        out.setdefault(len(w), set()).add(w)
+    return {n: frozenset(ws) for n, ws in sorted(out.items())}
+
+
+@dataclass(frozen=True)
+class Background:
+    """action_count's `background`: a clause ending with a time subordinator (学员取消报名以后) is
+    the setting of the request; its verbs count only where nothing but a word of `subject_free`
+    stands before them (修复登录以后，再部署 asks for both). A verb after a word of `questions` (要不要先
+    重启) is asked about, not asked for."""
+
+    clause_ends: tuple
+    subject_free: tuple
+    questions: tuple = ()
+
+    def holds(self, text: str, start: int, boundaries: tuple) -> bool:
+        """Whether the action at `start` lies in a background clause, after its subject, or after a
+        word that asks whether to act."""
+        a = max((text.rfind(b, 0, start) + len(b) for b in boundaries if text.rfind(b, 0, start) >= 0), default=0)
+        if any(w in text[a:start] for w in self.questions):
+            return True
+        ends = [i for i in (text.find(b, start) for b in boundaries) if i >= 0]
+        clause = text[a:min(ends, default=len(text))].rstrip()
+        if not any(clause.endswith(w) for w in self.clause_ends):
+            return False
+        lead = text[a:start].strip()
+        return bool(lead) and lead not in self.subject_free
+
+
+@dataclass(frozen=True)
 class Heuristic:
     check: str
     pattern: Pattern
     exclude_kinds: tuple
     inside_targets: bool = False   # action_count: a match inside an object a target quotes (报表统计) is not counted
+    boundaries: tuple = ()         # action_count: what ends a clause
+    action_words: ActionWordCount | None = None
+    background: Background | None = None
+
+    def actions(self, text: str, words: list, skip) -> list[tuple[int, int, str]]:
+        """action_count: the actions the input asks for, by position: the pattern's matches, then
+        the action words no match overlaps (neither where they name a thing), none `skip(start, end)`
+        leaves out (a negation, an object a target names), each word once (退款
+        said forty times in a chat is one topic, not forty requests), leaving out those in
+        background clauses."""
+        found = [(s, e, m.group(0)) for s, e, m in self.pattern.spans(text) if not skip(s, e)]
+        if self.action_words is not None:
+            counted = self.action_words
+            found = [f for f in found if f[2].isascii() or counted.verb(text, f[0], f[1])]
+            seen = {f[2].lower() for f in found}
+            found += [w for w in counted.find(text, words, self.boundaries, seen, skip)
+                      if not any(s < w[1] and w[0] < e for s, e, _ in found)]
+        if self.background is not None:
+            found = [f for f in found if not self.background.holds(text, f[0], self.boundaries)]
+        return sorted(found)
 
 
 @dataclass(frozen=True)
@@ -47,8 +136,17 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
     for i, raw in enumerate(data["heuristics"]):
         pattern = compile_pattern(raw, ("heuristics", i), ctx, groups=CHECKS[raw["check"]][1])
         if pattern is not None:
+            words, background = raw.get("action_words"), raw.get("background")
             out.append(Heuristic(raw["check"], pattern, tuple(raw.get("exclude_kinds", ())),
-                                 raw.get("skip_inside_targets", False)))
+                                 raw.get("skip_inside_targets", False), tuple(raw.get("clause_boundaries", ())),
+                                 ActionWordCount(_by_length(words.get("not_followed_by", ())),
+                                                 _by_length(words.get("not_preceded_by", ())),
+                                                 frozenset(w.lower() for w in words.get("latin_after", ())),
+                                                 frozenset(words.get("generic", ())))
+                                 if words else None,
+                                 Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
+                                            tuple(background.get("questions", ())))
+                                 if background else None))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

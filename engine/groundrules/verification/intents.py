@@ -37,7 +37,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
             out.append(Observation("intent_id_duplicate", encode("intent", "intents", i, "id"), {"id": item["id"]}))
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
-    negations = phrases.negated(text)
+    negations, words = phrases.read(text)
     mentions = phrases.negations.mentions(text, negations) if negations else {}
     earlier = _earlier(turns, text, phrases)
     out += _dropped(negations, mentions, intent, phrases, INPUT)
@@ -49,7 +49,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    out += _merged_actions(text, intents, matches, negations, heuristics)
+    out += _merged_actions(text, intents, matches, negations, heuristics, words)
     continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
     for source, negs, said in earlier:
         done = {o.path for o in continued}
@@ -138,13 +138,17 @@ def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observa
 
 
 def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
-                    heuristics: IntentHeuristics) -> list[Observation]:
+                    heuristics: IntentHeuristics, words: list) -> list[Observation]:
+    """More actions asked for than intents: `words` are the action words the input holds (two
+    characters or more, and Latin), found with its negations."""
     out = []
     for h in heuristics.of_check("action_count"):
         excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
         targets = _targets(intents) if h.inside_targets else ()
-        actions = [m.group(0) for start, end, m in h.pattern.spans(text) if not excluded.overlaps(start, end)
-                   and not (start > 0 and _in_object(text[start - 1:end], targets))]
+
+        def skip(start: int, end: int, excluded=excluded, targets=targets) -> bool:
+            return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets))
+        actions = [word for _, _, word in h.actions(text, words, skip)]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))

@@ -5,7 +5,11 @@
 From a cue the scope runs over free text (no boundary, blocker or action word starts in it; at
 most `reach` characters; or only fillers; or a modifier ending in 的) to the first event: an action
 word (then any joined to it by coordinators) is negated; a blocker or another cue negates nothing
-(不要急, 不要取消修改). A match that negates nothing, or is voided (a condition, a question), still
+(不要急, 不要取消修改). A cue whose scope holds no action but starts with a light verb (退款先别做,
+通知先不发了) negates the action standing before it in its clause, the topic the light verb stands
+for. A cue of direction `before` alone in its clause (nothing after it but particles: …，撤回吧)
+negates the last action of the clause before. A reported negation (之前说别动…) is read as a
+withdrawal: the later statement wins. A match that negates nothing, or is voided (a condition, a question), still
 consumes its text, so a cue inside it is not read on its own. Of overlapping matches the earlier,
 then the longer, then the one with the longer cue is kept.
 """
@@ -18,7 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 from ..core.examples import ExampleResult
 from .actions import ActionWords
 from .patterns import check_examples, duplicate_ids
-from .words import Lexicon, first_fit, lexicon
+from .words import Lexicon, first_fit, is_latin, lexicon
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -70,6 +74,7 @@ class _Text:
     bound_starts: list
     bound_ends: list
     voids: list                # (start, end) of voiders
+    reports: list              # (start, end) of reported-speech markers
     others: list               # (start, end) of narrowers
     coords: dict               # start -> end of coordinators
     dual: frozenset = frozenset()       # starts of action words that may be cues too (取消)
@@ -81,19 +86,31 @@ class Negations:
     actions: ActionWords
     cues: tuple                # Cue, in table order
     words: Lexicon             # tags: act, block (blockers and every cue word), bound, coord, void, narrow, cue<i>
-    cue_words: Lexicon         # every cue word, alone: where to look at all
+    cue_words: Lexicon         # tag cue: every cue word, where to look at all; tag act: the action words a count
+                               # reads (two characters or more, and Latin), found in the same pass
     clause_reach: int          # a cue's clause is read at most this far on either side
     no_longer: tuple
     a_not_a: bool
     phrase_reach: int
     kinds: dict                # kind -> {required_unless, intent_allowed_if}
+    light_verbs: tuple = ()    # 做, 弄, 发 …: stand for the action before the cue (退款先别做)
+    light_reach: int = 0
+    particles: tuple = ()      # 吧, 了 …: all a cue of direction before may have after it in a clause of its own
 
     def scan(self, text: str) -> list[Negation]:
-        """Every negation in `text`, by position. Only the text around a cue is read (most inputs
-        hold none), window by window: nothing a negation depends on lies further than
-        `clause_reach` from its cue, and no negation spans two windows."""
+        """Every negation in `text`, by position."""
+        return self.read(text)[0]
+
+    def read(self, text: str) -> tuple[list[Negation], list[tuple[int, int, str]]]:
+        """Every negation in `text`, by position, and the action words of two characters or more
+        (and Latin ones) it holds, none overlapping: (start, end, word as typed), for the action
+        count (one pass over the text finds both). Only the text around a cue is read for
+        negations (most inputs hold none), window by window: nothing a negation depends on lies
+        further than `clause_reach` from its cue, and no negation spans two windows."""
+        found = self.cue_words.scan(text)
+        acts = [(s, e, text[s:e]) for s, e, _ in first_fit(found.get("act", []))]
         spans = sorted((max(0, s - self.clause_reach), min(len(text), e + self.clause_reach))
-                       for s, e, _ in self.cue_words.find(text))
+                       for s, e, _ in first_fit(found.get("cue", [])))
         windows: list = []
         for a, b in spans:
             if windows and a <= windows[-1][1]:
@@ -103,7 +120,7 @@ class Negations:
         out = []
         for a, b in windows:
             out += [n if a == 0 else _shifted(n, a) for n in self._scan(text[a:b])]
-        return out
+        return out, acts
 
     def _scan(self, text: str) -> list[Negation]:
         t, hits = self._read(text)
@@ -131,6 +148,8 @@ class Negations:
                         any(s < ce and cs < e for s, e in obligations):
                     continue
                 hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
+                if hit is None and not cue.backward:
+                    hit = self._light(t, cs, ce)
                 if hit is not None:
                     start, end, acts = hit
                     neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
@@ -148,7 +167,8 @@ class Negations:
         events = sorted(set(acts) | set(blocks) | {s for s, _ in bounds})
         dual = self.actions.dual
         return _Text(text, acts, blocks, events, bounds, [s for s, _ in bounds], [e for _, e in bounds],
-                     [(s, e) for s, e, _ in fit("void")], [(s, e) for s, e, _ in fit("narrow")],
+                     [(s, e) for s, e, _ in fit("void")], [(s, e) for s, e, _ in fit("report")],
+                     [(s, e) for s, e, _ in fit("narrow")],
                      {s: e for s, e, _ in fit("coord")},
                      frozenset(s for s, (_, w) in acts.items() if dual and (w in dual or w.lower() in dual))), hits
 
@@ -184,15 +204,40 @@ class Negations:
             return cs, t.blocks[p], []
         return None                                                # a boundary: nothing in scope
 
+    def _light(self, t: _Text, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of a cue followed by a light verb (先别做, 先不发了): the action
+        before the cue in its clause, at most `light_reach` characters before it."""
+        verb = next((w for w in self.light_verbs if t.text.startswith(w, ce)), None)
+        act = _act_before(t, cs, self.light_reach) if verb is not None else None
+        return None if act is None else (act[0], ce + len(verb), [act[2]])
+
+    def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of a cue of direction before alone in its clause (…，撤回吧), the
+        boundary before it at events[i]: the last action of the clause before, when no blocker
+        stands after that action."""
+        b = bisect_left(t.bound_starts, t.events[i])
+        if b == len(t.bounds) or t.bound_starts[b] != t.events[i] or t.text[t.bound_ends[b]:cs].strip():
+            return None
+        nxt = bisect_left(t.bound_starts, ce)
+        rest = t.text[ce:t.bound_starts[nxt] if nxt < len(t.bounds) else len(t.text)].strip()
+        while rest:
+            particle = next((w for w in self.particles if rest.startswith(w)), None)
+            if particle is None:
+                return None
+            rest = rest[len(particle):].strip()
+        p = t.events[i - 1] if i > 0 else None
+        return (p, ce, [t.acts[p][1]]) if p in t.acts else None       # a blocker or boundary: nothing
+
     def _backward(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
-        """(start, end, acts) of an action standing right before a cue of direction `before`."""
+        """(start, end, acts) of an action standing right before a cue of direction `before`, or
+        ending the clause before a cue that stands alone."""
         i = bisect_left(t.events, cs) - 1
-        if i < 0 or t.events[i] not in t.acts:
+        if i >= 0 and self.particles and t.events[i] not in t.acts and t.events[i] not in t.blocks:
+            return self._alone(t, i, cs, ce)
+        act = _act_before(t, cs, cue.reach)
+        if act is None:
             return None
-        p = t.events[i]
-        end, word = t.acts[p]
-        if end > cs or cs - end > cue.reach:
-            return None
+        p, end, word = act
         gap = t.text[end:cs]
         if cue.modifier_ends and gap and not any(gap.endswith(m) for m in cue.modifier_ends):
             return None                                            # 查询订单后取消: the object's, not the action's
@@ -214,6 +259,8 @@ class Negations:
         kind = cue.kind
         if kind == "prohibition" and any(text.startswith(w, end) for w in self.no_longer):
             kind = "withdrawal"                                    # 别修了: no longer
+        if kind == "prohibition" and any(clause_start <= s and e <= start for s, e in t.reports):
+            kind = "withdrawal"                                    # 之前说别动…: the later statement wins
         stop = end if cue.backward else max(end, min(clause_end, ce + self.phrase_reach))
         while stop > end and stop < len(text) and text[stop - 1].isascii() and text[stop - 1].isalpha() \
                 and text[stop].isascii() and text[stop].isalpha():
@@ -249,6 +296,17 @@ class Negations:
                                       lambda text: [n.text for n in self.scan(text)])
 
 
+def _act_before(t: _Text, cs: int, reach: int) -> tuple | None:
+    """(start, end, word) of the action word that is the last event before `cs`, ending at most
+    `reach` characters before it, else None."""
+    i = bisect_left(t.events, cs) - 1
+    if i < 0 or t.events[i] not in t.acts:
+        return None
+    p = t.events[i]
+    end, word = t.acts[p]
+    return None if end > cs or cs - end > reach else (p, end, word)
+
+
 def _shifted(n: Negation, by: int) -> Negation:
     return replace(n, start=n.start + by, end=n.end + by, phrase_start=n.phrase_start + by,
                    phrase_end=n.phrase_end + by)
@@ -263,8 +321,8 @@ def _skip_blanks(text: str, at: int) -> int:
 def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> Negations:
     duplicate_ids(data["cues"], ("negation", "cues"), ctx)
     cue_words = [w for raw in data["cues"] for w in raw["words"]]
-    for key in ("blockers", "coordinators", "boundaries", "voiders", "narrowers"):
-        for j, word in enumerate(data[key]):
+    for key in ("blockers", "coordinators", "boundaries", "voiders", "narrowers", "reported"):
+        for j, word in enumerate(data.get(key, ())):
             if actions.family(word):
                 ctx.fault("ambiguous-word", f"'{word}' is an action word of family '{actions.family(word)}'",
                           ("negation", key, j), "a word is an action or a word of the scope, not both")
@@ -287,8 +345,12 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                         tuple(raw["examples"]), where))
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
              "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"],
-             "oblig": data.get("obligations", [])}
+             "oblig": data.get("obligations", []), "report": data.get("reported", [])}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
-    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True), lexicon(cue_words),
+    light = data.get("light_verbs", {})
+    counted = [w for w in actions.every if is_latin(w) or len(w) > 1]
+    return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True),
+                     lexicon({"cue": cue_words, "act": counted}, actions.excepts, parts=True, guarded=("act",)),
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
-                     {k: dict(v) for k, v in data["kinds"].items()})
+                     {k: dict(v) for k, v in data["kinds"].items()}, tuple(light.get("words", ())),
+                     light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)))

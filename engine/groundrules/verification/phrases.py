@@ -72,6 +72,10 @@ class ProhibitionPhrases:
     def negated(self, text: str) -> list[Negation]:
         return self.negations.scan(text)
 
+    def read(self, text: str) -> tuple[list[Negation], list[tuple[int, int, str]]]:
+        """The negations in `text` and the action words an action count reads, in one pass."""
+        return self.negations.read(text)
+
     def check_examples(self) -> Iterator[ExampleResult]:
         yield from self.actions.check_examples(self.id)
         yield from self.negations.check_examples(self.id)

@@ -8,12 +8,16 @@ evaluated into a silent "nothing fired".
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...core.fieldtypes import check_given, contract_named
+from ...core.tables import location
+from ...core.yamlsrc import Source
 
 if TYPE_CHECKING:
     from ...core.rulebook import Rulebook
+
+Where = Callable[[tuple], str]
 
 # table kind -> what `eval` reads for it, in words (decision tables: their contract's value)
 INPUTS = {
@@ -63,3 +67,24 @@ def fitting(book: "Rulebook", value: Any, but: str) -> list[str]:
                 and not misfit(book, source["input"], value):
             out.append(table_id)
     return sorted(out)
+
+
+def where_of(source: Source, prefix: tuple = ()) -> Where:
+    def at(path: tuple) -> str:
+        line, col, _ = location(source, prefix + tuple(path))
+        return f"{source.file}:{line}:{col}"
+    return at
+
+
+def located(value: Any, at: Where) -> Any:
+    """The trace as JSON for --json: every key path `where` becomes `at`, a file:line:col."""
+    if isinstance(value, dict):
+        return {("at" if k == "where" else k): (at(v) if k == "where" else located(v, at)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [located(v, at) for v in value]
+    return value
+
+
+def located_lock_trace(trace: dict, sources: dict) -> dict:
+    """A lock trace for --json: each table's key paths as file:line:col of that table."""
+    return dict(trace, tables=[located(t, where_of(sources[t["table"]])) for t in trace["tables"]])

@@ -1,6 +1,7 @@
 """A headless Chromium driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`):
 the browser reads NUL-terminated JSON commands on fd 3 and writes replies and events on fd 4.
-Standard library only; one page, one session; every wait is bounded."""
+Standard library only; one page, one session; every wait is bounded. Shared by the report's and
+the studio's browser tests."""
 from __future__ import annotations
 
 import base64
@@ -22,6 +23,17 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def chromium_or_skip() -> str:
+    """The browser; without it a test fails in CI (CI=true: .ci/run installs it) and skips elsewhere."""
+    import pytest
+    binary = chromium()
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install -y chromium)")
+        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this test")
+    return binary
 
 
 class Browser:
@@ -95,11 +107,25 @@ class Browser:
         raw, self._buf = self._buf.split(b"\0", 1)
         return json.loads(raw)
 
-    def open(self, path: Path, width: int = 1600, height: int = 1200) -> None:
+    def open(self, path: Path | str, width: int = 1600, height: int = 1200) -> None:
+        """Load a file, or a URL given as a string."""
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
-        self.call("Page.navigate", {"url": path.resolve().as_uri()}, session=True)
+        url = path if isinstance(path, str) else path.resolve().as_uri()
+        self.call("Page.navigate", {"url": url}, session=True)
         self.wait_event("Page.loadEventFired")
+
+    def console_errors(self) -> list[str]:
+        """What the page logged as an error or threw, among the events read so far."""
+        out = []
+        for e in self.events:
+            if e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error":
+                out.append(" ".join(str(a.get("value", a.get("description", ""))) for a in e["params"].get("args", [])))
+            elif e.get("method") == "Runtime.exceptionThrown":
+                out.append(e["params"]["exceptionDetails"].get("text", "exception"))
+            elif e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error":
+                out.append(e["params"]["entry"].get("text", ""))
+        return out
 
     def evaluate(self, expression: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
@@ -108,8 +134,12 @@ class Browser:
             raise RuntimeError(f"page script failed: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
 
-    def screenshot(self, target: Path, clip: dict | None = None) -> Path:
-        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": True}
+    def screenshot(self, target: Path, clip: dict | None = None, beyond: bool = True) -> Path:
+        """A PNG (a JPEG, for a .jpg target) of the page (`beyond`: all of it, else the viewport as it is
+        shown), or of `clip`."""
+        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": beyond}
+        if target.suffix == ".jpg":
+            params.update(format="jpeg", quality=85)
         if clip:
             params["clip"] = dict(clip, scale=1)
         data = self.call("Page.captureScreenshot", params, session=True)["data"]
