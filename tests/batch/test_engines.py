@@ -62,7 +62,8 @@ def tables(tmp_path_factory):
         shutil.copytree(ROOT / folder, root / folder)
     table = root / "rules" / "roles.yaml"
     data = yaml.safe_load(table.read_text(encoding="utf-8"))
-    data["messages"]["row_no_column"] += "。"
+    message = data["messages"]["row_no_column"]          # {language: text}
+    message[next(iter(message))] += "。"
     table.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     assert load_rulebook(root).version != load_rulebook(ROOT).version
     return root

@@ -18,10 +18,9 @@ GIVEN = "x-given"
 
 
 def with_shapes(book: "Rulebook", bundled: dict) -> dict:
-    """`bundled` with every `x-shapes` node an `anyOf` of the node and the forms its shapes admit."""
-    from ..evidence.shape_inputs import given_forms
+    """`bundled` with every `x-shapes` node an `anyOf` of the node and the forms its shapes admit.
+    The evidence part is imported only where a node has shapes: `explain` and `lock` list no record."""
     defs = bundled.get("$defs", {})
-    tables = book.of_kind("shape_map")
 
     def resolve(node: dict) -> dict:
         seen = 0
@@ -39,10 +38,11 @@ def with_shapes(book: "Rulebook", bundled: dict) -> dict:
         out = {k: walk(v) for k, v in node.items() if k != SHAPES}
         where = node.get(SHAPES)
         if isinstance(where, str):
+            from ..evidence.shape_inputs import given_forms
             plain = resolve(out)
             branches = plain.get("anyOf", [out])
             targets = {_const_type(resolve(b)): b for b in branches} if "anyOf" in plain else {"": out}
-            forms = [f for table in tables for f in given_forms(table, where, targets, resolve)]
+            forms = [f for table in book.of_kind("shape_map") for f in given_forms(table, where, targets, resolve)]
             if forms:
                 kept = {k: v for k, v in out.items() if k not in ("$ref", "anyOf")}
                 out = {"anyOf": [*branches, *forms], **kept}
