@@ -217,7 +217,7 @@ class Service:
         self.findings, self.evidence = findings, evidence
         # the operator's trust store (signers whose signature makes a relayed record count); none by default
         self._trust = trust
-        # the decision log (groundrules.decisions.DecisionLog), opt-in: handed every answered call;
+        # the decision log (groundrules.decision_log.DecisionLog), opt-in: handed every answered call;
         # a redaction of evidence also erases the log's copies of it
         self.decisions = decisions
         if decisions is not None and evidence is not None:

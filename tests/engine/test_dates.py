@@ -105,7 +105,7 @@ def timestamp_pattern():
 def test_every_reader_of_times_reads_the_evidence_contracts_grammar(text):
     """The evidence contract's pattern, a real calendar date, and nothing else: what the fold, the
     decision log's `since` and the test clock accept alike."""
-    from groundrules.decisions import times
+    from groundrules.decision_log import times
     from groundrules.findings import StepClock
     accepted = timestamp_pattern().fullmatch(text) is not None and _real(text)
     assert (parse_instant(text) is not None) == accepted

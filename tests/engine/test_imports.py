@@ -24,7 +24,7 @@ FLOORS = (
     ("registry", ("groundrules.api", "groundrules.access", "groundrules.claim_map", "groundrules.results",
                   "groundrules.vocabularies", "groundrules.listing", "groundrules.guides")),
     ("batch", ("groundrules.batch",)),
-    ("decision log", ("groundrules.decisions",)),
+    ("decision log", ("groundrules.decision_log",)),
     ("analyst's tools", ("groundrules.analyst",)),
     ("surface", ("groundrules", "groundrules.cli", "groundrules.transports")),
 )

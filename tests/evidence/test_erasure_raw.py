@@ -16,8 +16,8 @@ import pytest
 
 from groundrules import Caller, EvidenceLedger, Service
 from groundrules.core.errors import StorageFailure
-from groundrules.decisions.crypto import DecisionKey
-from groundrules.decisions.log import DecisionLog
+from groundrules.decision_log.crypto import DecisionKey
+from groundrules.decision_log.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 from groundrules.store import sealing
 from groundrules.store.keystore import SqliteKeyStore
@@ -193,7 +193,7 @@ def test_a_redaction_a_logged_copy_cannot_be_found_for_changes_nothing_and_a_ret
     key is destroyed). Given the retired key (a keyring), the retry erases everywhere."""
     scenario = Scenario(tmp_path / "ledger.db", tmp_path / "keys", rulebook)
     scenario.log.close()
-    from groundrules.decisions.crypto import DecisionKeyring
+    from groundrules.decision_log.crypto import DecisionKeyring
     new = DecisionKey(b"n" * 32)
     rotated = DecisionLog(tmp_path / "ledger.db", key=new, data_keys=scenario.keys, rulebook=rulebook,
                           purge_every_s=None)

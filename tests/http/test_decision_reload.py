@@ -11,9 +11,9 @@ from pathlib import Path
 import yaml
 
 from groundrules import Caller, Service, load_rulebook
-from groundrules.decisions import masking, times
-from groundrules.decisions.crypto import DecisionKey
-from groundrules.decisions.log import DecisionLog
+from groundrules.decision_log import masking, times
+from groundrules.decision_log.crypto import DecisionKey
+from groundrules.decision_log.log import DecisionLog
 from groundrules.transports.mcp_http import GrantsVerifier, Reloader
 from http_support import CALLERS, serving, write_tokens
 from wire import Wire, envelope

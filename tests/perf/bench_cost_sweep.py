@@ -47,8 +47,8 @@ from groundrules import Caller, EvidenceLedger, FindingLedger, Service  # noqa: 
 from groundrules.api import TOOLS  # noqa: E402
 from groundrules.core import rulebook  # noqa: E402
 from groundrules.core.schema_check import bundle  # noqa: E402
-from groundrules.decisions.crypto import DecisionKey  # noqa: E402
-from groundrules.decisions.log import DecisionLog  # noqa: E402
+from groundrules.decision_log.crypto import DecisionKey  # noqa: E402
+from groundrules.decision_log.log import DecisionLog  # noqa: E402
 from groundrules.findings import SequentialIds, StepClock  # noqa: E402
 
 SIZES = (4096, 16384, 65536, 262144, 1048576)

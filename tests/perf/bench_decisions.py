@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "engine"))
 
 from groundrules import Caller, FindingLedger, Service, load_rulebook  # noqa: E402
-from groundrules.decisions import replay  # noqa: E402
-from groundrules.decisions.crypto import DecisionKey  # noqa: E402
-from groundrules.decisions.log import DecisionLog  # noqa: E402
+from groundrules.decision_log import replay  # noqa: E402
+from groundrules.decision_log.crypto import DecisionKey  # noqa: E402
+from groundrules.decision_log.log import DecisionLog  # noqa: E402
 
 CONTEXT = json.loads((ROOT / "tests" / "cases" / "support_reason" / "insufficient-many-reasons-in-order.json")
                      .read_text(encoding="utf-8"))

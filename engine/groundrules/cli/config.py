@@ -23,7 +23,7 @@ ENV_PREFIX = "GROUNDRULES_"
 CONFIG = "--config"
 GLOBAL = ("--rules",)           # options of the top-level parser a file may set too
 # options whose GROUNDRULES_<NAME> already means something else: GROUNDRULES_DECISION_KEY is the
-# decision key's material itself (decisions.crypto), never a file for --decision-key (which would
+# decision key's material itself (decision_log.crypto), never a file for --decision-key (which would
 # then echo the material in its "cannot read" error)
 NOT_FROM_ENVIRONMENT = ("decision_key",)
 

@@ -146,7 +146,7 @@ def run_purge(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     """The rows as stored (payloads sealed, masked paths never kept): for reviewers, as reading is."""
-    from ..decisions import export, times
+    from ..decision_log import export, times
     book = rulebook_from(args)
     _may_read_decisions(args, book, "exporting the log")
     if not args.out.endswith(".parquet"):
@@ -181,8 +181,8 @@ def run_rekey(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from ..decisions import promote, replay
-    from ..decisions.log import DecisionLog
+    from ..decision_log import promote, replay
+    from ..decision_log.log import DecisionLog
     from .base_tables import base_rulebook
     if args.reveal:
         _may_read_decisions(args, rulebook_from(args), "--reveal shows personal values")
@@ -208,7 +208,7 @@ def run_replay(args: argparse.Namespace) -> int:
             return 0
         since = None
         if args.since is not None:
-            from ..decisions import times
+            from ..decision_log import times
             since = times.since(args.since, log.now())
             if since is None:
                 raise usage_error(f"--since {args.since}: expected ISO 8601 with an offset, or 7d / 12h / 30m")

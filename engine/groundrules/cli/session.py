@@ -77,7 +77,7 @@ def add_key_arg(group) -> None:
 
 def decision_key(args: argparse.Namespace):
     """The decision log's key: --decision-key FILE, else the environment's; a usage error without one."""
-    from ..decisions import crypto
+    from ..decision_log import crypto
     if getattr(args, "decision_key", None):
         key = crypto.key_from_file(args.decision_key)
     else:
@@ -92,7 +92,7 @@ def decision_log(args: argparse.Namespace, book: Rulebook, db, data_keys: Any = 
     """The decision log on `db`, with --step-clock / --sequential-ids of its own (so that logging
     never moves the ledgers' clocks or ids); `data_keys`: the key store its payloads are sealed
     under (the evidence ledger's, so that a redaction destroys both; default: key_store(args, db))."""
-    from ..decisions.log import DecisionLog
+    from ..decision_log.log import DecisionLog
     options = _reproducible(args)
     return DecisionLog(db, key=decision_key(args), data_keys=data_keys or key_store(args, db), rulebook=book,
                        ids=options.get("ids"), clock=options.get("clock"))

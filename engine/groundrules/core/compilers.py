@@ -50,7 +50,7 @@ COMPILERS: dict[str, Named] = {
     "shape_map": Named("..evidence.shapes:compile_shapes"),
     "acceptance": Named("..analyst.acceptance:compile_acceptance"),
     "claim_map": Named("..claim_map:compile_claim_map"),
-    "decision_masking": Named("..decisions.masking:compile_masking"),
+    "decision_masking": Named("..decision_log.masking:compile_masking"),
     "provenance_table": Named("..provenance.table:compile_provenance"),
     "message_catalogue": Named(".messages:compile_catalogue"),
 }

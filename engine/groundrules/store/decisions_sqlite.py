@@ -8,7 +8,7 @@ its tool's cutoff there; the transaction empties the table before it commits, so
 any other transaction finds no cutoff and is refused. (Whoever can write the file can write a
 cutoff too: the trigger tells retention from a stray or mistaken DELETE, it is no access control.) Plain columns hold what a reviewer filters on and
 nothing personal (time, ids, principal, role, project, tool, rulebook version, outcome code,
-duration, which paths were never kept); `sealed` is AES-GCM ciphertext (decisions/crypto.py).
+duration, which paths were never kept); `sealed` is AES-GCM ciphertext (decision_log/crypto.py).
 Erased and purged payloads leave no copy in the file: `secure_delete` zeroes freed pages, and
 `forget` checkpoints and truncates the WAL. Its tables are prefixed `decision_`, its migrations
 tracked apart from the ledgers'.

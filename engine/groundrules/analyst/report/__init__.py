@@ -5,7 +5,7 @@ transition tables are state diagrams (with the roles that may take each move), l
 their patterns and context rules with their examples, merge policies their slots and events; every
 row, pattern and rule carries its coverage by the case corpora and the status of its examples. Given the
 base rulebook, the rows, moves, patterns and cases the edit changes are highlighted; given a replay
-of logged traffic under these tables (decisions.replay), what the edit changes on real calls is its
+of logged traffic under these tables (decision_log.replay), what the edit changes on real calls is its
 last section. The page needs no network and no build step, and the same tables, corpora and replay
 always give the same bytes.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from ...decisions import replay
+from ...decision_log import replay
 from . import page as report_page
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from groundrules import Caller, Service
 from groundrules.core import canonical
-from groundrules.decisions import crypto, masking, times
-from groundrules.decisions.log import DecisionLog
+from groundrules.decision_log import crypto, masking, times
+from groundrules.decision_log.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 
 from decision_support import KEY_MATERIAL, START, raw_bytes

@@ -7,7 +7,7 @@ from __future__ import annotations
 from groundrules.cli.config import expand
 from groundrules.cli.main import build_parser
 from groundrules.cli.session import decision_key
-from groundrules.decisions.crypto import ENV_KEY, ENV_KEY_FILE, DecisionKey
+from groundrules.decision_log.crypto import ENV_KEY, ENV_KEY_FILE, DecisionKey
 
 from decision_support import KEY_MATERIAL
 

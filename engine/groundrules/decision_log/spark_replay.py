@@ -1,4 +1,4 @@
-"""Replay on Spark: an exported log (decisions.export) re-run under a candidate rulebook on the
+"""Replay on Spark: an exported log (decision_log.export) re-run under a candidate rulebook on the
 executors, the report made on the driver, the same as `groundrules replay` makes (docs/decision-log.md).
 
 Each Arrow batch of exported rows is opened with the log's key on an executor (the key material is

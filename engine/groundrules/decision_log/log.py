@@ -34,7 +34,7 @@ from . import crypto, masking, times
 if TYPE_CHECKING:
     from ..store.protocols import DecisionStore
 
-log = logging.getLogger("groundrules.decisions")
+log = logging.getLogger("groundrules.decision_log")
 UNKNOWN_TOOL = "(unknown)"
 CURRENT_PROJECT = "current"
 
@@ -76,7 +76,7 @@ class _Writer:
         self.generations = itertools.count(1)
         self._purge_due = False
         self._retention_lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="groundrules-decisions", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="groundrules-decision-log", daemon=True)
         self._thread.start()
         atexit.register(self.close)
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from budget import examples
 from groundrules import Caller, Service, load_rulebook
 from groundrules.core import canonical, json_bounds
-from groundrules.decisions.replay import STATELESS
+from groundrules.decision_log.replay import STATELESS
 from groundrules.core.rulebook import data_root
 
 from corpus_traffic import traffic

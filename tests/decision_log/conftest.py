@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from groundrules import EvidenceLedger, FindingLedger, Service
-from groundrules.decisions.crypto import DecisionKey
-from groundrules.decisions.log import DecisionLog
+from groundrules.decision_log.crypto import DecisionKey
+from groundrules.decision_log.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 from groundrules.store.keystore import SqliteKeyStore
 

@@ -17,8 +17,8 @@ from mcp import Client, StdioServerParameters
 
 from groundrules import Caller, EvidenceLedger, FindingLedger, Service
 from groundrules.cli.main import main
-from groundrules.decisions.crypto import key_from_file
-from groundrules.decisions.log import DecisionLog
+from groundrules.decision_log.crypto import key_from_file
+from groundrules.decision_log.log import DecisionLog
 from groundrules.findings import SequentialIds, StepClock
 from groundrules.store.keystore import SqliteKeyStore
 

@@ -12,8 +12,8 @@ import pytest
 
 from groundrules import load_rulebook
 from groundrules.cli.main import main
-from groundrules.decisions import replay
-from groundrules.decisions.export import ExportedLog, export
+from groundrules.decision_log import replay
+from groundrules.decision_log.export import ExportedLog, export
 
 from decision_support import KEY_MATERIAL
 from corpus_traffic import traffic
@@ -74,7 +74,7 @@ def spark():
 @ONCE
 def test_spark_replays_an_export_to_the_same_report(spark, logged, tmp_path, rulebook, key):
     from groundrules.core.rulebook import data_root
-    from groundrules.decisions.spark_replay import replay_on_spark
+    from groundrules.decision_log.spark_replay import replay_on_spark
     out = tmp_path / "log.parquet"
     export(logged.decisions, out)
     root = edited(tmp_path)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from groundrules import Caller
 from groundrules.cli.main import main
-from groundrules.decisions.crypto import DecisionKey, DecisionKeyring
-from groundrules.decisions.log import DecisionLog
+from groundrules.decision_log.crypto import DecisionKey, DecisionKeyring
+from groundrules.decision_log.log import DecisionLog
 from groundrules.store.keystore import SqliteKeyStore
 
 from decision_support import KEY_MATERIAL, START

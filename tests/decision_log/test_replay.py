@@ -13,8 +13,8 @@ import pytest
 
 from groundrules import Caller, Service, load_rulebook
 from groundrules.cli.main import main
-from groundrules.decisions import replay
-from groundrules.decisions.replay import STATELESS
+from groundrules.decision_log import replay
+from groundrules.decision_log.replay import STATELESS
 from groundrules.locks import lock
 from groundrules.core.rulebook import data_root
 from groundrules.core.schema_check import contract
