@@ -100,6 +100,7 @@ class Anchor(NamedTuple):
 
     def resolve(self, now: Now | None, table: str = "") -> date | datetime:
         if self.offset is None:
+            assert self.moment is not None, "anchor_of builds an Anchor with a moment or an offset"
             return self.moment
         if now is None:
             raise GroundrulesError(codes.NOW_REQUIRED, f"{table or 'the table'} compares dates with now: the caller "
@@ -121,6 +122,8 @@ def order(value: object, other: date | datetime) -> int | None:
     mine = parse_moment(value)
     if mine is None:
         return None
+    a: date
+    b: date
     if isinstance(mine, datetime) and isinstance(other, datetime):
         a, b = mine, other
     else:
