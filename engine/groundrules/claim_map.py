@@ -166,8 +166,8 @@ def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
     for s in missing:
         ctx.fault("unsupported-required-scope", f"scope '{s}' is required but not listed as supported",
                   ("scopes", "required"), "add it to scopes.supported: clients ask for what the metadata lists")
-    if any(f.severity == "error" for f in ctx.faults[before:]):
-        return None
+    if principal is None or any(f.severity == "error" for f in ctx.faults[before:]):
+        return None                   # (no principal only ever comes with a fault)
     tokens = data["tokens"]
     return ClaimMap("claim_map", data["id"], ctx.source.file, tuple(data["scopes"]["claims"]),
                     tuple(data["scopes"]["required"]), tuple(data["scopes"]["supported"]),

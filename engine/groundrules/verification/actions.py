@@ -4,7 +4,7 @@ an intent's action name and in a candidate's prohibitions alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..core.examples import ExampleResult
 from .patterns import check_examples, duplicate_ids
@@ -46,8 +46,12 @@ class ActionWords:
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
         for f in self.families:
-            yield from check_examples(f"{table_id}:{f.id}", f.examples, f.where,
-                                      lambda text, f=f: [text[s:e] for s, e, _ in f.words.find(text)])
+            yield from check_examples(f"{table_id}:{f.id}", f.examples, f.where, _found_by(f.words))
+
+
+def _found_by(words: Lexicon) -> Callable[[str], list[str]]:
+    """What `words` finds in a text, as the texts it covers."""
+    return lambda text: [text[s:e] for s, e, _ in words.find(text)]
 
 
 def forms(word: str, english: dict, excepted: frozenset = frozenset()) -> list[str]:

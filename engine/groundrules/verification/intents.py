@@ -113,7 +113,9 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
     out = []
     for i, item in enumerate(intents):
         family = phrases.actions.head(item["action"]) if isinstance(item.get("action"), str) else None
-        for n in negations if family else ():
+        if not family:
+            continue
+        for n in negations:
             if n.narrowed:
                 continue
             rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]

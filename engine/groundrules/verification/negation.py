@@ -208,7 +208,9 @@ class Negations:
         """(start, end, acts) of a cue followed by a light verb (先别做, 先不发了): the action
         before the cue in its clause, at most `light_reach` characters before it."""
         verb = next((w for w in self.light_verbs if t.text.startswith(w, ce)), None)
-        act = _act_before(t, cs, self.light_reach) if verb is not None else None
+        if verb is None:
+            return None
+        act = _act_before(t, cs, self.light_reach)
         return None if act is None else (act[0], ce + len(verb), [act[2]])
 
     def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
