@@ -148,9 +148,9 @@ def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
 
 def _finding_tool(name: str) -> Callable:
     def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
-        data, warnings = _configured(service.findings).run(name, a, project=project, principal=caller.principal, role=caller.role,
-                                              trust=service.trust,
-                                              writer=caller.writer())
+        data, warnings = _configured(service.findings).run(name, a, project=project, principal=caller.principal,
+                                                           role=caller.role, trust=service.trust,
+                                                           writer=caller.writer())
         return Answer(True, data, warnings)
     return run
 
@@ -158,8 +158,8 @@ def _finding_tool(name: str) -> Callable:
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     # a raw source is stored with the locks the engine finds in it; a lock record must be one of them.
     # Its writer is the caller, as authenticated; a signature is checked against the trust store.
-    return {"records": _configured(service.evidence).append_all([a["record"]], project=project, writer=caller.writer(),
-                                                   trust=service.trust)}
+    return {"records": _configured(service.evidence).append_all([a["record"]], project=project,
+                                                                writer=caller.writer(), trust=service.trust)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -169,16 +169,19 @@ def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> 
 
 
 def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return _configured(service.evidence).erase(a["record_id"], by=caller.principal, reason=a["reason"], project=project)
+    return _configured(service.evidence).erase(a["record_id"], by=caller.principal, reason=a["reason"],
+                                               project=project)
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return _configured(service.evidence).fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
-                                 scope_context=a.get("scope_context"), writer=caller.writer())
+    return _configured(service.evidence).fold(a.get("interpretations"), a["now"], project=project,
+                                              subject=a.get("subject"), scope_context=a.get("scope_context"),
+                                              writer=caller.writer())
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return _configured(service.evidence).append_interpretation(a["interpretation"], project=project, writer=caller.writer())
+    return _configured(service.evidence).append_interpretation(a["interpretation"], project=project,
+                                                               writer=caller.writer())
 
 
 def _draft_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -470,9 +473,9 @@ class Service:
         checker = self.input_contract(name)
         if decoded:
             arguments_text = arguments_text if arguments_text is not None else canonical.json_text(arguments)
-        if (decoded and arguments_text is not None and checker.max_depth is not None
-                and checker.max_int_bits is not None and json_bounds.within(
-                    arguments_text.encode("utf-8"), checker.max_depth, json_bounds.digits_within(checker.max_int_bits))):
+        depth, bits = checker.max_depth, checker.max_int_bits
+        if (decoded and arguments_text is not None and depth is not None and bits is not None
+                and json_bounds.within(arguments_text.encode("utf-8"), depth, json_bounds.digits_within(bits))):
             found = None
         elif arguments_text is None:
             found = checker.not_json(arguments)

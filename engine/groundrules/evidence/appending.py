@@ -3,7 +3,7 @@ source locked as it is appended (its engine locks claimed by the lock records th
 rest appended after it), all in one transaction."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core import codes
 from ..core.errors import GroundrulesError
@@ -78,7 +78,7 @@ def _claim(ctx: LedgerContext, tx: EvidenceTx, record: dict, sources: dict, at: 
     return lambda _: accepted
 
 
-def _stored_claims(tx: EvidenceTx, sid: str, found: Sequence[Mapping[str, Any]] | None) -> dict:
+def _stored_claims(tx: EvidenceTx, sid: str, found: locking.EngineLocks | None) -> dict:
     """{engine lock id: record id} of the locks already stored for a stored source (a lock
     appended after its source), read by the store's index of the locks inside a source."""
     spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import integrity, locking
 from . import records as rec
@@ -58,7 +58,7 @@ class Entry:
 class Source:
     record_id: str
     text: Any                            # the raw text (a tombstone once redacted)
-    found: Sequence[Mapping[str, Any]] | None      # the engine's locks (None: redacted, nothing to rescan)
+    found: locking.EngineLocks | None      # the engine's locks (None: redacted, nothing to rescan)
     claimed: dict = field(default_factory=dict)    # engine lock id -> the record that names it
 
 
@@ -131,7 +131,7 @@ class LedgerIndex:
                                                          if entry.message else {"record": record})
 
     def _add_source(self, record: dict, sid: str) -> None:
-        found: Sequence[Mapping[str, Any]] | None
+        found: locking.EngineLocks | None
         if self.locker is None:
             text, found = record.get("content"), []
         else:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 CONTRACT = "evidence.v1.schema.json"   # its $defs message_role / message_state: the message vocabulary
 DEFAULT_STATE = "sent"
+Vocabulary = tuple[tuple[str, ...], tuple[str, ...]]     # (roles, states) a message may have
 
 
 def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
@@ -92,7 +93,7 @@ def _book(rulebook: "Rulebook | None") -> "Rulebook":
     return rulebook
 
 
-def _vocabulary(rulebook: "Rulebook") -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _vocabulary(rulebook: "Rulebook") -> Vocabulary:
     """(roles, states) a message may have. They are the evidence contract's, not constants here, so
     lock(), the lock tables' counts_in and the ledger's message records can never disagree."""
     try:
@@ -101,7 +102,7 @@ def _vocabulary(rulebook: "Rulebook") -> tuple[tuple[str, ...], tuple[str, ...]]
         return rulebook.memoized("locks.vocabulary", lambda: _read_vocabulary(rulebook))
 
 
-def _read_vocabulary(rulebook: "Rulebook") -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _read_vocabulary(rulebook: "Rulebook") -> Vocabulary:
     defs = (rulebook.schemas.get(CONTRACT) or {}).get("$defs", {})
     try:
         return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
@@ -110,7 +111,7 @@ def _read_vocabulary(rulebook: "Rulebook") -> tuple[tuple[str, ...], tuple[str, 
                                "and message_state (enums)", kind="schema") from None
 
 
-def _well_formed(message: Any, vocabulary: tuple[tuple[str, ...], tuple[str, ...]]) -> tuple[str, str, str, str] | None:
+def _well_formed(message: Any, vocabulary: Vocabulary) -> tuple[str, str, str, str] | None:
     """The fields of a message that passes every check of `_checked`, else None (which then says
     why): one test per field, with no error built, for the messages that are fine."""
     if type(message) is not dict:
@@ -124,7 +125,7 @@ def _well_formed(message: Any, vocabulary: tuple[tuple[str, ...], tuple[str, ...
     return None
 
 
-def _checked(message: Any, vocabulary: tuple[tuple[str, ...], tuple[str, ...]], book: "Rulebook", index: int | None = None
+def _checked(message: Any, vocabulary: Vocabulary, book: "Rulebook", index: int | None = None
              ) -> tuple[str, str, str, str]:
     roles, states = vocabulary
     where: dict[str, Any] = {} if index is None else {"index": index}

@@ -198,7 +198,8 @@ def facts(raw: Raw, content: str, neighbours: "Neighbours | None") -> dict:
     """The facts the candidate's rules read (the others are left out, not computed)."""
     c, rules = raw.lock, raw.rules
     assert c is not None, "callers pass only candidates with a lock (a given candidate never is one)"
-    out: dict[str, Any] = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"], "groups": raw.groups}
+    out: dict[str, Any] = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"],
+                           "groups": raw.groups}
     if rules.context:
         width, start, end = rules.context_chars, raw.start, raw.end
         out["before"] = content[max(0, start - width):start]

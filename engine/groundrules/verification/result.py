@@ -27,8 +27,8 @@ def report(catalogue: Catalogue, items: Sequence[Observation | Reported], ground
         mine = [(spec, issue) for _, _, spec, issue in ranked if spec.error == err.code]
         if not mine:
             continue
-        error: VerifyError = {"code": err.code, "stage": err.stage or mine[0][0].stage, "message": catalogue.error_message(err.code),
-                 "issues": [issue for _, issue in mine]}
+        error: VerifyError = {"code": err.code, "stage": err.stage or mine[0][0].stage,
+                              "message": catalogue.error_message(err.code), "issues": [issue for _, issue in mine]}
         if err.partial_result and intent is not None:
             error["partialResult"] = result_object(intent, {})
         return {"ok": False, "data": None, "error": error,
