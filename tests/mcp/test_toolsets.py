@@ -7,7 +7,10 @@ naming the toolset; enable_toolset adds it and sends notifications/tools/list_ch
 """
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -209,3 +212,44 @@ def test_serve_refuses_a_toolset_it_does_not_know(tmp_path, capsys):
     code = main(["serve", "--db", str(tmp_path / "l.db"), "--toolsets", "findings,suport"])
     assert code == 1
     assert "--toolsets: 'suport' is no toolset; did you mean 'support'?" in capsys.readouterr().err
+
+
+@pytest.mark.extended
+def test_a_real_stdio_server_sends_list_changed_on_the_wire(tmp_path, service):
+    """`groundrules serve` over stdio, spoken to line by line: the capability, the refusal, the
+    notification before enable_toolset's answer, and the listing after it."""
+    tool = "fold_evidence"
+    toolset = service.toolsets.of_tool(tool).name
+    proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--db", str(tmp_path / "s.db"),
+                             "--project", "p1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=(tmp_path / "err.log").open("ab"))
+    try:
+        seen: list = []
+
+        def ask(n: int, method: str, params: dict) -> dict:
+            proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": n, "method": method, "params": params}) + "\n").encode())
+            proc.stdin.flush()
+            for _ in range(10):                      # notifications first, then the answer
+                message = json.loads(proc.stdout.readline())
+                if message.get("id") == n:
+                    return message
+                seen.append(message.get("method"))
+            raise AssertionError(f"no answer to {method}: {seen}")
+
+        init = ask(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "1"}})
+        assert init["result"]["capabilities"]["tools"]["listChanged"] is True
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        before = [t["name"] for t in ask(1, "tools/list", {})["result"]["tools"]]
+        refused = ask(2, "tools/call", {"name": tool, "arguments": FOLD})["result"]
+        assert refused["isError"] and refused["structuredContent"]["error"]["code"] == "TOOLSET_NOT_ENABLED"
+        assert seen == []
+        assert ask(3, "tools/call", {"name": "enable_toolset", "arguments": {"toolset": toolset}})["result"][
+            "structuredContent"]["ok"]
+        assert seen == ["notifications/tools/list_changed"]
+        after = [t["name"] for t in ask(4, "tools/list", {})["result"]["tools"]]
+        assert tool not in before and tool in after and set(before) < set(after)
+        assert not ask(5, "tools/call", {"name": tool, "arguments": FOLD})["result"]["isError"]
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
