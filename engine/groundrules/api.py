@@ -3,7 +3,8 @@
 A tool is a name, its schema file `schemas/tools/<name>.schema.json` (description, `input`,
 `data`) and a function. `Service.call(tool, arguments, caller) -> envelope` is the only way a
 transport (CLI, MCP over stdio or HTTP, demo) reaches the library. In order, it checks that the
-tool exists and the caller's role may call it (rules/roles.yaml), the arguments against the tool's
+tool exists and the caller's role may call it (rules/roles.yaml), that an MCP session calling it
+has enabled its toolset (rules/toolsets.yaml; the library has no session), the arguments against the tool's
 input schema, the options only some roles may give, and the project against the caller's grants;
 then it runs the tool and wraps its answer or refusal in the envelope. Transports add nothing, so
 the same arguments give the same envelope through each.

@@ -64,3 +64,14 @@ def service_caller():
     from groundrules import Caller
     principal, role, projects = CALLERS[AGENT_A]
     return Caller(principal, role, tuple(projects))
+
+
+def test_a_stateless_server_keeps_no_session_so_it_lists_every_tool(server, tmp_path):
+    """`--stateless`: each request its own connection, nothing to enable into: every tool the role
+    may call is listed and answered, even to a client that sent initialize."""
+    from http_support import serving, tool_names, write_tokens
+    from groundrules.transports.settings import ServerSettings
+    _, service = server
+    with serving(service, write_tokens(tmp_path / "tokens.yaml", CALLERS), ServerSettings(stateless=True)) as (url, _):
+        listed = tool_names(url, AGENT_A, mode="legacy")
+    assert listed == [n for n in TOOLS if service.roles.may_call("agent", n)]

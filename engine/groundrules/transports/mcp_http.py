@@ -138,7 +138,8 @@ def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host:
     /readyz and /metrics beside it."""
     settings = settings or ServerSettings()
     dispatcher = Dispatcher(service, settings)
-    server = ToolServer(service, token_caller, tools=tools, toolsets=toolsets, dispatcher=dispatcher)
+    server = ToolServer(service, token_caller, tools=tools, toolsets=toolsets, dispatcher=dispatcher,
+                        sessions=not settings.stateless)
     sessions = FairSessionManager(lowlevel(server), per_principal=settings.sessions_per_principal,
                                   json_response=True, stateless=settings.stateless,
                                   security_settings=security(host, port, allowed_hosts),

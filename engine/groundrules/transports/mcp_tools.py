@@ -11,9 +11,10 @@ starting set `toolsets=` names (`serve --toolsets`), and the always-listed list_
 enable_toolset. An enable_toolset that answers ok adds its toolset to the session's set and sends
 notifications/tools/list_changed; a call of a tool the role may call in a toolset the session has
 not enabled is refused by the registry with TOOLSET_NOT_ENABLED, naming the toolset. A connection
-with no session (the 2026-07-28 protocol, each request its own) has nothing to enable into, so it
-lists every tool the role may call, as the library answers. `tools=` (`--tools`) picks what the
-server serves at all; toolsets act within it, and only while it serves enable_toolset.
+with no session (the 2026-07-28 protocol, or a stateless HTTP server: each request its own) has
+nothing to enable into, so it lists every tool the role may call, as the library answers. `tools=`
+(`--tools`) picks what the server serves at all; toolsets act within it, and only while it serves
+enable_toolset.
 
 The server declares only what it serves (tools, and as resources the guides a model reads beside
 the listing, guides.py: no prompts or subscriptions), names the package version in `serverInfo`, lists each tool's annotations from its schema file, and
@@ -57,7 +58,8 @@ class ToolServer(MCPServer):
     `caller()` names; calls run through the dispatcher (worker threads in lanes, a turn per principal)."""
 
     def __init__(self, service: Service, caller: Callable[[], Caller], *, tools: Iterable[str] | None = None,
-                 toolsets: Iterable[str] | None = None, dispatcher: Dispatcher | None = None, **settings: Any):
+                 toolsets: Iterable[str] | None = None, dispatcher: Dispatcher | None = None,
+                 sessions: bool = True, **settings: Any):
         super().__init__(SERVER_NAME, version=version("groundrules"), log_level="WARNING", subscriptions=False,
                          **settings)
         unserve(self, UNSERVED)
@@ -66,6 +68,7 @@ class ToolServer(MCPServer):
         self._served = frozenset(TOOLS if tools is None else tools)
         # a session's starting toolsets: None, its role's defaults; ALL_TOOLSETS among them, every one
         self._starting = None if toolsets is None else frozenset(toolsets)
+        self._sessions = sessions             # False: a stateless HTTP server, each request its own connection
         list_tools_with(self, self.session_tools)
         declare_tools_changed(self)
 
@@ -89,7 +92,7 @@ class ToolServer(MCPServer):
         """The toolsets the session of this request has enabled (set on its first request), or None
         when every tool is listed: no session, no toolsets table, or enable_toolset not served."""
         table = self._dispatcher.service.toolsets
-        state = None if request_context is None else session_state(request_context)
+        state = None if request_context is None or not self._sessions else session_state(request_context)
         if table is None or state is None or "enable_toolset" not in self._served:
             return None
         sets = state.setdefault(ENABLED, {})
