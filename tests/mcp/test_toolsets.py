@@ -208,10 +208,13 @@ def test_a_connection_with_no_session_lists_and_answers_every_tool_the_role_may_
     assert answer["ok"] and answer == service.call("fold_evidence", FOLD, AGENT)
 
 
-def test_serve_refuses_a_toolset_it_does_not_know(tmp_path, capsys):
+def test_serve_refuses_a_toolset_it_does_not_know_or_has_nothing_to_enable_with(tmp_path, capsys):
     code = main(["serve", "--db", str(tmp_path / "l.db"), "--toolsets", "findings,suport"])
     assert code == 1
     assert "--toolsets: 'suport' is no toolset; did you mean 'support'?" in capsys.readouterr().err
+    code = main(["serve", "--db", str(tmp_path / "l.db"), "--toolsets", "all", "--tools", "findings"])
+    assert code == 1
+    assert "--toolsets needs enable_toolset among --tools" in capsys.readouterr().err
 
 
 @pytest.mark.extended

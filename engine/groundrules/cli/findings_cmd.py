@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--toolsets", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
                    help="the toolsets (rules/toolsets.yaml) an MCP session lists from its start, comma-separated, "
                         "or all (default: its role's defaults); list_toolsets and enable_toolset are always listed "
-                        "and add the rest. Within --tools, and only while --tools serves enable_toolset")
+                        "and add the rest. Within --tools, which must then serve enable_toolset")
     s.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS,
                    help="the language of answers whose call names none (a tools/call's _meta \"groundrules/lang\", "
                         "an HTTP request's Accept-Language): one of rules/messages.yaml's languages (default: its "
@@ -105,6 +105,9 @@ def run_serve(args: argparse.Namespace) -> int:
         from ..transports.mcp_tools import select_tools, select_toolsets
         tools = None if args.tools is None else select_tools(service, args.tools)
         toolsets = None if args.toolsets is None else select_toolsets(service, args.toolsets)
+        if toolsets is not None and tools is not None and "enable_toolset" not in tools:
+            raise usage_error("--toolsets needs enable_toolset among --tools (without it a session lists every "
+                              "tool --tools serves, and there is nothing to enable)")
         if args.http is None:
             from ..transports.mcp_tools import serve_stdio
             serve_stdio(service, caller, tools=tools, toolsets=toolsets, grace_s=settings.grace_s, settings=settings)
