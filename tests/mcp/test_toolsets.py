@@ -117,6 +117,7 @@ def test_list_toolsets_says_what_each_toolset_holds_for_the_role_and_what_is_ena
         assert shown["tools"] == [n for n in toolset.tools if service.roles.may_call("agent", n)]
         assert shown["enabled"] is (toolset.name in starting)
     assert all(t["enabled"] for t in service.call("list_toolsets", {}, AGENT)["data"]["toolsets"])
+    assert service.input_schema("enable_toolset")["properties"]["toolset"]["enum"] == list(table.toolsets)
     unknown = service.call("enable_toolset", {"toolset": "nope"}, AGENT)
     assert unknown["error"]["code"] == "INVALID_ARGUMENT"
 
