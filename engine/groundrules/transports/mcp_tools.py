@@ -72,11 +72,9 @@ class ToolServer(MCPServer):
         list_tools_with(self, self.session_tools)
         declare_tools_changed(self)
 
-    async def list_tools(self) -> list[MCPTool]:
-        """Every tool served that the caller's role may call (what a connection with no session lists)."""
-        return self._listing(self._caller(), None)
-
     async def session_tools(self, request_context: Any) -> list[MCPTool]:
+        """tools/list: what the session asking lists (every tool served that its role may call,
+        of the toolsets it has enabled)."""
         caller = self._caller()
         return self._listing(caller, self._enabled(request_context, caller))
 
@@ -132,10 +130,12 @@ class ToolServer(MCPServer):
             request_context = None
         enabled = self._enabled(request_context, caller)
         envelope = await self._dispatcher.call(name, arguments, caller, lang=lang, toolsets=enabled)
-        if name == "enable_toolset" and envelope["ok"] and enabled is not None \
-                and envelope["data"]["toolset"] not in enabled:
-            session_state(request_context)[ENABLED][caller.role] = enabled | {envelope["data"]["toolset"]}
-            await request_context.session.send_tool_list_changed()
+        if name == "enable_toolset" and envelope["ok"] and enabled is not None:
+            sets = session_state(request_context)[ENABLED]       # as it is now: another call may have enabled one
+            added = envelope["data"]["toolset"]
+            if added not in sets[caller.role]:
+                sets[caller.role] = sets[caller.role] | {added}
+                await request_context.session.send_tool_list_changed()
         return result_of(envelope)
 
 
