@@ -58,7 +58,7 @@ class Lexicon:
             for k, (s, _, tok) in enumerate(tokens):
                 claimed = set()
                 for words, word, tags in self.latin.get(tok, ()):
-                    end = self._phrase_end(text, tokens, k, words)
+                    end = self._phrase_end(text, tokens, k, words, self.parts)
                     if end is not None:
                         for tag in tags:
                             if tag not in claimed:
@@ -84,13 +84,15 @@ class Lexicon:
         return sorted(out, key=lambda t: (t[0], -t[1]))
 
     @staticmethod
-    def _phrase_end(text: str, tokens: list, k: int, words: tuple) -> int | None:
-        """Where the phrase `words` ends when it starts at token k, else None."""
+    def _phrase_end(text: str, tokens: list, k: int, words: tuple, parts: bool = False) -> int | None:
+        """Where the phrase `words` ends when it starts at token k, else None; with `parts` its
+        words may also be the parts of an identifier (place order in place_order, placeOrder)."""
         end = tokens[k][1]
         at = k
         for want in words[1:]:
             nxt = next((j for j in range(at + 1, len(tokens)) if tokens[j][0] >= end), None)
-            if nxt is None or tokens[nxt][2] != want or not text[end:tokens[nxt][0]].isspace():
+            gap = text[end:tokens[nxt][0]] if nxt is not None else ""
+            if nxt is None or tokens[nxt][2] != want or not (gap.isspace() or parts and gap in ("", "_", "-")):
                 return None
             at, end = nxt, tokens[nxt][1]
         return end
