@@ -28,6 +28,7 @@ class ActionWordCount:
     not_preceded_by: dict
     latin_after: frozenset
     generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
+    telling: tuple = ()        # 提醒 / 让 / tell …: a verb after one in its clause is what someone else is to do
 
     def find(self, text: str, words: list, boundaries: tuple, seen: set, skip) -> list[tuple[int, int, str]]:
         """Of `words` (start, end, word as typed: the action words of two characters or more, and
@@ -46,6 +47,19 @@ class ActionWordCount:
                 continue
             out.append((s, e, word))
             seen.add(word.lower())
+        return out
+
+    def told(self, text: str, found: list, boundaries: tuple) -> list:
+        """Of `found`, leave out an action that a telling word (提醒财务核对, 让运维重启) stands
+        before in its clause: what the person told is to do, not an action the request asks for."""
+        if not self.telling:
+            return found
+        out = []
+        for f in found:
+            a = max((text.rfind(b, 0, f[0]) + len(b) for b in boundaries if text.rfind(b, 0, f[0]) >= 0), default=0)
+            lead = text[a:f[0]]
+            if not any(0 <= lead.find(w) and lead.find(w) + len(w) < len(lead) for w in self.telling):
+                out.append(f)
         return out
 
     def verb(self, text: str, s: int, e: int) -> bool:
@@ -67,15 +81,37 @@ class Background:
     """action_count's `background`: a clause ending with a time subordinator (学员取消报名以后) is
     the setting of the request; its verbs count only where nothing but a word of `subject_free`
     stands before them (修复登录以后，再部署 asks for both). A verb after a word of `questions` (要不要先
-    重启) is asked about, not asked for."""
+    重启) is asked about, not asked for; one inside quotes or after a label's colon (备注：周五前发货) is
+    what a text says, not what the user asks."""
 
     clause_ends: tuple
     subject_free: tuple
     questions: tuple = ()
+    labels: tuple = ()         # 备注, note …: after one and a colon, up to `label_ends`, the text is content
+    label_ends: tuple = ()
+    quotes: tuple = ()         # (open, close) pairs
+
+    def quoted(self, text: str, start: int) -> bool:
+        """Whether `start` lies inside quotes or in the content after a label's colon."""
+        for o, c in self.quotes:
+            i = text.rfind(o, 0, start)
+            if i >= 0 and text.find(c, i + len(o), start) < 0 and (o != c or text.count(o, 0, start) % 2):
+                return True
+        for w in self.labels:
+            i = text.rfind(w, 0, start)
+            while i >= 0:
+                j = i + len(w)
+                if j < len(text) and text[j] in "：:" and not any(e in text[j:start] for e in self.label_ends):
+                    return True
+                i = text.rfind(w, 0, i)
+        return False
 
     def holds(self, text: str, start: int, boundaries: tuple) -> bool:
-        """Whether the action at `start` lies in a background clause, after its subject, or after a
-        word that asks whether to act."""
+        """Whether the action at `start` lies in a background clause, after its subject, after a
+        word that asks whether to act, or in quoted content."""
+        if self.quotes or self.labels:
+            if self.quoted(text, start):
+                return True
         a = max((text.rfind(b, 0, start) + len(b) for b in boundaries if text.rfind(b, 0, start) >= 0), default=0)
         if any(w in text[a:start] for w in self.questions):
             return True
@@ -110,6 +146,7 @@ class Heuristic:
             seen = {f[2].lower() for f in found}
             found += [w for w in counted.find(text, words, self.boundaries, seen, skip)
                       if not any(s < w[1] and w[0] < e for s, e, _ in found)]
+            found = counted.told(text, found, self.boundaries)
         if self.background is not None:
             found = [f for f in found if not self.background.holds(text, f[0], self.boundaries)]
         return sorted(found)
@@ -142,10 +179,13 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                  ActionWordCount(_by_length(words.get("not_followed_by", ())),
                                                  _by_length(words.get("not_preceded_by", ())),
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
-                                                 frozenset(words.get("generic", ())))
+                                                 frozenset(words.get("generic", ())),
+                                                 tuple(words.get("telling", ())))
                                  if words else None,
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
-                                            tuple(background.get("questions", ())))
+                                            tuple(background.get("questions", ())),
+                                            tuple(background.get("labels", ())), tuple(background.get("label_ends", ())),
+                                            tuple(tuple(q) for q in background.get("quotes", ())))
                                  if background else None))
     if any(f.severity == "error" for f in ctx.faults):
         return None

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Negation:
     cue: str                   # the cue row's id
-    kind: str                  # prohibition | withdrawal
+    kind: str                  # prohibition | withdrawal | reserved (我自己来: the user keeps it)
     start: int                 # the cue through its action words (before: the action through the cue)
     end: int
     text: str
@@ -282,8 +282,10 @@ class Negations:
         return latest
 
     def lifted(self, neg: Negation, family: str, mentions: dict[str, int], rule: str) -> bool:
-        """Whether `rule` (never | asked_anywhere | asked_later) lets the input's own request for
-        `family` outweigh the negation."""
+        """Whether `rule` (never | always | asked_anywhere | asked_later) lets the input's own
+        request for `family` outweigh the negation."""
+        if rule == "always":
+            return True
         if rule == "asked_anywhere":
             return family in mentions
         if rule == "asked_later":
