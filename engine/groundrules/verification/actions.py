@@ -67,11 +67,19 @@ def forms(word: str, english: dict, excepted: frozenset = frozenset()) -> list[s
     return [f for f in out if f.lower() not in excepted]
 
 
+def nominal_excepts(data: dict) -> list[str]:
+    """`nominal`: action words that double as nouns (通知, 预约), each with every head after which it
+    names a thing (通知草稿, 预约名单): longer words that are not the action."""
+    nominal = data.get("nominal") or {}
+    return [w + h for w in nominal.get("words", ()) for h in nominal.get("heads", ())]
+
+
 def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     english = data.get("english", {})
     duplicate_ids(data["families"], ("actions", "families"), ctx)
     family_of: dict = {}
-    families, every, excepts, dual = [], [], [], []
+    nominal = nominal_excepts(data)
+    families, every, excepts, dual = [], [], list(nominal), []
     for i, raw in enumerate(data["families"]):
         where = ("actions", "families", i)
         words = []
@@ -89,7 +97,7 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
             dual += words
         cjk_excepts = [w for w in raw.get("except", ()) if not is_latin(w)]
         excepts += cjk_excepts
-        families.append(Family(raw["id"], lexicon(words, cjk_excepts, parts=True),
+        families.append(Family(raw["id"], lexicon(words, cjk_excepts + nominal, parts=True),
                                tuple(raw["examples"]), where))
     return ActionWords(lexicon(every, excepts, parts=True), tuple(families), family_of, tuple(every),
                        tuple(excepts), frozenset(dual))

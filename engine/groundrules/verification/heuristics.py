@@ -4,6 +4,7 @@ issue catalogue's call, not this module's. (An intent doing what the input withd
 is read from the negations of rules/prohibition_phrases.yaml.)"""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
@@ -69,6 +70,16 @@ class ActionWordCount:
                     or any(s >= n and text[s - n:s] in words for n, words in self.not_preceded_by.items()))
 
 
+def _reduplication(raw: dict | None) -> re.Pattern | None:
+    """The forms AA, A一A, A了A, AAA … of the table's one-character verbs, as one pattern."""
+    if not raw:
+        return None
+    verbs = "".join(re.escape(v) for v in raw["verbs"])
+    joiners = "|".join(re.escape(j) for j in raw.get("joiners", ()) if j)
+    between = f"(?:{joiners})?" if joiners else ""
+    return re.compile(f"([{verbs}]){between}\\1+")
+
+
 def _by_length(words) -> dict:
     out: dict = {}
     for w in words:
@@ -132,14 +143,19 @@ class Heuristic:
     boundaries: tuple = ()         # action_count: what ends a clause
     action_words: ActionWordCount | None = None
     background: Background | None = None
+    reduplication: re.Pattern | None = None     # 查查, 查一查, 看了看, 查查查: one action each
 
     def actions(self, text: str, words: list, skip) -> list[tuple[int, int, str]]:
-        """action_count: the actions the input asks for, by position: the pattern's matches, then
-        the action words no match overlaps (neither where they name a thing), none `skip(start, end)`
-        leaves out (a negation, an object a target names), each word once (退款
-        said forty times in a chat is one topic, not forty requests), leaving out those in
-        background clauses."""
+        """action_count: the actions the input asks for, by position: the reduplicated verbs (查查,
+        查一查: one action each) and the pattern's matches outside them, then the action words no
+        match overlaps (neither where they name a thing), none `skip(start, end)` leaves out (a
+        negation, an object a target names), each word once (退款 said forty times in a chat is
+        one topic, not forty requests), leaving out those in background clauses."""
         found = [(s, e, m.group(0)) for s, e, m in self.pattern.spans(text) if not skip(s, e)]
+        if self.reduplication is not None:
+            twice = [(m.start(), m.end(), m.group(0)) for m in self.reduplication.finditer(text)
+                     if not skip(m.start(), m.end())]
+            found = sorted([f for f in found if not any(s < f[1] and f[0] < e for s, e, _ in twice)] + twice)
         if self.action_words is not None:
             counted = self.action_words
             found = [f for f in found if f[2].isascii() or counted.verb(text, f[0], f[1])]
@@ -186,7 +202,8 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                             tuple(background.get("questions", ())),
                                             tuple(background.get("labels", ())), tuple(background.get("label_ends", ())),
                                             tuple(tuple(q) for q in background.get("quotes", ())))
-                                 if background else None))
+                                 if background else None,
+                                 _reduplication(raw.get("reduplication"))))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

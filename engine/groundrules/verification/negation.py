@@ -96,6 +96,8 @@ class Negations:
     light_verbs: tuple = ()    # 做, 弄, 发 …: stand for the action before the cue (退款先别做)
     light_reach: int = 0
     particles: tuple = ()      # 吧, 了 …: all a cue of direction before may have after it in a clause of its own
+    fronted_reach: int = 0     # 短信不发了: the verb after the cue and the object before it make one action word
+    fronted_skip: tuple = ()   # 也, 先 …: what may stand between the fronted object and the cue
 
     def scan(self, text: str) -> list[Negation]:
         """Every negation in `text`, by position."""
@@ -209,7 +211,30 @@ class Negations:
         before the cue in its clause, at most `light_reach` characters before it."""
         verb = next((w for w in self.light_verbs if t.text.startswith(w, ce)), None)
         act = _act_before(t, cs, self.light_reach) if verb is not None else None
-        return None if act is None else (act[0], ce + len(verb), [act[2]])
+        if act is None:
+            return self._fronted(t, cs, ce)
+        return act[0], ce + len(verb), [act[2]]
+
+    def _fronted(self, t: _Text, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of an object put before the cue and a one-character verb after it
+        that together are an action word (短信不发了: 发短信; 款先别退: 退款; 货先不发: 发货)."""
+        if not self.fronted_reach or ce >= len(t.text) or t.text[ce].isascii():
+            return None
+        end = cs
+        while True:
+            skip = next((w for w in self.fronted_skip if t.text.endswith(w, 0, end)), None)
+            if skip is None:
+                break
+            end -= len(skip)
+        verb = t.text[ce]
+        for k in range(min(self.fronted_reach, end), 0, -1):
+            obj = t.text[end - k:end]
+            if any(not c.isalpha() or c.isascii() for c in obj):
+                continue
+            word = verb + obj
+            if self.actions.family(word) and len(self.actions.find(word)) == 1:
+                return end - k, ce + 1, [word]
+        return None
 
     def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
         """(start, end, acts) of a cue of direction before alone in its clause (…，撤回吧), the
@@ -350,9 +375,11 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
              "oblig": data.get("obligations", []), "report": data.get("reported", [])}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
     light = data.get("light_verbs", {})
+    fronted = data.get("fronted_objects", {})
     counted = [w for w in actions.every if is_latin(w) or len(w) > 1]
     return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True),
                      lexicon({"cue": cue_words, "act": counted}, actions.excepts, parts=True, guarded=("act",)),
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
                      {k: dict(v) for k, v in data["kinds"].items()}, tuple(light.get("words", ())),
-                     light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)))
+                     light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)),
+                     fronted.get("reach", 0), tuple(sorted(fronted.get("skip", ()), key=len, reverse=True)))
