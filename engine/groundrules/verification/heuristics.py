@@ -30,6 +30,7 @@ class ActionWordCount:
     latin_after: frozenset
     generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
     telling: tuple = ()        # 提醒 / 让 / tell …: a verb after one in its clause is what someone else is to do
+    particles: tuple = ()      # 个, 下 …: a one-character verb, one of these, then an action word: one action (发个通知)
 
     def find(self, text: str, words: list, boundaries: tuple, seen: set, skip) -> list[tuple[int, int, str]]:
         """Of `words` (start, end, word as typed: the action words of two characters or more, and
@@ -50,6 +51,17 @@ class ActionWordCount:
             seen.add(word.lower())
         return out
 
+    def joined(self, text: str, found: list) -> list:
+        """Of `found` (by position), leave out a one-character verb whose particle an action word
+        follows at once (发个通知, 查下退款, 发张优惠券): the two say one action."""
+        out = []
+        for i, f in enumerate(found):
+            nxt = found[i + 1] if i + 1 < len(found) else None
+            if f[1] - f[0] == 1 and nxt is not None and text[f[1]:nxt[0]] in self.particles:
+                continue
+            out.append(f)
+        return out
+
     def told(self, text: str, found: list, boundaries: tuple) -> list:
         """Of `found`, leave out an action that a telling word (提醒财务核对, 让运维重启) stands
         before in its clause: what the person told is to do, not an action the request asks for."""
@@ -59,7 +71,7 @@ class ActionWordCount:
         for f in found:
             a = max((text.rfind(b, 0, f[0]) + len(b) for b in boundaries if text.rfind(b, 0, f[0]) >= 0), default=0)
             lead = text[a:f[0]]
-            if not any(0 <= lead.find(w) and lead.find(w) + len(w) < len(lead) for w in self.telling):
+            if not any(w in lead for w in self.telling):
                 out.append(f)
         return out
 
@@ -162,7 +174,7 @@ class Heuristic:
             seen = {f[2].lower() for f in found}
             found += [w for w in counted.find(text, words, self.boundaries, seen, skip)
                       if not any(s < w[1] and w[0] < e for s, e, _ in found)]
-            found = counted.told(text, found, self.boundaries)
+            found = counted.told(text, counted.joined(text, sorted(found)), self.boundaries)
         if self.background is not None:
             found = [f for f in found if not self.background.holds(text, f[0], self.boundaries)]
         return sorted(found)
@@ -196,7 +208,8 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                                  _by_length(words.get("not_preceded_by", ())),
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
                                                  frozenset(words.get("generic", ())),
-                                                 tuple(words.get("telling", ())))
+                                                 tuple(words.get("telling", ())),
+                                                 tuple(words.get("particles", ())))
                                  if words else None,
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
                                             tuple(background.get("questions", ())),

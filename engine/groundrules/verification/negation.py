@@ -258,7 +258,7 @@ class Negations:
         ending the clause before a cue that stands alone."""
         i = bisect_left(t.events, cs) - 1
         if i >= 0 and self.particles and t.events[i] not in t.acts and t.events[i] not in t.blocks:
-            return self._alone(t, i, cs, ce)
+            return None if cue.kind == "reserved" else self._alone(t, i, cs, ce)   # …，我来处理 keeps nothing named
         act = _act_before(t, cs, cue.reach)
         if act is None:
             return None
