@@ -137,6 +137,12 @@ COUNTED = [
     ("客户退货以后，帮我统计一下退货率", [["count", "退货率"]]),            # the customer's return sets the scene
     ("查询已发布的公告", [["query", "已发布的公告"]]),                      # 已发布 is done, not asked
     ("要不要先重启网关？先看一下监控", [["view", "监控"]]),                  # asked about, not asked for
+    ("帮我查查查积分为什么没到账", [["query", "积分没到账的原因"]]),          # reduplicated: one action
+    ("看看日志，再重启一下网关", [["view", "日志"], ["restart", "网关"]]),    # 看看 counts where 看 alone does not
+    ("查一查这批货到哪了，然后通知仓库补货", [["query", "这批货"], ["notify", "仓库"]]),   # 补货 is the warehouse's
+    ("回复客户“已经安排补发了”", [["reply", "客户"]]),                        # quoted: what the reply says
+    ("用户：我的订单还没发货，能退款吗？\n客服：我帮您看看。\n整理这段对话的字段", [["extract", "对话字段"]]),  # a transcript
+    ("发个通知给项目组，再订一间会议室", [["notify", "项目组"], ["book", "会议室"]]),   # 发个通知 is one action
 ]
 
 

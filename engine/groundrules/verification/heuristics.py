@@ -113,9 +113,15 @@ class Background:
     labels: tuple = ()         # 备注, note …: after one and a colon, up to `label_ends`, the text is content
     label_ends: tuple = ()
     quotes: tuple = ()         # (open, close) pairs
+    speakers: tuple = ()       # 用户, 客服, agent …: a line starting with one and a colon is a turn of a transcript
 
     def quoted(self, text: str, start: int) -> bool:
-        """Whether `start` lies inside quotes or in the content after a label's colon."""
+        """Whether `start` lies inside quotes, in the content after a label's colon, or in a
+        transcript's turn (用户：…, 客服：…): what someone said, not what the request asks."""
+        if self.speakers:
+            line = text[text.rfind("\n", 0, start) + 1:start].lstrip()
+            if any(line.startswith(w) and line[len(w):len(w) + 1] in ("：", ":") for w in self.speakers):
+                return True
         for o, c in self.quotes:
             i = text.rfind(o, 0, start)
             if i >= 0 and text.find(c, i + len(o), start) < 0 and (o != c or text.count(o, 0, start) % 2):
@@ -132,7 +138,7 @@ class Background:
     def holds(self, text: str, start: int, boundaries: tuple) -> bool:
         """Whether the action at `start` lies in a background clause, after its subject, after a
         word that asks whether to act, or in quoted content."""
-        if self.quotes or self.labels:
+        if self.quotes or self.labels or self.speakers:
             if self.quoted(text, start):
                 return True
         a = max((text.rfind(b, 0, start) + len(b) for b in boundaries if text.rfind(b, 0, start) >= 0), default=0)
@@ -214,7 +220,8 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
                                             tuple(background.get("questions", ())),
                                             tuple(background.get("labels", ())), tuple(background.get("label_ends", ())),
-                                            tuple(tuple(q) for q in background.get("quotes", ())))
+                                            tuple(tuple(q) for q in background.get("quotes", ())),
+                                            tuple(background.get("speakers", ())))
                                  if background else None,
                                  _reduplication(raw.get("reduplication"))))
     if any(f.severity == "error" for f in ctx.faults):
