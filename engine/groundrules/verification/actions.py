@@ -74,6 +74,12 @@ def nominal_excepts(data: dict) -> list[str]:
     return [w + h for w in nominal.get("words", ()) for h in nominal.get("heads", ())]
 
 
+def separated(word: str, data: dict) -> list[str]:
+    """A word `separable` lists, with each infix after its first character (回个电话, 退了款), else none."""
+    sep = data.get("separable") or {}
+    return [word[0] + i + word[1:] for i in sep.get("infixes", ())] if word in sep.get("words", ()) else []
+
+
 def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     english = data.get("english", {})
     duplicate_ids(data["families"], ("actions", "families"), ctx)
@@ -85,7 +91,7 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
         words = []
         excepted = frozenset(w.lower() for w in raw.get("except", ()) if is_latin(w))
         for j, word in enumerate(raw["words"]):
-            for form in forms(word, english, excepted):
+            for form in forms(word, english, excepted) + separated(word, data):
                 key = form.lower() if is_latin(form) else form
                 if family_of.get(key, raw["id"]) != raw["id"]:
                     ctx.fault("duplicate-word", f"'{form}' is already a word of family '{family_of[key]}'",

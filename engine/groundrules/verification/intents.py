@@ -40,9 +40,9 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
     negations, words = phrases.read(text)
     mentions = phrases.negations.mentions(text, negations) if negations else {}
     earlier = _earlier(turns, text, phrases)
-    out += _dropped(negations, mentions, intent, phrases, INPUT)
+    out += _dropped(negations, mentions, intent, phrases, INPUT, text)
     for source, negs, said in earlier:
-        out += _dropped(negs, said, intent, phrases, source)
+        out += _dropped(negs, said, intent, phrases, source, dict(turns)[source])
     matches = phrases.scan(text, negations)
     statements = _statements(intent)
     for m in matches:
@@ -86,16 +86,21 @@ _CONTINUED = {"withdrawal": "withdrawn_continued", "prohibition": "prohibited_ac
 
 
 def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
-             phrases: ProhibitionPhrases, source: str) -> list[Observation]:
+             phrases: ProhibitionPhrases, source: str, text: str) -> list[Observation]:
     """A prohibition or withdrawal of the input that the candidate does not keep: some prohibition
     must name an action of each negated family (修改代码, no code changes), or some requirement or
-    prohibition negate it (不修改代码, do not modify the code)."""
+    prohibition negate it (不修改代码, do not modify the code); a negation of touching at all
+    (先别动网关) is kept by a prohibition naming what it protects (不重启网关)."""
     out: list[Observation] = []
     if not negations:
         return out
-    kept_named = {fam for s in _strings_of(intent["prohibitions"]) for *_, fam in phrases.actions.find(s)}
+    prohibitions = _strings_of(intent["prohibitions"])
+    kept_named = {fam for s in prohibitions for *_, fam in phrases.actions.find(s)}
     kept_negated = {fam for s in _statements(intent) for n in phrases.negated(s) for fam in n.families}
     for n in negations:
+        protected = phrases.negations.object_of(n, text)
+        if protected and phrases.shares(protected, prohibitions):
+            continue
         rule = phrases.negations.kinds[n.kind]["required_unless"]
         missing = [(w, fam) for w, fam in n.actions if fam not in kept_named | kept_negated
                    and not phrases.negations.lifted(n, fam, mentions, rule)]

@@ -96,6 +96,8 @@ class Negations:
     light_verbs: tuple = ()    # 做, 弄, 发 …: stand for the action before the cue (退款先别做)
     light_reach: int = 0
     particles: tuple = ()      # 吧, 了 …: all a cue of direction before may have after it in a clause of its own
+    boundary_words: tuple = () # what ends a clause (`boundaries`)
+    object_kept: tuple = ()    # 动, touch …: a negation of touching at all is kept by a prohibition naming its object
     fronted_reach: int = 0     # 短信不发了: the verb after the cue and the object before it make one action word
     fronted_skip: tuple = ()   # 也, 先 …: what may stand between the fronted object and the cue
 
@@ -306,6 +308,15 @@ class Negations:
                 latest[fam] = max(s, latest.get(fam, s))
         return latest
 
+    def object_of(self, neg: Negation, text: str) -> str:
+        """What a negation of touching at all (先别动网关, 权限先别动了) protects: its clause without
+        the cue and the verb; empty for any other negation."""
+        if not self.object_kept or not all(w.lower() in self.object_kept or w in self.object_kept for w, _ in neg.actions):
+            return ""
+        bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
+        ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
+        return text[max(bounds, default=0):neg.start] + " " + text[neg.end:min(ends, default=len(text))]
+
     def lifted(self, neg: Negation, family: str, mentions: dict[str, int], rule: str) -> bool:
         """Whether `rule` (never | always | asked_anywhere | asked_later) lets the input's own
         request for `family` outweigh the negation."""
@@ -382,4 +393,6 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
                      {k: dict(v) for k, v in data["kinds"].items()}, tuple(light.get("words", ())),
                      light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)),
+                     tuple(data["boundaries"]),
+                     tuple(data.get("object_kept", ())),
                      fronted.get("reach", 0), tuple(sorted(fronted.get("skip", ()), key=len, reverse=True)))
