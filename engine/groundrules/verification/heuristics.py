@@ -126,13 +126,10 @@ class Background:
             i = text.rfind(o, 0, start)
             if i >= 0 and text.find(c, i + len(o), start) < 0 and (o != c or text.count(o, 0, start) % 2):
                 return True
-        for w in self.labels:
-            i = text.rfind(w, 0, start)
-            while i >= 0:
-                j = i + len(w)
-                if j < len(text) and text[j] in "：:" and not any(e in text[j:start] for e in self.label_ends):
-                    return True
-                i = text.rfind(w, 0, i)
+        if self.labels:
+            after = max((text.rfind(e, 0, start) + len(e) for e in self.label_ends if text.rfind(e, 0, start) >= 0),
+                        default=0)
+            return any(text.find(w + colon, after, start) >= 0 for w in self.labels for colon in "：:")
         return False
 
     def holds(self, text: str, start: int, boundaries: tuple) -> bool:
