@@ -1,7 +1,8 @@
 """Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
 measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
 and heldout2.yaml, written by hand after the tables, each run once and then tuned on; heldout3.yaml,
-written after that and never tuned on) and on every sentence the issue names.
+written after that, run once, then read for the kinds of its misses: seen too) and on every sentence
+the issue names.
 Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
@@ -60,21 +61,18 @@ def test_second_heldout_split_bad_candidates_refused(vbook):
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
-# The third held-out split, committed at 4cdf922 before its first run and run once there, never tuned
-# on: 61 of 65 good candidates accepted (0.938) and 71 of 104 bad ones refused (0.683). By family,
-# bad refused: withdrawal 12/26, prohibition 16/26, multi_action 12/18, withdrawal_context 18/21,
-# lookalike 13/13. The misses are mostly words no table holds (缓一下, 推进, hold, 挪一挪, 退差价,
-# 扩容, scratch, 回电话, 续费, under no circumstances, 下单, 催还, 备份, 升级, 补发, 订, 审核, close,
-# reopen, assign), then constructions no mechanism reads (联系物业的事我自己来: the user keeps it; the
-# 通知 of 通知草稿 taken as asking again for the notice a context turn withdrew). The reading is
-# lexical, and this is how far it carries on new wordings.
-@pytest.mark.xfail(strict=True, reason="heldout3 at 4cdf922: 61/65 good accepted (0.938 < 0.98)")
+# The third held-out split, committed at 4cdf922 before its first run and run once there (61 of 65
+# good candidates accepted, 0.938; 71 of 104 bad ones refused, 0.683), is SEEN since: its misses were
+# read by kind and answered by general mechanisms (issue 31, items 1-3: a broad action lexicon by
+# domain, deferral cues, the reservation kind 我自己来, fronted objects 短信不发了, reduplication,
+# nominal uses 通知草稿, told and quoted content), so its figures below are no target estimate any
+# more: a new blind split is. Seen figures: 64/65 good accepted (0.985) and 104/104 bad refused; still
+# missed: an action word naming a record before a fronted prohibition (盘点数据一律不许动).
 def test_third_heldout_split_good_candidates_accepted(vbook):
     by_family, misses = score("heldout3", vbook)
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
-@pytest.mark.xfail(strict=True, reason="heldout3 at 4cdf922: 71/104 bad refused (0.683 < 0.97)")
 def test_third_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout3", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
@@ -137,6 +135,12 @@ COUNTED = [
     ("客户退货以后，帮我统计一下退货率", [["count", "退货率"]]),            # the customer's return sets the scene
     ("查询已发布的公告", [["query", "已发布的公告"]]),                      # 已发布 is done, not asked
     ("要不要先重启网关？先看一下监控", [["view", "监控"]]),                  # asked about, not asked for
+    ("帮我查查查积分为什么没到账", [["query", "积分没到账的原因"]]),          # reduplicated: one action
+    ("看看日志，再重启一下网关", [["view", "日志"], ["restart", "网关"]]),    # 看看 counts where 看 alone does not
+    ("查一查这批货到哪了，然后通知仓库补货", [["query", "这批货"], ["notify", "仓库"]]),   # 补货 is the warehouse's
+    ("回复客户“已经安排补发了”", [["reply", "客户"]]),                        # quoted: what the reply says
+    ("用户：我的订单还没发货，能退款吗？\n客服：我帮您看看。\n整理这段对话的字段", [["extract", "对话字段"]]),  # a transcript
+    ("发个通知给项目组，再订一间会议室", [["notify", "项目组"], ["book", "会议室"]]),   # 发个通知 is one action
 ]
 
 
