@@ -1,8 +1,8 @@
 """Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
 measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
 and heldout2.yaml, written by hand after the tables, each run once and then tuned on; heldout3.yaml,
-written after that, run once, then read for the kinds of its misses: seen too) and on every sentence
-the issue names.
+written after that, run once, then read for the kinds of its misses: seen too; heldout4.yaml, written
+blind, by an engineer who never read the tables) and on every sentence the issue names.
 Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
@@ -22,7 +22,8 @@ def rate(pair) -> float:
 
 def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
     splits = [requests(name) for name in SPLITS]
-    assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60
+    assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60 and len(requests("heldout4")) >= 120
+    assert all(len({r["id"] for r in split}) == len(split) for split in splits)
     for split in splits:
         assert {r["family"] for r in split} == FAMILIES
         assert all(r["good"] and r["bad"] for r in split)
@@ -75,6 +76,38 @@ def test_third_heldout_split_good_candidates_accepted(vbook):
 
 def test_third_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout3", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+
+# The fourth held-out split, written blind (its author never opened the verification tables, while they
+# were being broadened elsewhere), committed at c399813 before its first run and run once there against
+# main's tables at 109c694, never tuned on: 159 of 178 good candidates accepted (0.893) and 76 of 274 bad
+# ones refused (0.277). By family, good accepted / bad refused: withdrawal 35/40 and 16/68,
+# withdrawal_context 30/30 and 9/47, prohibition 32/38 and 35/75, multi_action 24/26 and 7/31,
+# lookalike 38/44 and 9/53. By kind of bad candidate: the withdrawn or forbidden action carried on
+# 25/110 refused, a withdrawal or prohibition dropped 30/64, a hold a later turn lifted or a corrected
+# object kept 3/10, an asked action merged or dropped 12/68, a lookalike read as a withdrawal 6/22.
+# The missed bad candidates pass with no issue at all; they sit on verbs of the domains (冻结, 补办,
+# 挂失, 降档, 盖章, 拉黑, 停机, 冲正, reboot, reassign) and on wordings (先放一放, 不用管了, 不必了,
+# never mind, hold off, 不是要…是要…). The false alarms: an action refused against a prohibition on
+# another object (发成绩单 and 不要抄送家长, 退到余额 and 不要退回银行卡: INTENT_ACTION_PROHIBITED),
+# nouns and labels counted as actions or read as withdrawals (预约, 取消订单按钮, “不再提醒”, a stop or
+# 撤销 asked for: INTENT_ACTIONS_MERGED, PROHIBITION_DROPPED), and one mislabel of the split's own
+# (h326: its good target joins two objects, and INTENT_TARGET_JOINED is right to refuse it).
+# Run again once the broad lexicon of branch i31v (written without seeing this split) was merged, at
+# e5c7c89, not tuned on: 147/178 good accepted (0.826) and 122/274 bad refused (0.445). The lexicon
+# refuses more bad candidates but counts more nouns as actions (19 good refused INTENT_ACTIONS_MERGED,
+# 6 PROHIBITION_DROPPED); 152 bad ones still pass with no issue, on withdrawn verbs no table holds.
+@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 159/178 good accepted (0.893 < 0.98); at e5c7c89 147/178 (0.826)")
+def test_fourth_heldout_split_good_candidates_accepted(vbook):
+    by_family, misses = score("heldout4", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, misses
+
+
+@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 76/274 bad refused (0.277 < 0.97); at e5c7c89 122/274 (0.445)")
+def test_fourth_heldout_split_bad_candidates_refused(vbook):
+    by_family, misses = score("heldout4", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
