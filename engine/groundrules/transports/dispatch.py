@@ -22,11 +22,12 @@ import anyio
 
 from ..store.lifecycle import Lifecycle
 from ..api import TOOLS, Caller, Service
+from ..results import Envelope
 from .settings import ServerSettings
 from .turns import CURRENT
 
 LANES = ("ledger", "stateless")
-Observer = Callable[[Any, Any, Caller, dict, float, int], None]   # (tool, arguments, caller, envelope, seconds, attempts)
+Observer = Callable[[Any, Any, Caller, Envelope, float, int], None]   # (tool, arguments, caller, envelope, seconds, attempts)
 
 
 class FairLane:
@@ -90,7 +91,7 @@ class Dispatcher:
         self._running: dict[Lifecycle, str] = {}
         self._idle = threading.Condition()
 
-    async def call(self, name: Any, arguments: Any, caller: Caller, *, lang: Any = None) -> dict:
+    async def call(self, name: Any, arguments: Any, caller: Caller, *, lang: Any = None) -> Envelope:
         """The envelope of one call, computed in a worker thread of its lane, within its caller's share;
         `lang` as Service.call takes it."""
         tool = TOOLS.get(name) if isinstance(name, str) else None
@@ -117,7 +118,7 @@ class Dispatcher:
             if share.value == limit:                  # nobody holds or awaits it: forget the principal
                 self._shares.pop(caller.principal, None)
 
-    def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller, lang: Any = None) -> dict:
+    def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller, lang: Any = None) -> Envelope:
         lifecycle = Lifecycle()
         with self._idle:
             self._running[lifecycle] = lane

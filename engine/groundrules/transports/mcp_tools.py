@@ -29,6 +29,7 @@ from ..api import TOOLS, Caller, Service
 from ..core.errors import GroundrulesError, did_you_mean, echo
 from .dispatch import Dispatcher
 from ..guides import GUIDES, MIME, SCHEME, guide_text
+from ..results import Envelope
 from .mcp_sdk import ReadResourceContents, serve_streams, unserve
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
@@ -122,7 +123,7 @@ def accepted(header: str, offered: tuple) -> str | None:
     return min(ranked)[2] if ranked else None
 
 
-def result_of(envelope: dict) -> CallToolResult:
+def result_of(envelope: Envelope) -> CallToolResult:
     return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
                           content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
 
