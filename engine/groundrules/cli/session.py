@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import getpass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core import capped, codes, limits, rulebook
 from ..access import SUFFIX, TOOL_SCHEMAS
@@ -16,6 +16,9 @@ from ..api import ROLES_TABLE, Caller, Service
 from ..core.errors import GroundrulesError, StorageFailure, echo
 from ..core.rulebook import Rulebook
 from .io import usage_error
+
+if TYPE_CHECKING:
+    from ..results import Envelope
 
 MIN_KEY_BYTES = 16
 
@@ -78,6 +81,7 @@ def add_key_arg(group) -> None:
 def decision_key(args: argparse.Namespace):
     """The decision log's key: --decision-key FILE, else the environment's; a usage error without one."""
     from ..decision_log import crypto
+    key: crypto.DecisionKey | None
     if getattr(args, "decision_key", None):
         key = crypto.key_from_file(args.decision_key)
     else:
@@ -181,7 +185,7 @@ def trust_from(args: argparse.Namespace):
 
 
 def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False,
-              book: Rulebook | None = None) -> dict:
+              book: Rulebook | None = None) -> Envelope:
     """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
     before the command returns."""
     book = book or rulebook_from(args)
