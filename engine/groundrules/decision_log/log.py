@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, StorageFailure
@@ -194,6 +194,21 @@ class _Writer:
         return deleted
 
 
+class _Sealed(Protocol):
+    """What the payload readers of DecisionLog (opened, texts) need of the object they read for:
+    an export (export.ExportedLog) and a Spark worker's opener (spark_replay) borrow them."""
+
+    @property
+    def key(self) -> crypto.DecisionKeyring: ...
+
+    @property
+    def data_keys(self) -> Any: ...
+
+    def _inner(self, row: dict) -> bytes: ...
+
+    def _plaintext(self, row: dict) -> str | None: ...
+
+
 class DecisionLog:
     """The log over `store` (a store object, or the ledgers' SQLite path / postgresql:// URI).
 
@@ -275,12 +290,12 @@ class DecisionLog:
         return self._writer.purge(self.masking, now)
 
     # -- reading --------------------------------------------------------------------------------
-    def opened(self, row: dict) -> dict | None:
+    def opened(self: _Sealed, row: dict) -> dict | None:
         """A row's arguments and answer ({"arguments", "answer"}), or None when nothing was kept."""
         text = self._plaintext(row)
         return None if text is None else json.loads(text)
 
-    def texts(self, row: dict) -> tuple[str, str] | None:
+    def texts(self: _Sealed, row: dict) -> tuple[str, str] | None:
         """(arguments, answer) as the JSON texts the Service made, when the payload holds them as
         written (nothing masked away); else None. Inside either text a nested key is followed by
         ', ' and ': ', so the payload's own ',"answer":' is found once, where it was put."""
@@ -292,10 +307,10 @@ class DecisionLog:
             return None
         return payload[13:at], payload[at + 10:-1]
 
-    def _inner(self, row: dict) -> bytes:
+    def _inner(self: _Sealed, row: dict) -> bytes:
         return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"]), row["key_id"])
 
-    def _plaintext(self, row: dict) -> str | None:
+    def _plaintext(self: _Sealed, row: dict) -> str | None:
         """The row's payload; None when nothing was kept, or a redaction destroyed its data key."""
         if row["sealed"] is None:
             return None

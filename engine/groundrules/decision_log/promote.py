@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..core import canonical, codes
 from ..api import Caller, Service
@@ -88,10 +88,11 @@ def _case(tool: str, arguments: dict, to: Path, book: Any, decision_id: str) -> 
     return {k: v for k, v in arguments.items() if k != "report"}, f"{name}.json"
 
 
-def _outcome(tool: str, envelope: dict) -> dict:
+def _outcome(tool: str, envelope: Mapping[str, Any]) -> dict:
     """What a case must keep of the logged answer: the outcome, and per tool what an analyst reads."""
     out: dict = {"ok": envelope["ok"], "error": (envelope.get("error") or {}).get("code")}
-    data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
+    data = envelope.get("data")
+    data = data if isinstance(data, dict) else {}
     if tool == "explain_support":
         out.update(primary=data.get("primary"), codes=replay._codes(data))
     elif tool == "lock_message":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, deque
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..api import Caller, Service
 from ..batch import pool
@@ -143,7 +143,7 @@ def _by_value(services: dict, run: Service, row: dict, doc: dict, caller: Caller
     if version in services:
         again = services[version].call(tool, doc["arguments"], caller)
         reproduced = _text(again, dropped) == logged_text
-    after = again if version == run.book.version else run.call(tool, doc["arguments"], caller)
+    after = again if again is not None and version == run.book.version else run.call(tool, doc["arguments"], caller)
     return after, reproduced, _text(after, dropped) != logged_text
 
 
@@ -159,7 +159,7 @@ def _not_replayable(row: dict, doc: dict | None) -> str | None:
     return None
 
 
-def _text(envelope: dict, dropped: list) -> str:
+def _text(envelope: Mapping[str, Any], dropped: list) -> str:
     """The envelope as compared: without the rulebook version and decision id, without the paths
     the log never kept."""
     shown = {k: v for k, v in envelope.items() if k not in ("rulebook", "decision")}
@@ -205,7 +205,7 @@ def _codes(data: dict) -> list:
     return [r.get("code") for r in data.get("reasons", []) if isinstance(r, dict)]
 
 
-def _issue_codes(envelope: dict) -> list:
+def _issue_codes(envelope: Mapping[str, Any]) -> list:
     issues = (envelope.get("error") or {}).get("issues", [])
     return [i.get("code") for i in issues if isinstance(i, dict)] + \
         [w.get("code") for w in envelope.get("warnings", []) if isinstance(w, dict)]
@@ -289,6 +289,7 @@ class _Tally:
         if not changed:
             self.counts["unchanged"] += 1
             return
+        assert diff is not None, "a changed answer comes with its difference (replay, spark_replay)"
         per["changed"] += 1
         self.counts["changed"] += 1
         kinds = []

@@ -68,6 +68,7 @@ def replay_on_spark(df: Any, export: ExportedLog, candidate: Any, candidate_root
         row = json.loads(result["row"])
         row["sealed"] = bytes.fromhex(row["sealed"]) if row["sealed"] else None
         doc = export.opened(row)
+        assert doc is not None, "a replayed row's payload opened in the worker (replay._not_replayable)"
         after = json.loads(result["after"])
         version = row["rulebook"]
         tally.add(row, doc, after, result["reproduced"], result["changed"],
