@@ -67,7 +67,9 @@ class Answerer:
         except RowError as exc:
             error = GroundrulesError(codes.INVALID_ROW, self.roles.message(exc.name, **exc.params)).as_dict()
             envelope = canonical.envelope(ok=False, error=error, rulebook=self.version)
-            return key, envelope, canonical.json_text(envelope)
+            text = canonical.json_text(envelope)
+            assert text is not None, "an envelope of the role table's words is JSON"
+            return key, envelope, text
         envelope, text = self.service.answer(self.plan.tool, args, self.caller, decoded=True)
         return key, envelope, text
 
