@@ -19,6 +19,7 @@ from .io import usage_error
 
 if TYPE_CHECKING:
     from ..results import Envelope
+    from ..store.keystore import MemoryKeyStore, SqliteKeyStore
 
 MIN_KEY_BYTES = 16
 
@@ -92,7 +93,7 @@ def decision_key(args: argparse.Namespace):
     return crypto.DecisionKeyring(key, [crypto.key_from_file(f) for f in getattr(args, "retired_decision_key", [])])
 
 
-def decision_log(args: argparse.Namespace, book: Rulebook, db, data_keys: Any = None):
+def decision_log(args: argparse.Namespace, book: Rulebook, db, data_keys: MemoryKeyStore | None = None):
     """The decision log on `db`, with --step-clock / --sequential-ids of its own (so that logging
     never moves the ledgers' clocks or ids); `data_keys`: the key store its payloads are sealed
     under (the evidence ledger's, so that a redaction destroys both; default: key_store(args, db))."""
@@ -204,7 +205,7 @@ def close(service: Service) -> None:
             ledger.close()
 
 
-def key_store(args: argparse.Namespace, db: Any) -> Any:
+def key_store(args: argparse.Namespace, db: Any) -> SqliteKeyStore:
     """The evidence ledger's key store (store/keystore.py): --key-store, or beside a SQLite --db."""
     from ..store.keystore import SqliteKeyStore
     path = getattr(args, "key_store", None)

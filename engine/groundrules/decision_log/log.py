@@ -33,6 +33,7 @@ from . import crypto, masking, times
 
 if TYPE_CHECKING:
     from ..store.protocols import DecisionStore
+    from ..store.keystore import MemoryKeyStore
 
 log = logging.getLogger("groundrules.decision_log")
 UNKNOWN_TOOL = "(unknown)"
@@ -58,7 +59,7 @@ class _Writer:
     rulebook takes over retention with the first call it answers, and a reload that failed
     after its log was made never does)."""
 
-    def __init__(self, store: DecisionStore, key: crypto.DecisionKeyring, data_keys: Any, ids: Any,
+    def __init__(self, store: DecisionStore, key: crypto.DecisionKeyring, data_keys: MemoryKeyStore | None, ids: Any,
                  clock: Callable[[], str | int],
                  timer: Callable[[], int], batch_s: float, max_pending: int, purge_every_s: float | None,
                  masking_table: Any):
@@ -202,11 +203,19 @@ class _Sealed(Protocol):
     def key(self) -> crypto.DecisionKeyring: ...
 
     @property
-    def data_keys(self) -> Any: ...
+    def data_keys(self) -> MemoryKeyStore | None: ...
 
     def _inner(self, row: dict) -> bytes: ...
 
     def _plaintext(self, row: dict) -> str | None: ...
+
+
+class _Masks(Protocol):
+    """What DecisionLog.mask needs of the object it masks for: an export borrows it too."""
+
+    masking: Any
+
+    def _masked(self, value: Any) -> str: ...
 
 
 class DecisionLog:
@@ -221,7 +230,7 @@ class DecisionLog:
     the same log masked and kept by another rulebook's table (a rule reload)."""
 
     def __init__(self, store: DecisionStore, *, key: crypto.DecisionKey | crypto.DecisionKeyring,
-                 data_keys: Any = None, rulebook: Any = None, ids: Any = None,
+                 data_keys: MemoryKeyStore | None = None, rulebook: Any = None, ids: Any = None,
                  clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
                  batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
         self.masking = _table(rulebook or rulebooks.default())
@@ -319,7 +328,7 @@ class DecisionLog:
         return None if plain is None else plain.decode("utf-8")
 
     @property
-    def data_keys(self) -> Any:
+    def data_keys(self) -> MemoryKeyStore | None:
         """The key store the payloads' data keys are in (an export's replay needs it too)."""
         return self._writer.data_keys
 
@@ -378,13 +387,13 @@ class DecisionLog:
         out["answer"] = doc["answer"] if doc else None
         return out
 
-    def mask(self, tool: str, doc: dict) -> dict:
+    def mask(self: _Masks, tool: str, doc: dict) -> dict:
         """Replace, in place, every value at the tool's personal paths by the table's mask."""
         for path in self.masking.policy(tool).personal:
             masking.replace(doc, path, self._masked)
         return doc
 
-    def _masked(self, value: Any) -> str:
+    def _masked(self: _Masks, value: Any) -> str:
         chars = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
         return self.masking.message("masked", chars=chars)
 

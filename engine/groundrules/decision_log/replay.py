@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, deque
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Protocol
 
 from ..api import Caller, Service
 from ..batch import pool
@@ -25,7 +25,20 @@ LOCK_FIELDS = ("pattern", "kind", "start", "end", "valid", "invalid_reason")
 SHOWN_LOCK_FIELDS = ("quote", "normalized_value")
 
 
-def replay(log: Any, candidate: Any, logged: Iterable[Any] = (), *, projects: list | None = None,
+class Logged(Protocol):
+    """A log as replay reads it: the decision log (log.DecisionLog) or an export of it (export.ExportedLog)."""
+
+    def pages(self, *, projects: list | None = None, tools: list | None = None,
+              since: str | None = None) -> Iterator[list[dict]]: ...
+
+    def texts(self, row: dict) -> tuple[str, str] | None: ...
+
+    def opened(self, row: dict) -> dict | None: ...
+
+    def mask(self, tool: str, doc: dict) -> dict: ...
+
+
+def replay(log: Logged, candidate: Any, logged: Iterable[Any] = (), *, projects: list | None = None,
            tools: Iterable[str] = STATELESS, since: str | None = None, examples: int = 3,
            reveal: bool = False, workers: int = 1, chunk_rows: int = 500, in_flight: int = 3) -> dict:
     """The whole comparison as JSON-able data (see `lines` for the text form). With `workers` > 1
@@ -44,6 +57,7 @@ def replay(log: Any, candidate: Any, logged: Iterable[Any] = (), *, projects: li
                 tally.same(row["tool"])
                 continue
             doc = doc or log.opened(row)
+            assert doc is not None, "a replayed row's payload opened as it was read (_not_replayable)"
             version = row["rulebook"]
             before_book = services[version].book if version in services else None
             tally.add(row, doc, after, reproduced, changed,
@@ -62,7 +76,7 @@ class _Chunks:
         self.kept: deque = deque()
 
 
-def _chunks(log: Any, tally: "_Tally", projects: list | None, tools: list, since: str | None,
+def _chunks(log: Logged, tally: "_Tally", projects: list | None, tools: list, since: str | None,
             size: int) -> _Chunks:
     def read() -> Iterator[list]:
         chunk: list = []
@@ -277,7 +291,7 @@ class _Tally:
         self.counts["unchanged"] += 1
 
     def add(self, row: dict, doc: dict, after: dict, reproduced: bool | None, changed: bool, diff: dict | None,
-            books: tuple, reveal: bool, log: Any) -> None:
+            books: tuple, reveal: bool, log: Logged) -> None:
         tool = row["tool"]
         per = self.by_tool.setdefault(tool, Counter())
         per["replayed"] += 1
@@ -333,7 +347,7 @@ class _Tally:
             self._example(kind, row, doc, after, diff, reveal, log)
 
     def _example(self, kind: str, row: dict, doc: dict, after: dict, diff: dict | None, reveal: bool,
-                 log: Any) -> None:
+                 log: Logged) -> None:
         if len(self.shown[kind]) >= self.examples:
             return
         shown = {"arguments": json.loads(json.dumps(doc["arguments"])), "answer": json.loads(json.dumps(doc["answer"]))}
