@@ -83,7 +83,7 @@ def run_serve(args: argparse.Namespace) -> int:
     oauth_options = args.issuer or args.resource or args.jwks
     if args.http is None and (args.tokens or args.allowed_host or args.auth != "tokens" or oauth_options):
         raise usage_error("--tokens, --allowed-host, --auth, --issuer, --resource and --jwks go with --http HOST:PORT")
-    address = _host_port(args.http) if args.http is not None else None
+    host, port = _host_port(args.http) if args.http is not None else (None, None)
     if args.http is not None and args.auth == "tokens" and (not args.tokens or oauth_options):
         raise usage_error("--http needs --tokens FILE (every HTTP caller is a token's principal), "
                           "or --auth oauth with --issuer URL")
@@ -95,18 +95,18 @@ def run_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     book = rulebook_from(args)
-    caller = caller_from(args, book) if address is None else None     # over HTTP each token names its caller
+    caller = caller_from(args, book) if args.http is None else None     # over HTTP each token names its caller
     service = service_from(args, book=book)
     try:
         from ..transports.mcp_tools import select_tools
         tools = None if args.tools is None else select_tools(service, args.tools)
-        if address is None:
-            from ..transports.mcp_tools import serve_stdio
+        if args.http is None:
             assert caller is not None, "named above for a server without --http"
+            from ..transports.mcp_tools import serve_stdio
             serve_stdio(service, caller, tools=tools, grace_s=settings.grace_s, settings=settings)
         else:
             from ..transports.mcp_http import serve_http
-            host, port = address
+            assert host is not None and port is not None, "parsed above from --http"
             oauth = None
             if args.auth == "oauth":
                 from ..transports.oauth import OAuthVerifier
