@@ -27,12 +27,12 @@ from mcp.types import INVALID_PARAMS, CallToolResult, Resource as MCPResource, T
 from ..core import canonical, codes, limits
 from ..api import TOOLS, Caller, Service
 from ..core.errors import GroundrulesError, did_you_mean, echo
-from ..results import Envelope
 from .dispatch import Dispatcher
 from ..guides import GUIDES, MIME, SCHEME, guide_text
 from .mcp_sdk import ReadResourceContents, serve_streams, unserve
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
+from ..results import Envelope
 
 SERVER_NAME = "groundrules"
 # What MCPServer registers whether or not anything is there to serve; capabilities follow the
