@@ -17,6 +17,9 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
+import psycopg
+from psycopg.rows import DictRow
+
 from .cjk_search import grams, phrases
 from .findings_sql import (INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, UNKNOWN_WRITER_JSON, FindingOps, finding_row,
                            finding_values)
@@ -245,7 +248,7 @@ class PgFindingTx(PostgresTx, FindingOps):
     TEXT_C = ' COLLATE "C"'
     JOIN_IN_ORDER = "JOIN"              # PostgreSQL plans the order itself (and has no CROSS JOIN ... ON)
 
-    def __init__(self, conn):
+    def __init__(self, conn: psycopg.Connection[DictRow] | Statements) -> None:
         PostgresTx.__init__(self, conn)
         FindingOps.__init__(self)
         self._tags: dict[int, list[str]] = {}    # tags fetched with search rows (a finding's tags never change)
