@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core import canonical, codes
 from ..api import Caller, Service
@@ -21,10 +21,14 @@ from ..core.errors import GroundrulesError
 from . import replay
 from .placeholders import Placeholders
 
+if TYPE_CHECKING:
+    from ..core.rulebook import Rulebook
+    from .log import DecisionLog
+
 _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def promote(log: Any, decision_id: str, to: Path, candidate: Any, logged: dict) -> dict:
+def promote(log: DecisionLog, decision_id: str, to: Path, candidate: Rulebook, logged: dict[str, Rulebook]) -> dict:
     rows = list(log.rows(ids=[decision_id]))
     if not rows:
         raise _usage(f"--promote {decision_id[:40]}: no such decision in this database")
@@ -36,6 +40,7 @@ def promote(log: Any, decision_id: str, to: Path, candidate: Any, logged: dict) 
     why = replay._not_replayable(row, doc)
     if why:
         raise _usage(f"--promote {decision_id}: {why}")
+    assert doc is not None, "_not_replayable names a row with nothing kept"
     book = logged.get(row["rulebook"]) or candidate
     holder = Placeholders(book, log.masking, seed=row["id"])
     arguments = holder.value(doc["arguments"])

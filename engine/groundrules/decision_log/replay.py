@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter, deque
-from typing import Any, Iterable, Iterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol
 
 from ..api import Caller, Service
 from ..batch import pool
 from ..core.decide import outcome
 from . import masking
+
+if TYPE_CHECKING:
+    from ..core.rulebook import Rulebook
 
 STATELESS = ("explain_support", "lock_message", "fold_evidence", "verify_extraction")
 KINDS = ("primary", "locks", "refusals", "other", "not_reproduced")
@@ -38,7 +41,7 @@ class Logged(Protocol):
     def mask(self, tool: str, doc: dict) -> dict: ...
 
 
-def replay(log: Logged, candidate: Any, logged: Iterable[Any] = (), *, projects: list | None = None,
+def replay(log: Logged, candidate: Rulebook, logged: Iterable[Rulebook] = (), *, projects: list | None = None,
            tools: Iterable[str] = STATELESS, since: str | None = None, examples: int = 3,
            reveal: bool = False, workers: int = 1, chunk_rows: int = 500, in_flight: int = 3) -> dict:
     """The whole comparison as JSON-able data (see `lines` for the text form). With `workers` > 1
