@@ -229,7 +229,7 @@ class DecisionLog:
     on start and every `purge_every_s` (None: only when `purge` is called). `with_rulebook` gives
     the same log masked and kept by another rulebook's table (a rule reload)."""
 
-    def __init__(self, store: DecisionStore, *, key: crypto.DecisionKey | crypto.DecisionKeyring,
+    def __init__(self, store: DecisionStore | str | Path | None, *, key: crypto.DecisionKey | crypto.DecisionKeyring,
                  data_keys: MemoryKeyStore | None = None, rulebook: Any = None, ids: Any = None,
                  clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
                  batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
