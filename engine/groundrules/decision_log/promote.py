@@ -40,8 +40,8 @@ def promote(log: DecisionLog, decision_id: str, to: Path, candidate: Rulebook, l
     why = replay._not_replayable(row, doc)
     if why:
         raise _usage(f"--promote {decision_id}: {why}")
-    assert doc is not None, "_not_replayable names a row with nothing kept"
     book = logged.get(row["rulebook"]) or candidate
+    assert doc is not None, "_not_replayable names a row with nothing kept"
     holder = Placeholders(book, log.masking, seed=row["id"])
     arguments = holder.value(doc["arguments"])
     case, name = _case(tool, arguments, to, book, row["id"])
