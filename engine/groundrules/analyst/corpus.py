@@ -57,8 +57,8 @@ def decision_tables(book: Rulebook) -> list[TableRef]:
         for f in dataclasses.fields(table):
             inner = getattr(table, f.name)
             if isinstance(inner, DecisionTable):
-                out.append(TableRef(inner.id, inner, inner.file, table_id, f.name,
-                                    EMBEDDED_RUN_BY.get(table.kind, "")))
+                kind = book.tables[table_id].kind       # the table as compiled (is_dataclass narrowed `table`)
+                out.append(TableRef(inner.id, inner, inner.file, table_id, f.name, EMBEDDED_RUN_BY.get(kind, "")))
     return sorted(out, key=lambda ref: ref.id)
 
 

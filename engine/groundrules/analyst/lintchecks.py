@@ -88,7 +88,7 @@ def unknown_operations(book: "Rulebook") -> Iterator[Problem]:
         return
     for _, source in _sources(book, "transition_table"):
         data = source.data
-        places = [(("machines", m, "transitions", i, "via", j), op)
+        places: list[tuple[tuple, Any]] = [(("machines", m, "transitions", i, "via", j), op)
                   for m, machine in data.get("machines", {}).items()
                   for i, move in enumerate(machine.get("transitions", []))
                   for j, op in enumerate(move.get("via", []))]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..api import ROLES_TABLE, TOOLS, Caller, Service
 from ..core import canonical, limits
@@ -52,7 +52,7 @@ class Answerer:
         self.row_bytes = table.input_bytes if table is not None else None
         self.version = book.version
 
-    def answered(self, place: Any, row: Any) -> tuple[Any, dict, str]:
+    def answered(self, place: Any, row: Any) -> tuple[Any, Mapping[str, Any], str]:
         """(key, envelope, the envelope's JSON text) of one row: a dict of columns, or a JSONL
         line's bytes. A row that is no JSON, too large, or short of a mapped column answers
         INVALID_ROW, worded by the role table; nothing a row holds stops the batch."""
@@ -66,8 +66,10 @@ class Answerer:
             args = arguments(self.plan, row)
         except RowError as exc:
             error = GroundrulesError(codes.INVALID_ROW, self.roles.message(exc.name, **exc.params)).as_dict()
-            envelope = canonical.envelope(ok=False, error=error, rulebook=self.version)
-            return key, envelope, canonical.json_text(envelope)
+            refusal = canonical.envelope(ok=False, error=error, rulebook=self.version)
+            text = canonical.json_text(refusal)
+            assert text is not None, "an envelope of the role table's words is JSON"
+            return key, refusal, text
         envelope, text = self.service.answer(self.plan.tool, args, self.caller, decoded=True)
         return key, envelope, text
 
@@ -96,7 +98,7 @@ class Answerer:
         return out
 
 
-def column_values(key: Any, envelope: dict) -> dict:
+def column_values(key: Any, envelope: Mapping[str, Any]) -> dict:
     """One answer row as COLUMNS' values: the key as text, data, warnings and error as JSON text."""
     out = {"key": key if isinstance(key, str) else json.dumps(key, ensure_ascii=False), "ok": envelope["ok"]}
     for name in ("data", "warnings", "error"):

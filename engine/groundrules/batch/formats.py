@@ -15,13 +15,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator, TypeVar
 
 from ..core import codes
 from ..core.errors import GroundrulesError
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 STDIO = "-"
+T = TypeVar("T")
 
 
 def usage(message: str) -> GroundrulesError:
@@ -85,8 +86,8 @@ def chunks(inputs: list[Source], chunk_rows: int) -> Iterator[list[tuple[str, An
         yield from rows(source, chunk_rows)
 
 
-def _chunked(items: Iterator[tuple[str, Any]], size: int) -> Iterator[list[tuple[str, Any]]]:
-    chunk: list = []
+def _chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    chunk: list[T] = []
     for item in items:
         chunk.append(item)
         if len(chunk) >= size:

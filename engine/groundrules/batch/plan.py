@@ -116,7 +116,7 @@ def _bounded_int(text: str) -> int:
 _DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant, parse_int=_bounded_int)
 
 
-def decode(raw: bytes) -> Any:
+def decode(raw: bytes | bytearray) -> Any:
     """One row's JSON (a JSONL line, a column's text), or RowError row_not_json saying what is wrong."""
     try:
         text = raw.decode("utf-8-sig")

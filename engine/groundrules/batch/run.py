@@ -120,7 +120,7 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
         raise GroundrulesError(codes.USAGE, f"{journal}: holds answers of an earlier run, which stdin cannot be matched "
                                         "with; give the input as files, or pass --restart")
     tail = f', "rulebook": {json.dumps(answerer.version, ensure_ascii=False)}}}'
-    count, last, good_bytes = 0, None, 0
+    count, last, good_bytes = 0, "", 0        # last: the last whole line's text, once count > 0
     with open(journal, "rb") as stream:
         for raw in stream:
             if not raw.endswith(b"\n"):

@@ -197,8 +197,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from .session import decision_key, key_store
     key = decision_key(args)
     with ExitStack() as stack:
-        target = args.candidate or getattr(args, "rules", None)
-        candidate = stack.enter_context(base_rulebook(target, root)) if args.candidate else rulebook_from(args)
+        candidate = stack.enter_context(base_rulebook(args.candidate, root)) if args.candidate else rulebook_from(args)
         logged = [stack.enter_context(base_rulebook(b, root)) for b in args.logged]
         db = _db(args)
         log = DecisionLog(db, key=key, data_keys=key_store(args, db), rulebook=candidate, purge_every_s=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..core import canonical
 from ..api import Caller, Service
@@ -26,12 +26,12 @@ def _cut(text: Any) -> str:
     return text if len(text) <= WIDTH else text[:WIDTH] + "…"
 
 
-def _refused(envelope: dict) -> list[str]:
+def _refused(envelope: Mapping[str, Any]) -> list[str]:
     error = envelope["error"] or {}
     return [f"out: refused {error.get('code')}: {_cut(error.get('message', ''))}"]
 
 
-def _support(doc: Any, envelope: dict) -> list[str]:
+def _support(doc: Any, envelope: Mapping[str, Any]) -> list[str]:
     data = envelope["data"]
     others = [r["code"] for r in data["reasons"] if r["code"] != data["primary"]]
     return [f"in:  {_cut(doc.get('query'))!s} (support_status {doc.get('support_status')})",
@@ -39,7 +39,7 @@ def _support(doc: Any, envelope: dict) -> list[str]:
             + (f"; also {', '.join(others)}" if others else "")]
 
 
-def _locks(doc: Any, envelope: dict) -> list[str]:
+def _locks(doc: Any, envelope: Mapping[str, Any]) -> list[str]:
     messages = doc["messages"] if isinstance(doc, dict) and "messages" in doc else [doc]
     lines = [f"in:  {m.get('role')}: {_cut(m.get('content'))}" for m in messages]
     for lock in envelope["data"]["locks"]:
@@ -48,7 +48,7 @@ def _locks(doc: Any, envelope: dict) -> list[str]:
     return lines if envelope["data"]["locks"] else lines + ["out: nothing to lock"]
 
 
-def _fold(doc: Any, envelope: dict) -> list[str]:
+def _fold(doc: Any, envelope: Mapping[str, Any]) -> list[str]:
     events = [e.get("type") for i in doc.get("interpretations", []) for e in i.get("events", [])]
     lines = [f"in:  {len(doc.get('records', []))} evidence records; events {', '.join(map(str, events))}"]
     if not envelope["ok"]:
@@ -62,7 +62,7 @@ def _fold(doc: Any, envelope: dict) -> list[str]:
     return lines
 
 
-def _verify(doc: Any, envelope: dict) -> list[str]:
+def _verify(doc: Any, envelope: Mapping[str, Any]) -> list[str]:
     lines = [f"in:  {_cut(doc.get('request', {}).get('input'))} (fields {doc.get('request', {}).get('fields')})"]
     if envelope["ok"]:
         return lines + [f"out: verified; data {canonical.dumps(envelope['data']['data'], indent=None)}"]
@@ -73,7 +73,7 @@ def _verify(doc: Any, envelope: dict) -> list[str]:
 
 # folder under schemas/examples/ -> (what it shows, tool, convenience shape -> arguments, answer -> lines);
 # a file holding the tool's own arguments is passed as it is
-DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, dict], list[str]]]] = {
+DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, Mapping[str, Any]], list[str]]]] = {
     "support_reason": ("why a retrieval context got its support status (docs/spec/support-reasons.md)", "explain_support",
                        lambda doc: {"context": doc}, _support),
     "locks": ("the evidence a message mechanically holds, before any model reads it (docs/spec/locks.md)", "lock_message",
@@ -84,7 +84,7 @@ DEMOS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any, dict], lis
 }
 
 
-def _walk_lines(call: dict, envelope: dict) -> list[str]:
+def _walk_lines(call: dict, envelope: Mapping[str, Any]) -> list[str]:
     """One line per call of a walk: the tool and what it answered, in a few words."""
     if not envelope["ok"]:
         return [f"{call['tool']}: " + _refused(envelope)[0].removeprefix("out: ")]

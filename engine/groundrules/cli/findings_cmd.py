@@ -109,10 +109,12 @@ def run_serve(args: argparse.Namespace) -> int:
             raise usage_error("--toolsets needs enable_toolset among --tools (without it a session lists every "
                               "tool --tools serves, and there is nothing to enable)")
         if args.http is None:
+            assert caller is not None, "named above for a server without --http"
             from ..transports.mcp_tools import serve_stdio
             serve_stdio(service, caller, tools=tools, toolsets=toolsets, grace_s=settings.grace_s, settings=settings)
         else:
             from ..transports.mcp_http import serve_http
+            assert host is not None and port is not None, "parsed above from --http"
             oauth = None
             if args.auth == "oauth":
                 from ..transports.oauth import OAuthVerifier

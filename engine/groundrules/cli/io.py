@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import canonical, capped, codes
 from ..core.errors import GroundrulesError, RulesError
+
+if TYPE_CHECKING:
+    from ..results import Envelope
 
 
 def usage_error(message: str) -> GroundrulesError:
@@ -81,7 +84,7 @@ def rules_error_lines(error: RulesError) -> str:
     return "\n".join(str(p) for p in error.problems)
 
 
-def emit_envelope(envelope: dict) -> int:
+def emit_envelope(envelope: Envelope) -> int:
     """Print a tool's envelope; the exit status is 0 when it is ok, else 1."""
     emit(envelope)
     return 0 if envelope["ok"] else 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import getpass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core import capped, codes, limits, rulebook
 from ..access import SUFFIX, TOOL_SCHEMAS
@@ -16,6 +16,10 @@ from ..api import ROLES_TABLE, Caller, Service
 from ..core.errors import GroundrulesError, StorageFailure, echo
 from ..core.rulebook import Rulebook
 from .io import usage_error
+
+if TYPE_CHECKING:
+    from ..results import Envelope
+    from ..store.keystore import MemoryKeyStore, SqliteKeyStore
 
 MIN_KEY_BYTES = 16
 
@@ -78,6 +82,7 @@ def add_key_arg(group) -> None:
 def decision_key(args: argparse.Namespace):
     """The decision log's key: --decision-key FILE, else the environment's; a usage error without one."""
     from ..decision_log import crypto
+    key: crypto.DecisionKey | None
     if getattr(args, "decision_key", None):
         key = crypto.key_from_file(args.decision_key)
     else:
@@ -88,7 +93,7 @@ def decision_key(args: argparse.Namespace):
     return crypto.DecisionKeyring(key, [crypto.key_from_file(f) for f in getattr(args, "retired_decision_key", [])])
 
 
-def decision_log(args: argparse.Namespace, book: Rulebook, db, data_keys: Any = None):
+def decision_log(args: argparse.Namespace, book: Rulebook, db, data_keys: MemoryKeyStore | None = None):
     """The decision log on `db`, with --step-clock / --sequential-ids of its own (so that logging
     never moves the ledgers' clocks or ids); `data_keys`: the key store its payloads are sealed
     under (the evidence ledger's, so that a redaction destroys both; default: key_store(args, db))."""
@@ -181,7 +186,7 @@ def trust_from(args: argparse.Namespace):
 
 
 def call_once(args: argparse.Namespace, tool: str, arguments, *, read_only: bool = False,
-              book: Rulebook | None = None) -> dict:
+              book: Rulebook | None = None) -> Envelope:
     """One tool call on a Service opened for it; its ledgers (a PostgreSQL pool, say) are closed
     before the command returns."""
     book = book or rulebook_from(args)
@@ -200,7 +205,7 @@ def close(service: Service) -> None:
             ledger.close()
 
 
-def key_store(args: argparse.Namespace, db: Any) -> Any:
+def key_store(args: argparse.Namespace, db: Any) -> SqliteKeyStore:
     """The evidence ledger's key store (store/keystore.py): --key-store, or beside a SQLite --db."""
     from ..store.keystore import SqliteKeyStore
     path = getattr(args, "key_store", None)

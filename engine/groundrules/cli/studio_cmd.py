@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise usage_error(f"--port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
     host, port = server.server_address[:2]
+    assert isinstance(host, str), "an AF_INET server's address is (str, int)"
     print(f"studio: http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()

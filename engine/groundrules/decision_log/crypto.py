@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core import codes
 from ..core.errors import GroundrulesError
+
+if TYPE_CHECKING:
+    from ..store.keystore import MemoryKeyStore
 
 MIN_KEY_BYTES = 32
 ENV_KEY, ENV_KEY_FILE = "GROUNDRULES_DECISION_KEY", "GROUNDRULES_DECISION_KEY_FILE"
@@ -99,7 +102,7 @@ DATA_KEYED = b"\x00dek:"               # a payload sealed under a data key of th
 _KEY_ID_CHARS = 24
 
 
-def seal_with_data_key(keys: Any, plaintext: bytes, associated: bytes) -> bytes:
+def seal_with_data_key(keys: MemoryKeyStore, plaintext: bytes, associated: bytes) -> bytes:
     """`plaintext` under a new data key of the key store `keys` (store/keystore.py), its id before it:
     destroying that key erases the payload in every copy of the database."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -114,7 +117,7 @@ def data_key_of(inner: bytes) -> str | None:
         else None
 
 
-def open_with_data_key(keys: Any, inner: bytes, associated: bytes) -> bytes | None:
+def open_with_data_key(keys: MemoryKeyStore | None, inner: bytes, associated: bytes) -> bytes | None:
     """The payload, or None when its data key was destroyed (erased)."""
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM

@@ -7,10 +7,13 @@ the clear: replaying it, on one machine (`ExportedLog` is a log `replay.replay` 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import crypto
 from .log import DecisionLog, _table
+
+if TYPE_CHECKING:
+    from ..store.keystore import MemoryKeyStore
 
 TEXT = ("project", "id", "at", "principal", "role", "tool", "rulebook", "error_code", "kept", "dropped", "key_id",
         "erased_by")
@@ -55,7 +58,7 @@ class ExportedLog:
     _masked = DecisionLog._masked
 
     def __init__(self, path: str | Path, key: crypto.DecisionKey | crypto.DecisionKeyring, rulebook: Any,
-                 data_keys: Any = None):
+                 data_keys: MemoryKeyStore | None = None):
         self.path, self.key, self.masking = Path(path), crypto.ring(key), _table(rulebook)
         self.data_keys = data_keys        # the key store of the payloads' data keys (docs/erasure.md)
 

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, StorageFailure
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ..store.protocols import DecisionStore
+    from ..store.keystore import MemoryKeyStore
 
 log = logging.getLogger("groundrules.decision_log")
 UNKNOWN_TOOL = "(unknown)"
@@ -60,7 +61,7 @@ class _Writer:
     rulebook takes over retention with the first call it answers, and a reload that failed
     after its log was made never does)."""
 
-    def __init__(self, store: DecisionStore, key: crypto.DecisionKeyring, data_keys: Any, ids: Any,
+    def __init__(self, store: DecisionStore, key: crypto.DecisionKeyring, data_keys: MemoryKeyStore | None, ids: Any,
                  clock: Callable[[], str | int],
                  timer: Callable[[], int], batch_s: float, max_pending: int, purge_every_s: float | None,
                  masking_table: Any):
@@ -196,6 +197,29 @@ class _Writer:
         return deleted
 
 
+class _Sealed(Protocol):
+    """What the payload readers of DecisionLog (opened, texts) need of the object they read for:
+    an export (export.ExportedLog) and a Spark worker's opener (spark_replay) borrow them."""
+
+    @property
+    def key(self) -> crypto.DecisionKeyring: ...
+
+    @property
+    def data_keys(self) -> MemoryKeyStore | None: ...
+
+    def _inner(self, row: dict) -> bytes: ...
+
+    def _plaintext(self, row: dict) -> str | None: ...
+
+
+class _Masks(Protocol):
+    """What DecisionLog.mask needs of the object it masks for: an export borrows it too."""
+
+    masking: Any
+
+    def _masked(self, value: Any) -> str: ...
+
+
 class DecisionLog:
     """The log over `store` (a store object, or the ledgers' SQLite path / postgresql:// URI).
 
@@ -207,8 +231,8 @@ class DecisionLog:
     on start and every `purge_every_s` (None: only when `purge` is called). `with_rulebook` gives
     the same log masked and kept by another rulebook's table (a rule reload)."""
 
-    def __init__(self, store: DecisionStore, *, key: crypto.DecisionKey | crypto.DecisionKeyring,
-                 data_keys: Any = None, rulebook: Any = None, ids: Any = None,
+    def __init__(self, store: DecisionStore | str | Path | None, *, key: crypto.DecisionKey | crypto.DecisionKeyring,
+                 data_keys: MemoryKeyStore | None = None, rulebook: Any = None, ids: Any = None,
                  clock: Callable[[], str | int] | None = None, timer: Callable[[], int] = time.perf_counter_ns,
                  batch_ms: float = 20.0, max_pending: int = 100_000, purge_every_s: float | None = 3600.0):
         self.masking = _table(rulebook or rulebooks.default())
@@ -277,12 +301,12 @@ class DecisionLog:
         return self._writer.purge(self.masking, now)
 
     # -- reading --------------------------------------------------------------------------------
-    def opened(self, row: dict) -> dict | None:
+    def opened(self: _Sealed, row: dict) -> dict | None:
         """A row's arguments and answer ({"arguments", "answer"}), or None when nothing was kept."""
         text = self._plaintext(row)
         return None if text is None else json.loads(text)
 
-    def texts(self, row: dict) -> tuple[str, str] | None:
+    def texts(self: _Sealed, row: dict) -> tuple[str, str] | None:
         """(arguments, answer) as the JSON texts the Service made, when the payload holds them as
         written (nothing masked away); else None. Inside either text a nested key is followed by
         ', ' and ': ', so the payload's own ',"answer":' is found once, where it was put."""
@@ -294,10 +318,10 @@ class DecisionLog:
             return None
         return payload[13:at], payload[at + 10:-1]
 
-    def _inner(self, row: dict) -> bytes:
+    def _inner(self: _Sealed, row: dict) -> bytes:
         return self.key.open(row["sealed"], crypto.associated(row["project"], row["id"]), row["key_id"])
 
-    def _plaintext(self, row: dict) -> str | None:
+    def _plaintext(self: _Sealed, row: dict) -> str | None:
         """The row's payload; None when nothing was kept, or a redaction destroyed its data key."""
         if row["sealed"] is None:
             return None
@@ -306,7 +330,7 @@ class DecisionLog:
         return None if plain is None else plain.decode("utf-8")
 
     @property
-    def data_keys(self) -> Any:
+    def data_keys(self) -> MemoryKeyStore | None:
         """The key store the payloads' data keys are in (an export's replay needs it too)."""
         return self._writer.data_keys
 
@@ -365,13 +389,13 @@ class DecisionLog:
         out["answer"] = doc["answer"] if doc else None
         return out
 
-    def mask(self, tool: str, doc: dict) -> dict:
+    def mask(self: _Masks, tool: str, doc: dict) -> dict:
         """Replace, in place, every value at the tool's personal paths by the table's mask."""
         for path in self.masking.policy(tool).personal:
             masking.replace(doc, path, self._masked)
         return doc
 
-    def _masked(self, value: Any) -> str:
+    def _masked(self: _Masks, value: Any) -> str:
         chars = len(value) if isinstance(value, str) else len(json.dumps(value, ensure_ascii=False))
         return self.masking.message("masked", chars=chars)
 

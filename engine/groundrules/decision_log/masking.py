@@ -177,7 +177,8 @@ def _may_hold(node: Any, defs: dict, path: tuple, depth: int = 0) -> bool:
     kinds = kind if isinstance(kind, list) else [kind] if kind else []
     if kinds and not {"object", "array"} & set(kinds):
         return False
-    props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+    props = node.get("properties")
+    props = props if isinstance(props, dict) else {}
     extra = node.get("additionalProperties", True)
     if head == WILD:
         children = list(props.values()) + ([node["items"]] if isinstance(node.get("items"), dict) else [])

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core import canonical, codes
 from ..api import Caller, Service
@@ -21,10 +21,14 @@ from ..core.errors import GroundrulesError
 from . import replay
 from .placeholders import Placeholders
 
+if TYPE_CHECKING:
+    from ..core.rulebook import Rulebook
+    from .log import DecisionLog
+
 _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def promote(log: Any, decision_id: str, to: Path, candidate: Any, logged: dict) -> dict:
+def promote(log: DecisionLog, decision_id: str, to: Path, candidate: Rulebook, logged: dict[str, Rulebook]) -> dict:
     rows = list(log.rows(ids=[decision_id]))
     if not rows:
         raise _usage(f"--promote {decision_id[:40]}: no such decision in this database")
@@ -37,6 +41,7 @@ def promote(log: Any, decision_id: str, to: Path, candidate: Any, logged: dict) 
     if why:
         raise _usage(f"--promote {decision_id}: {why}")
     book = logged.get(row["rulebook"]) or candidate
+    assert doc is not None, "_not_replayable names a row with nothing kept"
     holder = Placeholders(book, log.masking, seed=row["id"])
     arguments = holder.value(doc["arguments"])
     case, name = _case(tool, arguments, to, book, row["id"])
@@ -88,10 +93,11 @@ def _case(tool: str, arguments: dict, to: Path, book: Any, decision_id: str) -> 
     return {k: v for k, v in arguments.items() if k != "report"}, f"{name}.json"
 
 
-def _outcome(tool: str, envelope: dict) -> dict:
+def _outcome(tool: str, envelope: Mapping[str, Any]) -> dict:
     """What a case must keep of the logged answer: the outcome, and per tool what an analyst reads."""
     out: dict = {"ok": envelope["ok"], "error": (envelope.get("error") or {}).get("code")}
-    data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
+    data = envelope.get("data")
+    data = data if isinstance(data, dict) else {}
     if tool == "explain_support":
         out.update(primary=data.get("primary"), codes=replay._codes(data))
     elif tool == "lock_message":

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter, deque
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol
 
 from ..api import Caller, Service
 from ..batch import pool
 from ..core.decide import outcome
 from . import masking
+
+if TYPE_CHECKING:
+    from ..core.rulebook import Rulebook
 
 STATELESS = ("explain_support", "lock_message", "fold_evidence", "verify_extraction")
 KINDS = ("primary", "locks", "refusals", "other", "not_reproduced")
@@ -25,7 +28,20 @@ LOCK_FIELDS = ("pattern", "kind", "start", "end", "valid", "invalid_reason")
 SHOWN_LOCK_FIELDS = ("quote", "normalized_value")
 
 
-def replay(log: Any, candidate: Any, logged: Iterable[Any] = (), *, projects: list | None = None,
+class Logged(Protocol):
+    """A log as replay reads it: the decision log (log.DecisionLog) or an export of it (export.ExportedLog)."""
+
+    def pages(self, *, projects: list | None = None, tools: list | None = None,
+              since: str | None = None) -> Iterator[list[dict]]: ...
+
+    def texts(self, row: dict) -> tuple[str, str] | None: ...
+
+    def opened(self, row: dict) -> dict | None: ...
+
+    def mask(self, tool: str, doc: dict) -> dict: ...
+
+
+def replay(log: Logged, candidate: Rulebook, logged: Iterable[Rulebook] = (), *, projects: list | None = None,
            tools: Iterable[str] = STATELESS, since: str | None = None, examples: int = 3,
            reveal: bool = False, workers: int = 1, chunk_rows: int = 500, in_flight: int = 3) -> dict:
     """The whole comparison as JSON-able data (see `lines` for the text form). With `workers` > 1
@@ -44,6 +60,7 @@ def replay(log: Any, candidate: Any, logged: Iterable[Any] = (), *, projects: li
                 tally.same(row["tool"])
                 continue
             doc = doc or log.opened(row)
+            assert doc is not None, "a replayed row's payload opened as it was read (_not_replayable)"
             version = row["rulebook"]
             before_book = services[version].book if version in services else None
             tally.add(row, doc, after, reproduced, changed,
@@ -62,7 +79,7 @@ class _Chunks:
         self.kept: deque = deque()
 
 
-def _chunks(log: Any, tally: "_Tally", projects: list | None, tools: list, since: str | None,
+def _chunks(log: Logged, tally: "_Tally", projects: list | None, tools: list, since: str | None,
             size: int) -> _Chunks:
     def read() -> Iterator[list]:
         chunk: list = []
@@ -143,7 +160,7 @@ def _by_value(services: dict, run: Service, row: dict, doc: dict, caller: Caller
     if version in services:
         again = services[version].call(tool, doc["arguments"], caller)
         reproduced = _text(again, dropped) == logged_text
-    after = again if version == run.book.version else run.call(tool, doc["arguments"], caller)
+    after = again if again is not None and version == run.book.version else run.call(tool, doc["arguments"], caller)
     return after, reproduced, _text(after, dropped) != logged_text
 
 
@@ -159,7 +176,7 @@ def _not_replayable(row: dict, doc: dict | None) -> str | None:
     return None
 
 
-def _text(envelope: dict, dropped: list) -> str:
+def _text(envelope: Mapping[str, Any], dropped: list) -> str:
     """The envelope as compared: without the rulebook version and decision id, without the paths
     the log never kept."""
     shown = {k: v for k, v in envelope.items() if k not in ("rulebook", "decision")}
@@ -205,7 +222,7 @@ def _codes(data: dict) -> list:
     return [r.get("code") for r in data.get("reasons", []) if isinstance(r, dict)]
 
 
-def _issue_codes(envelope: dict) -> list:
+def _issue_codes(envelope: Mapping[str, Any]) -> list:
     issues = (envelope.get("error") or {}).get("issues", [])
     return [i.get("code") for i in issues if isinstance(i, dict)] + \
         [w.get("code") for w in envelope.get("warnings", []) if isinstance(w, dict)]
@@ -277,7 +294,7 @@ class _Tally:
         self.counts["unchanged"] += 1
 
     def add(self, row: dict, doc: dict, after: dict, reproduced: bool | None, changed: bool, diff: dict | None,
-            books: tuple, reveal: bool, log: Any) -> None:
+            books: tuple, reveal: bool, log: Logged) -> None:
         tool = row["tool"]
         per = self.by_tool.setdefault(tool, Counter())
         per["replayed"] += 1
@@ -289,6 +306,7 @@ class _Tally:
         if not changed:
             self.counts["unchanged"] += 1
             return
+        assert diff is not None, "a changed answer comes with its difference (replay, spark_replay)"
         per["changed"] += 1
         self.counts["changed"] += 1
         kinds = []
@@ -332,7 +350,7 @@ class _Tally:
             self._example(kind, row, doc, after, diff, reveal, log)
 
     def _example(self, kind: str, row: dict, doc: dict, after: dict, diff: dict | None, reveal: bool,
-                 log: Any) -> None:
+                 log: Logged) -> None:
         if len(self.shown[kind]) >= self.examples:
             return
         shown = {"arguments": json.loads(json.dumps(doc["arguments"])), "answer": json.loads(json.dumps(doc["answer"]))}

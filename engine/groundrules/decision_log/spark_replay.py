@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..api import Service
 from ..batch.shipped import pack
 from . import crypto, replay
 from .export import ExportedLog
+
+if TYPE_CHECKING:
+    from ..store.keystore import MemoryKeyStore
 
 SCHEMA = "seq long, tool string, skip string, reproduced boolean, changed boolean, after string, row string"
 _SERVICES: dict = {}          # per Python worker: (candidate, logged...) tars -> (services, run)
@@ -68,6 +71,7 @@ def replay_on_spark(df: Any, export: ExportedLog, candidate: Any, candidate_root
         row = json.loads(result["row"])
         row["sealed"] = bytes.fromhex(row["sealed"]) if row["sealed"] else None
         doc = export.opened(row)
+        assert doc is not None, "a replayed row's payload opened in the worker (replay._not_replayable)"
         after = json.loads(result["after"])
         version = row["rulebook"]
         tally.add(row, doc, after, result["reproduced"], result["changed"],
@@ -91,7 +95,7 @@ def _services(tars: tuple) -> tuple[dict, Service]:
     return found
 
 
-def _key_store(path: str | None) -> Any:
+def _key_store(path: str | None) -> MemoryKeyStore | None:
     """The key store at `path`, opened once per Python worker (None: the payloads have no data keys)."""
     if path is None:
         return None
@@ -102,7 +106,7 @@ def _key_store(path: str | None) -> Any:
     return found
 
 
-def _outcome(services: dict, run: Service, key: crypto.DecisionKey, data_keys: Any,
+def _outcome(services: dict, run: Service, key: crypto.DecisionKey, data_keys: MemoryKeyStore | None,
              row: dict) -> tuple[str | None, tuple | None]:
     """(why the row cannot be replayed, None) or (None, (after, reproduced, changed))."""
     log = _Opener(key, data_keys)
@@ -122,5 +126,5 @@ class _Opener:
     _plaintext = ExportedLog._plaintext
     _inner = ExportedLog._inner
 
-    def __init__(self, key: crypto.DecisionKey, data_keys: Any = None):
+    def __init__(self, key: crypto.DecisionKey, data_keys: MemoryKeyStore | None = None):
         self.key, self.data_keys = crypto.ring(key), data_keys

@@ -14,6 +14,7 @@ _UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
 
 def text(at: str | int) -> str:
     """`at` (epoch nanoseconds, or ISO 8601 with an offset) as UTC with microseconds."""
+    moment: datetime | None
     if isinstance(at, int):
         moment = datetime.fromtimestamp(at / 1e9, timezone.utc)
     else:

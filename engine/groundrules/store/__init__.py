@@ -8,9 +8,12 @@ of the backend that `db` names (backends.py: `memory:`, `sqlite:PATH` or a file 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .backends import locate, open_store
+
+if TYPE_CHECKING:
+    from .protocols import DecisionStore, EvidenceStore, FindingStore
 
 
 def is_postgres(db: Any) -> bool:
@@ -25,16 +28,16 @@ def database(db: str) -> str | Path:
     return Path(target) if kind == "sqlite" else db
 
 
-def open_finding_store(db: str | Path, **options: Any):
+def open_finding_store(db: str | Path, **options: Any) -> FindingStore:
     """The finding ledger's store for `db`."""
     return open_store("findings", db, **options)
 
 
-def open_evidence_store(db: str | Path | None = None, **options: Any):
+def open_evidence_store(db: str | Path | None = None, **options: Any) -> EvidenceStore:
     """The evidence ledger's store for `db` (None or 'memory:': in memory, gone with the process)."""
     return open_store("evidence", db, **options)
 
 
-def open_decision_store(db: str | Path, **options: Any):
+def open_decision_store(db: str | Path, **options: Any) -> DecisionStore:
     """The decision log's store for `db` (the ledgers' database)."""
     return open_store("decisions", db, **options)

@@ -15,12 +15,15 @@ stop at 16383 (PostgreSQL's limit), far beyond the longest statement plus detail
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
+
+import psycopg
+from psycopg.rows import DictRow
 
 from .cjk_search import grams, phrases
 from .findings_sql import (INSERT_EVIDENCE, INSERT_FINDING, SELECT_FINDING, UNKNOWN_WRITER_JSON, FindingOps, finding_row,
                            finding_values)
-from .postgres_base import PostgresStore, PostgresTx, pyformat
+from .postgres_base import PostgresStore, PostgresTx, Statements, pyformat
 from .lifecycle import Lifecycle
 
 T = TypeVar("T")
@@ -245,7 +248,7 @@ class PgFindingTx(PostgresTx, FindingOps):
     TEXT_C = ' COLLATE "C"'
     JOIN_IN_ORDER = "JOIN"              # PostgreSQL plans the order itself (and has no CROSS JOIN ... ON)
 
-    def __init__(self, conn):
+    def __init__(self, conn: psycopg.Connection[DictRow] | Statements) -> None:
         PostgresTx.__init__(self, conn)
         FindingOps.__init__(self)
         self._tags: dict[int, list[str]] = {}    # tags fetched with search rows (a finding's tags never change)
@@ -270,6 +273,7 @@ class PgFindingTx(PostgresTx, FindingOps):
             values.append(self._evidence_values(r))
             rows.append(self._added_evidence(r))
         insert, params = _finding_insert(record)
+        assert isinstance(self.conn, Statements), "a write runs on a write transaction's Statements"
         finding, written = self.conn.answers([
             (pyformat(insert + " RETURNING seq"), params),
             (pyformat(f"{INSERT_EVIDENCE} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(values))
@@ -289,7 +293,8 @@ class PgFindingTx(PostgresTx, FindingOps):
                epistemic: list[str] | None) -> Iterator[dict] | None:
         """The project's findings passing the filters, newest first (lazily, through a server-side
         cursor); None when `keyword` has no searchable character."""
-        where, params = ["f.project = %s"], [project]
+        where: list[str] = ["f.project = %s"]
+        params: list[Any] = [project]
         if lifecycles is not None:
             where.append("f.lifecycle_state = ANY(%s)")
             params.append(list(lifecycles))

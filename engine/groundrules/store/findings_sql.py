@@ -17,7 +17,7 @@ SQLite it changes nothing observable.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, overload
 
 from .sql import Primitives
 
@@ -48,6 +48,10 @@ def finding_values(record: dict) -> tuple:
             record["retrieval_policy"], 1, record["created_at"], record["created_at"], record["last_validated_at"])
 
 
+@overload
+def finding_row(row: dict) -> dict: ...
+@overload
+def finding_row(row: None) -> None: ...
 def finding_row(row: dict | None) -> dict | None:
     if row is None:
         return None
@@ -197,7 +201,7 @@ class FindingOps(Primitives):
 
     def evidence_links(self, finding_seq: int) -> int:
         """How many evidence links the finding has."""
-        return self._one("SELECT COUNT(*) AS n FROM finding_evidence WHERE finding_seq = ?", (finding_seq,))["n"]
+        return self._how_many("SELECT COUNT(*) AS n FROM finding_evidence WHERE finding_seq = ?", (finding_seq,))
 
     # -- relations between findings ---------------------------------------------------------------
     def reaches(self, start_seq: int, relation: str, goal_seq: int) -> bool:
@@ -235,7 +239,7 @@ class FindingOps(Primitives):
         for event in rows:
             event["payload"] = json.loads(event.pop("payload_json"))
             event["writer"] = json.loads(event.pop("writer_json"))
-        total = self._one("SELECT COUNT(*) AS n FROM finding_events WHERE finding_seq = ?", (seq,))["n"]
+        total = self._how_many("SELECT COUNT(*) AS n FROM finding_events WHERE finding_seq = ?", (seq,))
         return rows, total
 
     def state_moves(self, seq: int) -> list[dict]:

@@ -263,7 +263,9 @@ class PostgresStore:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.LOCK_KEY,))
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (version INTEGER PRIMARY KEY, name TEXT NOT NULL)")
-            current = conn.execute(f"SELECT COALESCE(MAX(version), 0) FROM {table}").fetchone()[0]
+            found = conn.execute(f"SELECT COALESCE(MAX(version), 0) FROM {table}").fetchone()
+            assert found is not None, "an aggregate answers one row"
+            current = found[0]
             for version, name, sql in self.MIGRATIONS:
                 if version > current:
                     conn.execute(sql)
@@ -375,7 +377,9 @@ class PostgresTx(Primitives):
                 cursor.executemany(pyformat(sql), list(rows))
 
     def _insert(self, sql: str, params: Sequence) -> int:
-        return self.conn.execute(pyformat(sql + " RETURNING seq"), params).fetchone()["seq"]
+        row = self.conn.execute(pyformat(sql + " RETURNING seq"), params).fetchone()
+        assert row is not None, "an INSERT ... RETURNING answers the row it wrote"
+        return row["seq"]
 
     def _in(self, column: str, values: Sequence, kind: str = "text") -> tuple[str, tuple]:
         return f"{column} = ANY(?::{kind}[])", (list(values),)
@@ -390,6 +394,7 @@ class PostgresTx(Primitives):
     def pages(self, sql: str, params: list, size: int = 64) -> Iterator[list[dict]]:
         """Rows of `sql` in pages of `size`, fetched as they are consumed (a caller that stops early
         never pulls the rest over the wire)."""
+        assert not isinstance(self.conn, Statements), "a lazy read runs on a read transaction's connection"
         cursor = self.conn.cursor(name=f"gr_{len(self._cursors)}", row_factory=dict_row)
         self._cursors.append(cursor)
         cursor.execute(sql, params)

@@ -21,6 +21,12 @@ class Primitives:
     def _all(self, sql: str, params: Sequence = ()) -> list[dict]:
         raise NotImplementedError
 
+    def _how_many(self, sql: str, params: Sequence) -> int:
+        """The `n` of a `SELECT COUNT(*) AS n ...`: an aggregate answers one row whatever matches."""
+        row = self._one(sql, params)
+        assert row is not None, "an aggregate answers one row"
+        return row["n"]
+
     def _changed(self, sql: str, params: Sequence) -> bool:
         """Run an INSERT or UPDATE of at most one row: did it write it?"""
         raise NotImplementedError

@@ -22,11 +22,12 @@ import anyio
 
 from ..store.lifecycle import Lifecycle
 from ..api import TOOLS, Caller, Service
+from ..results import Envelope
 from .settings import ServerSettings
 from .turns import CURRENT
 
 LANES = ("ledger", "stateless")
-Observer = Callable[[Any, Any, Caller, dict, float, int], None]   # (tool, arguments, caller, envelope, seconds, attempts)
+Observer = Callable[[Any, Any, Caller, Envelope, float, int], None]   # (tool, arguments, caller, envelope, seconds, attempts)
 
 
 class FairLane:
@@ -91,7 +92,7 @@ class Dispatcher:
         self._idle = threading.Condition()
 
     async def call(self, name: Any, arguments: Any, caller: Caller, *, lang: Any = None,
-                   toolsets: frozenset[str] | None = None) -> dict:
+                   toolsets: frozenset[str] | None = None) -> Envelope:
         """The envelope of one call, computed in a worker thread of its lane, within its caller's share;
         `lang` and `toolsets` (the session's enabled toolsets) as Service.call takes them."""
         tool = TOOLS.get(name) if isinstance(name, str) else None
@@ -119,7 +120,7 @@ class Dispatcher:
                 self._shares.pop(caller.principal, None)
 
     def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller, lang: Any = None,
-             toolsets: frozenset[str] | None = None) -> dict:
+             toolsets: frozenset[str] | None = None) -> Envelope:
         lifecycle = Lifecycle()
         with self._idle:
             self._running[lifecycle] = lane

@@ -127,7 +127,7 @@ class Guard:
                          "Invalid Request: a request with this id is already in flight on this session")
             return
         if session is not None:
-            self._in_flight.add(key)
+            self._in_flight.add((session, message_id))
         try:
             await self.app(scope, _replay(body, receive), send)
         finally:

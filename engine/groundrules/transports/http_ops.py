@@ -32,6 +32,7 @@ from ..core import codes
 from ..api import CURRENT_PROJECT, TOOLS, Caller
 
 if TYPE_CHECKING:
+    from ..results import Envelope
     from .mcp_http import Served
 
 READY_TIMEOUT_S = 2.0
@@ -117,9 +118,10 @@ class CallLog:
     def __init__(self, metrics: Metrics | None):
         self.metrics = metrics
 
-    def __call__(self, name: Any, arguments: Any, caller: Caller, envelope: dict, seconds: float, attempts: int) -> None:
+    def __call__(self, name: Any, arguments: Any, caller: Caller, envelope: Envelope, seconds: float, attempts: int) -> None:
         tool = name if isinstance(name, str) and name in TOOLS else "(unknown)"
-        outcome = "ok" if envelope["ok"] else str((envelope.get("error") or {}).get("code", "ERROR"))
+        error = envelope.get("error")
+        outcome = "ok" if envelope["ok"] else str(error.get("code", "ERROR") if error else "ERROR")
         if self.metrics is not None:
             self.metrics.calls.labels(tool, caller.role or "(none)", outcome).inc()
             self.metrics.latency.labels(tool).observe(seconds)

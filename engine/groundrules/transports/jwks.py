@@ -72,7 +72,8 @@ class KeySource:
             self.attempted_at = now
             self.fetches += 1
             try:
-                self.keys = KeySet.import_key_set(await self.load())
+                # joserfc types the set as its TypedDict; it checks a loaded dict itself (KeyError, TypeError below)
+                self.keys = KeySet.import_key_set(await self.load())  # type: ignore[arg-type]
                 self.fetched_at = now
             except (KeysUnavailable, JoseError, ValueError, KeyError, TypeError) as exc:
                 log.error("%s: key set not read (%s); %s", self.where(), type(exc).__name__,

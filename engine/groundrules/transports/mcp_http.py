@@ -248,7 +248,13 @@ def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, p
     ones when None)."""
     settings = settings or ServerSettings()
     configure_logging(settings.log_format)
-    verifier = oauth if oauth is not None else GrantsVerifier(tokens_file, service.roles.roles)
+    verifier: GrantsVerifier | OAuthVerifier
+    if oauth is not None:
+        verifier = oauth
+    elif tokens_file is not None:
+        verifier = GrantsVerifier(tokens_file, service.roles.roles)
+    else:
+        raise ValueError("serve_http needs a tokens file or an OAuth verifier")
     served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
                       tools=tools, toolsets=toolsets)
     sock = listening(host, port)              # a busy port is an error before anything says "serving"

@@ -50,6 +50,7 @@ def list_tools_with(server: MCPServer, listing: Callable[[Any], Awaitable[list[T
     """Answer tools/list with `listing(request_context)`: the tools of the session asking."""
     low = lowlevel(server)
     entry = low.get_request_handler("tools/list")
+    assert entry is not None, "MCPServer registers tools/list itself"
 
     async def handle(request_context: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(tools=await listing(request_context))

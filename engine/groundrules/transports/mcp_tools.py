@@ -43,6 +43,7 @@ from .mcp_sdk import ReadResourceContents, declare_tools_changed, list_tools_wit
     unserve
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
+from ..results import Envelope
 
 SERVER_NAME = "groundrules"
 # What MCPServer registers whether or not anything is there to serve; capabilities follow the
@@ -81,10 +82,11 @@ class ToolServer(MCPServer):
     def _listing(self, caller: Caller, enabled: frozenset[str] | None) -> list[MCPTool]:
         service = self._dispatcher.service
         compact = self._dispatcher.settings.listing == "compact"
+        toolsets = service.toolsets                  # not None where a session has enabled toolsets (_enabled)
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
                 for t in service.listings(caller, compact=compact)
-                if t.name in self._served and (enabled is None or service.toolsets.listed(t.name, enabled))]
+                if t.name in self._served and (enabled is None or toolsets is None or toolsets.listed(t.name, enabled))]
 
     def _enabled(self, request_context: Any, caller: Caller) -> frozenset[str] | None:
         """The toolsets the session of this request has enabled (set on its first request), or None
@@ -131,7 +133,9 @@ class ToolServer(MCPServer):
         enabled = self._enabled(request_context, caller)
         envelope = await self._dispatcher.call(name, arguments, caller, lang=lang, toolsets=enabled)
         if name == "enable_toolset" and envelope["ok"] and enabled is not None:
-            sets = session_state(request_context)[ENABLED]       # as it is now: another call may have enabled one
+            state = session_state(request_context)
+            assert state is not None, "enabled is read from this session's state (_enabled)"
+            sets = state[ENABLED]                                # as it is now: another call may have enabled one
             added = envelope["data"]["toolset"]
             if added not in sets[caller.role]:
                 sets[caller.role] = sets[caller.role] | {added}
@@ -175,7 +179,7 @@ def accepted(header: str, offered: tuple) -> str | None:
     return min(ranked)[2] if ranked else None
 
 
-def result_of(envelope: dict) -> CallToolResult:
+def result_of(envelope: Envelope) -> CallToolResult:
     return CallToolResult(is_error=not envelope["ok"], structured_content=envelope,
                           content=[TextContent(type="text", text=canonical.dumps(envelope, indent=None))])
 

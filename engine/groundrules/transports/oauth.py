@@ -17,7 +17,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeGuard
 from urllib.parse import urlsplit
 
 import httpx2
@@ -161,11 +161,12 @@ class OAuthVerifier:
         if not isinstance(claims, dict) or not isinstance(header, dict):
             return Denied("malformed", 401)
         alg = header.get("alg")
-        if alg not in self.map.algorithms:
+        if not isinstance(alg, str) or alg not in self.map.algorithms:    # the table's are strings
             return Denied("unsupported_algorithm", 401)
-        source = self.issuers.get(claims.get("iss")) if isinstance(claims.get("iss"), str) else None
-        if source is None:
+        issuer = claims.get("iss")
+        if not isinstance(issuer, str) or issuer not in self.issuers:
             return Denied("unknown_issuer", 401)
+        source = self.issuers[issuer]
         if self.map.require_kid and not isinstance(header.get("kid"), str):
             return Denied("no_key_id", 401)
         try:
@@ -186,8 +187,8 @@ class OAuthVerifier:
         if isinstance(found, Refusal):
             return Denied(found.reason, found.status, self.map.scopes(claims))
         projects = tuple(p for p in found.projects if len(p) <= PROJECT_MAX and p != CURRENT_PROJECT)
-        sub = claims.get("sub") if isinstance(claims.get("sub"), str) else ""
-        auth = Authentication("oauth", claims["iss"], sub)
+        sub = claims.get("sub")
+        auth = Authentication("oauth", issuer, sub if isinstance(sub, str) else "")
         return Checked(Caller(found.principal, found.role, projects, auth), claims, self.map.scopes(claims))
 
     def _lifetime_refusal(self, claims: dict) -> Denied | None:
@@ -196,7 +197,7 @@ class OAuthVerifier:
         if not cap:
             return None
         exp, iat = claims.get("exp"), claims.get("iat")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (exp, iat)):
+        if not (_number(exp) and _number(iat)):
             return Denied("too_long_lived", 401) if isinstance(exp, (int, float)) else None   # no exp: the claims check
         return Denied("too_long_lived", 401) if not exp - iat <= cap else None
 
@@ -230,3 +231,8 @@ class OAuthVerifier:
         return {"resource": self.resource, "authorization_servers": list(self.issuers),
                 "scopes_supported": list(self.map.supported_scopes), "bearer_methods_supported": ["header"],
                 "resource_name": "groundrules"}
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number: a bool is not one."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

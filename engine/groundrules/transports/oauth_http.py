@@ -58,7 +58,10 @@ class BearerGate:
 
     async def _gate(self, scope: dict, receive: Any, send: Any) -> None:
         token = bearer(scope)
-        checked = await self.verifier.check(token) if token is not None else None
+        if token is None:
+            await self._challenge(send, None)
+            return
+        checked = await self.verifier.check(token)
         if not isinstance(checked, Checked):
             await self._challenge(send, checked)
             return

@@ -210,6 +210,7 @@ async def guarded_stdio(limits: WireLimits, *, answer: Callable[[dict], Any] | N
                     frame = message(line, limits)
                     result = answer(frame.message.model_dump(by_alias=True, exclude_unset=True)) if answer else None
                     if result is not None:
+                        assert isinstance(frame.message, types.JSONRPCRequest), "answer() answers requests only"
                         frame = SessionMessage(types.JSONRPCResponse(jsonrpc="2.0", id=frame.message.id,
                                                                      result=result))
                         await write_stream.send(frame)

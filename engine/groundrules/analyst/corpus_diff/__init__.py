@@ -40,7 +40,9 @@ def edited_tables(before: Rulebook, after: Rulebook) -> list[dict]:
         change = "added" if old is None else "removed" if new is None else \
             "edited" if old.data != new.data else ""
         if change:
-            out.append({"table": table_id, "file": (new or old).file, "change": change})
+            source = new or old
+            assert source is not None, "the id is a table of one rulebook or the other"
+            out.append({"table": table_id, "file": source.file, "change": change})
     return out
 
 
@@ -66,11 +68,12 @@ def decision_tables(before: Rulebook, after: Rulebook, cases: Path) -> list[dict
         values = corpus.table_cases(cases, table_id)
         changes = []
         for name, value in values or ():
-            change = decisions.compare(name, outcome(a and a.table, value),
-                                       outcome(b and b.table, value))
+            change = decisions.compare(name, outcome(a.table if a is not None else None, value),
+                                       outcome(b.table if b is not None else None, value))
             if change is not None:
                 changes.append(change)
         ref = b or a
+        assert ref is not None, "the id is a table of one rulebook or the other"
         out.append({"table": table_id, "file": ref.file, "key": ref.key,
                     "change": _change(a, b, before, after),
                     "corpus": table_id if values is not None else None, "exercised_by": ref.run_by or None,
@@ -88,7 +91,7 @@ def edited_rows(before: Rulebook, after: Rulebook, cases: Path) -> list[dict]:
     out = []
     for ref in corpus.decision_tables(after):
         base = old.get(ref.id)
-        changed = _changed_rows(base and base.data(before), ref.data(after))
+        changed = _changed_rows(base.data(before) if base is not None else None, ref.data(after))
         if not changed:
             continue
         if ref.run_by == corpus.FOLD:

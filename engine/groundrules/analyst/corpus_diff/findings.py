@@ -28,7 +28,9 @@ def compare(case: str, before: list, after: list) -> dict | None:
         a = before[n] if n < len(before) else None
         b = after[n] if n < len(after) else None
         if a != b:
-            calls.append({"call": n + 1, "tool": (b or a)["tool"], "before": a, "after": b})
+            shown = b or a
+            assert shown is not None, "the two differ: one of them is a call"
+            calls.append({"call": n + 1, "tool": shown["tool"], "before": a, "after": b})
     return {"case": case, "calls": calls}
 
 

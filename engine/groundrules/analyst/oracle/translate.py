@@ -143,7 +143,7 @@ def detect(p: str, classes: frozenset, types: frozenset, top: bool, spare: str |
         return FALSE
     if classes == types:
         return {"$ex": {p: 1}}
-    parts = []
+    parts: list[dict] = []
     if NULL in classes:
         parts.append({p: None})
     scalars = classes & SCALARS
@@ -227,7 +227,7 @@ def _order(p: str, op: str, a: Any, types: frozenset, top: bool) -> Any:
 
 
 def _empty(p: str, want: bool, field: str, scope: Scope, types: frozenset) -> Any:
-    parts = []
+    parts: list[dict] = []
     if LIST in types:
         if not want:
             parts.append({"$iany": {p: TRUE_ITEM}})

@@ -114,7 +114,8 @@ def lock_rule_coverage(book: Rulebook, cases: Path) -> Coverage | None:
         for message in messages if isinstance(messages, list) else ():
             if not isinstance(message, dict) or not isinstance(message.get("content"), str):
                 continue
-            role, state, content = message.get("role"), message.get("state", "sent"), message["content"]
+            role: Any = message.get("role")                  # a corpus message as written: checked by the scan
+            state, content = message.get("state", "sent"), message["content"]
             mine = tuple(p for p in patterns if role in p.roles and state in p.states)
             try:
                 raws = raw_scan(mine, str(message.get("id", "")), role, state, content)

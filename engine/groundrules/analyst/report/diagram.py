@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from html import escape
 
-from ...findings.transitions import Machine
+from ...findings.transitions import Machine, Transition
 
 BOX_W, BOX_H = 136, 46             # smallest state box
 MARGIN, ENTRY = 24, 30             # outer margin; room for the arrow into the initial state
@@ -53,7 +53,7 @@ def text_width(text: str, em: float) -> float:
 
 @dataclass
 class _Move:
-    transition: object
+    transition: Transition
     src: int
     dst: int
     above: bool

@@ -33,7 +33,7 @@ def lock_section(table: LockTable, source: Source, examples: dict, coverage: Cov
     for raw, p in zip(data["patterns"], table.patterns):
         local = raw["id"]
         fired = coverage.fired.get(p.id, ()) if coverage is not None else None
-        cov = ("no corpus" if fired is None else
+        cov = ("no corpus" if coverage is None or fired is None else
                f"locks something in {len(fired)} of {coverage.cases} conversation(s) of tests/cases/{coverage.corpus}")
         steps = " → ".join(_step(s, "step") for s in raw["normalize"]) or "–"
         checks = " → ".join(_step(s, "check") for s in raw["validate"]) or "–"
@@ -94,7 +94,7 @@ def _rule_row(table: LockTable, row: Row, source: Source, examples: dict, covera
     local = sorted(p[len(table.id) + 1:] for p in row.patterns)
     patterns = "every pattern" if len(local) == every and "patterns" not in raw else ", ".join(local)
     fired = coverage.fired.get(f"{table.id}:{key}", ()) if coverage is not None else None
-    cov = ("no corpus" if fired is None else f"holds in {len(fired)} of {coverage.cases} conversation(s)")
+    cov = ("no corpus" if coverage is None or fired is None else f"holds in {len(fired)} of {coverage.cases} conversation(s)")
     tip = f' title="{escape(chr(10).join(fired))}"' if fired else ""
     cls = ' class="changed"' if key in changed else ""
     desc = f'<div class="desc">{escape(raw["description"])}</div>' if raw.get("description") else ""

@@ -35,7 +35,8 @@ def grids(text: str) -> list[dict]:
 def _walk(node: MappingNode, data: dict, path: tuple, out: list[dict]) -> None:
     for key_node, value in node.value:
         key = key_node.value
-        here, held = path + (key,), data.get(key)
+        here = path + (key,)
+        held: Any = data.get(key)           # what the table loaded at the node: its shape is the node's
         if _is_rows(value, top=not path):
             out.append(_rows(here, value, held))
         elif isinstance(value, SequenceNode) and value.value and all(isinstance(i, ScalarNode) for i in value.value) \

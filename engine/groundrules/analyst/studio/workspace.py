@@ -13,7 +13,7 @@ import difflib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from . import grid, simulate, yamltext
 from .. import gate
@@ -50,7 +50,7 @@ class Workspace:
     """One project's tables, their unsaved copies, and what the page asks of them."""
 
     def __init__(self, root: Path, cases: Path | None = None,
-                 decisions: Callable[[dict], dict] | None = None):
+                 decisions: Callable[[dict], Mapping[str, Any]] | None = None):
         self.root = Path(root).resolve()
         self.cases = cases if cases is not None else self.root / "tests" / "cases"
         self.decisions = decisions        # (read_decisions arguments) -> envelope, as a reviewer

@@ -39,9 +39,10 @@ def read(text: str) -> Any:
 def node_at(root: Node, path: Path) -> Node:
     node = root
     for part in path:
-        node = child(node, part)
-        if node is None:
+        found = child(node, part)
+        if found is None:
             raise EditError(f"no {'.'.join(map(str, path))} in the table")
+        node = found
     return node
 
 
@@ -106,12 +107,13 @@ def remove_key(text: str, path: Path) -> str:
     root = compose(text)
     intended = _without(read(text), path)
     parent = node_at(root, path[:-1])
-    if not isinstance(parent, MappingNode) or child(parent, path[-1]) is None:
+    if not isinstance(parent, MappingNode) or (value := child(parent, path[-1])) is None:
         raise EditError(f"no key {'.'.join(map(str, path))} to remove")
     if parent.flow_style:
         return _checked(_apply(text, [_whole(text, parent, get(intended, path[:-1]))]), intended)
     key = key_node(parent, path[-1])
-    start, end = _line_span(text, key.start_mark.index, end_of(child(parent, path[-1])))
+    assert key is not None, "the key of the value found above"
+    start, end = _line_span(text, key.start_mark.index, end_of(value))
     return _checked(text[:start] + text[end:], intended)
 
 
@@ -377,9 +379,9 @@ def _with(data: Any, path: Path, value: Any) -> Any:
         out[head] = _with(data.get(head), rest, value) if rest else value
         return out
     if isinstance(data, list) and isinstance(head, int) and 0 <= head < len(data):
-        out = list(data)
-        out[head] = _with(data[head], rest, value) if rest else value
-        return out
+        items = list(data)
+        items[head] = _with(data[head], rest, value) if rest else value
+        return items
     raise EditError(f"no {head} here")
 
 

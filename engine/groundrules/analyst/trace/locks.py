@@ -105,7 +105,7 @@ def _candidate(p: "LockPattern", content: str, start: int, end: int, value_span,
         if not ok:
             reason = check.reason
             break
-    out = {"quote": quote, "start": start, "end": end, "read": quote if value_span is None else
+    out: dict[str, Any] = {"quote": quote, "start": start, "end": end, "read": quote if value_span is None else
            content[value_span[0]:value_span[1]], "steps": steps, "value": value, "checks": checks,
            "valid": reason is None, "invalid_reason": reason, "rules": [], "verdict": "locked", "by": None}
     if not rows:
