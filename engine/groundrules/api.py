@@ -347,8 +347,8 @@ class Service:
                 answer = self._call(tool, arguments, caller, arguments_text, decoded)
         except StorageFailure as exc:
             return self._refusal(storage_refusal(self.book, exc).as_dict())
-        except GroundrulesError as exc:
-            return self._refusal(exc.as_dict())
+        except GroundrulesError as exc:                     # in this call's language (core/messages.worded)
+            return self._refusal(catalogues.worded(exc, self.messages).as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
             _faults.error("%s failed inside", echo(tool), exc_info=True)
             return self._refusal(self._internal(exc))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 from . import codes as error_codes
-from .errors import Fault, did_you_mean
+from .errors import Fault, GroundrulesError, did_you_mean
 from .templates import Template, compile_template
 
 if TYPE_CHECKING:
@@ -161,6 +161,20 @@ def compile_catalogue(data: dict, ctx: CompileContext) -> MessageCatalogue | Non
     if any(f.severity == "error" for f in ctx.faults[before:]):
         return None
     return MessageCatalogue("message_catalogue", data["id"], ctx.source.file, languages, codes, messages)
+
+
+def worded(exc: GroundrulesError, catalogue: MessageCatalogue | None) -> GroundrulesError:
+    """`exc` in the language `catalogue` speaks: a refusal made by `errors.refusal` gets its message
+    (and a hint named `hint.…` its hint) from the catalogue; any other refusal is already worded."""
+    if exc.words is None or catalogue is None:
+        return exc
+    name, params = exc.words
+    shown = params                      # echoed caller input is cut where the refusal is made (errors.echo)
+    message = catalogue.message(name, **shown) if name else catalogue.code_message(exc.code, **shown)
+    hint = exc.hint
+    if hint and hint in catalogue.messages:
+        hint = catalogue.message(hint, **shown)
+    return GroundrulesError(exc.code, message, field=exc.field, hint=hint, **exc.details)
 
 
 def say(book: Any, name: str, /, **params: Any) -> str:
