@@ -19,3 +19,11 @@ def words(name: str, lang: str | None = None) -> list[str]:
     catalogue = default().table("messages")
     template = catalogue.messages.speaking(lang or catalogue.default)[name]
     return [part for part in template.parts if isinstance(part, str) and part.strip(" ()（）：:;；,，'")]
+
+
+def worded_in(exc: Any, lang: str | None = None) -> Any:
+    """A refusal as its reader in `lang` reads it (core/messages.worded): a library call's refusal
+    made by name (errors.refusal) is worded where it is said, so a test says it."""
+    from groundrules.core.messages import speaking, worded
+    catalogue = default().table("messages")
+    return worded(exc, speaking(catalogue, lang or catalogue.default))

@@ -20,7 +20,7 @@ from .core import bounded_patterns, canonical, codes, json_bounds, limits
 from .core import messages as catalogues
 from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
-from .core.errors import GroundrulesError, StorageFailure, closest, echo, shown
+from .core.errors import GroundrulesError, StorageFailure, closest, echo, refusal, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
 
@@ -223,12 +223,10 @@ class Service:
         if decisions is not None and evidence is not None:
             evidence.on_redaction(decisions.erase_copies)
         if ROLES_TABLE not in self.book.tables:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no role table (rules/roles.yaml), so "
-                                   "no tool may be called")
+            raise catalogues.refused(self.book, codes.RULEBOOK_INCOMPLETE, "rulebook.no_roles")
         self.roles: RoleTable = self.book.table(ROLES_TABLE)
         if catalogues.TABLE not in self.book.tables:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no message catalogue "
-                                   "(rules/messages.yaml), so no refusal could be worded")
+            raise refusal(codes.RULEBOOK_INCOMPLETE, "rulebook.no_catalogue")     # no catalogue words it
         self.messages: catalogues.MessageCatalogue = self.book.table(catalogues.TABLE)
         # the language of an answer whose call names none (serve --lang); the catalogue's first by default
         self.lang = lang or self.messages.default

@@ -49,12 +49,12 @@ class GroundrulesError(Exception):
 
 
 def refusal(code: str, name: str | None = None, /, *, field: str | None = None, hint: str | None = None,
-            **params: Any) -> GroundrulesError:
+            details: dict | None = None, **params: Any) -> GroundrulesError:
     """A refusal the message catalogue (rules/messages.yaml) words when it is said, in the language
     of its reader: `name` is the catalogue's message (None: the code's own sentence), `params` the
-    details filled into its placeholders (data, never English glued on). Until it is worded its
-    message is the message's name."""
-    exc = GroundrulesError(code, name or code, field=field, hint=hint)
+    values filled into its placeholders (data, never English glued on), `details` the error's
+    JSON-safe details. Until it is worded its message is the message's name."""
+    exc = GroundrulesError(code, name or code, field=field, hint=hint, **(details or {}))
     exc.words = (name, params)
     return exc
 

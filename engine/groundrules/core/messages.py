@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 from . import codes as error_codes
-from .errors import Fault, GroundrulesError, did_you_mean
+from .errors import Fault, GroundrulesError, did_you_mean, refusal
 from .templates import Template, compile_template
 
 if TYPE_CHECKING:
@@ -175,6 +175,13 @@ def worded(exc: GroundrulesError, catalogue: MessageCatalogue | None) -> Groundr
     if hint and hint in catalogue.messages:
         hint = catalogue.message(hint, **shown)
     return GroundrulesError(exc.code, message, field=exc.field, hint=hint, **exc.details)
+
+
+def refused(book: Any, code: str, name: str | None = None, /, *, field: str | None = None,
+            hint: str | None = None, **params: Any) -> GroundrulesError:
+    """`errors.refusal` worded at once by `book`'s catalogue, in the language the book speaks (a
+    library call's refusal, which no Service words later)."""
+    return worded(refusal(code, name, field=field, hint=hint, **params), of(book))
 
 
 def say(book: Any, name: str, /, **params: Any) -> str:

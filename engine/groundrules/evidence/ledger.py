@@ -35,7 +35,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..store.protocols import EvidenceStore
 from . import appending, erasure, filing, interpreting, reach, records as rec, writers
 from .context import LedgerContext
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 from .fold import fold, tables
 from .sealed_tx import SealedTx, reading, row_of, writing
 from ..store import sealing
@@ -270,6 +270,5 @@ def _key_store_beside(store: Any) -> str | None:
     if kind == "memory" or str(target) == ":memory:":
         return None
     if kind != "sqlite":
-        raise GroundrulesError(codes.NOT_CONFIGURED, "a PostgreSQL evidence ledger needs a key store apart from the "
-                               "database (--key-store FILE): personal values are sealed under keys kept there")
+        raise refusal(codes.NOT_CONFIGURED, "store.postgres_key_store")
     return f"{target}.keys"

@@ -215,7 +215,8 @@ class Reloader:
         try:
             trust = load_trust(current.trust.file)
         except GroundrulesError as exc:
-            log.error("trust store not reloaded, the previous signers stay trusted: %s", exc.message)
+            log.error("trust store not reloaded, the previous signers stay trusted: %s",
+                      worded(exc, current.messages).message)
             return False
         self.served.swap(current.with_trust(trust))
         log.info("trust store reloaded: %d signer(s)", len(trust.signers))
@@ -230,7 +231,8 @@ class Reloader:
                       extra={"fields": {"problems": [str(p) for p in exc.problems]}})
             return False
         except GroundrulesError as exc:
-            log.error("rule tables not reloaded (%s); rulebook %s stays in force", exc.message, current.book.version)
+            log.error("rule tables not reloaded (%s); rulebook %s stays in force", worded(exc, current.messages).message,
+                      current.book.version)
             return False
         self.served.swap(fresh)
         settle_heap()
