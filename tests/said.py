@@ -8,10 +8,10 @@ from typing import Any
 from groundrules.core.rulebook import default
 
 
-def said(name: str, lang: str | None = None, **params: Any) -> str:
-    """The catalogue's message `name` in `lang` (default: the catalogue's first), filled with `params`."""
+def said(message: str, lang: str | None = None, /, **params: Any) -> str:
+    """The catalogue's message `message` in `lang` (default: the catalogue's first), filled with `params`."""
     catalogue = default().table("messages")
-    return catalogue.messages.speaking(lang or catalogue.default)[name].render(params)
+    return catalogue.messages.speaking(lang or catalogue.default)[message].render(params)
 
 
 def words(name: str, lang: str | None = None) -> list[str]:

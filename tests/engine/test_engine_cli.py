@@ -244,3 +244,15 @@ def test_a_rules_folder_with_broken_schemas_is_one_message_not_a_traceback(tmp_p
     text = (out.stdout + out.stderr).decode("utf-8")
     assert out.returncode != 0 and "Traceback" not in text
     assert ("bad-schema" in text) or ("unreadable" in text)
+
+
+@pytest.mark.parametrize("argv", [["explain", "--no-such-option", "-"], ["lock"], ["explain", "--trace", "-", "x", "y"]])
+@pytest.mark.parametrize("lang", [None, "en"])
+def test_argparses_own_errors_are_worded_by_the_catalogue_with_argparses_exit_status(argv, lang):
+    """An unknown option, a missing argument: argparse's usage line, then one line in the catalogue's
+    words (argparse's own detail filled in as data), with the code USAGE; exit 2, as argparse exits."""
+    out = run(*(["--lang", lang] if lang else []), *argv)
+    err = out.stderr.decode("utf-8").splitlines()
+    assert out.returncode == 2 and out.stdout == b""
+    assert err[0].startswith("usage: groundrules") and err[-1].startswith(f"groundrules {argv[0]}: USAGE: ")
+    assert all(word in err[-1] for word in words("usage.arguments", lang)) and "Traceback" not in "\n".join(err)
