@@ -53,8 +53,13 @@ def refusal(code: str, name: str | None = None, /, *, field: str | None = None, 
     """A refusal the message catalogue (rules/messages.yaml) words when it is said, in the language
     of its reader: `name` is the catalogue's message (None: the code's own sentence), `params` the
     values filled into its placeholders (data, never English glued on), `details` the error's
-    JSON-safe details. Until it is worded its message is the message's name."""
-    exc = GroundrulesError(code, name or code, field=field, hint=hint, **(details or {}))
+    JSON-safe details. Until it is worded (a library call no Service or command line words) its
+    message is the message's name and its parameters as JSON: data, in no language."""
+    unworded = name or code
+    if params:
+        import json
+        unworded += ": " + json.dumps(params, ensure_ascii=False, sort_keys=True, default=str)
+    exc = GroundrulesError(code, unworded, field=field, hint=hint, **(details or {}))
     exc.words = (name, params)
     return exc
 
