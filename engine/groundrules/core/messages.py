@@ -168,12 +168,11 @@ def worded(exc: GroundrulesError, catalogue: MessageCatalogue | None) -> Groundr
     (and a hint named `hint.…` its hint) from the catalogue; any other refusal is already worded."""
     if exc.words is None or catalogue is None:
         return exc
-    name, params = exc.words
-    shown = params                      # echoed caller input is cut where the refusal is made (errors.echo)
-    message = catalogue.message(name, **shown) if name else catalogue.code_message(exc.code, **shown)
+    name, params = exc.words             # caller input among them was cut where the refusal was made (errors.echo)
+    message = catalogue.message(name, **params) if name else catalogue.code_message(exc.code, **params)
     hint = exc.hint
     if hint and hint in catalogue.messages:
-        hint = catalogue.message(hint, **shown)
+        hint = catalogue.message(hint, **params)
     return GroundrulesError(exc.code, message, field=exc.field, hint=hint, **exc.details)
 
 

@@ -219,4 +219,5 @@ def non_object_arguments(service: Service, request: dict, caller: Caller,
 def wire_limits(service: Service) -> WireLimits:
     """The wire limits (stdio and HTTP) of the `limits` table (rules/limits.yaml), or the defaults without one."""
     table = limits.of(service.book)
-    return WireLimits(**table.wire, messages=service.messages) if table is not None else WireLimits(messages=service.messages)
+    wire = table.wire if table is not None else {}
+    return WireLimits(**wire, messages=service.messages)
