@@ -3,7 +3,8 @@
 A tool is a name, its schema file `schemas/tools/<name>.schema.json` (description, `input`,
 `data`) and a function. `Service.call(tool, arguments, caller) -> envelope` is the only way a
 transport (CLI, MCP over stdio or HTTP, demo) reaches the library. In order, it checks that the
-tool exists and the caller's role may call it (rules/roles.yaml), the arguments against the tool's
+tool exists and the caller's role may call it (rules/roles.yaml), that an MCP session calling it
+has enabled its toolset (rules/toolsets.yaml; the library has no session), the arguments against the tool's
 input schema, the options only some roles may give, and the project against the caller's grants;
 then it runs the tool and wraps its answer or refusal in the envelope. Transports add nothing, so
 the same arguments give the same envelope through each.
@@ -20,6 +21,7 @@ from .core import bounded_patterns, canonical, codes, json_bounds, limits
 from .core import messages as catalogues
 from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
+from .toolsets import TABLE as TOOLSETS_TABLE, ToolsetTable
 from .core.errors import GroundrulesError, StorageFailure, closest, echo, refusal, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
@@ -179,6 +181,27 @@ def _draft_candidate(service: "Service", a: dict, project: str, caller: Caller) 
     return draft_candidate(a["request"], a["instance"] if "instance" in a else a["schema"], service.book)
 
 
+def _list_toolsets(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    table, enabled = service.toolsets, service.enabled_toolsets
+    if table is None:
+        return {"toolsets": []}
+    shown = []
+    for toolset in table.toolsets.values():
+        tools = [n for n in toolset.tools if service.roles.may_call(caller.role, n)]
+        if tools:
+            shown.append({"name": toolset.name, "description": toolset.description, "tools": tools,
+                          "enabled": enabled is None or toolset.always or toolset.name in enabled})
+    return {"toolsets": shown}
+
+
+def _enable_toolset(service: "Service", a: dict, project: str, caller: Caller) -> Any:
+    # what the toolset adds; a session (transports/mcp_tools.py) lists them once this answers ok
+    if service.toolsets is None:
+        raise GroundrulesError(codes.NOT_CONFIGURED, service.roles.message("not_configured", tool="enable_toolset"))
+    toolset = service.toolsets.toolsets[a["toolset"]]
+    return {"toolset": toolset.name, "tools": [n for n in toolset.tools if service.roles.may_call(caller.role, n)]}
+
+
 def _read_decisions(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     return service.decisions.read(a, project=project)
 
@@ -203,6 +226,8 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("verify_extraction", "", _verify),
     Tool("draft_candidate", "", _draft_candidate),
     Tool("read_decisions", "decisions", _read_decisions),
+    Tool("list_toolsets", "", _list_toolsets, quick=True),
+    Tool("enable_toolset", "", _enable_toolset, quick=True),
 )}
 
 
@@ -210,6 +235,10 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
 
 class Service:
     """The rulebook and the ledgers one host serves; `call` answers every tool."""
+
+    # the toolsets an MCP session has enabled, for one call (`call`'s `toolsets`); None: no session,
+    # every tool the role may call is answered
+    enabled_toolsets: frozenset[str] | None = None
 
     def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None,
                  decisions: Any = None, trust: TrustStore | None = None, lang: str | None = None):
@@ -228,6 +257,9 @@ class Service:
         if catalogues.TABLE not in self.book.tables:
             raise refusal(codes.RULEBOOK_INCOMPLETE, "rulebook.no_catalogue")     # no catalogue words it
         self.messages: catalogues.MessageCatalogue = self.book.table(catalogues.TABLE)
+        # the toolsets a session lists (rules/toolsets.yaml); without that table a session lists every tool
+        self.toolsets: ToolsetTable | None = self.book.table(TOOLSETS_TABLE) if TOOLSETS_TABLE in self.book.tables \
+            else None
         # the language of an answer whose call names none (serve --lang); the catalogue's first by default
         self.lang = lang or self.messages.default
         if self.lang not in self.messages.languages:
@@ -288,21 +320,27 @@ class Service:
         return speaker
 
     def call(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False,
-             lang: str | None = None, lifecycle: Lifecycle | None = None) -> "Envelope":
+             lang: str | None = None, lifecycle: Lifecycle | None = None,
+             toolsets: frozenset[str] | None = None) -> "Envelope":
         """The envelope {ok, data, warnings, error, rulebook} of one call; never raises. With a
         decision log, the envelope also names the decision it is logged under (`decision`): the
         log is handed the JSON texts the checks made anyway, and writes them off this path.
         `decoded`: the arguments are what a JSON decoder returned (the transports'), so only their
         nesting and integers are left to check, and those are read off their JSON text. `lang`: the
         language of the answer's sentences (rules/messages.yaml languages; None: the server's).
-        `lifecycle`: a server's for this call (store/lifecycle.py), handed to the ledger's writes."""
+        `lifecycle`: a server's for this call (store/lifecycle.py), handed to the ledger's writes.
+        `toolsets`: the toolsets an MCP session has enabled (rules/toolsets.yaml): a tool of another
+        is refused with TOOLSET_NOT_ENABLED naming its toolset; None (the library): none is."""
         if (self.lang if lang is None else lang) != self._speaks:
             try:
                 speaker = self.speaking(lang)
             except GroundrulesError as exc:
                 return self._refusal(exc.as_dict())[0]
-            return speaker.call(tool, arguments, caller, decoded=decoded, lifecycle=lifecycle)
+            return speaker.call(tool, arguments, caller, decoded=decoded, lifecycle=lifecycle, toolsets=toolsets)
         service = self if lifecycle is None else self._within(lifecycle)
+        if toolsets is not None:
+            service = copy.copy(service)
+            service.enabled_toolsets = frozenset(toolsets)
         log = self.decisions
         if log is None:
             return service._answer(tool, arguments, caller, None, decoded)[0]
@@ -421,6 +459,11 @@ class Service:
                 raise self.unknown_tool(name, [t for t in TOOLS if roles.may_call(caller.role, t)])
             raise GroundrulesError(codes.PERMISSION_DENIED, roles.message("permission_denied", role=caller.role,
                                                                       tool=name), field="tool")
+        if self.enabled_toolsets is not None and self.toolsets is not None \
+                and not self.toolsets.listed(name, self.enabled_toolsets):
+            toolset = self.toolsets.of_tool(name).name
+            raise GroundrulesError(codes.TOOLSET_NOT_ENABLED, self.messages.message(
+                "toolset_not_enabled", tool=name, toolset=toolset), field="tool")
         if not isinstance(arguments, dict):
             raise GroundrulesError(codes.INVALID_ARGUMENT, roles.message("not_an_object"), field="(arguments)")
         self._check_arguments(name, arguments, arguments_text, decoded)

@@ -1,6 +1,7 @@
 """Case corpus of tool calls: each file under tests/cases/calls is a sequence of calls, through the
 registry (`Service.call`), on fresh ledgers (both in one file, as the CLI opens them) with an injected
-clock and ids; each step names its role (default agent). The answers of every file (data, warnings,
+clock and ids; each step names its role (default agent) and, as an MCP session would, the
+toolsets it has enabled (default: none named, the library's answer to every tool the role may call). The answers of every file (data, warnings,
 error; not the rulebook version) are pinned in one reviewed snapshot file.
 
 A case states what a host relies on across tools (a redaction withdraws what cites the record, a
@@ -27,7 +28,9 @@ def play(book, path: Path, db: Path) -> list:
     try:
         for step in json.loads(path.read_text(encoding="utf-8")):
             caller = Caller(f"{step.get('role', 'agent')}-1", step.get("role", "agent"), (PROJECT,))
-            env = service.call(step["tool"], step["args"], caller)
+            toolsets = step.get("toolsets")            # an MCP session's enabled toolsets; absent: the library's
+            env = service.call(step["tool"], step["args"], caller,
+                               toolsets=None if toolsets is None else frozenset(toolsets))
             out.append({"tool": step["tool"], "ok": env["ok"], "data": env["data"], "warnings": env["warnings"],
                         "error": env["error"]})
     finally:

@@ -199,6 +199,9 @@ CASES = [
                          "instance": "meeting_time"}, "agent", False),
     ("read_decisions", {"limit": 5}, "agent", False),
     ("read_decisions", {"limit": 5}, "reviewer", False),
+    ("list_toolsets", {}, "agent", False),
+    ("enable_toolset", {"toolset": "support"}, "agent", False),
+    ("enable_toolset", {"toolset": "suport"}, "agent", False),
     ("no_such_tool", {}, "agent", False),
     ("revalidate_findng", {}, "reviewer", False),       # a typo: refused before any call, with a hint
 ]

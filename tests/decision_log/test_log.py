@@ -294,3 +294,18 @@ def test_only_retention_deletes_and_only_what_is_past_its_cutoff(service, db, ru
     else:
         with psycopg.connect(db) as conn:
             assert conn.execute("SELECT count(*) FROM decision_retention").fetchone()[0] == 0
+
+
+def test_the_toolset_tools_and_a_refusal_for_a_toolset_not_enabled_are_logged_as_any_call(service):
+    """An MCP session's calls reach the log through Service.call like every other (issue 32)."""
+    table = service.toolsets
+    starting = table.starting("agent")
+    toolset = next(t for t in table.toolsets if t not in starting and any(
+        service.roles.may_call("agent", n) for n in table.toolsets[t].tools))
+    tool = next(n for n in table.toolsets[toolset].tools if service.roles.may_call("agent", n))
+    refused = service.call(tool, {}, AGENT, toolsets=starting)
+    enabled = service.call("enable_toolset", {"toolset": toolset}, AGENT, toolsets=starting)
+    by_id = {d["id"]: d for d in read(service, reveal=True)["decisions"]}
+    assert (by_id[refused["decision"]]["tool"], by_id[refused["decision"]]["error_code"]) == (tool,
+                                                                                           "TOOLSET_NOT_ENABLED")
+    assert by_id[enabled["decision"]]["answer"] == {k: v for k, v in enabled.items() if k != "decision"}

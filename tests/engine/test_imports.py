@@ -21,7 +21,7 @@ FLOORS = (
     ("stores", ("groundrules.store",)),
     ("parts", ("groundrules.support_reason", "groundrules.locks", "groundrules.evidence",
                "groundrules.verification", "groundrules.findings", "groundrules.provenance")),
-    ("registry", ("groundrules.api", "groundrules.access", "groundrules.claim_map", "groundrules.results",
+    ("registry", ("groundrules.api", "groundrules.access", "groundrules.toolsets", "groundrules.claim_map", "groundrules.results",
                   "groundrules.vocabularies", "groundrules.listing", "groundrules.guides")),
     ("batch", ("groundrules.batch",)),
     ("decision log", ("groundrules.decision_log",)),

@@ -24,11 +24,12 @@ ALPHA = "tok-a"
 
 
 def start(tmp_path, *extra: str) -> tuple[subprocess.Popen, str]:
+    """A real server whose sessions list every toolset (its calls fold and append from the start)."""
     tokens = write_tokens(tmp_path / "tokens.yaml", {ALPHA: ("agent-a", "agent", ["alpha"])})
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{port}",
                              "--db", str(tmp_path / "ledger.db"), "--tokens", str(tokens), "--grace", str(GRACE_S),
-                             *extra], stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("ab"))
+                             "--toolsets", "all", *extra], stdout=subprocess.DEVNULL, stderr=(tmp_path / "server.log").open("ab"))
     url = f"http://127.0.0.1:{port}/mcp"
     wait_for(lambda: proc.poll() is not None or status(url, "nobody") == 401, "the server")
     assert proc.poll() is None, (tmp_path / "server.log").read_text("utf-8")

@@ -278,10 +278,12 @@ def test_each_role_lists_and_calls_what_the_role_table_grants_it(oauth, issuer):
     roles = oauth.service.roles
     agent = issuer.token("agent-alpha", "groundrules", oauth.url)
     reviewer = issuer.token("reviewer-1", "groundrules groundrules:review", oauth.url)
+    table = oauth.service.toolsets
     for token, role in ((agent, "agent"), (reviewer, "reviewer")):
-        for mode in ("auto", "legacy"):
-            assert sorted(tools(oauth.url, token, mode=mode)) == sorted(t for t in roles.grants
-                                                                         if roles.may_call(role, t))
+        for mode in ("auto", "legacy"):      # a session (legacy) lists its role's default toolsets
+            assert sorted(tools(oauth.url, token, mode=mode)) == sorted(
+                t for t in roles.grants if roles.may_call(role, t)
+                and (mode == "auto" or table.of_tool(t).name in table.starting(role)))
     fid = ok(calls(oauth.url, agent, [("log_finding", finding(evidence=[EXPERIMENT]))])[0])["finding_id"]
     pid = ok(calls(oauth.url, agent, [("propose_rule", {"finding_id": fid, "rule_text": "- 先记录温度",
                                                         "target_path": "AGENTS.md", "rationale": "两次误判"})])[0])[
@@ -394,8 +396,9 @@ def test_the_typescript_sdk_client_gets_its_own_token_headless(oauth, issuer, no
                           "groundrules", issuer.url], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout)
-    roles = oauth.service.roles
-    assert sorted(seen["tools"]) == sorted(t for t in roles.grants if roles.may_call("agent", t))
+    roles, table = oauth.service.roles, oauth.service.toolsets
+    assert sorted(seen["tools"]) == sorted(t for t in roles.grants if roles.may_call("agent", t)
+                                           and table.of_tool(t).name in table.starting("agent"))
     assert seen["answer"]["ok"] is True and seen["audience"] == oauth.url
     assert seen["server"] == {"name": "groundrules", "version": version("groundrules")}
 

@@ -88,6 +88,8 @@ def test_a_request_id_already_in_flight_on_its_session_is_refused_at_once(tmp_pa
     with server as url, ThreadPoolExecutor(2) as pool:
         alpha = Wire(url, ALPHA)
         session = alpha.session()
+        toolset = rulebook.table("toolsets").of_tool("explain_support").name     # a session enables it first
+        assert envelope(alpha.call(session, "enable_toolset", {"toolset": toolset}, 6))["ok"]
         first = pool.submit(alpha.call, session, "explain_support", {"context": CONTEXT}, 7)
         service.wait_arrived()
         again = alpha.call(session, "lock_message", {"message": MESSAGE}, 7)

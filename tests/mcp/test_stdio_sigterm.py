@@ -16,7 +16,7 @@ pytestmark = pytest.mark.extended
 
 def test_sigterm_answers_the_calls_running_and_exits_0(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--db", str(tmp_path / "l.db"),
-                             "--project", "p1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             "--project", "p1", "--toolsets", "all"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=(tmp_path / "err.log").open("ab"))
 
     def send(message: dict) -> None:

@@ -118,7 +118,8 @@ def start_servers(work: Path, tokens: list[str], options: list[str] = ()) -> tup
     (work / "tokens.yaml").write_text(yaml.safe_dump({"tokens": grants}), encoding="utf-8")
     gr_port, echo_port = free_port(), free_port()
     gr = subprocess.Popen([sys.executable, "-m", "groundrules.cli.main", "serve", "--http", f"127.0.0.1:{gr_port}",
-                           "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml"), *options],
+                           "--db", str(work / "ledger.db"), "--tokens", str(work / "tokens.yaml"),
+                           "--toolsets", "all", *options],
                           stdout=subprocess.DEVNULL, stderr=(work / "groundrules.log").open("ab"))
     echo = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(echo_port), *tokens, FLOODER],
                             stdout=subprocess.DEVNULL, stderr=(work / "echo.log").open("ab"))

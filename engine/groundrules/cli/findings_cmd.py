@@ -22,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tools", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
                    help="serve only these tools: findings, evidence, stateless (the parts with no ledger), a role "
                         "(what it may call) or tool names, comma-separated (default: every tool)")
+    s.add_argument("--toolsets", metavar="NAME[,NAME…]", type=lambda text: [n for n in text.split(",") if n],
+                   help="the toolsets (rules/toolsets.yaml) an MCP session lists from its start, comma-separated, "
+                        "or all (default: its role's defaults); list_toolsets and enable_toolset are always listed "
+                        "and add the rest. Within --tools, which must then serve enable_toolset")
     s.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS,
                    help="the language of answers whose call names none (a tools/call's _meta \"groundrules/lang\", "
                         "an HTTP request's Accept-Language): one of rules/messages.yaml's languages (default: its "
@@ -95,11 +99,14 @@ def run_serve(args: argparse.Namespace) -> int:
     caller = caller_from(args, book) if args.http is None else None     # over HTTP each token names its caller
     service = service_from(args, book=book)
     try:
-        from ..transports.mcp_tools import select_tools
+        from ..transports.mcp_tools import select_tools, select_toolsets
         tools = None if args.tools is None else select_tools(service, args.tools)
+        toolsets = None if args.toolsets is None else select_toolsets(service, args.toolsets)
+        if toolsets is not None and tools is not None and "enable_toolset" not in tools:
+            raise usage_error("usage.toolsets_need_enable")
         if args.http is None:
             from ..transports.mcp_tools import serve_stdio
-            serve_stdio(service, caller, tools=tools, grace_s=settings.grace_s, settings=settings)
+            serve_stdio(service, caller, tools=tools, toolsets=toolsets, grace_s=settings.grace_s, settings=settings)
         else:
             from ..transports.mcp_http import serve_http
             oauth = None
@@ -108,7 +115,7 @@ def run_serve(args: argparse.Namespace) -> int:
                 oauth = OAuthVerifier.configured(service.book, issuers=args.issuer, jwks=args.jwks,
                                                  resource=args.resource or _url(host, port))
             serve_http(service, args.tokens, host=host, port=port, allowed_hosts=args.allowed_host,
-                       settings=settings, rules_root=args.rules, tools=tools, oauth=oauth)
+                       settings=settings, rules_root=args.rules, tools=tools, toolsets=toolsets, oauth=oauth)
     finally:
         close(service)
     return 0

@@ -44,6 +44,7 @@ COMPILERS: dict[str, Named] = {
     "merge_policy": Named("..evidence.policy:compile_policy"),
     "refusal_catalogue": Named("..evidence.refusals:compile_refusals"),
     "role_table": Named("..access:compile_role_table"),
+    "toolsets": Named("..toolsets:compile_toolsets"),
     "rule_targets": Named("..findings.rule_targets:compile_rule_targets"),
     "finding_provenance": Named("..findings.provenance:compile_finding_provenance"),
     "limits": Named(".limits:compile_limits"),

@@ -90,9 +90,10 @@ class Dispatcher:
         self._running: dict[Lifecycle, str] = {}
         self._idle = threading.Condition()
 
-    async def call(self, name: Any, arguments: Any, caller: Caller, *, lang: Any = None) -> dict:
+    async def call(self, name: Any, arguments: Any, caller: Caller, *, lang: Any = None,
+                   toolsets: frozenset[str] | None = None) -> dict:
         """The envelope of one call, computed in a worker thread of its lane, within its caller's share;
-        `lang` as Service.call takes it."""
+        `lang` and `toolsets` (the session's enabled toolsets) as Service.call takes them."""
         tool = TOOLS.get(name) if isinstance(name, str) else None
         lane = "ledger" if tool is not None and tool.ledger else "stateless"
         mine = CURRENT.get()                          # the HTTP request's turn (turns.py), if any
@@ -107,7 +108,7 @@ class Dispatcher:
                 await slots.acquire(caller.principal)
                 taken.append(lambda: slots.release(caller.principal))
             envelope = await anyio.to_thread.run_sync(self._run, self.service, lane, name, arguments, caller, lang,
-                                                      limiter=slots.threads, abandon_on_cancel=True)
+                                                      toolsets, limiter=slots.threads, abandon_on_cancel=True)
             if mine is not None:
                 await mine.checkpoint()
             return envelope
@@ -117,13 +118,15 @@ class Dispatcher:
             if share.value == limit:                  # nobody holds or awaits it: forget the principal
                 self._shares.pop(caller.principal, None)
 
-    def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller, lang: Any = None) -> dict:
+    def _run(self, service: Service, lane: str, name: Any, arguments: Any, caller: Caller, lang: Any = None,
+             toolsets: frozenset[str] | None = None) -> dict:
         lifecycle = Lifecycle()
         with self._idle:
             self._running[lifecycle] = lane
         started = time.perf_counter()
         try:
-            envelope = service.call(name, arguments, caller, decoded=True, lifecycle=lifecycle, lang=lang)
+            envelope = service.call(name, arguments, caller, decoded=True, lifecycle=lifecycle, lang=lang,
+                                    toolsets=toolsets)
         finally:
             with self._idle:
                 del self._running[lifecycle]

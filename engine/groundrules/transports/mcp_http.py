@@ -133,13 +133,14 @@ class Served:
 
 def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host: str, port: int,
              allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None,
-             tools: Iterable[str] | None = None) -> Served:
+             tools: Iterable[str] | None = None, toolsets: Iterable[str] | None = None) -> Served:
     """The ASGI app: the registry's tools (of `tools`, when given) at /mcp behind the token check
     (the tokens file's, or an OAuth resource server's), the guard and the Host check; /healthz,
     /readyz and /metrics beside it."""
     settings = settings or ServerSettings()
     dispatcher = Dispatcher(service, settings)
-    server = ToolServer(service, token_caller, tools=tools, dispatcher=dispatcher)
+    server = ToolServer(service, token_caller, tools=tools, toolsets=toolsets, dispatcher=dispatcher,
+                        sessions=not settings.stateless)
     sessions = FairSessionManager(lowlevel(server), per_principal=settings.sessions_per_principal,
                                   json_response=True, stateless=settings.stateless,
                                   security_settings=security(host, port, allowed_hosts),
@@ -244,7 +245,7 @@ class Reloader:
 def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, port: int,
                allowed_hosts: Iterable[str] = (), settings: ServerSettings | None = None,
                rules_root: str | Path | None = None, tools: Iterable[str] | None = None,
-               oauth: OAuthVerifier | None = None) -> None:
+               toolsets: Iterable[str] | None = None, oauth: OAuthVerifier | None = None) -> None:
     """Serve until SIGINT/SIGTERM (a drain: see http_serve); SIGHUP reloads the tokens file (with
     `oauth`: the claim map and the key sets) and the rule tables under `rules_root` (the bundled
     ones when None)."""
@@ -252,7 +253,7 @@ def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, p
     configure_logging(settings.log_format)
     verifier = oauth if oauth is not None else GrantsVerifier(tokens_file, service.roles.roles, service.messages)
     served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
-                      tools=tools)
+                      tools=tools, toolsets=toolsets)
     sock = listening(host, port)              # a busy port is an error before anything says "serving"
     signal.signal(signal.SIGHUP, Reloader(served, verifier, rules_root, fail_closed=settings.credentials_fail_closed))
     log.info("groundrules serving", extra={"fields": {

@@ -6,6 +6,16 @@ every refusal is our envelope with its stable code), and the envelope comes back
 structured content, `isError` when `ok` is false. Which caller is asking is the transport's
 business: a fixed operator over stdio, a bearer token's principal over HTTP.
 
+A session lists the toolsets it has enabled (rules/toolsets.yaml): its role's defaults, or the
+starting set `toolsets=` names (`serve --toolsets`), and the always-listed list_toolsets and
+enable_toolset. An enable_toolset that answers ok adds its toolset to the session's set and sends
+notifications/tools/list_changed; a call of a tool the role may call in a toolset the session has
+not enabled is refused by the registry with TOOLSET_NOT_ENABLED, naming the toolset. A connection
+with no session (the 2026-07-28 protocol, or a stateless HTTP server: each request its own) has
+nothing to enable into, so it lists every tool the role may call, as the library answers. `tools=`
+(`--tools`) picks what the server serves at all; toolsets act within it, and only while it serves
+enable_toolset.
+
 The server declares only what it serves (tools, and as resources the guides a model reads beside
 the listing, guides.py: no prompts or subscriptions), names the package version in `serverInfo`, lists each tool's annotations from its schema file, and
 answers a tool it does not serve (unknown, or left out by `tools=`) with the protocol error the
@@ -29,7 +39,8 @@ from ..api import TOOLS, Caller, Service
 from ..core.errors import GroundrulesError, closest, echo, refusal
 from .dispatch import Dispatcher
 from ..guides import GUIDES, MIME, SCHEME, guide_text
-from .mcp_sdk import ReadResourceContents, serve_streams, unserve
+from .mcp_sdk import ReadResourceContents, declare_tools_changed, list_tools_with, serve_streams, session_state, \
+    unserve
 from .settings import ServerSettings
 from .stdio_guard import WireLimits, guarded_stdio
 
@@ -38,6 +49,8 @@ SERVER_NAME = "groundrules"
 # registered handlers, so these go (a request for one then answers -32601, method not found).
 UNSERVED = ("prompts/list", "prompts/get")
 RESOURCE_NOT_FOUND = -32002          # the spec's code for a resource the server does not have
+ENABLED = "groundrules/toolsets"     # a session's state: role -> the toolsets it has enabled
+ALL_TOOLSETS = "all"                 # `--toolsets all`: every toolset from the start
 
 
 class ToolServer(MCPServer):
@@ -45,19 +58,47 @@ class ToolServer(MCPServer):
     `caller()` names; calls run through the dispatcher (worker threads in lanes, a turn per principal)."""
 
     def __init__(self, service: Service, caller: Callable[[], Caller], *, tools: Iterable[str] | None = None,
-                 dispatcher: Dispatcher | None = None, **settings: Any):
+                 toolsets: Iterable[str] | None = None, dispatcher: Dispatcher | None = None,
+                 sessions: bool = True, **settings: Any):
         super().__init__(SERVER_NAME, version=version("groundrules"), log_level="WARNING", subscriptions=False,
                          **settings)
         unserve(self, UNSERVED)
         self._dispatcher = dispatcher or Dispatcher(service, ServerSettings())
         self._caller = caller
         self._served = frozenset(TOOLS if tools is None else tools)
+        # a session's starting toolsets: None, its role's defaults; ALL_TOOLSETS among them, every one
+        self._starting = None if toolsets is None else frozenset(toolsets)
+        self._sessions = sessions             # False: a stateless HTTP server, each request its own connection
+        list_tools_with(self, self.session_tools)
+        declare_tools_changed(self)
 
-    async def list_tools(self) -> list[MCPTool]:
+    async def session_tools(self, request_context: Any) -> list[MCPTool]:
+        """tools/list: what the session asking lists (every tool served that its role may call,
+        of the toolsets it has enabled)."""
+        caller = self._caller()
+        return self._listing(caller, self._enabled(request_context, caller))
+
+    def _listing(self, caller: Caller, enabled: frozenset[str] | None) -> list[MCPTool]:
+        service = self._dispatcher.service
         compact = self._dispatcher.settings.listing == "compact"
         return [MCPTool(name=t.name, description=t.description, input_schema=t.input_schema,
                         output_schema=t.output_schema, annotations=ToolAnnotations.model_validate(t.annotations))
-                for t in self._dispatcher.service.listings(self._caller(), compact=compact) if t.name in self._served]
+                for t in service.listings(caller, compact=compact)
+                if t.name in self._served and (enabled is None or service.toolsets.listed(t.name, enabled))]
+
+    def _enabled(self, request_context: Any, caller: Caller) -> frozenset[str] | None:
+        """The toolsets the session of this request has enabled (set on its first request), or None
+        when every tool is listed: no session, no toolsets table, or enable_toolset not served."""
+        table = self._dispatcher.service.toolsets
+        state = None if request_context is None or not self._sessions else session_state(request_context)
+        if table is None or state is None or "enable_toolset" not in self._served:
+            return None
+        sets = state.setdefault(ENABLED, {})
+        if caller.role not in sets:
+            always = {t.name for t in table.toolsets.values() if t.always}
+            sets[caller.role] = table.starting(caller.role) if self._starting is None \
+                else frozenset(table.toolsets) if ALL_TOOLSETS in self._starting else frozenset(always | self._starting)
+        return sets[caller.role]
 
     async def list_resources(self) -> list[MCPResource]:
         return [MCPResource(uri=g.uri, name=g.name, title=g.title, description=g.description, mime_type=MIME)
@@ -93,7 +134,19 @@ class ToolServer(MCPServer):
         lang = lang_of(context, self._dispatcher.service.messages.languages)
         if not (isinstance(name, str) and name in self._served and name in TOOLS):
             raise self._unknown(name, caller, lang)
-        return result_of(await self._dispatcher.call(name, arguments, caller, lang=lang))
+        try:
+            request_context = context.request_context
+        except (AttributeError, ValueError):                # no context, or one outside a request
+            request_context = None
+        enabled = self._enabled(request_context, caller)
+        envelope = await self._dispatcher.call(name, arguments, caller, lang=lang, toolsets=enabled)
+        if name == "enable_toolset" and envelope["ok"] and enabled is not None:
+            sets = session_state(request_context)[ENABLED]       # as it is now: another call may have enabled one
+            added = envelope["data"]["toolset"]
+            if added not in sets[caller.role]:
+                sets[caller.role] = sets[caller.role] | {added}
+                await request_context.session.send_tool_list_changed()
+        return result_of(envelope)
 
 
 LANG_META = "groundrules/lang"     # a tools/call's _meta key naming the language of its answer
@@ -160,13 +213,27 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
     return frozenset(chosen)
 
 
+def select_toolsets(service: Service, names: Iterable[str]) -> frozenset[str]:
+    """The toolsets a session starts with, from names an operator gives (`--toolsets`): toolsets of
+    rules/toolsets.yaml, or `all`."""
+    known = [*(service.toolsets.toolsets if service.toolsets is not None else ()), ALL_TOOLSETS]
+    chosen = frozenset(names)
+    for name in chosen:
+        if name not in known:
+            close = closest(name, known)
+            raise refusal(codes.USAGE, "usage.toolsets_unknown_close" if close else "usage.toolsets_unknown",
+                          name=echo(name), closest=close, toolsets=known)
+    return chosen
+
+
 def serve_stdio(service: Service, caller: Caller, *, tools: Iterable[str] | None = None,
+                toolsets: Iterable[str] | None = None,
                 grace_s: float = ServerSettings.grace_s, settings: ServerSettings | None = None) -> None:
     """Serve every tool the caller's role may call (of `tools`, when given) over stdin/stdout until
     the client hangs up or SIGTERM; every line is answered, garbage with a JSON-RPC error
     (stdio_guard). SIGTERM drains as over HTTP: the calls running are answered (within `grace_s`,
     then abandoned: none commits unanswered) before the server returns and its ledgers close."""
-    server = ToolServer(service, lambda: caller, tools=tools,
+    server = ToolServer(service, lambda: caller, tools=tools, toolsets=toolsets,
                         dispatcher=Dispatcher(service, settings) if settings is not None else None)
     served = frozenset(TOOLS if tools is None else tools)
     limits = wire_limits(service)
