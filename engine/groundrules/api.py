@@ -15,7 +15,7 @@ import copy
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, cast
 
 from .core import bounded_patterns, canonical, codes, json_bounds, limits
 from .core import messages as catalogues
@@ -27,9 +27,14 @@ from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
 
 if TYPE_CHECKING:
+    from .decision_log.log import DecisionLog
+    from .evidence.ledger import EvidenceLedger
+    from .findings.ledger import FindingLedger
     from .results import Envelope
     from .provenance.trust import TrustStore
     from .store.lifecycle import Lifecycle
+
+L = TypeVar("L")
 
 _faults = logging.getLogger("groundrules.faults")    # a bug's traceback, for the operator; never in an answer
 ROLES_TABLE = "roles"
@@ -85,7 +90,7 @@ class Answer:
     ok: bool
     data: Any
     warnings: list = field(default_factory=list)
-    error: dict | None = None
+    error: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,12 @@ class Listing:
 
 # ----------------------------------------------------------------------------- the tools
 
+def _configured(ledger: L | None) -> L:
+    """The ledger a ledger tool runs on: Service._call refuses the call NOT_CONFIGURED without it."""
+    assert ledger is not None, "Service._call checks the tool's ledger before running it"
+    return ledger
+
+
 def _explain(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     from .support_reason import explain
     return explain(a["context"], service.book)
@@ -139,9 +150,9 @@ def _verify(service: "Service", a: dict, project: str, caller: Caller) -> Any:
 
 def _finding_tool(name: str) -> Callable:
     def run(service: "Service", a: dict, project: str, caller: Caller) -> Answer:
-        data, warnings = service.findings.run(name, a, project=project, principal=caller.principal, role=caller.role,
-                                              trust=service.trust,
-                                              writer=caller.writer())
+        data, warnings = _configured(service.findings).run(name, a, project=project, principal=caller.principal,
+                                                           role=caller.role, trust=service.trust,
+                                                           writer=caller.writer())
         return Answer(True, data, warnings)
     return run
 
@@ -149,31 +160,34 @@ def _finding_tool(name: str) -> Callable:
 def _append_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     # a raw source is stored with the locks the engine finds in it; a lock record must be one of them.
     # Its writer is the caller, as authenticated; a signature is checked against the trust store.
-    return {"records": service.evidence.append_all([a["record"]], project=project, writer=caller.writer(),
-                                                   trust=service.trust)}
+    return {"records": _configured(service.evidence).append_all([a["record"]], project=project,
+                                                                writer=caller.writer(), trust=service.trust)}
 
 
 def _get_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
     if "record_id" in a:
-        return {"records": [service.evidence.get(a["record_id"], project=project)]}
-    return {"records": service.evidence.records(project=project)}
+        return {"records": [_configured(service.evidence).get(a["record_id"], project=project)]}
+    return {"records": _configured(service.evidence).records(project=project)}
 
 
 def _redact_evidence(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.erase(a["record_id"], by=caller.principal, reason=a["reason"], project=project)
+    return _configured(service.evidence).erase(a["record_id"], by=caller.principal, reason=a["reason"],
+                                               project=project)
 
 
 def _fold_ledger(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.fold(a.get("interpretations"), a["now"], project=project, subject=a.get("subject"),
-                                 scope_context=a.get("scope_context"), writer=caller.writer())
+    return _configured(service.evidence).fold(a.get("interpretations"), a["now"], project=project,
+                                              subject=a.get("subject"), scope_context=a.get("scope_context"),
+                                              writer=caller.writer())
 
 
 def _append_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.append_interpretation(a["interpretation"], project=project, writer=caller.writer())
+    return _configured(service.evidence).append_interpretation(a["interpretation"], project=project,
+                                                               writer=caller.writer())
 
 
 def _draft_interpretation(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.evidence.draft_interpretation(a.get("message_id"), project=project)
+    return _configured(service.evidence).draft_interpretation(a.get("message_id"), project=project)
 
 
 def _draft_candidate(service: "Service", a: dict, project: str, caller: Caller) -> Any:
@@ -203,7 +217,7 @@ def _enable_toolset(service: "Service", a: dict, project: str, caller: Caller) -
 
 
 def _read_decisions(service: "Service", a: dict, project: str, caller: Caller) -> Any:
-    return service.decisions.read(a, project=project)
+    return _configured(service.decisions).read(a, project=project)
 
 
 FINDING_TOOLS = ("log_finding", "query_findings", "get_finding", "add_evidence", "set_finding_state",
@@ -240,8 +254,9 @@ class Service:
     # every tool the role may call is answered
     enabled_toolsets: frozenset[str] | None = None
 
-    def __init__(self, rulebook: Rulebook | None = None, *, findings: Any = None, evidence: Any = None,
-                 decisions: Any = None, trust: TrustStore | None = None, lang: str | None = None):
+    def __init__(self, rulebook: Rulebook | None = None, *, findings: FindingLedger | None = None,
+                 evidence: EvidenceLedger | None = None, decisions: DecisionLog | None = None,
+                 trust: TrustStore | None = None, lang: str | None = None):
         self.book = rulebook or rulebooks.default()
         self.findings, self.evidence = findings, evidence
         # the operator's trust store (signers whose signature makes a relayed record count); none by default
@@ -357,7 +372,7 @@ class Service:
         bound.evidence = self.evidence and self.evidence.within(lifecycle)
         return bound
 
-    def call_text(self, tool: str, arguments_text: str, caller: Caller) -> tuple[dict, str]:
+    def call_text(self, tool: str, arguments_text: str, caller: Caller) -> tuple[Envelope, str]:
         """`call` for arguments given as the JSON text `call` made of them (a decision log keeps it):
         the envelope and its JSON text, not logged. Replay answers thousands of logged calls a
         second through this: the text is decoded strictly (canonical.decoded), which proves what
@@ -370,13 +385,13 @@ class Service:
             return self._answer(tool, json.loads(arguments_text), caller, None)
         return self._answer(tool, arguments, caller, arguments_text, decoded=True)
 
-    def answer(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> tuple[dict, str]:
+    def answer(self, tool: str, arguments: Any, caller: Caller, *, decoded: bool = False) -> tuple[Envelope, str]:
         """`call` unlogged, with the envelope's JSON text too: a batch writes that text, and the
         envelope is made into text once, here, as `call` makes it. `decoded` as in `call`."""
         return self._answer(tool, arguments, caller, None, decoded)
 
     def _answer(self, tool: str, arguments: Any, caller: Caller, arguments_text: str | None,
-                decoded: bool = False) -> tuple[dict, str]:
+                decoded: bool = False) -> tuple[Envelope, str]:
         """The envelope and its JSON text."""
         try:
             with bounded_patterns.budget(self.pattern_budget_ms):
@@ -390,8 +405,8 @@ class Service:
             return self._refusal(self._internal(exc))
         if not isinstance(answer, Answer):
             answer = Answer(True, answer)
-        envelope = canonical.envelope(ok=answer.ok, data=answer.data, warnings=answer.warnings, error=answer.error,
-                                      rulebook=self.book.version)
+        envelope = cast("Envelope", canonical.envelope(ok=answer.ok, data=answer.data, warnings=answer.warnings,
+                                                       error=answer.error, rulebook=self.book.version))
         text = canonical.json_text(envelope)
         if text is None:                                    # never an answer a transport cannot send
             return self._refusal(self._internal(ValueError()))
@@ -402,9 +417,11 @@ class Service:
         return {"code": codes.INTERNAL_ERROR,
                 "message": self.messages.code_message(codes.INTERNAL_ERROR, kind=type(exc).__name__)}
 
-    def _refusal(self, error: dict) -> tuple[dict, str]:
-        envelope = canonical.envelope(ok=False, error=error, rulebook=self.book.version)
-        return envelope, canonical.json_text(envelope)
+    def _refusal(self, error: dict) -> tuple[Envelope, str]:
+        envelope = cast("Envelope", canonical.envelope(ok=False, error=error, rulebook=self.book.version))
+        text = canonical.json_text(envelope)
+        assert text is not None, "a refusal is plain JSON (its code and message are strings)"
+        return envelope, text
 
     def listings(self, caller: Caller, *, compact: bool = False) -> list[Listing]:
         """The tools this caller's role may call, with their schemas (for list_tools); `compact`:
@@ -433,6 +450,7 @@ class Service:
             described["description"] += f"; its contract when ok is #/$defs/data ({ref}#/$defs/data)"
             listed = dict(envelope, properties=dict(envelope["properties"], data=described),
                           **{"$defs": {**defs, "data": data}})
+            assert document is not None, "bundle() above has read the tool's schema file"
             return Listing(name, document.get("description", ""), self.input_schema(name), listed, contract,
                            dict(document.get("annotations", {})))
         return self.book.memoized(("listing", name), build)
@@ -496,8 +514,9 @@ class Service:
         checker = self.input_contract(name)
         if decoded:
             arguments_text = arguments_text if arguments_text is not None else canonical.json_text(arguments)
-        if decoded and arguments_text is not None and json_bounds.within(
-                arguments_text.encode("utf-8"), checker.max_depth, json_bounds.digits_within(checker.max_int_bits)):
+        depth, bits = checker.max_depth, checker.max_int_bits
+        if (decoded and arguments_text is not None and depth is not None and bits is not None
+                and json_bounds.within(arguments_text.encode("utf-8"), depth, json_bounds.digits_within(bits))):
             found = None
         elif arguments_text is None:
             found = checker.not_json(arguments)

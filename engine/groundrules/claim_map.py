@@ -173,8 +173,8 @@ def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
             ctx.fault("no-ascii-description", f"no language of messages.{reason} is printable ASCII without quote "
                       "or backslash, so the WWW-Authenticate header could carry none (RFC 6750)", ("messages", reason),
                       "keep one language's text in plain ASCII")
-    if any(f.severity == "error" for f in ctx.faults[before:]):
-        return None
+    if principal is None or any(f.severity == "error" for f in ctx.faults[before:]):
+        return None                   # (no principal only ever comes with a fault)
     tokens = data["tokens"]
     return ClaimMap("claim_map", data["id"], ctx.source.file, tuple(data["scopes"]["claims"]),
                     tuple(data["scopes"]["required"]), tuple(data["scopes"]["supported"]),

@@ -6,7 +6,7 @@ touches the context: an explanation that fails must not take retrieval down with
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .core import rulebook as rulebooks
 from .core.canonical import plain
@@ -15,7 +15,7 @@ from .core.rulebook import Rulebook
 from .core.schema_check import contract
 
 if TYPE_CHECKING:
-    from .results import SupportReason
+    from .results import Reason, SupportReason
 
 TABLE = "support_reason"
 CONTRACT = "knowledge-gateway.v1.schema.json"
@@ -52,7 +52,7 @@ def contract_text(ctx: Any, rulebook: Rulebook | None = None) -> str:
         return f"support_reason unavailable: {type(exc).__name__}"
 
 
-def _detail_of(reason: dict) -> str:
+def _detail_of(reason: SupportReason) -> str:
     for item in reason["reasons"]:
         if item["code"] == reason["primary"]:
             return item["detail"]
@@ -63,7 +63,7 @@ def _table(rulebook: Rulebook | None) -> DecisionTable:
     return (rulebook or rulebooks.default()).table(TABLE)
 
 
-def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[dict, Decision | None]:
+def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[SupportReason, Decision | None]:
     try:
         book = rulebook or rulebooks.default()
         table: DecisionTable = book.table(TABLE)
@@ -80,6 +80,7 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
             ctx = plain(ctx)     # jsonschema accepts subclasses the compiled rules would not read
         decision = table.evaluate(ctx, trace=trace)
         primary = table.primary(decision, ctx)
+        assert primary is not None, "support_reason.yaml has a default row and `otherwise: default`"
         reasons = [_item(table, f.code, f.outputs) for f in decision.fired]
         if all(f.row is not primary.row for f in decision.fired):
             reasons.append(_item(table, primary.code, primary.outputs))    # spec: a diagnostic never decides
@@ -94,26 +95,26 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
         return _unknown(table, detail), None
 
 
-def _item(table: DecisionTable, code: str, outputs: dict) -> dict:
+def _item(table: DecisionTable, code: str, outputs: dict) -> Reason:
     """One reason: every output the row rendered that the item schema declares (the table's
     `output_item`, checked at load, so no output is dropped here)."""
-    item = {"code": code, "label": _label(table, code), "detail": outputs.get("detail", "")}
+    item: dict[str, Any] = {"code": code, "label": _label(table, code), "detail": outputs.get("detail", "")}
     for key in table.output_keys or tuple(outputs):
         if key in outputs and key not in item:
             item[key] = outputs[key]
-    return item
+    return cast("Reason", item)       # its keys are the item schema's: output_item is checked at load
 
 
 def _label(table: DecisionTable, code: str) -> str:
     return table.codes.get(code, {}).get("label", code)
 
 
-def _unknown(table: DecisionTable, detail: str) -> dict:
+def _unknown(table: DecisionTable, detail: str) -> SupportReason:
     label = _label(table, UNKNOWN)
     return {"primary": UNKNOWN, "primary_label": label,
             "reasons": [{"code": UNKNOWN, "label": label, "detail": detail}]}
 
 
-def _bare_unknown(detail: str) -> dict:
+def _bare_unknown(detail: str) -> SupportReason:
     return {"primary": UNKNOWN, "primary_label": UNKNOWN,
             "reasons": [{"code": UNKNOWN, "label": UNKNOWN, "detail": detail}]}

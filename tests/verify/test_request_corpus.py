@@ -1,7 +1,8 @@
 """Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
 measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
 and heldout2.yaml, written by hand after the tables, each run once and then tuned on; heldout3.yaml,
-written after that and never tuned on) and on every sentence the issue names.
+written after that, run once, then read for the kinds of its misses: seen too; heldout4.yaml, written
+blind, by an engineer who never read the tables) and on every sentence the issue names.
 Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
@@ -21,7 +22,8 @@ def rate(pair) -> float:
 
 def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
     splits = [requests(name) for name in SPLITS]
-    assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60
+    assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60 and len(requests("heldout4")) >= 120
+    assert all(len({r["id"] for r in split}) == len(split) for split in splits)
     for split in splits:
         assert {r["family"] for r in split} == FAMILIES
         assert all(r["good"] and r["bad"] for r in split)
@@ -60,23 +62,52 @@ def test_second_heldout_split_bad_candidates_refused(vbook):
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
-# The third held-out split, committed at 4cdf922 before its first run and run once there, never tuned
-# on: 61 of 65 good candidates accepted (0.938) and 71 of 104 bad ones refused (0.683). By family,
-# bad refused: withdrawal 12/26, prohibition 16/26, multi_action 12/18, withdrawal_context 18/21,
-# lookalike 13/13. The misses are mostly words no table holds (缓一下, 推进, hold, 挪一挪, 退差价,
-# 扩容, scratch, 回电话, 续费, under no circumstances, 下单, 催还, 备份, 升级, 补发, 订, 审核, close,
-# reopen, assign), then constructions no mechanism reads (联系物业的事我自己来: the user keeps it; the
-# 通知 of 通知草稿 taken as asking again for the notice a context turn withdrew). The reading is
-# lexical, and this is how far it carries on new wordings.
-@pytest.mark.xfail(strict=True, reason="heldout3 at 4cdf922: 61/65 good accepted (0.938 < 0.98)")
+# The third held-out split, committed at 4cdf922 before its first run and run once there (61 of 65
+# good candidates accepted, 0.938; 71 of 104 bad ones refused, 0.683), is SEEN since: its misses were
+# read by kind and answered by general mechanisms (issue 31, items 1-3: a broad action lexicon by
+# domain, deferral cues, the reservation kind 我自己来, fronted objects 短信不发了, reduplication,
+# nominal uses 通知草稿, told and quoted content), so its figures below are no target estimate any
+# more: a new blind split is. Seen figures: 64/65 good accepted (0.985) and 104/104 bad refused; still
+# missed: an action word naming a record before a fronted prohibition (盘点数据一律不许动).
 def test_third_heldout_split_good_candidates_accepted(vbook):
     by_family, misses = score("heldout3", vbook)
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
-@pytest.mark.xfail(strict=True, reason="heldout3 at 4cdf922: 71/104 bad refused (0.683 < 0.97)")
 def test_third_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout3", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+
+# The fourth held-out split, written blind (its author never opened the verification tables, while they
+# were being broadened elsewhere), committed at c399813 before its first run and run once there against
+# main's tables at 109c694, never tuned on: 159 of 178 good candidates accepted (0.893) and 76 of 274 bad
+# ones refused (0.277). By family, good accepted / bad refused: withdrawal 35/40 and 16/68,
+# withdrawal_context 30/30 and 9/47, prohibition 32/38 and 35/75, multi_action 24/26 and 7/31,
+# lookalike 38/44 and 9/53. By kind of bad candidate: the withdrawn or forbidden action carried on
+# 25/110 refused, a withdrawal or prohibition dropped 30/64, a hold a later turn lifted or a corrected
+# object kept 3/10, an asked action merged or dropped 12/68, a lookalike read as a withdrawal 6/22.
+# The missed bad candidates pass with no issue at all; they sit on verbs of the domains (冻结, 补办,
+# 挂失, 降档, 盖章, 拉黑, 停机, 冲正, reboot, reassign) and on wordings (先放一放, 不用管了, 不必了,
+# never mind, hold off, 不是要…是要…). The false alarms: an action refused against a prohibition on
+# another object (发成绩单 and 不要抄送家长, 退到余额 and 不要退回银行卡: INTENT_ACTION_PROHIBITED),
+# nouns and labels counted as actions or read as withdrawals (预约, 取消订单按钮, “不再提醒”, a stop or
+# 撤销 asked for: INTENT_ACTIONS_MERGED, PROHIBITION_DROPPED), and one mislabel of the split's own
+# (h326: its good target joins two objects, and INTENT_TARGET_JOINED is right to refuse it).
+# Run again once the broad lexicon of branch i31v (written without seeing this split) was merged, at
+# e5c7c89, not tuned on: 147/178 good accepted (0.826) and 122/274 bad refused (0.445). The lexicon
+# refuses more bad candidates but counts more nouns as actions (19 good refused INTENT_ACTIONS_MERGED,
+# 6 PROHIBITION_DROPPED); 152 bad ones still pass with no issue, on withdrawn verbs no table holds.
+@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 159/178 good accepted (0.893 < 0.98); at e5c7c89 147/178 (0.826)")
+def test_fourth_heldout_split_good_candidates_accepted(vbook):
+    by_family, misses = score("heldout4", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, misses
+
+
+@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 76/274 bad refused (0.277 < 0.97); at e5c7c89 122/274 (0.445)")
+def test_fourth_heldout_split_bad_candidates_refused(vbook):
+    by_family, misses = score("heldout4", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
 
 
@@ -137,6 +168,12 @@ COUNTED = [
     ("客户退货以后，帮我统计一下退货率", [["count", "退货率"]]),            # the customer's return sets the scene
     ("查询已发布的公告", [["query", "已发布的公告"]]),                      # 已发布 is done, not asked
     ("要不要先重启网关？先看一下监控", [["view", "监控"]]),                  # asked about, not asked for
+    ("帮我查查查积分为什么没到账", [["query", "积分没到账的原因"]]),          # reduplicated: one action
+    ("看看日志，再重启一下网关", [["view", "日志"], ["restart", "网关"]]),    # 看看 counts where 看 alone does not
+    ("查一查这批货到哪了，然后通知仓库补货", [["query", "这批货"], ["notify", "仓库"]]),   # 补货 is the warehouse's
+    ("回复客户“已经安排补发了”", [["reply", "客户"]]),                        # quoted: what the reply says
+    ("用户：我的订单还没发货，能退款吗？\n客服：我帮您看看。\n整理这段对话的字段", [["extract", "对话字段"]]),  # a transcript
+    ("发个通知给项目组，再订一间会议室", [["notify", "项目组"], ["book", "会议室"]]),   # 发个通知 is one action
 ]
 
 

@@ -104,7 +104,8 @@ def _db(args: argparse.Namespace):
 
 def run_read(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
-    service = Service(book, decisions=decision_log(args, book, _db(args)), lang=lang_from(args))
+    log = decision_log(args, book, _db(args))
+    service = Service(book, decisions=log, lang=lang_from(args))
     arguments: dict = {}
     if args.decisions_command == "show":
         arguments["decision_id"] = args.decision_id
@@ -117,7 +118,7 @@ def run_read(args: argparse.Namespace) -> int:
     try:
         return emit_envelope(service.call("read_decisions", arguments, caller_from(args, book)))
     finally:
-        service.decisions.close()
+        log.close()
 
 
 def _may_read_decisions(args: argparse.Namespace, book, what: str) -> None:

@@ -118,8 +118,9 @@ def _walk(book: Any, doc: dict, lang: str | None = None) -> tuple[dict, list[str
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, SequentialIds, StepClock
     ids, clock = SequentialIds(), StepClock()
-    service = Service(book, findings=FindingLedger(":memory:", rulebook=book, ids=ids, clock=clock),
-                      evidence=EvidenceLedger(None, rulebook=book, ids=lambda: ids.new("R"), clock=clock), lang=lang)
+    findings = FindingLedger(":memory:", rulebook=book, ids=ids, clock=clock)
+    evidence = EvidenceLedger(None, rulebook=book, ids=lambda: ids.new("R"), clock=clock)
+    service = Service(book, findings=findings, evidence=evidence, lang=lang)
     answers, lines = [], [f"in:  {_cut(doc.get('description', ''))}"]
     try:
         for call in doc["calls"]:
@@ -128,8 +129,8 @@ def _walk(book: Any, doc: dict, lang: str | None = None) -> tuple[dict, list[str
             answers.append({"tool": call["tool"], **{key: envelope[key] for key in ("ok", "data", "warnings", "error")}})
             lines += ["out: " + line for line in _walk_lines(call, envelope)]
     finally:
-        service.findings.close()
-        service.evidence.close()
+        findings.close()
+        evidence.close()
     refused = next((a["error"] for a in answers if not a["ok"]), None)
     return {"ok": refused is None, "data": answers, "warnings": [], "error": refused}, lines
 

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         server.server_close()
-        if service is not None:
+        if service is not None and service.decisions is not None:
             service.decisions.close()
     sys.stdout.flush()
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any
+from typing import Any, Mapping
 
 
 # Python cannot print an int of more than 4300 digits; 14,000 bits stay below that.
@@ -227,7 +227,7 @@ def plain(value: Any) -> Any:
 
 
 def envelope(*, ok: bool, data: Any = None, warnings: list | None = None,
-             error: dict | None = None, rulebook: str | None = None) -> dict:
+             error: Mapping[str, Any] | None = None, rulebook: str | None = None) -> dict:
     """The design's output envelope: {ok, data, warnings, error, rulebook}."""
     return {"ok": ok, "data": data, "warnings": list(warnings or []), "error": error,
             "rulebook": rulebook}

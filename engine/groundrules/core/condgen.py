@@ -69,7 +69,7 @@ class Gen:
     def get(self, var: str, parts: tuple) -> str:
         """An expression reading the path `parts` from `var`: the value, or M where it leads nowhere."""
         if self.shared is not None and var == "v" and parts:
-            return self._shared(parts)
+            return self._shared(self.shared, parts)
         expr = var
         for p in parts:
             expr = self._step(expr, p)
@@ -81,12 +81,12 @@ class Gen:
             return f"({t}.get({p!r}, M) if ({t} := {expr}).__class__ is dict else M)"
         return f"({t}[{p}] if ({t} := {expr}).__class__ is list and len({t}) > {p} else M)"
 
-    def _shared(self, parts: tuple) -> str:
-        if parts not in self.shared:
-            base = self._shared(parts[:-1]) if len(parts) > 1 else "v"
-            name = self.shared[parts] = self.fresh("_p")
+    def _shared(self, shared: dict[tuple, str], parts: tuple) -> str:
+        if parts not in shared:
+            base = self._shared(shared, parts[:-1]) if len(parts) > 1 else "v"
+            name = shared[parts] = self.fresh("_p")
             self.reads.append(f"    {name} = {self._step(base, parts[-1])}\n")
-        return self.shared[parts]
+        return shared[parts]
 
     def expr(self, c: Condition, var: str) -> str:
         if c.kind in ("all", "any"):

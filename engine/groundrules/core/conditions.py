@@ -356,6 +356,7 @@ def _items(cond: Condition, items: Any, now: Any, root: Any) -> dict:
     inner = cond.inner()
     if cond.op == "count":
         return {"counted": len(items) if inner is None else sum(1 for i in items if inner.test(i, now, root))}
+    assert inner is not None, "all, any and none always carry an item condition (the parser requires one)"
     if cond.op == "all":
         for index, item in enumerate(items):
             if not inner.test(item, now, root):

@@ -99,6 +99,7 @@ class Anchor(NamedTuple):
 
     def resolve(self, now: Now | None, table: str = "") -> date | datetime:
         if self.offset is None:
+            assert self.moment is not None, "anchor_of builds an Anchor with a moment or an offset"
             return self.moment
         if now is None:
             raise refusal(codes.NOW_REQUIRED, "now.required", table=table)
@@ -119,6 +120,8 @@ def order(value: object, other: date | datetime) -> int | None:
     mine = parse_moment(value)
     if mine is None:
         return None
+    a: date
+    b: date
     if isinstance(mine, datetime) and isinstance(other, datetime):
         a, b = mine, other
     else:

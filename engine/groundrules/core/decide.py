@@ -7,6 +7,7 @@ table returns when nothing matched.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from . import codes
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from .tables import CompileContext
 
 
-class Row(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Row:
     id: str
     code: str
     index: int
@@ -84,8 +86,8 @@ class DecisionTable(NamedTuple):
     messages: dict            # name -> Template, rendered by the part with parameters it passes
     examples: tuple
     input: str
+    run: Callable[..., list]  # the rows' tests under the hit policy, compiled as one function
     prefer_role: str = ""
-    run: Callable[..., list] | None = None
     preferred: frozenset = frozenset()    # the codes whose role is prefer_role
     otherwise: str = ""       # primary when no fired row has prefer_role: "" = the first fired, "default"
     output_keys: tuple = ()   # with `output_item`: the keys of the answer's item, in schema order
@@ -101,7 +103,9 @@ class DecisionTable(NamedTuple):
             for f in decision.fired:
                 if f.row is self.default:
                     return f
-            return Fired(self.default, self.default.code, self.default.render(value, {}))
+            render = self.default.render
+            assert render is not None, "_with_renderers gives every row of a table its renderer"
+            return Fired(self.default, self.default.code, render(value, {}))
         return decision.fired[0] if decision.fired else None
 
     def evaluate(self, value: Any, *, trace: bool = False, now: str | None = None) -> Decision:
@@ -121,7 +125,9 @@ class DecisionTable(NamedTuple):
         if self.hit_policy == "unique" and len(fired) > 1:
             raise refusal(codes.HIT_POLICY_VIOLATION, "decide.unique", table=self.id, rows=[f.row.id for f in fired])
         if not fired and self.default is not None:
-            fired.append(Fired(self.default, self.default.code, self.default.render(value, cache, moment)))
+            render = self.default.render
+            assert render is not None, "_with_renderers gives every row of a table its renderer"
+            fired.append(Fired(self.default, self.default.code, render(value, cache, moment)))
         return _new(Decision, (tuple(fired), None if notes is None else tuple(notes)))
 
     def check_examples(self) -> Iterator[ExampleResult]:
@@ -150,6 +156,7 @@ class DecisionTable(NamedTuple):
                     continue
                 wrong = []
                 if ex["fires"] and "output" in ex:
+                    assert row.render is not None, "_with_renderers gives every row of a table its renderer"
                     rendered = row.render(ex["given"], {}, now)
                     wrong = [f"{k}: expected {v!r}, got {rendered.get(k)!r}"
                              for k, v in ex["output"].items() if rendered.get(k) != v]
@@ -316,7 +323,7 @@ def _assembled(data: dict, ctx: CompileContext, codes: dict, priority: tuple, pr
         return None
     return DecisionTable("decision_table", data["id"], ctx.source.file, policy, codes, priority,
                          tuple(rows), bindings, default, messages, tuple(data.get("examples", ())),
-                         data.get("input", ""), prefer_role, run,
+                         data.get("input", ""), run, prefer_role,
                          frozenset(c for c, a in codes.items() if prefer_role and a.get("role") == prefer_role),
                          data.get("primary", {}).get("otherwise", ""), output_keys)
 
@@ -329,7 +336,7 @@ def _with_renderers(rows: list, default: Row | None, bindings: dict, table_id: s
     every = rows + ([default] if default is not None else [])
     names = {r.index: _row_renderer(r.outputs, select, gen) for r in every}
     module = gen.build_module("", f"table {table_id}")
-    done = {r.index: r._replace(render=module[names[r.index]]) for r in every}
+    done = {r.index: replace(r, render=module[names[r.index]]) for r in every}
     return [done[r.index] for r in rows], (done[-1] if default is not None else None)
 
 
@@ -369,7 +376,7 @@ def _compile_row(raw, index, code, where, faults, bindings, name_ok, name_hint, 
             tmpl = compile_template(spec, at, faults, name_ok, hint=name_hint)
             if tmpl is not None:
                 outputs.append((key, tmpl))
-    if len(faults) != before:
+    if cond is None or len(faults) != before:     # (no condition only ever comes with a fault)
         return None
     return Row(raw["id"], code, index, cond, tuple(outputs), tuple(raw.get("examples", ())), where)
 
@@ -488,7 +495,7 @@ def _output_item(data: dict, ctx: CompileContext) -> tuple:
         ctx.fault("unknown-contract", f"output_item '{ref}' does not point at an object schema with properties "
                   "under schemas/", ("output_item",))
         return ()
-    rows = [(("rows", i), raw) for i, raw in enumerate(data.get("rows", ()))]
+    rows: list[tuple[tuple, Any]] = [(("rows", i), raw) for i, raw in enumerate(data.get("rows", ()))]
     rows += [(("default",), data["default"])] if isinstance(data.get("default"), dict) else []
     for where, raw in rows:
         for key in raw.get("output", {}):

@@ -43,6 +43,7 @@ def note(text: object) -> str | None:
 def key_at(line: str) -> int:
     """The 0-based column of the full-width colon after a key on `line` (key_line must hold)."""
     m = _KEY_LINE.search(line)
+    assert m is not None, "callers check key_line(line) first"
     return line.index("：", m.start())
 
 

@@ -55,7 +55,7 @@ class Rulebook(Memoized):
         of kind decision_table (path ()), and those inside another table (a merge policy's
         `resolve`: id `merge.resolve`, path ("resolve",))."""
         from .decide import DecisionTable
-        out = []
+        out: list[tuple[Any, Source, tuple]] = []
         for table_id in sorted(self.tables):
             table, source = self.tables[table_id], self.sources[table_id]
             if isinstance(table, DecisionTable):
@@ -286,7 +286,7 @@ class _OnFirstUse:
             compiled = COMPILERS[kind](source.data, ctx)
             if any(f.severity == "error" for f in ctx.faults):
                 compiled = None
-        if compiled is None or getattr(compiled, "id", None) != table_id:
+        if source is None or compiled is None or getattr(compiled, "id", None) != table_id:
             book = _compile_all(self._base, self._found)          # raises RulesError if it must
             return book.tables[table_id], book.sources[table_id]
         return compiled, source
@@ -330,7 +330,8 @@ class _Speaking(Mapping):
     """The tables of a rulebook, each with its messages bound to one language on first use."""
 
     def __init__(self, tables: Mapping, lang: str, bind: Any):
-        self._tables, self._lang, self._bind, self._bound = tables, lang, bind, {}
+        self._tables, self._lang, self._bind = tables, lang, bind
+        self._bound: dict[str, Any] = {}
 
     def __getitem__(self, table_id: str) -> Any:
         try:

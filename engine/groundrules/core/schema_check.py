@@ -67,7 +67,7 @@ def compile_check(schema: dict, bounded: bool = False) -> Check | None:
         import regex
         errors += (regex.error,)
     try:
-        return _Gen(schema, bounded).build()
+        return _Gen(schema, bounded).check()
     except errors:
         return None
 
@@ -75,15 +75,15 @@ def compile_check(schema: dict, bounded: bool = False) -> Check | None:
 class _Gen(Gen):
     def __init__(self, root: dict, bounded: bool = False):
         super().__init__()
-        self.root = root
+        self.schema = root
         self.searcher = bounded_patterns.searcher if bounded else (lambda pattern: re.compile(pattern).search)
         self.names.update(same=same, unique=unique)
         self.functions: list[str] = []
         self.refs: dict[str, str] = {}
         self.inplace: set[str] = set()     # refs being compiled for the same value: a loop if met again
 
-    def build(self) -> Check:
-        top = self.function(self.root)
+    def check(self) -> Check:
+        top = self.function(self.schema)
         source = "\n".join(self.functions)
         namespace = dict(self.names)
         exec(compile(source, "<groundrules schema check>", "exec"), namespace)  # noqa: S102
@@ -215,7 +215,7 @@ class _Gen(Gen):
         if not ref.startswith("#/") or ref in self.inplace:
             raise Unsupported()        # a $ref that reaches itself without descending never ends
         if ref not in self.refs:
-            target: Any = self.root
+            target: Any = self.schema
             for part in ref[2:].split("/"):
                 if not isinstance(target, dict) or part not in target:
                     raise Unsupported()

@@ -273,10 +273,11 @@ def shape_faults(source: Source, schemas: Schemas) -> list[Fault]:
     from referencing.exceptions import Unresolvable
     kind = data.get("kind")
     kinds = schemas.kinds()
-    if not isinstance(kind, str) or schemas.kind_schema(kind) is None:
+    schema = schemas.kind_schema(kind) if isinstance(kind, str) else None
+    if schema is None:
         return [Fault("unknown-kind", f"unknown table kind {kind!r}", ("kind",),
                       did_you_mean(kind, kinds) or "kinds: " + ", ".join(kinds))]
-    validator = schemas.validator(schemas.kind_schema(kind))
+    validator = schemas.validator(schema)
     try:
         errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.UnknownType, Unresolvable) as exc:
@@ -316,10 +317,10 @@ def _to_faults(error: "jsonschema.ValidationError") -> Iterator[Fault]:
         yield Fault("bad-key", f"key {show(error.instance, strings=True)} is not allowed here", path)
         return
     if v in ("enum", "const"):
-        allowed = value if v == "enum" else [value]
-        shown = ", ".join(show(a, strings=True) for a in allowed)
+        choices = value if v == "enum" else [value]
+        shown = ", ".join(show(a, strings=True) for a in choices)
         yield Fault("bad-value", f"{show(instance, strings=True)} is not one of: {shown}", path,
-                    did_you_mean(instance, [a for a in allowed if isinstance(a, str)]))
+                    did_you_mean(instance, [a for a in choices if isinstance(a, str)]))
         return
     if v == "type":
         yield Fault("bad-type", f"expected {_type_words(value)}, got {_json_type(instance)}", path)

@@ -33,6 +33,8 @@ from ..core.messages import refused
 from . import crypto, masking, times
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..store.protocols import DecisionStore
 
 log = logging.getLogger("groundrules.decision_log")
@@ -240,8 +242,8 @@ class DecisionLog:
         return self._writer.failures
 
     # -- the call's path ------------------------------------------------------------------------
-    def record(self, tool: Any, arguments: Any, arguments_text: str | None, caller: Any, envelope: dict,
-               text: str | None, started: int) -> str:
+    def record(self, tool: Any, arguments: Any, arguments_text: str | None, caller: Any,
+               envelope: Mapping[str, Any], text: str | None, started: int) -> str:
         """Queue one answered call; returns its decision id (the envelope's `decision`)."""
         writer = self._writer
         if writer.generation < self._generation:   # the first decision of a reloaded rulebook

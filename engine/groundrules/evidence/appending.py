@@ -78,7 +78,7 @@ def _claim(ctx: LedgerContext, tx: EvidenceTx, record: dict, sources: dict, at: 
     return lambda _: accepted
 
 
-def _stored_claims(tx: EvidenceTx, sid: str, found: list | None) -> dict:
+def _stored_claims(tx: EvidenceTx, sid: str, found: locking.EngineLocks | None) -> dict:
     """{engine lock id: record id} of the locks already stored for a stored source (a lock
     appended after its source), read by the store's index of the locks inside a source."""
     spans = {(c["locator"]["start"], c["locator"]["end"], c["pattern"]): c["id"] for c in found or []}

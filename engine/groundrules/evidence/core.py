@@ -86,6 +86,7 @@ class Folder:
         returns the current scope at each position."""
         for ev in events:
             if ev.op == "open":
+                assert ev.scope is not None, "an opening event names its scope (events.yaml: requires [scope])"
                 if ev.scope in self.scopes:
                     raise self.refuse(codes.SCOPE_EXISTS, scope=ev.scope, at=ev.at + ".scope")
                 self.scopes[ev.scope] = Scope(ev.scope, None, ev.id)
@@ -95,6 +96,7 @@ class Folder:
         for i in self.order:
             ev = events[i]
             if ev.op == "open":
+                assert ev.scope is not None, "an opening event names its scope (events.yaml: requires [scope])"
                 parent = ev.parent or current
                 if parent not in opened:
                     raise self.refuse(codes.UNKNOWN_SCOPE, scope=parent, at=ev.at + ".parent")
@@ -152,6 +154,7 @@ class Folder:
     def _set_aside(self, ev: Event, current: str) -> None:
         """A field event whose every record was set aside for the context decides nothing there:
         its slot shows it in the history, with the verdict of the first record it cites."""
+        assert self.fits is not None, "events are set aside only when a context was weighed"
         target = ev.scope or self._subject(ev) or current
         rule = self.fits[ev.evidence[0]]["verdict"] if ev.evidence else None
         if ev.slot is not None and target in self.scopes:
@@ -188,6 +191,7 @@ class Folder:
             entry = self.index.entries[rid]
             if best is None or entry.rank > best[1]:
                 best = (entry.source, entry.rank)
+        assert best is not None, "a field event cites at least one record (interpret.py checks)"
         return best
 
     def _apply(self, ev: Event, state: SlotState) -> tuple[str, str | None]:
@@ -247,6 +251,7 @@ class Folder:
         is the delivery address when the slots tell it from the company's), or None to ask: no
         binding phrase in the event's quotes, phrases of several readings' slots, or a reading that
         opens a scope (a phrase tells a slot, not a scope)."""
+        assert ev.readings is not None, "only an event with readings is bound"
         quotes = []
         for c in ev.citations:                 # the spans it quotes, never a whole record it cites beside them
             text = self.index.entries[c["record"]].record.get("content") if c.get("kind") == "span" else None
@@ -262,6 +267,7 @@ class Folder:
                        readings=None)
 
     def _clarify(self, ev: Event, current: str) -> None:
+        assert ev.readings is not None, "only an event with readings is clarified"
         readings, sentences = [], []
         for r in ev.readings:
             slot = self.policy.slots[r["slot"]]

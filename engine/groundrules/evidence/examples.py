@@ -23,6 +23,11 @@ class PlainRefusals:
     def error(code: str, **details: Any) -> GroundrulesError:
         return GroundrulesError(code, code, **details)
 
+    @staticmethod
+    def first(refusals: list[GroundrulesError]) -> GroundrulesError:
+        """With no precedence table, the first refusal met answers (as unlisted codes do there)."""
+        return refusals[0]
+
 
 def run_example(policy, given: dict) -> tuple[dict, list]:
     """(scopes, clarifications) of one example's ledger and events."""

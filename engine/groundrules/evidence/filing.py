@@ -26,11 +26,13 @@ def filed(ctx: LedgerContext, record: dict, project: str) -> dict:
     for f in personal:
         box[f] = None
     subject = record.get("subject")
+    observed = parse(record["observed_at"])
+    assert observed is not None, "a record is filed only once admitted (its observed_at parsed there)"
     return {"id": record["id"], "type": record["type"],
             "message_id": rec.message_name(record), "lock_id": rec.lock_id(record),
             "subject": subject if isinstance(subject, str) else None,          # the store's indexes
             "source_id": rec.inside(record),
-            "observed_s": math.floor(parse(record["observed_at"]).timestamp()),
+            "observed_s": math.floor(observed.timestamp()),
             "recorded_at": record["recorded_at"], "body": body,
             "personal": ctx.sealer.seal(personal, sealing.record_data(project, record["id"])),
             "digests": {f: rec.keyed_digest(v, ctx.key) if ctx.key else None for f, v in personal.items()}}

@@ -86,7 +86,7 @@ def _fold(payload: Any, book: Rulebook, catalogue: EventCatalogue, policy: Merge
     fits = None if context is None else scoping.weigh(index, policy, context)
     table = provenance.of(book) if weigh_writers else None
     verdicts = None if table is None else writers.weigh(index, table)
-    aside = {} if verdicts is None else writers.set_aside(table, verdicts, index)
+    aside = {} if table is None or verdicts is None else writers.set_aside(table, verdicts, index)
     deciding = fits
     if aside:                         # the writer's verdict first: a relay decides no context
         deciding = dict(fits or {rid: {"decides": True} for rid in index.entries}, **aside)

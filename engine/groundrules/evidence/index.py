@@ -25,7 +25,7 @@ from .timeutil import validity
 if TYPE_CHECKING:
     from .catalogue import EventCatalogue
     from .policy import MergePolicy
-    from .refusals import RefusalCatalogue
+    from .refusals import Refuses
 
 SCOPE_TIMES = ("observed_at", "recorded_at", "valid_from", "valid_until")
 INHERITED = ("applicability", "version")        # a lock without them takes its source's, as its window
@@ -58,12 +58,12 @@ class Entry:
 class Source:
     record_id: str
     text: Any                            # the raw text (a tombstone once redacted)
-    found: list | None                   # the engine's locks (None: redacted, nothing to rescan)
+    found: locking.EngineLocks | None      # the engine's locks (None: redacted, nothing to rescan)
     claimed: dict = field(default_factory=dict)    # engine lock id -> the record that names it
 
 
 class LedgerIndex:
-    def __init__(self, records: list, policy: MergePolicy, refusals: RefusalCatalogue, now: datetime,
+    def __init__(self, records: list, policy: MergePolicy, refusals: Refuses, now: datetime,
                  locker: Locker | None = None):
         self.policy, self.refusals, self.now, self.locker = policy, refusals, now, locker
         self.entries: dict[str, Entry] = {}
@@ -131,7 +131,7 @@ class LedgerIndex:
                                                          if entry.message else {"record": record})
 
     def _add_source(self, record: dict, sid: str) -> None:
-        found: list[dict] | None
+        found: locking.EngineLocks | None
         if self.locker is None:
             text, found = record.get("content"), []
         else:
@@ -183,7 +183,7 @@ class LedgerIndex:
         self.locks_in = {sid: [] for sid in self.locks_in}
         for rid, e in ordered.items():                    # in ledger order, the added ones included
             if rec.is_lock(e.record):
-                self.locks_in[rec.inside(e.record)].append(rid)
+                self.locks_in[rec.source_of(e.record)].append(rid)
 
     # -- reading --------------------------------------------------------------------------------
     def validity(self, record_id: str) -> str:

@@ -18,7 +18,7 @@ from ..core.errors import GroundrulesError
 from . import records as rec
 
 if TYPE_CHECKING:
-    from .refusals import RefusalCatalogue
+    from .refusals import Refuses
 
 
 class Earlier(Protocol):
@@ -31,7 +31,7 @@ class Earlier(Protocol):
         """The raw text of the earlier source that answers to `sid`, or None when none does."""
 
 
-def check(record: dict, earlier: Earlier, refusals: RefusalCatalogue, at: str, name_at: Callable[[str], str]) -> None:
+def check(record: dict, earlier: Earlier, refusals: Refuses, at: str, name_at: Callable[[str], str]) -> None:
     """Raise the first refusal of `record` (at `at`) against the records before it, if any."""
     for name, key in rec.names(record):
         if earlier.answers(name):
@@ -47,7 +47,7 @@ def check(record: dict, earlier: Earlier, refusals: RefusalCatalogue, at: str, n
             raise refusals.error(codes.UNKNOWN_EVIDENCE, ref=ref, at=f"{at}.derived_from[{n}]")
 
 
-def admit(record: dict, earlier: Earlier, refusals: RefusalCatalogue, at: str, name_at: Callable[[str], str],
+def admit(record: dict, earlier: Earlier, refusals: Refuses, at: str, name_at: Callable[[str], str],
           accept: Callable[[dict], dict] | None = None) -> dict:
     """`record` as admitted (a lock record: as `accept` completes it from the engine's lock it
     names), or, when it breaks rules, the refusal of the one the catalogue's precedence lists

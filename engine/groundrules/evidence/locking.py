@@ -10,7 +10,7 @@ Shared by the fold (index.py) and the ledger's append path, so both accept exact
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..core import codes
 from ..locks.sources import lock_text
@@ -18,6 +18,8 @@ from . import records as rec
 
 if TYPE_CHECKING:
     from .catalogue import EventCatalogue
+
+EngineLocks = Sequence[Mapping[str, Any]]    # the locks the engine finds in one source (results.Lock each)
 
 LOCK_FIELDS = ("id", "pattern", "kind", "quote", "locator", "normalized_value", "valid", "invalid_reason")
 COMPARED = LOCK_FIELDS[1:]            # the id is a name: a caller may give a lock its own
@@ -34,7 +36,7 @@ def text_of(record: dict, catalogue: "EventCatalogue") -> Any:
     return catalogue.records[record["type"]].locked.reading(record)[2]
 
 
-def engine_locks(record: dict, catalogue: "EventCatalogue", book: Any) -> list[dict] | None:
+def engine_locks(record: dict, catalogue: "EventCatalogue", book: Any) -> EngineLocks | None:
     """Every lock the rulebook's lock tables find in a raw source, sorted by (start, end, pattern);
     [] for a record type they do not read, None when its text was redacted (nothing to rescan)."""
     locked = catalogue.records[record["type"]].locked
@@ -46,7 +48,7 @@ def engine_locks(record: dict, catalogue: "EventCatalogue", book: Any) -> list[d
     return lock_text(rec.source_name(record), role, state, text, book, json_strings=locked.json_strings)
 
 
-def accept(record: dict, text: Any, found: list[dict] | None, claimed: dict, key: bytes | None, refusals: Any,
+def accept(record: dict, text: Any, found: EngineLocks | None, claimed: dict, key: bytes | None, refusals: Any,
            at: str) -> dict:
     """A lock record as the fold reads it and the ledger stores it, or the refusal: its quote must
     be its source's text at its locator (QUOTE_MISMATCH), it must name one of the engine's locks
@@ -68,7 +70,7 @@ def accept(record: dict, text: Any, found: list[dict] | None, claimed: dict, key
     return record if accepted == lock else dict(record, lock=accepted)
 
 
-def claim(given: dict, found: list[dict] | None, key: bytes | None) -> tuple[dict | None, str | None, list[str]]:
+def claim(given: dict, found: EngineLocks | None, key: bytes | None) -> tuple[dict | None, str | None, list[str]]:
     """(the lock as accepted, the id of the engine's lock it names, the fields that differ).
 
     `given` names the engine's lock at its locator (of its pattern, else its kind, when several

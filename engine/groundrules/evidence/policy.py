@@ -42,7 +42,7 @@ class Slot:
     lock_kinds: tuple
     lock_required: bool
     lock_match: str           # normalized_value | presence | '' (no locks)
-    questions: dict = None    # a `questions` row code -> this slot's own sentence Template (seed 003 §七)
+    questions: dict | None = None    # a `questions` row code -> this slot's own sentence Template (seed 003 §七)
 
 
 @dataclass(frozen=True)

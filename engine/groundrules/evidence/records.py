@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from typing import Any
+from typing import Any, Mapping
 
 
 def _bytes(value: Any) -> bytes:
@@ -48,7 +48,7 @@ def is_lock(record: dict) -> bool:
     return record["type"] == "lock"
 
 
-def lock_record(lock: dict, record_id: str | None = None) -> dict:
+def lock_record(lock: Mapping[str, Any], record_id: str | None = None) -> dict:
     """A lock record holding the lock candidate `lock` (with an id of its own, or one assigned on append)."""
     return {"type": "lock", "lock": lock} if record_id is None else {"id": record_id, "type": "lock", "lock": lock}
 

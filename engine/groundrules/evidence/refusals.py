@@ -9,7 +9,7 @@ the contract's words (errors.COMPOSED), which bound their own echoes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.errors import GroundrulesError, capped_details, did_you_mean
 from ..core.messages import Messages, compile_localized
@@ -18,6 +18,14 @@ if TYPE_CHECKING:
     from ..core.tables import CompileContext
 
 TABLE = "evidence_refusals"
+
+
+class Refuses(Protocol):
+    """What a ledger index needs of refusals: the catalogue, or an example's plain ones."""
+
+    def error(self, code: str, **details: Any) -> GroundrulesError: ...
+
+    def first(self, refusals: list[GroundrulesError]) -> GroundrulesError: ...
 
 
 @dataclass(frozen=True)

@@ -91,14 +91,16 @@ class FindingLedger:
         one naming somebody else is refused (docs/spec/findings.md, principles: explicit and auditable)."""
         out = dict(arguments)
         for holder in (out, out.get("new")):
-            exception = holder.get("manual_exception") if isinstance(holder, dict) else None
+            if not isinstance(holder, dict):
+                continue
+            exception = holder.get("manual_exception")
             if not isinstance(exception, dict):
                 continue
             if exception.get("approved_by", principal) != principal:
                 vocab = self.book.table(VOCABULARY_TABLE)
                 raise GroundrulesError(codes.PERMISSION_DENIED, vocab.message("approver_not_caller", principal=principal),
                                        field="manual_exception.approved_by")
-            if holder is out.get("new"):
+            if holder is not out:             # the `new` object: copied, not the caller's changed
                 out["new"] = holder = dict(holder)
             holder["manual_exception"] = {"approved_by": principal, "reason": exception["reason"]}
         return out

@@ -331,7 +331,7 @@ def _compile_guard(guard_id: str, raw: dict, contract: Contract | None, enum, ct
                   where + ("code",), did_you_mean(raw["code"], enum))
     for n, ex in enumerate(raw.get("examples", ())):
         check_given(ex["given"], contract, where + ("examples", n, "given"), ctx.faults)
-    if len(ctx.faults) != before:
+    if cond is None or len(ctx.faults) != before:     # (no condition only ever comes with a fault)
         return None
     return Guard(guard_id, cond, raw["code"], tuple(raw.get("examples", ())), where)
 

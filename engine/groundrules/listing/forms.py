@@ -80,7 +80,7 @@ def _given(node: Any, omit: set, optional: set, dropped: set) -> Any:
         return [_given(v, omit, optional, dropped) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "properties":
             out[key] = {k: _given(v, omit, optional, dropped) for k, v in value.items() if k not in omit}

@@ -18,6 +18,7 @@ from drifting apart. One namespace holds the three kinds (`sets`, `words`, `maps
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import regex
 
@@ -96,7 +97,7 @@ def expand_tree(node, names: dict[str, Named], where: tuple, faults: list[Fault]
     item that is just `{name}` replaced by the characters of a set or map (the words of a word
     list); other values untouched."""
     if isinstance(node, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "matches" and isinstance(value, str):
                 expanded = expand(value, names, where + (key,), faults)

@@ -122,13 +122,13 @@ class LockTable:
         if given is None:
             return ExampleResult(test_id, False, "a given quote does not occur in the text", where + ("given",))
         try:
-            got = scan(self.patterns, "example", ex.get("role", DEFAULT_ROLE), ex.get("state", DEFAULT_STATE),
+            found = scan(self.patterns, "example", ex.get("role", DEFAULT_ROLE), ex.get("state", DEFAULT_STATE),
                        text, tuple(given))
         except GroundrulesError as exc:          # LOCK_TIMEOUT: a failed example, reported as such
             return ExampleResult(test_id, False, f"scan failed: {exc.code}", where)
         got = [{"quote": c["quote"], "start": c["locator"]["start"], "end": c["locator"]["end"],
                 "normalized_value": c["normalized_value"], "valid": c["valid"],
-                "invalid_reason": c["invalid_reason"]} for c in got if c["pattern"] in pattern_ids]
+                "invalid_reason": c["invalid_reason"]} for c in found if c["pattern"] in pattern_ids]
         wanted = [dict(w, invalid_reason=w.get("invalid_reason")) for w in ex["locks"]]
         if got == wanted:
             return ExampleResult(test_id, True, "", where)
@@ -362,8 +362,8 @@ def _compile_pattern(table_id: str, raw: dict, where: tuple, reasons: dict, name
     checks = compile_checks(_expand_args(validate, "regex", names, where + ("validate",), faults, False),
                             where + ("validate",), faults, reasons, timeout)
     _check_example_reasons(raw.get("examples", ()), where, reasons, faults)
-    if len(faults) != before:
-        return None
+    if source is None or normalize is None or checks is None or len(faults) != before:
+        return None                   # (each None above only ever comes with a fault)
     return LockPattern(f"{table_id}.{raw['id']}", raw["kind"], compiled, prefilter, gate,
                        _group_numbers(compiled, raw.get("start_group"), raw.get("value_group")),
                        frozenset(raw["counts_in"]["roles"]), frozenset(raw["counts_in"]["states"]),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
 ALL = None                 # a character set this reader does not enumerate: overlaps every set
 CAP = 10 ** 12             # a bound past this is no bound worth having
@@ -447,7 +448,7 @@ def _probe(node: Node, prune: bool, widths: dict) -> int:
     return 1 + _probe(node.items[0], prune, widths)      # rep
 
 
-def _exclusive(branches: tuple) -> bool:
+def _exclusive(branches: Sequence[Node]) -> bool:
     """No branch matches empty, and no two can start with the same character."""
     seen: frozenset | None = frozenset()
     for branch in branches:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 CONTRACT = "evidence.v1.schema.json"   # its $defs message_role / message_state: the message vocabulary
 DEFAULT_STATE = "sent"
+Vocabulary = tuple[tuple[str, ...], tuple[str, ...]]     # (roles, states) a message may have
 
 
 def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
@@ -44,10 +45,10 @@ def lock(message: dict, rulebook: "Rulebook | None" = None) -> "list[Lock]":
         if (plan is not None and type(message_id) is str and message_id and type(content) is str
                 and (message_id.isascii() or encodable(message_id)) and (content.isascii() or encodable(content))):
             runnable = plan.runnable(content)     # the gates, asked before any other call
-            return locks_of(runnable, message_id, content) if runnable else runnable
+            return locks_of(runnable, message_id, content) if runnable else []
     message_id, role, state, content = _checked(message, vocabulary, book)   # refuses it, saying why
     runnable = plans[role, state].runnable(content)
-    return locks_of(runnable, message_id, content) if runnable else runnable
+    return locks_of(runnable, message_id, content) if runnable else []
 
 
 def _plans(book: "Rulebook") -> tuple:
@@ -58,7 +59,7 @@ def _plans(book: "Rulebook") -> tuple:
 
 
 def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook | None" = None, *,
-              json_strings: bool = False) -> list[dict]:
+              json_strings: bool = False) -> "list[Lock]":
     """The locks of any raw text read as written by `role` in `state` (a message's content, a tool
     receipt's body, an injected field's value), with locators into `text` under `source_id`; with
     `json_strings`, a JSON text's string values are read decoded too (sources.py)."""
@@ -72,7 +73,7 @@ def lock_messages(messages: list, rulebook: "Rulebook | None" = None) -> "list[L
     book = _book(rulebook)
     patterns, vocabulary = _patterns(book), _vocabulary(book)
     seen: dict = {}
-    out: list[dict] = []
+    out: list[Lock] = []
     for index, message in enumerate(messages):
         message_id, role, state, content = _well_formed(message, vocabulary) or _checked(message, vocabulary, book, index)
         if message_id in seen:
@@ -92,7 +93,7 @@ def _book(rulebook: "Rulebook | None") -> "Rulebook":
     return rulebook
 
 
-def _vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
+def _vocabulary(rulebook: "Rulebook") -> Vocabulary:
     """(roles, states) a message may have. They are the evidence contract's, not constants here, so
     lock(), the lock tables' counts_in and the ledger's message records can never disagree."""
     try:
@@ -101,7 +102,7 @@ def _vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
         return rulebook.memoized("locks.vocabulary", lambda: _read_vocabulary(rulebook))
 
 
-def _read_vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
+def _read_vocabulary(rulebook: "Rulebook") -> Vocabulary:
     defs = (rulebook.schemas.get(CONTRACT) or {}).get("$defs", {})
     try:
         return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
@@ -110,7 +111,7 @@ def _read_vocabulary(rulebook: "Rulebook") -> tuple[tuple, tuple]:
                       details={"kind": "schema"}) from None
 
 
-def _well_formed(message: Any, vocabulary: tuple[tuple, tuple]) -> tuple[str, str, str, str] | None:
+def _well_formed(message: Any, vocabulary: Vocabulary) -> tuple[str, str, str, str] | None:
     """The fields of a message that passes every check of `_checked`, else None (which then says
     why): one test per field, with no error built, for the messages that are fine."""
     if type(message) is not dict:
@@ -124,10 +125,10 @@ def _well_formed(message: Any, vocabulary: tuple[tuple, tuple]) -> tuple[str, st
     return None
 
 
-def _checked(message: Any, vocabulary: tuple[tuple, tuple], book: "Rulebook", index: int | None = None
+def _checked(message: Any, vocabulary: Vocabulary, book: "Rulebook", index: int | None = None
              ) -> tuple[str, str, str, str]:
     roles, states = vocabulary
-    where = {} if index is None else {"index": index}
+    where: dict[str, Any] = {} if index is None else {"index": index}
 
     def refuse(at: str, name: str, **params: Any) -> GroundrulesError:
         return GroundrulesError(codes.INVALID_MESSAGE, say(book, f"lock.{name}", **params), field=at, **where)

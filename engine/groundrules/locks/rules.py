@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core.condgen import Gen
 from ..core.conditions import Condition, compile_condition, path_parts
 from ..core.errors import Fault, did_you_mean
 from .charsets import expand_tree
 from .cost import clockless_chars
+
+if TYPE_CHECKING:
+    from ..results import Lock
 
 # fact -> what it holds; a row reading anything else is a load error
 FACTS = {
@@ -101,7 +104,7 @@ def _compile_row(data_id: str, section: str, raw: dict, where: tuple, pattern_id
     cond = compile_condition(node, where + ("when",), faults, budget_s=budget_s)
     if cond is not None:
         _check_fields(cond, faults)
-    if len(faults) != before:
+    if cond is None or len(faults) != before:     # (no condition only ever comes with a fault)
         return None
     full = frozenset(f"{data_id}.{pid}" for pid in applies)
     return Row(raw["id"], section, full, cond, tuple(raw.get("examples", ())), where)
@@ -188,13 +191,15 @@ class Raw:
     valid: bool
     groups: dict
     rules: Rules = NO_RULES
-    lock: dict | None = None
+    lock: Lock | None = None
 
 
 def facts(raw: Raw, content: str, neighbours: "Neighbours | None") -> dict:
     """The facts the candidate's rules read (the others are left out, not computed)."""
     c, rules = raw.lock, raw.rules
-    out = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"], "groups": raw.groups}
+    assert c is not None, "callers pass only candidates with a lock (a given candidate never is one)"
+    out: dict[str, Any] = {"quote": c["quote"], "value": c["normalized_value"], "valid": c["valid"],
+                           "groups": raw.groups}
     if rules.context:
         width, start, end = rules.context_chars, raw.start, raw.end
         out["before"] = content[max(0, start - width):start]
@@ -241,9 +246,9 @@ def _span(raw: Raw) -> tuple[int, int]:
     return raw.start, raw.end
 
 
-def resolve(raws: list[Raw], content: str) -> list[dict]:
+def resolve(raws: list[Raw], content: str) -> list[Lock]:
     """The locks of the raw candidates that the rules keep (given candidates never are locks)."""
-    out = []
+    out: list[Lock] = []
     neighbours = None                       # made for the first candidate whose rules read them
     for r in raws:
         lock = r.lock

@@ -19,6 +19,7 @@ from .gates import Plan
 from .rules import NO_RULES, Raw, ScanTimeout, resolve
 
 if TYPE_CHECKING:
+    from ..results import Lock
     from .compile import LockPattern
 
 
@@ -98,7 +99,7 @@ def _raw(p: "LockPattern", message_id: str, content: str, start: int, end: int, 
         if not check.test(value):
             reason = check.reason
             break
-    found = {"id": lock_id(message_id, p.id, start, end), "pattern": p.id, "kind": p.kind,
+    found: Lock = {"id": lock_id(message_id, p.id, start, end), "pattern": p.id, "kind": p.kind,
              "quote": quote, "locator": {"message_id": message_id, "start": start, "end": end},
              "normalized_value": value, "valid": reason is None, "invalid_reason": reason}
     return Raw(p.kind, p.id, start, end, reason is None, groups, p.rules, found)
@@ -130,7 +131,7 @@ def _spans(p: "LockPattern", text: str, content: str, keep_groups: bool, timeout
 
 
 def scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, content: str,
-         given: tuple = ()) -> list[dict]:
+         given: tuple = ()) -> list[Lock]:
     """The locks of `patterns` on one message after their tables' context rules, sorted by
     (start, end, pattern). `given` adds raw candidates that only the rules see (an example's
     assumption about another table). Raises GroundrulesError LOCK_TIMEOUT."""
@@ -140,7 +141,7 @@ def scan(patterns: "tuple | Plan", message_id: str, role: str, state: str, conte
     return locks_of(runnable, message_id, content, given)
 
 
-def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -> list[dict]:
+def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -> list[Lock]:
     """scan() once the gates have chosen the patterns to run (lock() asks them itself)."""
     try:
         raws = raws_of(runnable, message_id, content)
@@ -154,5 +155,5 @@ def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -
     return out
 
 
-def _sort_key(c: dict) -> tuple:
+def _sort_key(c: Lock) -> tuple:
     return c["locator"]["start"], c["locator"]["end"], c["pattern"]

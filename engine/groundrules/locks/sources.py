@@ -15,10 +15,11 @@ from .scan import lock_id, scan
 
 if TYPE_CHECKING:
     from ..core.rulebook import Rulebook
+    from ..results import Lock
 
 
 def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Rulebook", *,
-              json_strings: bool = False) -> list[dict]:
+              json_strings: bool = False) -> list[Lock]:
     """The locks of any raw text read as written by `role` in `state` (a message's content, a tool
     receipt's body, an injected field's value), with locators into `text` under `source_id`.
     With `json_strings`, the string values of a JSON text are scanned decoded too (an escaped
@@ -35,8 +36,8 @@ def lock_text(source_id: str, role: str, state: str, text: str, rulebook: "Ruleb
                 start, end = starts[c["locator"]["start"]], ends[c["locator"]["end"] - 1]
                 if (start, end, c["pattern"]) not in seen:
                     seen.add((start, end, c["pattern"]))
-                    found.append(dict(c, id=lock_id(source_id, c["pattern"], start, end), quote=text[start:end],
-                                      locator={"message_id": source_id, "start": start, "end": end}))
+                    found.append({**c, "id": lock_id(source_id, c["pattern"], start, end), "quote": text[start:end],
+                                  "locator": {"message_id": source_id, "start": start, "end": end}})
         found.sort(key=lambda c: (c["locator"]["start"], c["locator"]["end"], c["pattern"]))
     return found
 

@@ -8,7 +8,7 @@ are given: no clock, locale or environment.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import regex
@@ -116,8 +116,11 @@ class Fold:
 
     chars: str
     table: dict
+    _runs: Any = field(init=False, repr=False, compare=False)         # a `regex` pattern
+    _each: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _wide: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "_runs", regex.compile(as_class(self.chars) + "+"))
         object.__setattr__(self, "_each", tuple(dict.fromkeys(self.chars)))
         object.__setattr__(self, "_wide", not any(c.isascii() for c in self.chars))
@@ -264,6 +267,11 @@ class Check:
     test: Callable[[str], bool]
 
 
+def _any_of(branches: tuple[tuple[Callable[[str], bool], ...], ...]) -> Callable[[str], bool]:
+    """A test that holds when every test of some branch holds."""
+    return lambda s: any(all(t(s) for t in b) for b in branches)
+
+
 def compile_normalizers(steps: list, where: tuple, faults: list[Fault]) -> tuple | None:
     out = []
     for i, node in enumerate(steps):
@@ -297,16 +305,15 @@ def compile_checks(checks: list, where: tuple, faults: list[Fault], reasons: dic
         if test is None:
             continue
         if node.get("check") == "any_of":
-            branches = []
-            for b, branch in enumerate(test):
+            branches: list[tuple[Callable[[str], bool], ...]] = []
+            for b, branch in enumerate(node["of"]):     # any_of's step returns its `of`, checked above
                 compiled = compile_checks(branch, at + ("of", b), faults, reasons, timeout, need_reason=False)
                 if compiled is None:
                     break
                 branches.append(tuple(c.test for c in compiled))
             else:
                 frozen = tuple(branches)
-                out.append(Check("any_of", reason or "",
-                                 lambda s, bs=frozen: any(all(t(s) for t in b) for b in bs)))
+                out.append(Check("any_of", reason or "", _any_of(frozen)))
             continue
         out.append(Check(node["check"], reason or "", test))
     return tuple(out) if len(out) == len(checks) else None

@@ -61,7 +61,7 @@ def verify(record: dict, trust: TrustStore) -> Signer:
     if found is None:
         raise SignatureRefused("unknown_signer")
     signer, key = found
-    alg = header.get("alg")
+    alg = header["alg"]
     if alg not in trust.algorithms or parts[1] != _b64(payload(record)):      # a changed byte of the record
         raise SignatureRefused("invalid", signer.name)
     if not _valid(parts, alg, key):

@@ -4,7 +4,7 @@ an intent's action name and in a candidate's prohibitions alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..core.examples import ExampleResult
 from .patterns import check_examples, duplicate_ids
@@ -46,8 +46,12 @@ class ActionWords:
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
         for f in self.families:
-            yield from check_examples(f"{table_id}:{f.id}", f.examples, f.where,
-                                      lambda text, f=f: [text[s:e] for s, e, _ in f.words.find(text)])
+            yield from check_examples(f"{table_id}:{f.id}", f.examples, f.where, _found_by(f.words))
+
+
+def _found_by(words: Lexicon) -> Callable[[str], list[str]]:
+    """What `words` finds in a text, as the texts it covers."""
+    return lambda text: [text[s:e] for s, e, _ in words.find(text)]
 
 
 def forms(word: str, english: dict, excepted: frozenset = frozenset()) -> list[str]:
@@ -67,17 +71,31 @@ def forms(word: str, english: dict, excepted: frozenset = frozenset()) -> list[s
     return [f for f in out if f.lower() not in excepted]
 
 
+def nominal_excepts(data: dict) -> list[str]:
+    """`nominal`: action words that double as nouns (通知, 预约), each with every head after which it
+    names a thing (通知草稿, 预约名单): longer words that are not the action."""
+    nominal = data.get("nominal") or {}
+    return [w + h for w in nominal.get("words", ()) for h in nominal.get("heads", ())]
+
+
+def separated(word: str, data: dict) -> list[str]:
+    """A word `separable` lists, with each infix after its first character (回个电话, 退了款), else none."""
+    sep = data.get("separable") or {}
+    return [word[0] + i + word[1:] for i in sep.get("infixes", ())] if word in sep.get("words", ()) else []
+
+
 def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     english = data.get("english", {})
     duplicate_ids(data["families"], ("actions", "families"), ctx)
     family_of: dict = {}
-    families, every, excepts, dual = [], [], [], []
+    nominal = nominal_excepts(data)
+    families, every, excepts, dual = [], [], list(nominal), []
     for i, raw in enumerate(data["families"]):
         where = ("actions", "families", i)
         words = []
         excepted = frozenset(w.lower() for w in raw.get("except", ()) if is_latin(w))
         for j, word in enumerate(raw["words"]):
-            for form in forms(word, english, excepted):
+            for form in forms(word, english, excepted) + separated(word, data):
                 key = form.lower() if is_latin(form) else form
                 if family_of.get(key, raw["id"]) != raw["id"]:
                     ctx.fault("duplicate-word", f"'{form}' is already a word of family '{family_of[key]}'",
@@ -89,7 +107,7 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
             dual += words
         cjk_excepts = [w for w in raw.get("except", ()) if not is_latin(w)]
         excepts += cjk_excepts
-        families.append(Family(raw["id"], lexicon(words, cjk_excepts, parts=True),
+        families.append(Family(raw["id"], lexicon(words, cjk_excepts + nominal, parts=True),
                                tuple(raw["examples"]), where))
     return ActionWords(lexicon(every, excepts, parts=True), tuple(families), family_of, tuple(every),
                        tuple(excepts), frozenset(dual))

@@ -15,6 +15,7 @@ from .observations import OBSERVATIONS, MUST_FAIL, Observation, Reported
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
+    from ..results import Issue
 
 KIND = "verify_issue_catalogue"
 
@@ -59,7 +60,7 @@ class Catalogue:
         spec = self.issues.get(code) if isinstance(code, str) else None
         return spec if spec is not None and spec.detects is None else None
 
-    def issue(self, item: Observation | Reported) -> tuple[IssueSpec, dict]:
+    def issue(self, item: Observation | Reported) -> tuple[IssueSpec, Issue]:
         """The catalogue entry and the public issue object {code, category, path, message}. The
         candidate wrote the path, the parameters and a reported message: each is cut to an echo
         (errors.capped_details) before it is repeated."""

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .catalogue import Catalogue
 from .derivations import Derivations
 from .contract import json_message, json_problem, message, problems
 from .descriptions import description_observations
 from .fields import data_observations
-from .observations import Observation
+from .observations import Observation, Reported
 from .grounding import ground
 from .heuristics import IntentHeuristics
 from .instances import ExtensionSchema
@@ -20,6 +20,9 @@ from .reported import reported_observations
 from .result import report
 from .selection import Request
 from .values import value_observations
+
+if TYPE_CHECKING:
+    from ..results import VerifyReport
 
 MAX_SHAPE_OBSERVATIONS = 20
 
@@ -34,7 +37,7 @@ class Tables:
     schemas: Any
 
 
-def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> dict:
+def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> VerifyReport:
     not_json = json_problem(candidate)
     if not_json is not None:
         path, problem = not_json
@@ -55,10 +58,11 @@ def run(req: Request, ext: ExtensionSchema, candidate: Any, tables: Tables) -> d
     observations += description_observations(ext, selected, extraction)
     kept, wrong = reported_observations(tables.catalogue, selected, extraction)
     data = {f: extraction["data"][f] for f in selected if f in extraction["data"]}
-    return report(tables.catalogue, observations + wrong + kept, grounding, intent, data)
+    items: list[Observation | Reported] = [*observations, *wrong, *kept]
+    return report(tables.catalogue, items, grounding, intent, data)
 
 
-def unavailable(exc: BaseException, tables: Tables) -> dict:
+def unavailable(exc: BaseException, tables: Tables) -> VerifyReport:
     """The report of an attempt whose candidate function raised."""
     return report(tables.catalogue, [Observation("candidate_unavailable", "", {"exception": type(exc).__name__})],
                   [], None, None)

@@ -65,7 +65,8 @@ def _evidence(selected: tuple, extraction: dict) -> list[Observation]:
     covered: set = set()
     for i, item in enumerate(extraction["evidence"]):
         field = field_of(item["path"], selected)
-        value = resolve(data, decode(item["path"])[1:]) if field is not None else NOT_FOUND
+        tokens = decode(item["path"]) if field is not None else None
+        value = resolve(data, tokens[1:]) if tokens is not None else NOT_FOUND
         if value is NOT_FOUND:
             out.append(Observation("evidence_path_invalid", encode("extraction", "evidence", i, "path"),
                                {"path": item["path"]}))

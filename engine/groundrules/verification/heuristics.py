@@ -4,6 +4,7 @@ issue catalogue's call, not this module's. (An intent doing what the input withd
 is read from the negations of rules/prohibition_phrases.yaml.)"""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
@@ -28,6 +29,8 @@ class ActionWordCount:
     not_preceded_by: dict
     latin_after: frozenset
     generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
+    telling: tuple = ()        # 提醒 / 让 / tell …: a verb after one in its clause is what someone else is to do
+    particles: tuple = ()      # 个, 下 …: a one-character verb, one of these, then an action word: one action (发个通知)
 
     def find(self, text: str, words: list, boundaries: tuple, seen: set, skip) -> list[tuple[int, int, str]]:
         """Of `words` (start, end, word as typed: the action words of two characters or more, and
@@ -48,11 +51,45 @@ class ActionWordCount:
             seen.add(word.lower())
         return out
 
+    def joined(self, text: str, found: list) -> list:
+        """Of `found` (by position), leave out a one-character verb whose particle an action word
+        follows at once (发个通知, 查下退款, 发张优惠券): the two say one action."""
+        out = []
+        for i, f in enumerate(found):
+            nxt = found[i + 1] if i + 1 < len(found) else None
+            if f[1] - f[0] == 1 and nxt is not None and text[f[1]:nxt[0]] in self.particles:
+                continue
+            out.append(f)
+        return out
+
+    def told(self, text: str, found: list, boundaries: tuple) -> list:
+        """Of `found`, leave out an action that a telling word (提醒财务核对, 让运维重启) stands
+        before in its clause: what the person told is to do, not an action the request asks for."""
+        if not self.telling:
+            return found
+        out = []
+        for f in found:
+            a = max((text.rfind(b, 0, f[0]) + len(b) for b in boundaries if text.rfind(b, 0, f[0]) >= 0), default=0)
+            lead = text[a:f[0]]
+            if not any(w in lead for w in self.telling):
+                out.append(f)
+        return out
+
     def verb(self, text: str, s: int, e: int) -> bool:
         """Whether the CJK action word at s:e is a verb asked for, not a thing named (上传记录),
         done (分析完了, 已取消) or after it (上线后)."""
         return not (any(text[e:e + n] in words for n, words in self.not_followed_by.items())
                     or any(s >= n and text[s - n:s] in words for n, words in self.not_preceded_by.items()))
+
+
+def _reduplication(raw: dict | None) -> re.Pattern | None:
+    """The forms AA, A一A, A了A, AAA … of the table's one-character verbs, as one pattern."""
+    if not raw:
+        return None
+    verbs = "".join(re.escape(v) for v in raw["verbs"])
+    joiners = "|".join(re.escape(j) for j in raw.get("joiners", ()) if j)
+    between = f"(?:{joiners})?" if joiners else ""
+    return re.compile(f"([{verbs}]){between}\\1+")
 
 
 def _by_length(words) -> dict:
@@ -67,15 +104,40 @@ class Background:
     """action_count's `background`: a clause ending with a time subordinator (学员取消报名以后) is
     the setting of the request; its verbs count only where nothing but a word of `subject_free`
     stands before them (修复登录以后，再部署 asks for both). A verb after a word of `questions` (要不要先
-    重启) is asked about, not asked for."""
+    重启) is asked about, not asked for; one inside quotes or after a label's colon (备注：周五前发货) is
+    what a text says, not what the user asks."""
 
     clause_ends: tuple
     subject_free: tuple
     questions: tuple = ()
+    labels: tuple = ()         # 备注, note …: after one and a colon, up to `label_ends`, the text is content
+    label_ends: tuple = ()
+    quotes: tuple = ()         # (open, close) pairs
+    speakers: tuple = ()       # 用户, 客服, agent …: a line starting with one and a colon is a turn of a transcript
+
+    def quoted(self, text: str, start: int) -> bool:
+        """Whether `start` lies inside quotes, in the content after a label's colon, or in a
+        transcript's turn (用户：…, 客服：…): what someone said, not what the request asks."""
+        if self.speakers:
+            line = text[text.rfind("\n", 0, start) + 1:start].lstrip()
+            if any(line.startswith(w) and line[len(w):len(w) + 1] in ("：", ":") for w in self.speakers):
+                return True
+        for o, c in self.quotes:
+            i = text.rfind(o, 0, start)
+            if i >= 0 and text.find(c, i + len(o), start) < 0 and (o != c or text.count(o, 0, start) % 2):
+                return True
+        if self.labels:
+            after = max((text.rfind(e, 0, start) + len(e) for e in self.label_ends if text.rfind(e, 0, start) >= 0),
+                        default=0)
+            return any(text.find(w + colon, after, start) >= 0 for w in self.labels for colon in "：:")
+        return False
 
     def holds(self, text: str, start: int, boundaries: tuple) -> bool:
-        """Whether the action at `start` lies in a background clause, after its subject, or after a
-        word that asks whether to act."""
+        """Whether the action at `start` lies in a background clause, after its subject, after a
+        word that asks whether to act, or in quoted content."""
+        if self.quotes or self.labels or self.speakers:
+            if self.quoted(text, start):
+                return True
         a = max((text.rfind(b, 0, start) + len(b) for b in boundaries if text.rfind(b, 0, start) >= 0), default=0)
         if any(w in text[a:start] for w in self.questions):
             return True
@@ -96,20 +158,26 @@ class Heuristic:
     boundaries: tuple = ()         # action_count: what ends a clause
     action_words: ActionWordCount | None = None
     background: Background | None = None
+    reduplication: re.Pattern | None = None     # 查查, 查一查, 看了看, 查查查: one action each
 
     def actions(self, text: str, words: list, skip) -> list[tuple[int, int, str]]:
-        """action_count: the actions the input asks for, by position: the pattern's matches, then
-        the action words no match overlaps (neither where they name a thing), none `skip(start, end)`
-        leaves out (a negation, an object a target names), each word once (退款
-        said forty times in a chat is one topic, not forty requests), leaving out those in
-        background clauses."""
+        """action_count: the actions the input asks for, by position: the reduplicated verbs (查查,
+        查一查: one action each) and the pattern's matches outside them, then the action words no
+        match overlaps (neither where they name a thing), none `skip(start, end)` leaves out (a
+        negation, an object a target names), each word once (退款 said forty times in a chat is
+        one topic, not forty requests), leaving out those in background clauses."""
         found = [(s, e, m.group(0)) for s, e, m in self.pattern.spans(text) if not skip(s, e)]
+        if self.reduplication is not None:
+            twice = [(m.start(), m.end(), m.group(0)) for m in self.reduplication.finditer(text)
+                     if not skip(m.start(), m.end())]
+            found = sorted([f for f in found if not any(s < f[1] and f[0] < e for s, e, _ in twice)] + twice)
         if self.action_words is not None:
             counted = self.action_words
             found = [f for f in found if f[2].isascii() or counted.verb(text, f[0], f[1])]
             seen = {f[2].lower() for f in found}
             found += [w for w in counted.find(text, words, self.boundaries, seen, skip)
                       if not any(s < w[1] and w[0] < e for s, e, _ in found)]
+            found = counted.told(text, counted.joined(text, sorted(found)), self.boundaries)
         if self.background is not None:
             found = [f for f in found if not self.background.holds(text, f[0], self.boundaries)]
         return sorted(found)
@@ -142,11 +210,17 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                  ActionWordCount(_by_length(words.get("not_followed_by", ())),
                                                  _by_length(words.get("not_preceded_by", ())),
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
-                                                 frozenset(words.get("generic", ())))
+                                                 frozenset(words.get("generic", ())),
+                                                 tuple(words.get("telling", ())),
+                                                 tuple(words.get("particles", ())))
                                  if words else None,
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
-                                            tuple(background.get("questions", ())))
-                                 if background else None))
+                                            tuple(background.get("questions", ())),
+                                            tuple(background.get("labels", ())), tuple(background.get("label_ends", ())),
+                                            tuple(tuple(q) for q in background.get("quotes", ())),
+                                            tuple(background.get("speakers", ())))
+                                 if background else None,
+                                 _reduplication(raw.get("reduplication"))))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

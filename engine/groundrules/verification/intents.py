@@ -40,16 +40,16 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
     negations, words = phrases.read(text)
     mentions = phrases.negations.mentions(text, negations) if negations else {}
     earlier = _earlier(turns, text, phrases)
-    out += _dropped(negations, mentions, intent, phrases, INPUT)
+    out += _dropped(negations, mentions, intent, phrases, INPUT, text)
     for source, negs, said in earlier:
-        out += _dropped(negs, said, intent, phrases, source)
+        out += _dropped(negs, said, intent, phrases, source, dict(turns)[source])
     matches = phrases.scan(text, negations)
     statements = _statements(intent)
     for m in matches:
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    out += _merged_actions(text, intents, matches, negations, heuristics, words)
+    out += _merged_actions(text, intents, matches, negations, heuristics, words, phrases.actions.family)
     continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
     for source, negs, said in earlier:
         done = {o.path for o in continued}
@@ -82,20 +82,25 @@ def _earlier(turns: tuple, text: str, phrases: ProhibitionPhrases) -> list[tuple
 
 
 # the intent observation of each negation kind
-_CONTINUED = {"withdrawal": "withdrawn_continued", "prohibition": "prohibited_action"}
+_CONTINUED = {"withdrawal": "withdrawn_continued", "prohibition": "prohibited_action", "reserved": "reserved_action"}
 
 
 def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
-             phrases: ProhibitionPhrases, source: str) -> list[Observation]:
+             phrases: ProhibitionPhrases, source: str, text: str) -> list[Observation]:
     """A prohibition or withdrawal of the input that the candidate does not keep: some prohibition
     must name an action of each negated family (修改代码, no code changes), or some requirement or
-    prohibition negate it (不修改代码, do not modify the code)."""
+    prohibition negate it (不修改代码, do not modify the code); a negation of touching at all
+    (先别动网关) is kept by a prohibition naming what it protects (不重启网关)."""
     out: list[Observation] = []
     if not negations:
         return out
-    kept_named = {fam for s in _strings_of(intent["prohibitions"]) for *_, fam in phrases.actions.find(s)}
+    prohibitions = _strings_of(intent["prohibitions"])
+    kept_named = {fam for s in prohibitions for *_, fam in phrases.actions.find(s)}
     kept_negated = {fam for s in _statements(intent) for n in phrases.negated(s) for fam in n.families}
     for n in negations:
+        protected = phrases.negations.object_of(n, text)
+        if protected and phrases.shares(protected, prohibitions):
+            continue
         rule = phrases.negations.kinds[n.kind]["required_unless"]
         missing = [(w, fam) for w, fam in n.actions if fam not in kept_named | kept_negated
                    and not phrases.negations.lifted(n, fam, mentions, rule)]
@@ -113,7 +118,9 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
     out = []
     for i, item in enumerate(intents):
         family = phrases.actions.head(item["action"]) if isinstance(item.get("action"), str) else None
-        for n in negations if family else ():
+        if not family:
+            continue
+        for n in negations:
             if n.narrowed:
                 continue
             rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
@@ -138,21 +145,29 @@ def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observa
 
 
 def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
-                    heuristics: IntentHeuristics, words: list) -> list[Observation]:
+                    heuristics: IntentHeuristics, words: list, family) -> list[Observation]:
     """More actions asked for than intents: `words` are the action words the input holds (two
-    characters or more, and Latin), found with its negations."""
+    characters or more, and Latin), found with its negations. A word of a negated family later in
+    the negation's clause restates what is negated (不要把退款直接退回原账户: 退回 is the refund)."""
     out = []
     for h in heuristics.of_check("action_count"):
         excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
+        restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
+                    for n in negations if n.kind in h.exclude_kinds]
         targets = _targets(intents) if h.inside_targets else ()
 
-        def skip(start: int, end: int, excluded=excluded, targets=targets) -> bool:
-            return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets))
+        def skip(start: int, end: int, excluded=excluded, targets=targets, restated=restated) -> bool:
+            return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets)) \
+                or any(a <= start < b and family(text[start:end]) in fams for a, b, fams in restated)
         actions = [word for _, _, word in h.actions(text, words, skip)]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
     return out
+
+
+def _clause_end(text: str, at: int, boundaries: tuple) -> int:
+    return min((i for i in (text.find(b, at) for b in boundaries) if i >= 0), default=len(text))
 
 
 def _targets(intents: list) -> list[str]:

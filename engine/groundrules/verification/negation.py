@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Negation:
     cue: str                   # the cue row's id
-    kind: str                  # prohibition | withdrawal
+    kind: str                  # prohibition | withdrawal | reserved (我自己来: the user keeps it)
     start: int                 # the cue through its action words (before: the action through the cue)
     end: int
     text: str
@@ -96,6 +96,10 @@ class Negations:
     light_verbs: tuple = ()    # 做, 弄, 发 …: stand for the action before the cue (退款先别做)
     light_reach: int = 0
     particles: tuple = ()      # 吧, 了 …: all a cue of direction before may have after it in a clause of its own
+    boundary_words: tuple = () # what ends a clause (`boundaries`)
+    object_kept: tuple = ()    # 动, touch …: a negation of touching at all is kept by a prohibition naming its object
+    fronted_reach: int = 0     # 短信不发了: the verb after the cue and the object before it make one action word
+    fronted_skip: tuple = ()   # 也, 先 …: what may stand between the fronted object and the cue
 
     def scan(self, text: str) -> list[Negation]:
         """Every negation in `text`, by position."""
@@ -209,7 +213,30 @@ class Negations:
         before the cue in its clause, at most `light_reach` characters before it."""
         verb = next((w for w in self.light_verbs if t.text.startswith(w, ce)), None)
         act = _act_before(t, cs, self.light_reach) if verb is not None else None
-        return None if act is None else (act[0], ce + len(verb), [act[2]])
+        if verb is None or act is None:
+            return self._fronted(t, cs, ce)
+        return act[0], ce + len(verb), [act[2]]
+
+    def _fronted(self, t: _Text, cs: int, ce: int) -> tuple | None:
+        """(start, end, acts) of an object put before the cue and a one-character verb after it
+        that together are an action word (短信不发了: 发短信; 款先别退: 退款; 货先不发: 发货)."""
+        if not self.fronted_reach or ce >= len(t.text) or t.text[ce].isascii():
+            return None
+        end = cs
+        while True:
+            skip = next((w for w in self.fronted_skip if t.text.endswith(w, 0, end)), None)
+            if skip is None:
+                break
+            end -= len(skip)
+        verb = t.text[ce]
+        for k in range(min(self.fronted_reach, end), 0, -1):
+            obj = t.text[end - k:end]
+            if any(not c.isalpha() or c.isascii() for c in obj):
+                continue
+            word = verb + obj
+            if self.actions.family(word) and len(self.actions.find(word)) == 1:
+                return end - k, ce + 1, [word]
+        return None
 
     def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
         """(start, end, acts) of a cue of direction before alone in its clause (…，撤回吧), the
@@ -233,7 +260,7 @@ class Negations:
         ending the clause before a cue that stands alone."""
         i = bisect_left(t.events, cs) - 1
         if i >= 0 and self.particles and t.events[i] not in t.acts and t.events[i] not in t.blocks:
-            return self._alone(t, i, cs, ce)
+            return None if cue.kind == "reserved" else self._alone(t, i, cs, ce)   # …，我来处理 keeps nothing named
         act = _act_before(t, cs, cue.reach)
         if act is None:
             return None
@@ -281,9 +308,20 @@ class Negations:
                 latest[fam] = max(s, latest.get(fam, s))
         return latest
 
+    def object_of(self, neg: Negation, text: str) -> str:
+        """What a negation of touching at all (先别动网关, 权限先别动了) protects: its clause without
+        the cue and the verb; empty for any other negation."""
+        if not self.object_kept or not all(w.lower() in self.object_kept or w in self.object_kept for w, _ in neg.actions):
+            return ""
+        bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
+        ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
+        return text[max(bounds, default=0):neg.start] + " " + text[neg.end:min(ends, default=len(text))]
+
     def lifted(self, neg: Negation, family: str, mentions: dict[str, int], rule: str) -> bool:
-        """Whether `rule` (never | asked_anywhere | asked_later) lets the input's own request for
-        `family` outweigh the negation."""
+        """Whether `rule` (never | always | asked_anywhere | asked_later) lets the input's own
+        request for `family` outweigh the negation."""
+        if rule == "always":
+            return True
         if rule == "asked_anywhere":
             return family in mentions
         if rule == "asked_later":
@@ -348,9 +386,13 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
              "oblig": data.get("obligations", []), "report": data.get("reported", [])}
     lists.update({f"cue{i}": raw["words"] for i, raw in enumerate(data["cues"])})
     light = data.get("light_verbs", {})
+    fronted = data.get("fronted_objects", {})
     counted = [w for w in actions.every if is_latin(w) or len(w) > 1]
     return Negations(actions, tuple(cues), lexicon(lists, actions.excepts, parts=True),
                      lexicon({"cue": cue_words, "act": counted}, actions.excepts, parts=True, guarded=("act",)),
                      data["clause_reach"], tuple(data.get("no_longer", ())), data.get("a_not_a", False), data["phrase_reach"],
                      {k: dict(v) for k, v in data["kinds"].items()}, tuple(light.get("words", ())),
-                     light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)))
+                     light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)),
+                     tuple(data["boundaries"]),
+                     tuple(data.get("object_kept", ())),
+                     fronted.get("reach", 0), tuple(sorted(fronted.get("skip", ()), key=len, reverse=True)))

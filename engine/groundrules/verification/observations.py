@@ -19,6 +19,7 @@ OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "actions_merged": ("actions", "count", "intents"),
     "withdrawn_continued": ("action", "phrase", "source"),
     "prohibited_action": ("action", "phrase", "source"),
+    "reserved_action": ("action", "phrase", "source"),
     "prohibition_dropped": ("phrase", "kind", "action", "start", "end", "source"),
     "prohibition_unreflected": ("phrase", "kind", "start", "end"),
     "data_key_unknown": ("field",),

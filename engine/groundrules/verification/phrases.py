@@ -69,6 +69,12 @@ class ProhibitionPhrases:
         grams = {obj[i:i + k] for i in range(len(obj) - k + 1)}
         return any(g in s for s in statements for g in grams)
 
+    def shares(self, text: str, statements: list[str]) -> bool:
+        """Whether some statement shares `min_shared` consecutive characters (not blanks) with `text`."""
+        k = self.min_shared
+        runs = {text[i:i + k] for i in range(len(text) - k + 1) if text[i:i + k].strip() == text[i:i + k]}
+        return any(r in s for r in runs for s in statements)
+
     def negated(self, text: str) -> list[Negation]:
         return self.negations.scan(text)
 

@@ -6,7 +6,7 @@ that produced no candidate, recorded like any other; the loop itself never crash
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from ..core.canonical import detached
 from .checks import Tables, run, unavailable
@@ -14,15 +14,18 @@ from .contract import json_problem
 from .instances import ExtensionSchema
 from .selection import Request
 
+if TYPE_CHECKING:
+    from ..results import Attempt, Issue, Repair, VerifyReport
+
 Propose = Callable[[dict, Any, list], Any]
 
 
 def loop(request: dict, schema: Any, req: Request, ext: ExtensionSchema, propose: Propose,
-         max_attempts: int, tables: Tables) -> dict:
-    history: list[dict] = []
-    feedback: list[dict] = []
-    stopped = "max_attempts"
-    final: dict = {}
+         max_attempts: int, tables: Tables) -> Repair:
+    history: list[Attempt] = []
+    feedback: list[Issue] = []
+    stopped: Literal["verified", "not_repairable", "max_attempts"] = "max_attempts"
+    final: VerifyReport | None = None
     for attempt in range(1, max_attempts + 1):
         try:
             candidate = propose(request, schema, [dict(i) for i in feedback])
@@ -39,7 +42,10 @@ def loop(request: dict, schema: Any, req: Request, ext: ExtensionSchema, propose
         if not final["repairable"]:
             stopped = "not_repairable"
             break
-        feedback = list(final["error"]["issues"]) + list(final["warnings"])
+        error = final["error"]
+        assert error is not None, "a report that is not ok carries its error"
+        feedback = list(error["issues"]) + list(final["warnings"])
+    assert final is not None, "max_attempts ≥ 1 (repair_loop checks): the loop ran at least once"
     return {"ok": final["ok"], "stopped": stopped, "attempts": len(history), "final": final,
             "history": history}
 

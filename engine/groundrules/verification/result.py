@@ -2,19 +2,22 @@
 result object (or error with partialResult) built in the seed's key order."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..core.canonical import detached
-from .catalogue import Catalogue
+from .catalogue import Catalogue, IssueSpec
 from .observations import Observation, Reported
+
+if TYPE_CHECKING:
+    from ..results import Issue, VerifyError, VerifyReport
 
 RESULT_KEYS = ("input", "normalizedInput", "primaryIntent", "requirements", "intents", "prohibitions")
 
 
 def report(catalogue: Catalogue, items: Sequence[Observation | Reported], grounding: list[dict],
-           intent: dict | None, data: dict | None) -> dict:
+           intent: dict | None, data: dict | None) -> VerifyReport:
     """`intent`/`data` are None when the candidate's shape could not be trusted."""
-    ranked = []
+    ranked: list[tuple[int, int, IssueSpec, Issue]] = []
     for seq, item in enumerate(items):
         spec, issue = catalogue.issue(item)
         ranked.append((spec.order, seq, spec, issue))
@@ -24,13 +27,14 @@ def report(catalogue: Catalogue, items: Sequence[Observation | Reported], ground
         mine = [(spec, issue) for _, _, spec, issue in ranked if spec.error == err.code]
         if not mine:
             continue
-        error = {"code": err.code, "stage": err.stage or mine[0][0].stage, "message": catalogue.error_message(err.code),
-                 "issues": [issue for _, issue in mine]}
+        error: VerifyError = {"code": err.code, "stage": err.stage or mine[0][0].stage,
+                              "message": catalogue.error_message(err.code), "issues": [issue for _, issue in mine]}
         if err.partial_result and intent is not None:
             error["partialResult"] = result_object(intent, {})
         return {"ok": False, "data": None, "error": error,
                 "repairable": all(spec.repairable for spec, _ in mine),
                 "warnings": warnings, "grounding": grounding}
+    assert intent is not None and data is not None, "an untrusted shape is always reported as an error"
     return {"ok": True, "data": result_object(intent, data), "error": None, "repairable": False,
             "warnings": warnings, "grounding": grounding}
 

@@ -31,7 +31,7 @@ def value_observations(ext: ExtensionSchema, selected: tuple, extraction: dict, 
         field = field_of(item["path"], selected)
         tokens = decode(item["path"]) if field is not None else None
         value = resolve(data, tokens[1:]) if tokens is not None else NOT_FOUND
-        if value is NOT_FOUND:
+        if field is None or tokens is None or value is NOT_FOUND:
             continue                                   # evidence_path_invalid, said by fields.py
         kind = derivations.kind_of(_schema_at(ext.schema, tokens[1:]))
         if kind is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):

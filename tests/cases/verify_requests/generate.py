@@ -3,8 +3,9 @@
 Requests in the seed's families (seed 002: 撤回与修正, 上下文与字段选择, 多动作与多对象), each with
 good candidates (a careful model's reading: verification must accept them) and bad ones (the
 mistakes the seed names: verification must refuse them). Built from templates and word lists
-below, seeded, so the file is the same on every run; heldout.yaml is written by hand, after the
-tables, with other wordings, and is never tuned on.
+below, seeded, so the file is the same on every run, then the hand-written near-misses of
+train_hand.yaml; heldout.yaml is written by hand, after the tables, with other wordings, and is never
+tuned on.
 
 Run: .venv/bin/python tests/cases/verify_requests/generate.py
 """
@@ -172,6 +173,7 @@ def lookalikes(rng):
 def main() -> None:
     rng = random.Random(31)
     requests = withdrawals(rng) + context_withdrawals(rng) + prohibitions(rng) + multi(rng) + lookalikes(rng)
+    requests += yaml.safe_load((HERE / "train_hand.yaml").read_text(encoding="utf-8"))["requests"]
     seen, unique = set(), []
     for r in requests:
         key = (r["input"], str(r.get("context")))
