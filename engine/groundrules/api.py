@@ -22,7 +22,7 @@ from .core import messages as catalogues
 from .core import rulebook as rulebooks
 from .access import RoleTable, TOOL_SCHEMAS, SUFFIX
 from .toolsets import TABLE as TOOLSETS_TABLE, ToolsetTable
-from .core.errors import GroundrulesError, StorageFailure, closest, echo, shown
+from .core.errors import GroundrulesError, StorageFailure, closest, echo, refusal, shown
 from .core.rulebook import Rulebook
 from .core.schema_check import Contract, bundle, of_schema
 
@@ -267,12 +267,10 @@ class Service:
         if decisions is not None and evidence is not None:
             evidence.on_redaction(decisions.erase_copies)
         if ROLES_TABLE not in self.book.tables:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no role table (rules/roles.yaml), so "
-                                   "no tool may be called")
+            raise catalogues.refused(self.book, codes.RULEBOOK_INCOMPLETE, "rulebook.no_roles")
         self.roles: RoleTable = self.book.table(ROLES_TABLE)
         if catalogues.TABLE not in self.book.tables:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no message catalogue "
-                                   "(rules/messages.yaml), so no refusal could be worded")
+            raise refusal(codes.RULEBOOK_INCOMPLETE, "rulebook.no_catalogue")     # no catalogue words it
         self.messages: catalogues.MessageCatalogue = self.book.table(catalogues.TABLE)
         # the toolsets a session lists (rules/toolsets.yaml); without that table a session lists every tool
         self.toolsets: ToolsetTable | None = self.book.table(TOOLSETS_TABLE) if TOOLSETS_TABLE in self.book.tables \
@@ -400,8 +398,8 @@ class Service:
                 answer = self._call(tool, arguments, caller, arguments_text, decoded)
         except StorageFailure as exc:
             return self._refusal(storage_refusal(self.book, exc).as_dict())
-        except GroundrulesError as exc:
-            return self._refusal(exc.as_dict())
+        except GroundrulesError as exc:                     # in this call's language (core/messages.worded)
+            return self._refusal(catalogues.worded(exc, self.messages).as_dict())
         except Exception as exc:  # noqa: BLE001 - a bug must still answer with an envelope
             _faults.error("%s failed inside", echo(tool), exc_info=True)
             return self._refusal(self._internal(exc))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from .core import cpu_clock
 from .core.conditions import compile_condition
 from .core.errors import Problem, did_you_mean
+from .core.messages import Messages, compile_messages
 from .core.tables import location
 from .core.templates import Template, compile_template
 
@@ -86,7 +87,7 @@ class ClaimMap:
     principal: Template
     roles: tuple              # ((role, Condition, key path), ...)
     projects: tuple           # (ProjectSource, ...)
-    messages: dict
+    messages: Messages        # reason -> error_description, in every language (core/messages)
 
     def scopes(self, claims: dict) -> tuple[str, ...]:
         """The token's scopes, from the first scope claim it has (a space-separated string or a list)."""
@@ -166,13 +167,25 @@ def compile_claim_map(data: dict, ctx: CompileContext) -> ClaimMap | None:
     for s in missing:
         ctx.fault("unsupported-required-scope", f"scope '{s}' is required but not listed as supported",
                   ("scopes", "required"), "add it to scopes.supported: clients ask for what the metadata lists")
+    messages = compile_messages(data["messages"], ctx.faults)
+    for reason, texts in messages.by_name.items():
+        if not any(header_safe(t.source) for t in texts.values()):
+            ctx.fault("no-ascii-description", f"no language of messages.{reason} is printable ASCII without quote "
+                      "or backslash, so the WWW-Authenticate header could carry none (RFC 6750)", ("messages", reason),
+                      "keep one language's text in plain ASCII")
     if principal is None or any(f.severity == "error" for f in ctx.faults[before:]):
         return None                   # (no principal only ever comes with a fault)
     tokens = data["tokens"]
     return ClaimMap("claim_map", data["id"], ctx.source.file, tuple(data["scopes"]["claims"]),
                     tuple(data["scopes"]["required"]), tuple(data["scopes"]["supported"]),
                     tuple(tokens["algorithms"]), tokens["leeway_s"], tuple(tokens["required_claims"]),
-                    tokens["cache_entries"], tokens["max_lifetime_s"], tokens["require_kid"], dict(data["keys"]), principal, tuple(roles), tuple(projects), dict(data["messages"]))
+                    tokens["cache_entries"], tokens["max_lifetime_s"], tokens["require_kid"], dict(data["keys"]), principal, tuple(roles), tuple(projects), messages)
+
+
+def header_safe(text: str) -> bool:
+    """Whether `text` may stand in a WWW-Authenticate error_description (RFC 6750 §3: printable
+    ASCII without quote or backslash)."""
+    return all(0x20 <= ord(c) < 0x7F and c not in '"\\' for c in text)
 
 
 def unknown_roles(book) -> Iterator[Problem]:

@@ -87,6 +87,10 @@ def _explain(ctx: Any, rulebook: Rulebook | None, trace: bool = False) -> tuple[
         return {"primary": primary.code, "primary_label": _label(table, primary.code),
                 "reasons": reasons}, decision
     except Exception as exc:  # noqa: BLE001 - spec: a failed explanation must not fail retrieval
+        from .core.errors import GroundrulesError
+        if isinstance(exc, GroundrulesError):           # one made by name, in the book's language
+            from .core.messages import of, worded
+            exc = worded(exc, of(book))
         detail = table.render_message("internal", {}, {"problem": f"{type(exc).__name__}: {exc}"})
         return _unknown(table, detail), None
 

@@ -204,11 +204,12 @@ CASES = [
     ("enable_toolset", {"toolset": "support"}, "agent", False),
     ("enable_toolset", {"toolset": "suport"}, "agent", False),
     ("no_such_tool", {}, "agent", False),
+    ("revalidate_findng", {}, "reviewer", False),       # a typo: refused before any call, with a hint
 ]
 
 
 def test_every_tool_of_the_registry_is_driven():
-    assert {tool for tool, *_ in CASES} - {"no_such_tool"} == set(TOOLS)
+    assert {tool for tool, *_ in CASES} - {"no_such_tool", "revalidate_findng"} == set(TOOLS)
 
 
 def test_the_registry_has_every_finding_tool_and_marks_its_reads_quick():
@@ -346,9 +347,10 @@ def test_the_library_and_mcp_stdio_give_the_same_envelope(prepared, role):
 @pytest.mark.parametrize("how", ["per call", "server setting"])
 def test_mcp_stdio_answers_in_the_language_asked_as_the_library_does(prepared, lang, how):
     """A call's _meta "groundrules/lang", or serve --lang for every call: the library's answer in
-    that language, byte for byte (an unknown tool, refused before any call, speaks the server's)."""
+    that language, byte for byte (an unknown tool too, which the server refuses before any call)."""
     role = "reviewer"
-    indices = [i for i, case in enumerate(CASES) if case[2] == role and (how == "server setting" or case[0] in TOOLS)]
+    indices = [i for i, case in enumerate(CASES) if case[2] == role]
+    assert any(CASES[i][0] not in TOOLS for i in indices)        # the unknown tool is in the language asked too
     library = by_library(prepared, indices, f"lib-{role}-{lang}", role, lang)
     mcp = by_mcp(prepared, indices, f"mcp-{role}-{lang}-{how[0]}", role,
                  lang=lang if how == "per call" else None, server_lang=lang if how == "server setting" else None)

@@ -15,6 +15,7 @@ from cli_inproc import run_cli
 from groundrules import Caller, FindingLedger, GroundrulesError, Service, fold, load_rulebook
 from groundrules.locks import lock_text
 from table_edits import TableFile
+from said import said
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,8 +161,9 @@ def test_a_role_added_to_the_role_table_can_be_chosen_on_the_command_line(tmp_pa
     unknown = run_cli("--rules", root, "call", "query_findings", "-", "--db", str(tmp_path / "other.db"),
                       "--role", "auditr", stdin="{}")
     assert unknown.returncode == 1 and unknown.stdout == b""
-    roles = ", ".join(load_rulebook(root).table("roles").roles)
-    assert roles.endswith(", auditor") and roles in unknown.stderr.decode() and not (tmp_path / "other.db").exists()
+    roles = list(load_rulebook(root).table("roles").roles)
+    assert roles[-1] == "auditor" and not (tmp_path / "other.db").exists()
+    assert said("usage.role_unknown", role="auditr", roles=roles) in unknown.stderr.decode()
 
 
 def test_the_old_state_name_no_longer_exists_once_renamed(tmp_path):

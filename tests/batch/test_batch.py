@@ -17,6 +17,7 @@ from groundrules.batch.plan import Plan, parse_map, parse_set
 from groundrules.batch.progress import Progress
 from groundrules.core import limits
 from cli_inproc import run_cli
+from said import said, words
 from corpora import chats, contexts, lock_rows, write_jsonl
 
 AGENT = Caller("batch", "agent", ())
@@ -191,7 +192,7 @@ def test_a_rerun_under_other_tables_or_on_other_input_is_refused(archive, tmp_pa
     assert run_cli("batch", "lock_message", str(archive), "--out", str(out), "--restart").returncode == 0
     other = write_jsonl(tmp_path / "other.jsonl", lock_rows(messages[:3]))
     keyed = run_cli("batch", "lock_message", str(other), "--out", str(out))
-    assert keyed.returncode == 1 and b"do not match the input" in keyed.stderr
+    assert keyed.returncode == 1 and all(w in keyed.stderr.decode() for w in words("usage.batch_resume_mismatch"))
 
 
 def test_an_interrupted_parquet_output_resumes_from_its_journal(archive, tmp_path):
@@ -241,13 +242,17 @@ def test_progress_is_plain_lines_off_a_terminal():
 
 def test_the_command_refuses_what_it_cannot_run(archive, tmp_path):
     out = str(tmp_path / "o.jsonl")
-    cases = [(["log_finding"], b"stateless"), (["lock_message", "--set", "a=1"], b"--set goes with --map"),
-             (["lock_message", "--map", "nocolumn"], b"ARGUMENT.PATH=COLUMN"), (["lock_message", "--workers", "0"], b"1 or more")]
-    for argv, said in cases:
-        done = run_cli("batch", argv[0], str(archive), "--out", out, *argv[1:])
-        assert done.returncode == 1 and said in done.stderr, (argv, done.stderr)
+    cases = [(["log_finding"], "usage.batch_stateless"), (["lock_message", "--set", "a=1"], "usage.batch_set_needs_map"),
+             (["lock_message", "--map", "nocolumn"], "usage.batch_map"), (["lock_message", "--workers", "0"], "usage.at_least")]
+    for argv, message in cases:
+        for lang in ("zh", "en"):
+            done = run_cli("--lang", lang, "batch", argv[0], str(archive), "--out", out, *argv[1:])
+            err = done.stderr.decode("utf-8")
+            assert done.returncode == 1 and err.startswith("groundrules batch: USAGE: ") \
+                and all(w in err for w in words(message, lang)), (argv, err)
     missing = run_cli("batch", "lock_message", str(tmp_path / "nope.jsonl"), "--out", out)
-    assert missing.returncode == 1 and b"no such file" in missing.stderr
+    assert missing.returncode == 1 and said("usage.no_such_path", input=str(tmp_path / "nope.jsonl")) \
+        in missing.stderr.decode("utf-8")
 
 
 def test_a_role_the_table_does_not_let_call_the_tool_is_refused_on_every_row(archive, tmp_path):

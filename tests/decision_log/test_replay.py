@@ -21,6 +21,7 @@ from groundrules.core.schema_check import contract
 
 from decision_support import KEY_MATERIAL
 from corpus_traffic import traffic
+from said import said, words
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
@@ -147,7 +148,7 @@ def test_the_cli_masks_examples_and_fails_ci_on_request(logged, db, tmp_path, ca
     readers = [r for r in roles.roles if roles.may_call(r, "read_decisions")]
     for role in (r for r in roles.roles if r not in readers):          # the role table says who may reveal
         assert main([*base, "--reveal", "--role", role]) == 1
-        assert f"may ({', '.join(readers)}), not {role}" in capsys.readouterr().err
+        assert said("usage.decisions_reveal", roles=readers, role=role) in capsys.readouterr().err
     assert readers and len(readers) < len(roles.roles)
     assert main([*base, "--tool", "get_evidence"]) == 1
     assert main([*base, "--format", "html"]) == 0
@@ -184,12 +185,13 @@ def test_the_rulebook_report_shows_the_replay_of_its_own_tables(logged, db, tmp_
 
     # a replay under other tables, or a file that is no replay, is refused in one line
     assert main(["report", "--out", str(tmp_path / "other"), "--replay", str(replayed)]) == 1
-    assert f"replayed under rulebook {result['candidate']}, but these tables are {rulebook.version}" \
+    assert said("usage.replay_other_tables", path=str(replayed), replayed=result["candidate"], version=rulebook.version) \
         in capsys.readouterr().err
     (tmp_path / "bad.json").write_text(json.dumps(dict(result, replayed=-1)), encoding="utf-8")
     assert main(["--rules", str(candidate), "report", "--out", str(tmp_path / "other"),
                  "--replay", str(tmp_path / "bad.json")]) == 1
-    assert "not a replay (replayed:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert all(w in err for w in words("usage.replay_not_replay")) and "replayed: " in err
     assert not (tmp_path / "other").exists()
 
 
@@ -204,9 +206,9 @@ def test_purge_is_for_the_roles_the_role_table_lets_read_decisions(logged, db, t
         code = main([*base, "--role", role])
         err = capsys.readouterr().err
         assert code == (0 if role in readers else 1), (role, err)
-        assert (f"may ({', '.join(readers)}), not {role}" in err) == (role not in readers)
+        assert (said("usage.decisions_purge", roles=readers, role=role) in err) == (role not in readers)
     assert main([*base, "--role", "no_such_role"]) == 1
-    assert f"choose from {', '.join(roles.roles)}" in capsys.readouterr().err
+    assert said("usage.role_unknown", role="no_such_role", roles=list(roles.roles)) in capsys.readouterr().err
 
 
 @ONCE
@@ -233,7 +235,7 @@ def test_promote_writes_a_case_whose_placeholders_keep_the_lock_behaviour(servic
     for c in original:                                            # no value the locks found is left
         assert c["quote"] not in promoted and c["normalized_value"] not in promoted
     assert main(args) == 1                                        # written once
-    assert "exists" in capsys.readouterr().err
+    assert all(w in capsys.readouterr().err for w in words("usage.promote_exists"))
     wrong = ["replay", "--db", str(db), "--decision-key", str(key), "--promote", decision, "--to", str(tmp_path / "fold")]
     assert main(wrong) == 1
 

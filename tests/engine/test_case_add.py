@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from cli_inproc import run_cli
+from said import said
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = "support_reason"
@@ -31,13 +32,14 @@ def test_a_case_is_added_as_the_corpus_writes_them_and_names_the_rows_it_fires(t
     assert done.returncode == 0, done.stderr
     written = root / "tests" / "cases" / TABLE / "added-by-the-analyst.json"
     assert written.read_bytes() == source.read_bytes()            # the corpus's own layout
-    said = done.stdout.decode()
-    assert said.startswith(f"added tests/cases/{TABLE}/added-by-the-analyst.json: fires ")
+    printed = done.stdout.decode()
+    assert printed.startswith(f"added tests/cases/{TABLE}/added-by-the-analyst.json: fires ")
     from groundrules import load_rulebook
     fired = [f.row.id for f in load_rulebook(root).table(TABLE).evaluate(json.loads(source.read_text("utf-8"))).fired]
-    assert said.strip().endswith(", ".join(fired))
+    assert printed.strip().endswith(", ".join(fired))
     again = run_cli("--rules", root, "case", "add", TABLE, source, "--name", "added-by-the-analyst")
-    assert again.returncode == 1 and b"exists already" in again.stderr
+    assert again.returncode == 1 and said("case.exists", table=TABLE, name="added-by-the-analyst") \
+        in again.stderr.decode("utf-8")
 
 
 def test_a_value_outside_the_contract_or_an_unknown_table_is_refused_and_nothing_written(tmp_path):
@@ -48,5 +50,6 @@ def test_a_value_outside_the_contract_or_an_unknown_table_is_refused_and_nothing
     bad = run_cli("--rules", root, "case", "add", TABLE, "-", "--name", "bad", stdin=json.dumps(case))
     assert bad.returncode == 1 and b"CASE_REFUSED" in bad.stderr and b"metrics" in bad.stderr
     typo = run_cli("--rules", root, "case", "add", TABLE[:-1], _a_case(), "--name", "x")
-    assert typo.returncode == 1 and f"did you mean '{TABLE}'".encode() in typo.stderr
+    assert typo.returncode == 1 and said("case.no_table_close", table=TABLE[:-1], closest=TABLE) \
+        in typo.stderr.decode("utf-8")
     assert sorted(p.name for p in (root / "tests" / "cases" / TABLE).iterdir()) == before

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_inproc import run_cli
+from said import words
 from groundrules import explain
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,20 +58,24 @@ def test_trace_says_why_each_row_did_not_fire():
                                        "read": 3, "expected": 0}
 
 
-@pytest.mark.parametrize("setup, needle", [
-    (lambda d: d / "absent.json", "no such file"),
-    (lambda d: d, "is a directory"),
-    (lambda d: (d / "bin.json").write_bytes(b"\xff\xfe\x00garbage") and d / "bin.json", "not UTF-8"),
-    (lambda d: (d / "bad.json").write_text("{oops", encoding="utf-8") and d / "bad.json", "invalid JSON"),
-    (lambda d: (d / "nan.json").write_text('{"a": NaN}', encoding="utf-8") and d / "nan.json", "invalid JSON"),
-    (lambda d: (d / "deep.json").write_text("[" * 100000, encoding="utf-8") and d / "deep.json", "invalid JSON"),
+@pytest.mark.parametrize("setup, message", [
+    (lambda d: d / "absent.json", "usage.no_such_file"),
+    (lambda d: d, "usage.is_a_directory"),
+    (lambda d: (d / "bin.json").write_bytes(b"\xff\xfe\x00garbage") and d / "bin.json", "usage.not_utf8"),
+    (lambda d: (d / "bad.json").write_text("{oops", encoding="utf-8") and d / "bad.json", "usage.json_invalid"),
+    (lambda d: (d / "nan.json").write_text('{"a": NaN}', encoding="utf-8") and d / "nan.json", "usage.json_constant"),
+    (lambda d: (d / "deep.json").write_text("[" * 100000, encoding="utf-8") and d / "deep.json", "usage.json_deep"),
 ])
-def test_unreadable_input_is_one_line_and_non_zero(tmp_path, setup, needle):
+@pytest.mark.parametrize("lang", [None, "en"])
+def test_unreadable_input_is_one_line_and_non_zero(tmp_path, setup, message, lang):
+    """In the catalogue's words, in the language asked for (the default without --lang), with its code."""
     target = setup(tmp_path)
-    out = run("explain", str(target))
+    out = run(*(["--lang", lang] if lang else []), "explain", str(target))
     err = out.stderr.decode("utf-8")
     assert out.returncode == 1 and out.stdout == b""
-    assert needle in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("groundrules explain: USAGE: ") and str(target) in err
+    assert all(word in err for word in words(message, lang)) and words(message, lang)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("payload", [b"null", b"[]", b'"text"', b"42", b'{"support_status": 3}'])
@@ -239,3 +244,15 @@ def test_a_rules_folder_with_broken_schemas_is_one_message_not_a_traceback(tmp_p
     text = (out.stdout + out.stderr).decode("utf-8")
     assert out.returncode != 0 and "Traceback" not in text
     assert ("bad-schema" in text) or ("unreadable" in text)
+
+
+@pytest.mark.parametrize("argv", [["explain", "--no-such-option", "-"], ["lock"], ["explain", "--trace", "-", "x", "y"]])
+@pytest.mark.parametrize("lang", [None, "en"])
+def test_argparses_own_errors_are_worded_by_the_catalogue_with_argparses_exit_status(argv, lang):
+    """An unknown option, a missing argument: argparse's usage line, then one line in the catalogue's
+    words (argparse's own detail filled in as data), with the code USAGE; exit 2, as argparse exits."""
+    out = run(*(["--lang", lang] if lang else []), *argv)
+    err = out.stderr.decode("utf-8").splitlines()
+    assert out.returncode == 2 and out.stdout == b""
+    assert err[0].startswith("usage: groundrules") and err[-1].startswith(f"groundrules {argv[0]}: USAGE: ")
+    assert all(word in err[-1] for word in words("usage.arguments", lang)) and "Traceback" not in "\n".join(err)

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from cli_inproc import run_cli
+from said import said
 from groundrules import load_rulebook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +81,8 @@ def test_eval_reaches_a_table_inside_the_merge_policy(book, tmp_path):
 
 def test_eval_refuses_an_unknown_table_with_a_did_you_mean():
     done = run("eval", "suport_reason", str(CONTEXT))
-    assert done.returncode == 1 and b"did you mean 'support_reason'?" in done.stderr
+    assert done.returncode == 1 and said("usage.eval_no_table_close", table="suport_reason",
+                                         closest="support_reason") in done.stderr.decode("utf-8")
 
 
 def test_eval_reports_a_hit_policy_violation(tmp_path):
@@ -107,10 +109,12 @@ def test_test_runs_one_table_or_one_row(book):
 
 
 def test_test_refuses_an_unknown_table_or_row():
-    done = run("test", "--table", "merge.resolv")
-    assert done.returncode == 1 and b"did you mean 'merge.resolve'?" in done.stderr
+    done = run("--lang", "en", "test", "--table", "merge.resolv")
+    assert done.returncode == 1 and said("usage.test_no_table_close", "en", table="merge.resolv",
+                                         closest="merge.resolve") in done.stderr.decode("utf-8")
     done = run("test", "--table", "support_reason", "--row", "no_candidate")
-    assert done.returncode == 1 and b"did you mean 'no_candidates'?" in done.stderr
+    assert done.returncode == 1 and said("usage.test_no_row_close", row="no_candidate", table="support_reason",
+                                         closest="no_candidates") in done.stderr.decode("utf-8")
 
 
 def test_lint_covers_every_decision_table(book):

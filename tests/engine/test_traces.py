@@ -15,6 +15,7 @@ from groundrules.analyst import corpus
 from groundrules.analyst.trace import INPUTS, traceable
 from groundrules.analyst.trace.fold import fold_trace
 from groundrules.analyst.trace.locks import lock_trace
+from said import said, words
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
@@ -29,7 +30,8 @@ def test_every_table_of_a_deciding_kind_is_traceable_and_the_rest_are_refused_in
     assert set(kinds.values()) == set(INPUTS)
     other = next(i for i, k in sorted(BOOK.kinds.items()) if k not in INPUTS)
     out = run_cli("eval", other, "-", stdin="{}")
-    assert out.returncode == 1 and b"decides nothing eval can trace" in out.stderr
+    assert out.returncode == 1 and said("usage.eval_untraceable", table=other, kind=BOOK.kinds[other],
+                                        kinds=sorted(INPUTS)) in out.stderr.decode("utf-8")
 
 
 def _messages() -> list[dict]:
@@ -189,6 +191,7 @@ def test_the_wrong_tables_facts_are_refused_naming_the_table_they_fit():
     context = next(iter(corpus.table_cases(CASES, "support_reason")))[1]
     out = run_cli("eval", "merge.resolve", "-", stdin=json.dumps(context, ensure_ascii=False))
     text = out.stdout.decode("utf-8")
-    assert out.returncode == 1 and "INVALID_ARGUMENT" in text and "it fits the input of: support_reason" in text
+    assert out.returncode == 1 and "INVALID_ARGUMENT" in text
+    assert all(w in text for w in words("usage.eval_misfit")) and "support_reason" in text
     first = next(iter(context))
     assert f"'{first}'" in text

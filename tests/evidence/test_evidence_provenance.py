@@ -20,6 +20,7 @@ from groundrules.core.yamlparse import parse
 from groundrules.provenance import table as provenance
 from groundrules.provenance.signatures import sign
 from groundrules.provenance.trust import _store, load_trust
+from said import said, worded_in
 
 NOW = "2024-05-01T12:00:00+08:00"
 PHONE = "13812345678"
@@ -257,8 +258,9 @@ def test_a_trust_store_that_does_not_load_names_its_line(tmp_path):
     bad.write_text(f"signers:\n  a:\n    keys: [{_flow(key.as_dict(private=True))}]\n", encoding="utf-8")
     with pytest.raises(GroundrulesError) as raised:
         load_trust(bad)
-    assert raised.value.code == "TRUST_INVALID" and raised.value.message.startswith("trust.yaml:3:")
-    assert "public keys only" in raised.value.message and str(tmp_path) not in raised.value.message
+    message = worded_in(raised.value).message
+    assert raised.value.code == "TRUST_INVALID" and message.startswith("trust.yaml:3:")
+    assert message == said("trust.private", at=message.split("：")[0]) and str(tmp_path) not in message
     twice = parse("signers:\n  a: {keys: [{kty: OKP, crv: Ed25519, x: AAAA, kid: k}]}\n  b: {keys: []}\n", "t.yaml")
     with pytest.raises(GroundrulesError) as raised:
         _store(twice)

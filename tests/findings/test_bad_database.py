@@ -15,6 +15,7 @@ import pytest
 
 from cli_inproc import run_cli
 from findings_support import EXPERIMENT, finding, ok, open_client
+from said import said
 
 COMMANDS = [["findings", "list"], ["findings", "show", "F-000001"], ["findings", "reject-rule", "RP-000001"],
             ["serve"]]
@@ -54,7 +55,8 @@ def test_a_bad_database_is_one_line_with_a_stable_code(tmp_path, command):
     for name, db in bad_databases(tmp_path).items():
         result = run(*command, "--db", db)
         assert_one_line(result)
-        assert ": STORAGE_ERROR: " in result.stderr or ": the folder does not exist" in result.stderr, (name, result)
+        assert ": STORAGE_ERROR: " in result.stderr or said("usage.db_folder_missing", db=db) in result.stderr, \
+            (name, result)
         assert name == "missing folder" or str(tmp_path) not in result.stderr   # a usage error names the input
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder", "header.db", "junk.db", "text.db"]
 

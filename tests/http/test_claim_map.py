@@ -100,7 +100,9 @@ def _set(path: str, value):
     (_set("principal", "everyone"), "constant-principal", "principal"),
     (_set("tokens.algorithms", ["HS256"]), "bad-value", "tokens.algorithms[0]"),
     (_set("tokens.algorithms", ["none"]), "bad-value", "tokens.algorithms[0]"),
-    (_set("messages.expired", "令牌已过期"), "bad-value", "messages.expired"),
+    (_set("messages.expired", "the access token has expired"), "bad-type", "messages.expired"),
+    (_set("messages.expired", {"zh": "令牌已过期", "en": "the token has \"expired\""}), "no-ascii-description",
+     "messages.expired"),
     (_set("tokens.leeway_s", 3600), "bad-value", "tokens.leeway_s"),
 ])
 def test_a_broken_claim_map_fails_the_whole_load_where_it_is_broken(tmp_path, edit, code, key):

@@ -106,6 +106,19 @@ def table(rulebook):
     return rulebook.of_kind("claim_map")[0]
 
 
+def body_said(table, reason: str) -> str:
+    """A refusal's error_description as the JSON body carries it: in the server's language (no Accept-Language)."""
+    from groundrules import default_rulebook
+    return table.messages.speaking(default_rulebook().table("messages").default)[reason].render({})
+
+
+def header_said(table, reason: str) -> str:
+    """As the WWW-Authenticate header carries it: the first language's text RFC 6750 allows there."""
+    from groundrules.claim_map import header_safe
+    return next(t for t in (table.messages.speaking(lang)[reason].render({}) for lang in table.messages.languages())
+                if header_safe(t))
+
+
 def challenge(response) -> dict:
     header = response.headers["www-authenticate"]
     assert header.startswith("Bearer ")
@@ -176,7 +189,7 @@ def test_a_request_without_a_token_is_challenged_to_the_metadata_and_scope(oauth
     assert response.status_code == 401
     assert challenge(response) == {"resource_metadata": oauth.base + "/.well-known/oauth-protected-resource/mcp",
                                    "scope": " ".join(table.required_scopes)}
-    assert response.json() == {"error_description": table.messages["no_token"]}
+    assert response.json() == {"error_description": body_said(table, "no_token")}
     assert written(oauth, "无令牌") == []
 
 
@@ -219,10 +232,10 @@ def test_a_token_that_is_not_this_servers_is_401_invalid_token_and_reaches_no_to
     for body in (log_call(statement), {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
         response = post(oauth.url, token, body)
         assert response.status_code == 401, response.text
-        assert challenge(response) == {"error": "invalid_token", "error_description": table.messages[reason],
+        assert challenge(response) == {"error": "invalid_token", "error_description": header_said(table, reason),
                                        "resource_metadata": oauth.base + "/.well-known/oauth-protected-resource/mcp",
                                        "scope": " ".join(table.required_scopes)}
-        assert response.json() == {"error": "invalid_token", "error_description": table.messages[reason]}
+        assert response.json() == {"error": "invalid_token", "error_description": body_said(table, reason)}
     assert written(oauth, statement) == []
 
 
@@ -234,7 +247,7 @@ def test_an_expired_token_is_accepted_within_the_leeway_and_refused_past_it(oaut
     oauth.clock.offset = exp + table.leeway_s + 1 - time.time()
     response = post(oauth.url, token, log_call("过期令牌"))
     assert response.status_code == 401
-    assert challenge(response)["error_description"] == table.messages["expired"]
+    assert challenge(response)["error_description"] == header_said(table, "expired")
     assert written(oauth, "过期令牌") == []
 
 
@@ -243,7 +256,7 @@ def test_a_token_not_valid_yet_is_refused(oauth, issuer, table):
     oauth.clock.offset = -(table.leeway_s + 60)          # the server's clock is behind the issuer's
     response = post(oauth.url, token, log_call("未生效令牌"))
     assert response.status_code == 401
-    assert challenge(response)["error_description"] == table.messages["not_yet_valid"]
+    assert challenge(response)["error_description"] == header_said(table, "not_yet_valid")
 
 
 # ------------------------------------------------------------------------------ tokens short of a scope (403)
@@ -252,7 +265,7 @@ def test_a_token_without_the_required_scope_is_403_insufficient_scope(oauth, iss
     token = issuer.token("agent-alpha", "other", oauth.url)
     response = post(oauth.url, token, log_call("缺少权限范围"))
     assert response.status_code == 403
-    assert challenge(response) == {"error": "insufficient_scope", "error_description": table.messages["missing_scope"],
+    assert challenge(response) == {"error": "insufficient_scope", "error_description": header_said(table, "missing_scope"),
                                    "scope": " ".join(table.required_scopes),
                                    "resource_metadata": oauth.base + "/.well-known/oauth-protected-resource/mcp"}
     assert response.json()["error"] == "insufficient_scope"
@@ -324,7 +337,7 @@ def test_a_rotated_key_is_fetched_once_the_refetch_interval_allows(oauth, issuer
     oauth.clock.offset = source.attempted_at + 1 - time.time()        # a second after the last read
     response = post(oauth.url, new, listing)
     assert response.status_code == 401 and source.fetches == fetches             # rate-limited: not read again
-    assert challenge(response)["error_description"] == table.messages["unknown_key"]
+    assert challenge(response)["error_description"] == header_said(table, "unknown_key")
     oauth.clock.offset = source.attempted_at + table.keys["refetch_min_s"] - time.time()
     assert tools(oauth.url, new)
     assert source.fetches == fetches + 1
@@ -404,5 +417,5 @@ def test_while_no_key_set_can_be_had_the_answer_is_503_with_retry_after(rulebook
         response = post(f"{base}/mcp", token, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert response.status_code == 503
     assert response.headers["retry-after"] == str(table.keys["refetch_min_s"])
-    assert response.json() == {"error": "temporarily_unavailable", "error_description": table.messages[
-        "keys_unavailable"]}
+    assert response.json() == {"error": "temporarily_unavailable",
+                               "error_description": body_said(table, "keys_unavailable")}

@@ -24,6 +24,8 @@ from groundrules.transports.mcp_http import http_app
 from groundrules.transports.oauth import Checked, Denied, OAuthVerifier
 from groundrules.transports.oauth_http import bearer
 from oauth_support import HOST, Clock, serving
+from said import said, words
+from groundrules.claim_map import header_safe
 
 ROOT = Path(__file__).resolve().parents[2]
 ISSUER = "https://idp.example"
@@ -134,24 +136,24 @@ def test_metadata_is_looked_for_where_the_mcp_spec_says():
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--auth", "oauth"], "--auth oauth needs --issuer URL"),
-    (["--auth", "oauth", "--issuer", "http://idp.example"], "an authorization server is reached over https"),
+    (["--auth", "oauth"], "usage.oauth_issuer"),
+    (["--auth", "oauth", "--issuer", "http://idp.example"], "usage.oauth_https"),
     (["--auth", "oauth", "--issuer", "https://a.example", "--issuer", "https://b.example", "--jwks", "k.json"],
-     "--jwks names the keys of one issuer"),
-    (["--auth", "oauth", "--issuer", "https://a.example", "--jwks", "no-such-file.json"], "no such file"),
-    (["--auth", "oauth", "--issuer", "https://a.example", "--tokens", "t.yaml"], "--auth oauth takes no --tokens"),
-    (["--issuer", "https://a.example"], "--http needs --tokens FILE"),
-    (["--auth", "oauth", "--issuer", "https://a.example", "--resource", "mcp.example/mcp"],
-     "this server's absolute http(s) URL"),
+     "usage.oauth_jwks_one"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--jwks", "no-such-file.json"], "usage.no_such_file"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--tokens", "t.yaml"], "usage.serve_oauth_no_tokens"),
+    (["--issuer", "https://a.example"], "usage.serve_http_needs_tokens"),
+    (["--auth", "oauth", "--issuer", "https://a.example", "--resource", "mcp.example/mcp"], "usage.oauth_resource"),
 ])
 def test_serve_refuses_an_oauth_setup_it_cannot_run(tmp_path, capsys, options, message):
     code = main(["serve", "--http", "127.0.0.1:1", "--db", str(tmp_path / "l.db"), *options])
-    assert code == 1 and message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 1 and all(w in err for w in words(message)), err
 
 
 def test_oauth_options_go_with_http(tmp_path, capsys):
-    assert main(["serve", "--db", str(tmp_path / "l.db"), "--issuer", "https://a.example"]) == 1
-    assert "go with --http HOST:PORT" in capsys.readouterr().err
+    assert main(["--lang", "en", "serve", "--db", str(tmp_path / "l.db"), "--issuer", "https://a.example"]) == 1
+    assert said("usage.serve_http_only", "en") in capsys.readouterr().err
 
 
 def test_a_token_no_role_row_takes_is_403_naming_every_supported_scope(rulebook, tmp_path, k1):
@@ -174,14 +176,33 @@ def test_a_token_no_role_row_takes_is_403_naming_every_supported_scope(rulebook,
         headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
         refused = httpx2.post(resource, json=body, timeout=30,
                               headers={**headers, "Authorization": f"Bearer {signed(k1, aud=resource)}"})
+        asked = {lang: httpx2.post(resource, json=body, timeout=30, headers={
+            **headers, "Accept-Language": f"{lang};q=0.9, xx", "Authorization": f"Bearer {signed(k1, aud=resource)}"})
+            for lang in claim_map.messages.languages()}
         other_path = httpx2.get(f"{base}/elsewhere", timeout=30)
         posted = httpx2.post(f"{base}/.well-known/oauth-protected-resource", timeout=30)
     assert refused.status_code == 403
     challenge = dict(re.findall(r'(\w+)="([^"]*)"', refused.headers["www-authenticate"]))
     assert challenge["error"] == "insufficient_scope"
-    assert challenge["error_description"] == claim_map.messages["no_role"]
+    assert challenge["error_description"] == header_description(claim_map, "no_role")
     assert challenge["scope"] == " ".join(claim_map.supported_scopes)
     assert other_path.status_code == 404 and posted.status_code == 405
+    # the JSON body speaks the caller's language (Accept-Language; the server's, zh, without one)
+    languages = claim_map.messages.languages()
+    assert refused.json()["error_description"] == described(claim_map, "no_role", book.table("messages").default)
+    for lang, answer in asked.items():
+        assert answer.status_code == 403 and answer.json()["error_description"] == described(claim_map, "no_role", lang)
+    assert len({a.json()["error_description"] for a in asked.values()}) == len(languages)
+
+
+def described(claim_map, reason: str, lang: str) -> str:
+    return claim_map.messages.speaking(lang)[reason].render({})
+
+
+def header_description(claim_map, reason: str) -> str:
+    """What the WWW-Authenticate header carries: the first language's text that RFC 6750 allows there."""
+    return next(t for t in (described(claim_map, reason, lang) for lang in claim_map.messages.languages())
+                if header_safe(t))
 
 
 def test_an_accepted_token_seen_again_still_expires(rulebook, tmp_path, k1):
@@ -216,7 +237,8 @@ def _edited_root(root, **keys):
     shutil.copy(ROOT / "rules" / "messages.yaml", root / "rules" / "messages.yaml")
     table = yaml.safe_load((ROOT / "rules" / "oauth_claims.yaml").read_text(encoding="utf-8"))
     table.update(keys)
-    (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True), encoding="utf-8")
+    (root / "rules" / "oauth_claims.yaml").write_text(yaml.safe_dump(table, allow_unicode=True, sort_keys=False),
+                                                  encoding="utf-8")
     return root
 
 

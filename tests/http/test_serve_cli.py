@@ -12,6 +12,7 @@ import pytest
 
 from groundrules.cli.main import main
 from http_support import tool_names, write_tokens
+from said import words
 
 START_S = 120          # a loaded CI machine may take long to import and start; no timing is asserted
 
@@ -73,7 +74,8 @@ def test_sighup_rereads_the_tokens_file_and_a_bad_file_keeps_the_grants(served):
     assert "approve_rule" in tool_names(url, "tok-b")            # the grants in force before the bad file
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert f"{tokens}:2:5: missing key" in err and "the previous ones stay in force" in err
+    assert f"{tokens}:2:5" in err and all(w in err for w in words("tokens.key_missing")) \
+        and "the previous ones stay in force" in err
 
 
 def test_a_bad_tokens_file_stops_the_start_with_one_line(tmp_path, capsys):
@@ -84,17 +86,19 @@ def test_a_bad_tokens_file_stops_the_start_with_one_line(tmp_path, capsys):
     assert code == 1 and err.count("\n") == 1 and f"{tokens}:2:" in err
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--http", "127.0.0.1:1"], "--http needs --tokens"),
-    (["--tokens", "t.yaml"], "go with --http"),
-    (["--http", "localhost"], "expected HOST:PORT"),
-    (["--http", "0.0.0.0:1", "--tokens", "TOKENS"], "--allowed-host"),
+@pytest.mark.parametrize("argv, message", [
+    (["--http", "127.0.0.1:1"], "usage.serve_http_needs_tokens"),
+    (["--tokens", "t.yaml"], "usage.serve_http_only"),
+    (["--http", "localhost"], "usage.serve_http_address"),
+    (["--http", "0.0.0.0:1", "--tokens", "TOKENS"], "usage.not_loopback"),
 ])
-def test_serve_usage_errors(tmp_path, capsys, argv, words):
+@pytest.mark.parametrize("lang", [None, "en"])
+def test_serve_usage_errors(tmp_path, capsys, argv, message, lang):
     tokens = write_tokens(tmp_path / "tokens.yaml", {"tok-a": ("agent-a", "agent", ["alpha"])})
     argv = [str(tokens) if a == "TOKENS" else a for a in argv]
-    assert main(["serve", "--db", str(tmp_path / "l.db"), *argv]) == 1
-    assert words in capsys.readouterr().err
+    assert main([*(["--lang", lang] if lang else []), "serve", "--db", str(tmp_path / "l.db"), *argv]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("groundrules serve: USAGE: ") and all(w in err for w in words(message, lang))
 
 
 @pytest.mark.extended

@@ -16,6 +16,7 @@ from groundrules import Caller, EvidenceLedger, FindingLedger, Service
 from groundrules.findings import RandomIds, SystemClock
 from groundrules.transports.settings import ServerSettings
 from http_support import CALLERS, HOST, running, write_tokens
+from said import said
 from wire import Wire, envelope, error_code
 
 ALPHA, BETA = "tok-alpha", "tok-beta"
@@ -60,7 +61,7 @@ def test_one_principal_holds_at_most_its_share_of_sessions_and_others_still_conn
         sessions = [alpha.session() for _ in range(3)]
         refused = alpha.open_session()
         assert refused.status_code == 429 and "mcp-session-id" not in refused.headers
-        assert "share" in refused.json()["error"]["message"]
+        assert refused.json()["error"]["message"] == said("wire.sessions_full", sessions=3)   # the server's language
         assert beta.open_session().status_code == 200               # another principal is not locked out
         assert alpha.close(sessions[0]) in (200, 204)
         assert alpha.open_session().status_code == 200              # a closed session frees its place

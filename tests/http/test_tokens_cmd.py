@@ -7,6 +7,7 @@ import stat
 import yaml
 
 from cli_inproc import run_cli
+from said import said, words
 from groundrules.transports.tokens import load_grants, token_digest
 
 
@@ -37,7 +38,9 @@ def test_what_the_server_would_refuse_is_not_written(tmp_path):
         assert bad.returncode == 1 and bad.stdout == b"" and b"Traceback" not in bad.stderr
         assert bad.stderr.decode().count("\n") == 1
     assert path.read_bytes() == before
-    assert b"unknown role 'admin'" in add(path, role="admin").stderr
+    err = add(path, role="admin").stderr.decode("utf-8")
+    assert err.startswith("groundrules tokens: TOKENS_INVALID: ") and "'admin'" in err
+    assert all(w in err for w in words("tokens.role")) and said("usage.token_not_added") in err
 
 
 def test_a_file_written_without_indentation_takes_the_new_entry_alike(tmp_path, rulebook):

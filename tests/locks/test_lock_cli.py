@@ -9,6 +9,7 @@ import pytest
 
 from groundrules import load_rulebook, lock, lock_messages
 from groundrules.cli.main import main
+from said import said, words
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,13 +66,14 @@ def test_refused_message_prints_an_error_envelope(rules_dir, capsys):
 
 def test_invalid_json_is_one_line_on_stderr(rules_dir, capsys):
     code, out, err = run(rules_dir, capsys, None, raw='{"id": ')
-    assert code == 1 and out == "" and err.count("\n") == 1 and "invalid JSON" in err
+    assert code == 1 and out == "" and err.count("\n") == 1 and all(w in err for w in words("usage.json_invalid"))
 
 
 def test_missing_file_is_one_line(rules_dir, capsys):
     code = main(["--rules", str(rules_dir), "lock", str(rules_dir / "nope.json")])
     out, err = capsys.readouterr()
-    assert code == 1 and out == "" and err.count("\n") == 1 and "no such file" in err
+    assert code == 1 and out == "" and err.count("\n") == 1 \
+        and said("usage.no_such_file", input=str(rules_dir / "nope.json")) in err
 
 
 def test_byte_identical_reruns(rules_dir, capsys):

@@ -25,6 +25,7 @@ from groundrules.findings import SequentialIds, StepClock
 from groundrules.transports.dispatch import Dispatcher
 from groundrules.transports.mcp_tools import ToolServer, select_tools
 from groundrules.transports.settings import ServerSettings
+from said import said, worded_in
 
 REVIEWER = Caller("user:alice", "reviewer", ("p1",))
 # The budgets (bytes of compact UTF-8 JSON), stated in docs/mcp-protocol.md "Listing size". Measured
@@ -148,7 +149,8 @@ def test_tool_names_groups_and_roles_select_tools(service):
                                                                   if t.ledger == "evidence"} | {"get_finding"}
     with pytest.raises(GroundrulesError) as caught:
         select_tools(service, ["evidense"])
-    assert caught.value.code == "USAGE" and caught.value.hint == "did you mean 'evidence'?"
+    assert caught.value.code == "USAGE" and worded_in(caught.value, "en").message == said(
+        "usage.tools_unknown_close", "en", name="evidense", closest="evidence")
 
 
 def _size(value) -> int:
@@ -212,4 +214,4 @@ def test_an_agents_session_starts_with_its_default_toolsets_within_the_budget(se
 def test_serve_refuses_a_tools_name_it_does_not_know(tmp_path, capsys):
     code = main(["serve", "--db", str(tmp_path / "l.db"), "--tools", "findings,evidense"])
     assert code == 1
-    assert "--tools: 'evidense' is no tool, group or role; did you mean 'evidence'?" in capsys.readouterr().err
+    assert said("usage.tools_unknown_close", name="evidense", closest="evidence") in capsys.readouterr().err

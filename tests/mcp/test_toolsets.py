@@ -23,6 +23,7 @@ from groundrules.cli.main import main
 from groundrules.findings import SequentialIds, StepClock
 from groundrules.transports.mcp_tools import ToolServer
 from table_edits import TableFile
+from said import said
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = Caller("agent-1", "agent", ("p1",))
@@ -212,10 +213,10 @@ def test_a_connection_with_no_session_lists_and_answers_every_tool_the_role_may_
 def test_serve_refuses_a_toolset_it_does_not_know_or_has_nothing_to_enable_with(tmp_path, capsys):
     code = main(["serve", "--db", str(tmp_path / "l.db"), "--toolsets", "findings,suport"])
     assert code == 1
-    assert "--toolsets: 'suport' is no toolset; did you mean 'support'?" in capsys.readouterr().err
-    code = main(["serve", "--db", str(tmp_path / "l.db"), "--toolsets", "all", "--tools", "findings"])
+    assert said("usage.toolsets_unknown_close", name="suport", closest="support") in capsys.readouterr().err
+    code = main(["--lang", "en", "serve", "--db", str(tmp_path / "l.db"), "--toolsets", "all", "--tools", "findings"])
     assert code == 1
-    assert "--toolsets needs enable_toolset among --tools" in capsys.readouterr().err
+    assert said("usage.toolsets_need_enable", "en") in capsys.readouterr().err
 
 
 @pytest.mark.extended

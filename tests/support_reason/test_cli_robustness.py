@@ -8,6 +8,7 @@ import pytest
 
 from cli_inproc import run_cli
 from sr_cases import ROOT, case_path, corpus
+from said import said
 
 
 def _explain_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -40,4 +41,4 @@ def test_lone_surrogate_in_a_string_is_refused_without_traceback():
     run = _explain_cli("-", stdin=json.dumps(ctx).encode("ascii"))
     err = run.stderr.decode("utf-8", "replace")
     assert "Traceback" not in err
-    assert run.returncode == 1 and run.stdout == b"" and "lone surrogate" in err
+    assert run.returncode == 1 and run.stdout == b"" and said("usage.json_surrogate", input="stdin") in err

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..core import codes
 from ..core.decide import DecisionTable
-from ..core.errors import GroundrulesError, did_you_mean
+from ..core.errors import GroundrulesError, closest, echo
+from ..core.messages import refused
 from ..core.rulebook import Rulebook
 from ..core.schema_check import contract
 
@@ -22,17 +23,18 @@ def add_case(book: Rulebook, cases: Path, table_id: str, value: Any, name: str) 
     table = book.tables.get(table_id)
     if not isinstance(table, DecisionTable):
         known = sorted(t for t, v in book.tables.items() if isinstance(v, DecisionTable))
-        hint = did_you_mean(table_id, known)
-        raise GroundrulesError(codes.CASE_REFUSED, f"no decision table '{table_id}'" + (f" ({hint})" if hint else ""))
+        close = closest(table_id, known)
+        raise refused(book, codes.CASE_REFUSED, "case.no_table_close" if close else "case.no_table",
+                      table=echo(table_id), closest=close)
     if not NAME.fullmatch(name):
-        raise GroundrulesError(codes.CASE_REFUSED, f"case name '{name}': lower-case letters, digits, '.', '_' and '-'")
+        raise refused(book, codes.CASE_REFUSED, "case.name", name=echo(name))
     if table.input:
         problem = contract(book.schemas, table.input).located(value)
         if problem is not None:
-            raise GroundrulesError(codes.CASE_REFUSED, f"the value breaks {table.input}: {problem}")
+            raise refused(book, codes.CASE_REFUSED, "case.contract", contract=table.input, problem=str(problem))
     path = cases / table_id / f"{name}.json"
     if path.exists():
-        raise GroundrulesError(codes.CASE_REFUSED, f"tests/cases/{table_id}/{name}.json exists already")
+        raise refused(book, codes.CASE_REFUSED, "case.exists", table=table_id, name=name)
     try:
         fired = [f.row.id for f in table.evaluate(value).fired]
     except GroundrulesError as exc:       # a table that needs now: the case is still a case

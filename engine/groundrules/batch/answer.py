@@ -19,7 +19,8 @@ from ..api import ROLES_TABLE, TOOLS, Caller, Service
 from ..core import canonical, limits
 from ..core import rulebook as rulebooks
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, echo
+from ..core.messages import refused
 from .plan import Plan, RowError, arguments, decode
 
 if TYPE_CHECKING:
@@ -40,14 +41,12 @@ class Answerer:
 
     def __init__(self, book: rulebooks.Rulebook, plan: Plan, caller: Caller = BATCH_CALLER):
         if plan.tool not in stateless():
-            raise GroundrulesError(codes.USAGE, f"{plan.tool}: a batch runs only the stateless tools "
-                                            f"({', '.join(stateless())})")
+            raise refused(book, codes.USAGE, "usage.batch_stateless", tool=echo(plan.tool), tools=list(stateless()))
         self.service, self.plan, self.caller = Service(book), plan, caller
         self.roles = book.table(ROLES_TABLE)
         missing = [m for m in ROW_MESSAGES if m not in self.roles.messages]
         if missing:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the role table (rules/roles.yaml) has no message "
-                                   f"{', '.join(missing)}, which a batch's error rows are worded by")
+            raise refused(book, codes.RULEBOOK_INCOMPLETE, "rulebook.row_messages", missing=missing)
         table = limits.of(book)
         self.row_bytes = table.input_bytes if table is not None else None
         self.version = book.version

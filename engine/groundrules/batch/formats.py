@@ -18,15 +18,16 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, TypeVar
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 STDIO = "-"
 T = TypeVar("T")
 
 
-def usage(message: str) -> GroundrulesError:
-    return GroundrulesError(codes.USAGE, message)
+def usage(name: str, /, **params: Any) -> GroundrulesError:
+    """A batch's input or output the command line named wrongly: the catalogue's message `name`."""
+    return refusal(codes.USAGE, name, **params)
 
 
 def format_of(name: str, given: str | None = None) -> str:
@@ -37,7 +38,7 @@ def format_of(name: str, given: str | None = None) -> str:
         return "jsonl"
     found = FORMATS.get(Path(name).suffix.lower())
     if found is None:
-        raise usage(f"{name}: say its format with --format or name it .jsonl, .csv or .parquet")
+        raise usage("usage.batch_format", input=name)
     return found
 
 
@@ -61,12 +62,12 @@ def sources(names: list[str], given: str | None = None) -> list[Source]:
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in FORMATS)
             if not files:
-                raise usage(f"{name}: the folder holds no .jsonl, .csv or .parquet file")
+                raise usage("usage.batch_empty_folder", input=name)
             out += [Source(str(p), p, format_of(str(p), given)) for p in files]
         elif path.is_file():
             out.append(Source(name, path, format_of(name, given)))
         else:
-            raise usage(f"{name}: no such file or folder")
+            raise usage("usage.no_such_path", input=name)
     return out
 
 
@@ -103,7 +104,7 @@ def _open(source: Source) -> BinaryIO:
     try:
         return open(source.path, "rb")
     except OSError as exc:
-        raise usage(f"{source.name}: cannot read ({exc.strerror or type(exc).__name__})") from None
+        raise usage("usage.cannot_read", input=source.name, reason=exc.strerror or type(exc).__name__) from None
 
 
 def _jsonl(source: Source) -> Iterator[tuple[str, bytes]]:
@@ -128,9 +129,9 @@ def _csv(source: Source) -> Iterator[tuple[str, dict]]:
             for n, record in enumerate(csv.DictReader(text), 1):
                 yield f"{source.name}:{n}", dict(record)
         except UnicodeDecodeError as exc:
-            raise usage(f"{source.name}: not UTF-8 (byte {exc.start} of a block)") from None
+            raise usage("usage.batch_not_utf8", input=source.name, byte=exc.start) from None
         except csv.Error as exc:
-            raise usage(f"{source.name}: not CSV ({exc})") from None
+            raise usage("usage.batch_not_csv", input=source.name, problem=str(exc)) from None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -141,7 +142,7 @@ def _parquet(source: Source, chunk_rows: int) -> Iterator[list[tuple[str, dict]]
     try:
         handle = pq.ParquetFile(source.path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a file that is not Parquet
-        raise usage(f"{source.name}: not a Parquet file ({type(exc).__name__})") from None
+        raise usage("usage.batch_not_parquet", input=source.name, kind=type(exc).__name__) from None
     n = 0
     for batch in handle.iter_batches(batch_size=chunk_rows):
         chunk = []
@@ -155,7 +156,7 @@ def _pyarrow_parquet(name: str):
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise usage(f"{name}: Parquet needs pyarrow: pip install 'groundrules[batch]'") from None
+        raise usage("usage.batch_pyarrow", input=name) from None
     return pq
 
 

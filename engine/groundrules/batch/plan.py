@@ -8,6 +8,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import codes
+from ..core.errors import refusal
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -44,7 +47,7 @@ def parse_map(spec: str) -> tuple[tuple[str, ...], str]:
     """`message.content=content` -> (("message", "content"), "content")."""
     target, sep, column = spec.partition("=")
     if not sep or not target or not column or any(not p for p in target.split(".")):
-        raise ValueError(f"--map {spec}: expected ARGUMENT.PATH=COLUMN, e.g. message.content=content")
+        raise refusal(codes.USAGE, "usage.batch_map", spec=spec)
     return tuple(target.split(".")), column
 
 
@@ -53,7 +56,7 @@ def parse_set(spec: str) -> tuple[tuple[str, ...], Any]:
     as JSON (`--set report=true`), anything else as text."""
     target, sep, text = spec.partition("=")
     if not sep or not target or any(not p for p in target.split(".")):
-        raise ValueError(f"--set {spec}: expected ARGUMENT.PATH=VALUE, e.g. message.role=user")
+        raise refusal(codes.USAGE, "usage.batch_set", spec=spec)
     try:
         value = json.loads(text)
     except ValueError:

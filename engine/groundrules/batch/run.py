@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..core import codes
-from ..core.errors import GroundrulesError
 from . import formats, pool
 from .answer import Answerer
 from .progress import Progress
@@ -44,12 +42,12 @@ def run(answerer: Answerer, inputs: list[formats.Source], out: str, *, out_forma
         return _answer_into(answerer, inputs, sys.stdout, 0, workers, chunk_rows, in_flight, progress, flush=True)
     target = Path(out)
     if target.exists() and target.is_dir():
-        raise formats.usage(f"--out {out}: is a folder; name the file to write")
+        raise formats.usage("usage.batch_out_folder", out=out)
     if not target.parent.is_dir():
-        raise formats.usage(f"--out {out}: the folder does not exist")
+        raise formats.usage("usage.out_folder_missing", out=out)
     journal = target if fmt == "jsonl" else target.with_name(target.name + JOURNAL)
     if fmt != "jsonl" and target.exists() and not journal.exists() and not restart:
-        raise formats.usage(f"--out {out}: exists and is complete; remove it or pass --restart to answer again")
+        raise formats.usage("usage.batch_out_complete", out=out)
     done = 0 if restart else _resumable(journal, answerer, inputs, chunk_rows)
     mode = "a" if done else "w"
     with open(journal, mode, encoding="utf-8", newline="\n") as stream:
@@ -117,8 +115,7 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
     if not journal.exists():
         return 0
     if any(source.path is None for source in inputs):
-        raise GroundrulesError(codes.USAGE, f"{journal}: holds answers of an earlier run, which stdin cannot be matched "
-                                        "with; give the input as files, or pass --restart")
+        raise formats.usage("usage.batch_resume_stdin", journal=str(journal))
     tail = f', "rulebook": {json.dumps(answerer.version, ensure_ascii=False)}}}'
     count, last, good_bytes = 0, "", 0        # last: the last whole line's text, once count > 0
     with open(journal, "rb") as stream:
@@ -128,8 +125,8 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
             text = raw[:-1].decode("utf-8")
             if not text.endswith(tail):
                 found = _version_of(text)
-                raise GroundrulesError(codes.USAGE, f"{journal}: answered under rulebook {found}, not this one "
-                                                f"({answerer.version}); pass --restart to answer every row again")
+                raise formats.usage("usage.batch_resume_rulebook", journal=str(journal), found=str(found),
+                                    version=answerer.version)
             count += 1
             good_bytes += len(raw)
             last = text
@@ -142,9 +139,8 @@ def _resumable(journal: Path, answerer: Answerer, inputs: list[formats.Source], 
     place, row = _row_at(inputs, count, chunk_rows)
     expected = None if row is None else answerer.answered(place, row)[0]
     if expected != key:
-        raise GroundrulesError(codes.USAGE, f"{journal}: its {count} answer(s) do not match the input (row {count} is "
-                                        f"{json.dumps(expected, ensure_ascii=False)}, the output has "
-                                        f"{json.dumps(key, ensure_ascii=False)}); pass --restart to answer again")
+        raise formats.usage("usage.batch_resume_mismatch", journal=str(journal), count=count,
+                            expected=json.dumps(expected, ensure_ascii=False), found=json.dumps(key, ensure_ascii=False))
     return count
 
 

@@ -24,11 +24,10 @@ def base_rulebook(base: str, root: Path) -> Iterator[Rulebook]:
         try:
             book = rulebook.load(folder)
         except RulesError as exc:
-            raise usage_error(f"--base {base}: its tables do not load with this groundrules "
-                              f"({len(exc.problems)} problem(s), first: {exc.problems[0]})") from None
+            raise usage_error("usage.base_invalid", base=base, count=len(exc.problems),
+                              problem=str(exc.problems[0])) from None
         except Exception as exc:  # noqa: BLE001 - older tables this loader's compilers do not expect
-            raise usage_error(f"--base {base}: its tables do not load with this groundrules "
-                              f"(a compiler failed on them: {type(exc).__name__})") from None
+            raise usage_error("usage.base_compiler", base=base, kind=type(exc).__name__) from None
         yield book
 
 
@@ -36,12 +35,12 @@ def _folder(base: str, root: Path, tmp: Path) -> Path:
     if Path(base).is_dir():
         return Path(base)
     if base.startswith("-"):                 # git would read it as an option (--output=FILE writes)
-        raise usage_error(f"--base {base}: neither a folder nor a git revision of this checkout")
+        raise usage_error("usage.base_unknown", base=base)
     try:
         tar = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", base, "--",
                               "rules", "locks", "schemas"], capture_output=True, timeout=60, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        raise usage_error(f"--base {base}: neither a folder nor a git revision of this checkout") from None
+        raise usage_error("usage.base_unknown", base=base) from None
     with tarfile.open(fileobj=BytesIO(tar)) as archive:
         try:
             archive.extractall(tmp, filter="data")

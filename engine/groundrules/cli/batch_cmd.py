@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..core import limits
+from ..core.errors import echo
 from .io import usage_error
 from .session import caller_from, rulebook_from
 
@@ -58,18 +59,15 @@ def run(args: argparse.Namespace) -> int:
     from ..batch.progress import Progress
     book = rulebook_from(args)
     if args.tool not in stateless():
-        raise usage_error(f"{args.tool}: batch runs only the stateless tools ({', '.join(stateless())})")
+        raise usage_error("usage.batch_stateless", tool=echo(args.tool), tools=list(stateless()))
     if args.workers < 1:
-        raise usage_error("--workers N: N is 1 or more")
+        raise usage_error("usage.at_least", option="--workers", least=1)
     if args.set and not args.map:
-        raise usage_error("--set goes with --map: without a mapping each row is the tool's arguments")
+        raise usage_error("usage.batch_set_needs_map")
     if args.json_column and args.map:
-        raise usage_error("--json-column and --map: give one way of making the arguments")
-    try:
-        maps = tuple(plans.parse_map(m) for m in args.map)
-        sets = tuple(plans.parse_set(s) for s in args.set)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
+        raise usage_error("usage.batch_json_or_map")
+    maps = tuple(plans.parse_map(m) for m in args.map)
+    sets = tuple(plans.parse_set(s) for s in args.set)
     plan = plans.Plan(args.tool, key=args.key, maps=maps, sets=sets, text=args.json_column)
     answerer = Answerer(book, plan, caller_from(args, book))
     inputs = formats.sources(args.inputs, args.in_format)

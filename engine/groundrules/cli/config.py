@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-from ..core.errors import GroundrulesError, did_you_mean, echo
+from ..core.errors import GroundrulesError, closest, echo
 from ..core.yamlparse import parse
 from ..core.yamlsrc import YamlProblem
-from .io import usage_error
+from .io import reason, usage_error
 
 ENV_PREFIX = "GROUNDRULES_"
 CONFIG = "--config"
@@ -83,7 +83,7 @@ def _flag(value, option: str) -> bool:
         return True
     if text in ("0", "false", "no", "off", ""):
         return False
-    raise usage_error(f"{option}: expected true or false, not '{echo(value)}'")
+    raise usage_error("usage.config_flag", option=option, value=echo(str(value)))
 
 
 def _given(argv: list[str], options: dict) -> dict:
@@ -117,29 +117,30 @@ def _from_file(path: str, options: dict) -> dict:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise usage_error(f"{path}: no such config file") from None
+        raise usage_error("usage.config_missing", path=path) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise usage_error(f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+        raise usage_error("usage.cannot_read", input=path, reason=reason(exc)) from None
     try:
         source = parse(text, path)
     except YamlProblem as exc:
-        raise _bad(path, exc.line, exc.column, exc.message) from None
+        raise _bad(path, exc.line, exc.column, "usage.config_yaml", problem=exc.message) from None
     data = source.data if source.data is not None else {}
     if not isinstance(data, dict):
-        raise _bad(path, 1, 1, "a config file is a mapping of option names to values")
+        raise _bad(path, 1, 1, "usage.config_not_mapping")
     out = {}
     for key, value in data.items():
         line, col = source.where((key,))
         if not isinstance(key, str) or key not in options:
-            hint = did_you_mean(str(key), list(options))
-            raise _bad(path, line, col, f"unknown setting '{echo(key)}'" + (f" (did you mean '{hint}'?)" if hint else ""))
+            close = closest(str(key), list(options))
+            raise _bad(path, line, col, "usage.config_unknown_close" if close else "usage.config_unknown",
+                       key=echo(str(key)), closest=close, settings=sorted(options))
         if isinstance(value, (dict,)) or (isinstance(value, list) and not isinstance(options[key][1], argparse._AppendAction)):
-            raise _bad(path, line, col, f"'{key}' takes one value")
+            raise _bad(path, line, col, "usage.config_one_value", key=key)
         if value is None:
             continue
         out[key] = value
     return out
 
 
-def _bad(path: str, line: int, col: int, message: str) -> GroundrulesError:
-    return usage_error(f"{path}:{line}:{col}: {message}")
+def _bad(path: str, line: int, col: int, name: str, **params) -> GroundrulesError:
+    return usage_error(name, at=f"{path}:{line}:{col}", **params)

@@ -98,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _db(args: argparse.Namespace):
     db = database(args.db)
     if isinstance(db, Path) and not db.exists():
-        raise usage_error(f"{args.db}: no such database")
+        raise usage_error("usage.no_such_database", db=args.db)
     return db
 
 
@@ -122,20 +122,20 @@ def run_read(args: argparse.Namespace) -> int:
 
 
 def _may_read_decisions(args: argparse.Namespace, book, what: str) -> None:
+    """`what`: the catalogue's message (usage.decisions_…) naming what is refused."""
     """Reading the log's personal values or deleting its rows is for the roles the role table lets
     call read_decisions (rules/roles.yaml), as `decisions list --reveal` is."""
     roles = book.table(ROLES_TABLE)
     if args.role not in roles.roles:
-        raise usage_error(f"--role {echo(args.role)}: not a role of rules/roles.yaml (choose from {', '.join(roles.roles)})")
+        raise usage_error("usage.role_unknown", role=echo(args.role), roles=list(roles.roles))
     if not roles.may_call(args.role, "read_decisions"):
         allowed = [r for r in roles.roles if roles.may_call(r, "read_decisions")]
-        raise usage_error(f"{what}: only a role rules/roles.yaml lets call read_decisions may "
-                          f"({', '.join(allowed) or 'none'}), not {args.role}")
+        raise usage_error(what, roles=allowed, role=echo(args.role))
 
 
 def run_purge(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
-    _may_read_decisions(args, book, "enforcing retention")
+    _may_read_decisions(args, book, "usage.decisions_purge")
     log = decision_log(args, book, _db(args))
     try:
         deleted = log.purge()
@@ -149,19 +149,19 @@ def run_export(args: argparse.Namespace) -> int:
     """The rows as stored (payloads sealed, masked paths never kept): for reviewers, as reading is."""
     from ..decision_log import export, times
     book = rulebook_from(args)
-    _may_read_decisions(args, book, "exporting the log")
+    _may_read_decisions(args, book, "usage.decisions_export")
     if not args.out.endswith(".parquet"):
-        raise usage_error(f"--out {args.out}: the export is Parquet; name it .parquet")
+        raise usage_error("usage.export_parquet", out=args.out)
     out = Path(args.out)
     if not out.parent.is_dir():
-        raise usage_error(f"--out {args.out}: the folder does not exist")
+        raise usage_error("usage.out_folder_missing", out=args.out)
     log = decision_log(args, book, _db(args))
     try:
         since = None
         if args.since is not None:
             since = times.since(args.since, log.now())
             if since is None:
-                raise usage_error(f"--since {args.since}: expected ISO 8601 with an offset, or 7d / 12h / 30m")
+                raise usage_error("usage.since", value=echo(args.since))
         written = export.export(log, out, projects=[args.project], tools=args.tool, since=since)
     finally:
         log.close()
@@ -171,7 +171,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_rekey(args: argparse.Namespace) -> int:
     book = rulebook_from(args)
-    _may_read_decisions(args, book, "re-sealing the log")
+    _may_read_decisions(args, book, "usage.decisions_rekey")
     log = decision_log(args, book, _db(args))
     try:
         counts = log.rekey()
@@ -186,13 +186,13 @@ def run_replay(args: argparse.Namespace) -> int:
     from ..decision_log.log import DecisionLog
     from .base_tables import base_rulebook
     if args.reveal:
-        _may_read_decisions(args, rulebook_from(args), "--reveal shows personal values")
+        _may_read_decisions(args, rulebook_from(args), "usage.decisions_reveal")
     if (args.promote is None) != (args.to is None):
-        raise usage_error("--promote DECISION_ID and --to DIR go together")
+        raise usage_error("usage.promote_with_to")
     if args.examples < 0:
-        raise usage_error("--examples N: N is 0 or more")
+        raise usage_error("usage.at_least", option="--examples", least=0)
     if args.workers < 1:
-        raise usage_error("--workers N: N is 1 or more")
+        raise usage_error("usage.at_least", option="--workers", least=1)
     root = Path(args.rules) if getattr(args, "rules", None) else rulebook.data_root()
     from .session import decision_key, key_store
     key = decision_key(args)
@@ -211,11 +211,11 @@ def run_replay(args: argparse.Namespace) -> int:
             from ..decision_log import times
             since = times.since(args.since, log.now())
             if since is None:
-                raise usage_error(f"--since {args.since}: expected ISO 8601 with an offset, or 7d / 12h / 30m")
+                raise usage_error("usage.since", value=echo(args.since))
         tools = args.tool or list(replay.STATELESS)
         unknown = [t for t in tools if t not in replay.STATELESS]
         if unknown:
-            raise usage_error(f"--tool {unknown[0]}: replay runs only the stateless tools ({', '.join(replay.STATELESS)})")
+            raise usage_error("usage.replay_stateless", tool=echo(unknown[0]), tools=list(replay.STATELESS))
         table = limits.of(candidate)
         chunking = {"chunk_rows": table.chunk_rows, "in_flight": table.chunks_in_flight} if table else {}
         result = replay.replay(log, candidate, logged, projects=args.project, tools=tools, since=since,

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.rules) if args.rules else rulebook.data_root()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     if not cases.is_dir():
-        raise usage_error(f"{cases}: no case corpus here (give --cases DIR)")
+        raise usage_error("usage.no_corpus", path=str(cases))
     after = rulebook.load(root)
     with base_rulebook(args.base, root) as before:
         diff = corpus_diff(before, after, cases)

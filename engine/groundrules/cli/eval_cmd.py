@@ -14,11 +14,11 @@ import argparse
 from typing import Any
 
 from ..core import canonical, codes
-from ..core.errors import GroundrulesError, did_you_mean
+from ..core.errors import GroundrulesError, closest, echo, refusal
 from ..analyst.trace import INPUTS, fitting, misfit, traceable
 from . import trace_text
 from .io import emit, emit_text, read_json, usage_error
-from .session import rulebook_from
+from .session import rulebook_from, worded
 
 
 MORE_PROBLEMS = 6          # a misfit input: how many of its problems the text names
@@ -50,10 +50,11 @@ def run(args: argparse.Namespace) -> int:
     kinds = traceable(book)
     if args.table not in kinds:
         if args.table in book.kinds:
-            raise usage_error(f"{args.table} is a {book.kinds[args.table]} table, which decides nothing eval can "
-                              f"trace (eval traces: {', '.join(sorted(INPUTS))})")
-        hint = did_you_mean(args.table, kinds) or "tables: " + ", ".join(kinds)
-        raise usage_error(f"{args.table}: no such table ({hint})")
+            raise usage_error("usage.eval_untraceable", table=args.table, kind=book.kinds[args.table],
+                              kinds=sorted(INPUTS))
+        close = closest(args.table, kinds)
+        raise usage_error("usage.eval_no_table_close" if close else "usage.eval_no_table", table=echo(args.table),
+                          closest=close, tables=list(kinds))
     value = read_json(args.file)
     kind = kinds[args.table]
     try:
@@ -64,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
         if exc.code == codes.USAGE:
             raise
         if args.json:
-            emit(canonical.envelope(ok=False, error=exc.as_dict(), rulebook=book.version))
+            emit(canonical.envelope(ok=False, error=worded(args, exc).as_dict(), rulebook=book.version))
         else:
             rest = exc.details.get("problems", [])[1:MORE_PROBLEMS]
+            exc = worded(args, exc)
             emit_text("\n".join([f"{args.table}: {exc.code}: {exc.message}"] + [f"  also: {p}" for p in rest]))
         return 1
 
@@ -78,10 +80,10 @@ def _refuse_misfit(args: argparse.Namespace, book: Any, contract: str, value: An
     if not problems:
         return
     others = fitting(book, value, args.table)
-    also = f"; it fits the input of: {', '.join(others)}" if others else ""
-    more = f" ({len(problems)} problems, the first: {problems[0]})" if len(problems) > 1 else f": {problems[0]}"
-    raise GroundrulesError(codes.INVALID_ARGUMENT, f"the input is not a value of {args.table}'s contract "
-                           f"(schemas/{contract}){also}{more}", problems=problems, fits=others)
+    exc = refusal(codes.INVALID_ARGUMENT, "usage.eval_misfit", table=args.table, contract=contract,
+                  count=len(problems), problem=problems[0], fits=others)
+    exc.details.update(problems=problems, fits=others)
+    raise exc
 
 
 def _decision(args: argparse.Namespace, book: Any, value: Any) -> int:
@@ -125,7 +127,7 @@ def _locks(args: argparse.Namespace, book: Any, value: Any) -> int:
     messages = value if isinstance(value, list) else value.get("messages") if isinstance(value, dict) \
         and "messages" in value else [value]
     if not isinstance(messages, list):
-        raise usage_error(f"{args.file}: 'messages' must be a list of messages")
+        raise usage_error("usage.eval_messages", input=args.file)
     traces = [lock_trace(book, args.table, m) for m in messages]
     sources = {t.id: book.sources[t.id] for t in book.of_kind("lock_patterns")}
     if args.json:
@@ -139,16 +141,18 @@ def _locks(args: argparse.Namespace, book: Any, value: Any) -> int:
 def _transitions(args: argparse.Namespace, book: Any, value: Any) -> int:
     table, source = book.tables[args.table], book.sources[args.table]
     if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("machine", "from", "to")):
-        raise usage_error(f"{args.file}: the facts of a move name its machine, from and to "
-                          f"({INPUTS['transition_table']})")
+        raise usage_error("usage.eval_move", input=args.file)
     machine = table.machines.get(value["machine"])
     if machine is None:
-        raise usage_error(f"{args.file}: no machine '{value['machine']}' in {args.table}"
-                          + _hint(value["machine"], table.machines))
+        close = closest(value["machine"], table.machines)
+        raise usage_error("usage.eval_no_machine_close" if close else "usage.eval_no_machine", input=args.file,
+                          machine=echo(value["machine"]), table=args.table, closest=close, choices=list(table.machines))
     for key in ("from", "to"):
         if value[key] not in machine.states:
-            raise usage_error(f"{args.file}: '{value[key]}' is not a state of machine {value['machine']}"
-                              + _hint(value[key], machine.states))
+            close = closest(value[key], machine.states)
+            raise usage_error("usage.eval_no_state_close" if close else "usage.eval_no_state", input=args.file,
+                              state=echo(value[key]), machine=value["machine"], closest=close,
+                              choices=list(machine.states))
     if source.data.get("input"):
         _refuse_misfit(args, book, source.data["input"], value)
     facts = {k: v for k, v in value.items() if k not in ("machine", "from", "to", "via", "role")}
@@ -178,11 +182,6 @@ def _fold(args: argparse.Namespace, book: Any, value: Any) -> int:
         rows["default"] = resolve.default
     emit_text("\n".join(trace_text.fold_lines(args.table, traced, at, rows, args.trace)))
     return 0
-
-
-def _hint(word: str, choices: Any) -> str:
-    hint = did_you_mean(word, choices)
-    return f" ({hint})" if hint else f" (one of: {', '.join(choices)})"
 
 
 TRACERS = {"lock_patterns": _locks, "transition_table": _transitions, "merge_policy": _fold}

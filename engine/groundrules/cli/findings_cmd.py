@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..api import TOOLS
+from ..core.errors import echo
 from .io import emit_envelope, usage_error
 from .session import add_caller_args, call_once, caller_from, close, rulebook_from, service_from
 
@@ -86,18 +87,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     oauth_options = args.issuer or args.resource or args.jwks
     if args.http is None and (args.tokens or args.allowed_host or args.auth != "tokens" or oauth_options):
-        raise usage_error("--tokens, --allowed-host, --auth, --issuer, --resource and --jwks go with --http HOST:PORT")
+        raise usage_error("usage.serve_http_only")
     host, port = _host_port(args.http) if args.http is not None else (None, None)
     if args.http is not None and args.auth == "tokens" and (not args.tokens or oauth_options):
-        raise usage_error("--http needs --tokens FILE (every HTTP caller is a token's principal), "
-                          "or --auth oauth with --issuer URL")
+        raise usage_error("usage.serve_http_needs_tokens")
     if args.auth == "oauth" and args.tokens:
-        raise usage_error("--auth oauth takes no --tokens: callers are named by their access tokens' claims")
+        raise usage_error("usage.serve_oauth_no_tokens")
     from ..transports.settings import from_options
-    try:
-        settings = from_options(args)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
+    settings = from_options(args)
     book = rulebook_from(args)
     caller = caller_from(args, book) if args.http is None else None     # over HTTP each token names its caller
     service = service_from(args, book=book)
@@ -106,8 +103,7 @@ def run_serve(args: argparse.Namespace) -> int:
         tools = None if args.tools is None else select_tools(service, args.tools)
         toolsets = None if args.toolsets is None else select_toolsets(service, args.toolsets)
         if toolsets is not None and tools is not None and "enable_toolset" not in tools:
-            raise usage_error("--toolsets needs enable_toolset among --tools (without it a session lists every "
-                              "tool --tools serves, and there is nothing to enable)")
+            raise usage_error("usage.toolsets_need_enable")
         if args.http is None:
             assert caller is not None, "named above for a server without --http"
             from ..transports.mcp_tools import serve_stdio
@@ -131,7 +127,7 @@ def _host_port(text: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise usage_error(f"--http {text}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+        raise usage_error("usage.serve_http_address", value=echo(text))
     return host, int(port)
 
 

@@ -1,14 +1,29 @@
-"""Entry point: parse, dispatch to one part's command, turn every failure into one line."""
+"""Entry point: parse, dispatch to one part's command, turn every failure into one line.
+
+Every line a refusal prints is worded by the message catalogue (rules/messages.yaml) in the
+language of `--lang` (the catalogue's first by default) and names its stable code; argparse's own
+errors too (`Parser.error`), whose detail is argparse's words, filled in as data."""
 from __future__ import annotations
 
 import argparse
 import sys
 from types import ModuleType
-from typing import Callable
+from typing import Callable, NoReturn
 
 from ..core import codes
-from ..core.errors import GroundrulesError, RulesError, StorageFailure
+from ..core.errors import GroundrulesError, RulesError, StorageFailure, refusal
 from .io import rules_error_lines
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose own errors (an unknown option, a missing value) are refusals like the rest:
+    `main` words them from the catalogue and exits 2, as argparse does. Subcommands' parsers are
+    of this class too (add_subparsers makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        exc = refusal(codes.USAGE, "usage.arguments", problem=message, prog=self.prog)
+        setattr(exc, "usage", self.format_usage())      # read back by `main`, which exits 2 for it
+        raise exc
 
 
 # Each part is a module with `register(subparsers)`; its commands set `func`. A part is imported
@@ -92,7 +107,7 @@ GLOBAL_OPTIONS = ("--rules", "--lang")      # the top-level options, each with a
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with `command`'s part registered, or every part when `command` is not one."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="groundrules",
         description="The deterministic rules layer beside LLM agents.")
     parser.add_argument("--rules", metavar="DIR",
@@ -125,29 +140,32 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = command_of(argv)
     parser = build_parser(command)
-    if command == "serve":                  # its settings may come from a file and the environment too
-        from .config import expand
-        try:
+    try:
+        if command == "serve":                  # its settings may come from a file and the environment too
+            from .config import expand
             argv = expand(argv, parser)
-        except GroundrulesError as exc:
-            sys.stderr.write(f"groundrules serve: {exc.message}\n")
-            return 1
-    args = parser.parse_args(argv)
+        args = parser.parse_args(argv)
+    except GroundrulesError as exc:
+        given = argparse.Namespace(rules=_value_of(argv, "--rules"), lang=_value_of(argv, "--lang"))
+        sys.stderr.write(getattr(exc, "usage", ""))
+        _say(given, command or "", exc)
+        return 2 if hasattr(exc, "usage") else 1
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)
     except RulesError as exc:
-        sys.stderr.write(f"groundrules {args.command}: the rule tables did not load:\n"
-                         f"{rules_error_lines(exc)}\n")
+        from .session import catalogue_from
+        heading = catalogue_from(args)
+        sys.stderr.write(f"groundrules {args.command}: {exc.code}: "
+                         f"{heading.code_message(exc.code) if heading else exc.code}\n{rules_error_lines(exc)}\n")
         return 3
     except StorageFailure as exc:                  # a ledger that cannot open: worded as a call's failure is
         sys.stderr.write(f"groundrules {args.command}: {exc.code}: {_storage_message(args, exc)}\n")
         return 1
     except GroundrulesError as exc:
-        code = "" if exc.code == codes.USAGE else f"{exc.code}: "     # a stable code a script can match
-        sys.stderr.write(f"groundrules {args.command}: {code}{exc.message}\n")
+        _say(args, args.command, exc)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -155,12 +173,37 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def _say(args: argparse.Namespace, command: str, exc: GroundrulesError) -> None:
+    """One line on stderr: the command, the refusal's stable code (a script matches it) and its
+    sentence in the language of --lang."""
+    from .session import worded
+    exc = worded(args, exc)
+    sys.stderr.write(f"groundrules{' ' + command if command else ''}: {exc.code}: {exc.message}"
+                     + (f" ({exc.hint})" if exc.hint else "") + "\n")
+
+
+def _value_of(argv: list[str], option: str) -> str | None:
+    """The last value `option` is given in `argv` (`--opt V` or `--opt=V`), before the parser could read it."""
+    found = None
+    for i, word in enumerate(argv):
+        if word == option and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif word.startswith(option + "="):
+            found = word.split("=", 1)[1]
+    return found
+
+
 def _storage_message(args, exc: StorageFailure) -> str:
     """The role table's sentence for a store's failure (the kind alone if the tables do not load)."""
     from ..api import storage_refusal
+    from ..core import messages
     from .session import rulebook_from
     try:
-        return storage_refusal(rulebook_from(args), exc).message
+        book = rulebook_from(args)
+        catalogue, lang = messages.of(book), getattr(args, "lang", None)
+        if catalogue is not None and lang is not None and lang in catalogue.languages:
+            book = book.speaking(lang)
+        return storage_refusal(book, exc).message
     except GroundrulesError:
         return exc.message
 

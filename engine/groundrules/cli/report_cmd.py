@@ -10,7 +10,8 @@ from ..analyst import report
 from ..core import rulebook
 from ..core.schema_check import contract
 from .base_tables import base_rulebook
-from .io import emit_text, usage_error
+from ..core.errors import echo
+from .io import emit_text, reason, usage_error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,13 +46,13 @@ def run(args: argparse.Namespace) -> int:
     if args.batch:
         return _batch(args)
     if args.json:
-        raise usage_error("--json goes with --batch")
+        raise usage_error("usage.report_json_batch")
     args.out = args.out or DEFAULT_OUT                 # the rulebook page goes where the docs say
     root = Path(args.rules) if args.rules else rulebook.data_root()
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise usage_error(f"--out {args.out}: exists and is not a folder")
+        raise usage_error("usage.out_not_folder", out=args.out)
     book = rulebook.load(root)
     replayed = _replay(args.replay, book) if args.replay else None
     with (base_rulebook(args.base, root) if args.base else nullcontext()) as base:
@@ -65,15 +66,14 @@ def _replay(path: str, book: rulebook.Rulebook) -> dict:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise usage_error(f"--replay {path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+        raise usage_error("usage.replay_unread", path=path, reason=reason(exc)) from None
     except ValueError:
-        raise usage_error(f"--replay {path}: not JSON (groundrules replay --format json writes the file)") from None
+        raise usage_error("usage.replay_not_json", path=path) from None
     problem = contract(book.schemas, "replay.v1.schema.json").located(data)
     if problem is not None:
-        raise usage_error(f"--replay {path}: not a replay ({problem}); groundrules replay --format json writes one")
+        raise usage_error("usage.replay_not_replay", path=path, problem=str(problem))
     if data["candidate"] != book.version:
-        raise usage_error(f"--replay {path}: replayed under rulebook {data['candidate']}, but these tables are "
-                          f"{book.version}: replay under them (groundrules replay --rules …) and report again")
+        raise usage_error("usage.replay_other_tables", path=path, replayed=echo(data["candidate"]), version=book.version)
     return data
 
 
@@ -84,25 +84,25 @@ def _batch(args: argparse.Namespace) -> int:
     from ..core import canonical
     from .io import emit
     if args.base or args.replay or args.cases:
-        raise usage_error("--batch draws a batch's answers: --base, --cases and --replay are for the tables' report")
+        raise usage_error("usage.report_batch_alone")
     if not args.json and not args.out:
-        raise usage_error("--batch needs --out DIR (the page) or --json (the counts)")
+        raise usage_error("usage.report_batch_out")
     path = Path(args.batch)
     if args.batch != "-" and not path.is_file():
-        raise usage_error(f"--batch {args.batch}: no such file")
+        raise usage_error("usage.no_such_file", input=f"--batch {args.batch}")
     try:
         counted = summary.summarize(formats.answers(args.batch))
     except (ValueError, KeyError, TypeError):
-        raise usage_error(f"--batch {args.batch}: not the answers `groundrules batch` writes") from None
+        raise usage_error("usage.report_batch_not_answers", batch=args.batch) from None
     except OSError as exc:
-        raise usage_error(f"--batch {args.batch}: cannot read ({exc.strerror or type(exc).__name__})") from None
+        raise usage_error("usage.cannot_read", input=f"--batch {args.batch}", reason=reason(exc)) from None
     if args.json:
         versions = [r["rulebook"] for r in counted["rulebooks"]]
         emit(canonical.envelope(ok=True, data=counted, rulebook=versions[0] if len(versions) == 1 else None))
         return 0
     out = Path(args.out)
     if out.exists() and not out.is_dir():
-        raise usage_error(f"--out {args.out}: exists and is not a folder")
+        raise usage_error("usage.out_not_folder", out=args.out)
     return _write(args, out, batch_html.page(counted, path.name))
 
 
@@ -110,6 +110,6 @@ def _write(args: argparse.Namespace, out: Path, html: str) -> int:
     try:
         target = report.write(out, html)
     except OSError as exc:
-        raise usage_error(f"--out {args.out}: cannot write ({exc.strerror or type(exc).__name__})") from None
+        raise usage_error("usage.out_unwritten", out=args.out, reason=reason(exc)) from None
     emit_text(f"wrote {target} ({len(html.encode('utf-8'))} bytes); open it in a browser")
     return 0

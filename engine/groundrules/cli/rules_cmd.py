@@ -9,6 +9,7 @@ from ..analyst import gate, lint_formats
 from ..analyst.lint import lint
 from ..core.tables import location
 from . import eval_cmd
+from ..core.errors import closest, echo
 from .io import emit_text, usage_error
 
 
@@ -62,7 +63,7 @@ def run_lint(args: argparse.Namespace) -> int:
     files = [Path(p) for p in args.paths] or None
     for p in files or ():
         if not p.exists():
-            raise usage_error(f"{p}: no such file or folder")
+            raise usage_error("usage.no_such_path", input=str(p))
     cases = Path(args.cases) if args.cases else root / "tests" / "cases"
     report = lint(root, files, cases if cases.is_dir() else None)
     if args.format != "text":
@@ -130,21 +131,23 @@ def kind_coverage_lines(cov) -> list[str]:
 def run_test(args: argparse.Namespace) -> int:
     book = rulebook.load(args.rules) if args.rules else rulebook.default()
     if args.row and not args.table:
-        raise usage_error("--row needs --table")
+        raise usage_error("usage.row_needs_table")
     outcomes = gate.run(book)
     if args.table:
         outcomes = [o for o in outcomes if o.id.split(":")[0] == args.table]
         if not outcomes:
             known = sorted({o.id.split(":")[0] for o in gate.run(book)})
-            raise usage_error(f"--table {args.table}: no table with examples has that id"
-                           + _suggest(args.table, known))
+            close = closest(args.table, known)
+            raise usage_error("usage.test_no_table_close" if close else "usage.test_no_table",
+                              table=echo(args.table), closest=close)
     if args.row:
         in_table = outcomes
         outcomes = [o for o in outcomes if o.id.split(":")[1:2] == [args.row]]
         if not outcomes:
             rows = sorted({o.id.split(":")[1] for o in in_table if o.id.count(":") >= 1})
-            raise usage_error(f"--row {args.row}: table {args.table} has no examples for that row"
-                           + _suggest(args.row, rows))
+            close = closest(args.row, rows)
+            raise usage_error("usage.test_no_row_close" if close else "usage.test_no_row", row=echo(args.row),
+                              table=args.table, closest=close)
     lines = []
     for o in outcomes:
         if not o.ok:
@@ -165,7 +168,7 @@ def _snapshot_lines(root: Path, accept: bool, lines: list[str]) -> int:
     """Run the snapshot-owning test modules of the checkout at `root`; append what they said."""
     from ..analyst import snapshots
     if not snapshots.is_checkout(root):
-        raise usage_error(f"{root}: no tests/ and snapshots/ here: the snapshots live in a repository checkout")
+        raise usage_error("usage.no_checkout", path=str(root))
     done = snapshots.run(root, accept=accept)
     for name, removed, added in done.changed:
         lines.append(f"{name}: rewritten, -{removed} +{added} line(s): read every changed line before committing")
@@ -192,7 +195,3 @@ def run_case_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _suggest(word: str, choices: list[str]) -> str:
-    from ..core.errors import did_you_mean
-    hint = did_you_mean(word, choices)
-    return f" ({hint})" if hint else ""

@@ -15,7 +15,7 @@ from ..access import SUFFIX, TOOL_SCHEMAS
 from ..api import ROLES_TABLE, Caller, Service
 from ..core.errors import GroundrulesError, StorageFailure, echo
 from ..core.rulebook import Rulebook
-from .io import usage_error
+from .io import reason, usage_error
 
 if TYPE_CHECKING:
     from ..results import Envelope
@@ -88,8 +88,7 @@ def decision_key(args: argparse.Namespace):
     else:
         key = crypto.key_from_environment()
     if key is None:
-        raise usage_error("the decision log needs its key: --decision-key FILE, or GROUNDRULES_DECISION_KEY_FILE "
-                          "/ GROUNDRULES_DECISION_KEY in the environment")
+        raise usage_error("usage.decision_key_missing")
     return crypto.DecisionKeyring(key, [crypto.key_from_file(f) for f in getattr(args, "retired_decision_key", [])])
 
 
@@ -118,8 +117,7 @@ def caller_from(args: argparse.Namespace, book: Rulebook) -> Caller:
     """The operator on the command line, in a role the role table (the bundled or --rules one) has."""
     roles = book.table(ROLES_TABLE).roles if ROLES_TABLE in book.tables else {}
     if args.role not in roles:
-        raise usage_error(f"--role {echo(args.role)}: not a role of rules/roles.yaml (choose from "
-                          f"{', '.join(roles) or 'none: the table has no roles'})")
+        raise usage_error("usage.role_unknown", role=echo(args.role), roles=list(roles))
     return Caller(args.operator or _login(), args.role, (args.project,))
 
 
@@ -131,17 +129,17 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     trust = trust_from(args)
     if not getattr(args, "db", None):
         if getattr(args, "log_decisions", False):
-            raise usage_error("--log-decisions needs --db: decisions are kept in the ledgers' database")
+            raise usage_error("usage.log_needs_db")
         return Service(book, trust=trust, lang=lang_from(args))
     from ..evidence import EvidenceLedger
     from ..findings import FindingLedger, RandomIds, SystemClock
     from ..store import database
     db = database(args.db)
     if isinstance(db, Path) and not db.parent.is_dir():
-        raise usage_error(f"{args.db}: the folder does not exist")
+        raise usage_error("usage.db_folder_missing", db=args.db)
     root = getattr(args, "root", None)
     if root is not None and not Path(root).is_dir():
-        raise usage_error(f"{root}: not a folder")
+        raise usage_error("usage.not_a_folder", input=root)
     options = _reproducible(args)
     if read_only:
         from ..store import open_finding_store
@@ -156,8 +154,7 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     keys = key_store(args, db) if isinstance(db, Path) or getattr(args, "key_store", None) else None
     if keys is None and getattr(args, "log_decisions", False):
         findings.close()
-        raise usage_error("--log-decisions on a PostgreSQL --db needs --key-store FILE: logged personal values "
-                          "are sealed under data keys kept apart from the database (docs/erasure.md)")
+        raise usage_error("usage.log_needs_key_store")
     evidence = None
     try:
         if keys is not None:
@@ -170,6 +167,27 @@ def service_from(args: argparse.Namespace, *, read_only: bool = False, book: Rul
     decisions = decision_log(args, book, db, keys) if getattr(args, "log_decisions", False) else None
     return Service(book, findings=findings, evidence=evidence, decisions=decisions, trust=trust,
                    lang=lang_from(args))
+
+
+def catalogue_from(args: argparse.Namespace) -> Any:
+    """The message catalogue of --rules (the bundled one when those tables do not load), speaking
+    --lang when it declares that language, else its first."""
+    from ..core import messages
+    try:
+        book = rulebook_from(args)
+    except GroundrulesError:
+        book = rulebook.default()
+    catalogue = messages.of(book)
+    lang = lang_from(args)
+    if catalogue is not None and lang is not None and lang in catalogue.languages:
+        catalogue = messages.speaking(catalogue, lang)
+    return catalogue
+
+
+def worded(args: argparse.Namespace, exc: GroundrulesError) -> GroundrulesError:
+    """A refusal as the command line prints it: in the language of --lang (core/messages.worded)."""
+    from ..core.messages import worded as in_language
+    return in_language(exc, catalogue_from(args))
 
 
 def lang_from(args: argparse.Namespace) -> str | None:
@@ -211,15 +229,14 @@ def key_store(args: argparse.Namespace, db: Any) -> SqliteKeyStore:
     path = getattr(args, "key_store", None)
     if path is None:
         if isinstance(db, str):
-            raise usage_error("a PostgreSQL --db needs --key-store FILE: personal evidence values are sealed under "
-                              "data keys kept apart from the database (docs/erasure.md)")
+            raise usage_error("usage.postgres_needs_key_store")
         path = f"{db}.keys"
     if not Path(path).parent.is_dir():
-        raise usage_error(f"--key-store {path}: the folder does not exist")
+        raise usage_error("usage.key_store_folder_missing", path=path)
     try:
         return SqliteKeyStore(path)
     except StorageFailure:
-        raise usage_error(f"--key-store {path}: cannot open the key store") from None
+        raise usage_error("usage.key_store_unopened", path=path) from None
 
 
 def redaction_key(path: str) -> bytes:
@@ -227,10 +244,9 @@ def redaction_key(path: str) -> bytes:
     try:
         key = Path(path).read_bytes().rstrip(b"\r\n")
     except OSError as exc:
-        raise usage_error(f"{path}: cannot read the redaction key ({exc.strerror or type(exc).__name__})") from None
+        raise usage_error("usage.redaction_key_unread", path=path, reason=reason(exc)) from None
     if len(key) < MIN_KEY_BYTES:
-        raise usage_error(f"{path}: a redaction key has at least {MIN_KEY_BYTES} bytes "
-                          "(make one with: head -c 32 /dev/urandom > FILE)")
+        raise usage_error("usage.redaction_key_short", path=path, bytes=MIN_KEY_BYTES)
     return key
 
 
@@ -241,8 +257,7 @@ def _reproducible(args: argparse.Namespace) -> dict:
         try:
             options["clock"] = StepClock(args.step_clock)
         except ValueError:
-            raise usage_error(f"--step-clock {args.step_clock}: expected an RFC 3339 date-time with an offset, "
-                              "e.g. 2025-01-01T00:00:00Z") from None
+            raise usage_error("usage.step_clock", value=echo(args.step_clock)) from None
     if args.sequential_ids is not None:
         options["ids"] = SequentialIds(start=args.sequential_ids)
     return options

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..core.canonical import dumps
-from .io import read_json, usage_error
+from .io import read_json, reason, usage_error
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,21 +32,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_sign(args: argparse.Namespace) -> int:
     if args.generate is not None:
         if args.record is not None:
-            raise usage_error("--generate makes a key; sign a record in a second call")
+            raise usage_error("usage.sign_generate_alone")
         return _generate(args.generate, Path(args.key))
     if args.record is None:
-        raise usage_error("name the record to sign (a file, or - for stdin)")
+        raise usage_error("usage.sign_no_record")
     from ..provenance.signatures import sign
     key = read_json(args.key)
     if not isinstance(key, dict) or not isinstance(key.get("kid"), str) or "d" not in key:
-        raise usage_error(f"{args.key}: not a private JWK with a kid (make one with --generate KID)")
+        raise usage_error("usage.sign_not_jwk", key=args.key)
     record = read_json(args.record)
     if not isinstance(record, dict):
-        raise usage_error("the record is a JSON object")
+        raise usage_error("usage.sign_not_object")
     try:
         signed = sign(record, key)
     except (ValueError, KeyError, TypeError) as exc:
-        raise usage_error(f"{args.key}: cannot sign with this key ({type(exc).__name__})") from None
+        raise usage_error("usage.sign_failed", key=args.key, kind=type(exc).__name__) from None
     sys.stdout.write(dumps(signed) + "\n")
     return 0
 
@@ -54,14 +54,14 @@ def run_sign(args: argparse.Namespace) -> int:
 def _generate(kid: str, path: Path) -> int:
     from joserfc.jwk import OKPKey
     if not kid.strip():
-        raise usage_error("--generate needs a key id")
+        raise usage_error("usage.sign_no_kid")
     key = OKPKey.generate_key("Ed25519", parameters={"kid": kid})
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        raise usage_error(f"{path}: exists; a key is never overwritten") from None
+        raise usage_error("usage.sign_key_exists", path=str(path)) from None
     except OSError as exc:
-        raise usage_error(f"{path}: cannot create ({exc.strerror})") from None
+        raise usage_error("usage.cannot_create", path=str(path), reason=reason(exc)) from None
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(json.dumps(key.as_dict(private=True)) + "\n")
     sys.stdout.write(dumps(key.as_dict(private=False)) + "\n")

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..core import rulebook
-from .io import usage_error
+from .io import reason, usage_error
 from .session import add_caller_args, caller_from, decision_log, rulebook_from
 
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from ..analyst.studio.workspace import Workspace
     root = Path(args.rules) if args.rules else rulebook.data_root()
     if not (root / "rules").is_dir():
-        raise usage_error(f"{root}: no rules/ folder here (point --rules at a project)")
+        raise usage_error("usage.no_rules_folder", path=str(root))
     decisions, service = None, None
     if args.db:
         from ..api import Service
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         book = rulebook_from(args)
         db = args.db if is_postgres(args.db) else Path(args.db)
         if isinstance(db, Path) and not db.exists():
-            raise usage_error(f"{args.db}: no such database")
+            raise usage_error("usage.no_such_database", db=args.db)
         service = Service(book, decisions=decision_log(args, book, db))
         caller = caller_from(args, book)
         decisions = lambda arguments: service.call("read_decisions", arguments, caller)  # noqa: E731
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = make_server(workspace, args.port)
     except OSError as exc:
-        raise usage_error(f"--port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror})") from None
+        raise usage_error("usage.port_busy", port=args.port, reason=reason(exc)) from None
     host, port = server.server_address[:2]
     assert isinstance(host, str), "an AF_INET server's address is (str, int)"
     print(f"studio: http://{host}:{port}/ (Ctrl-C stops)", flush=True)

@@ -16,8 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..core.errors import GroundrulesError
-from .io import usage_error
+from ..core.errors import GroundrulesError, refusal
+from .io import reason, usage_error
 from .session import rulebook_from
 
 TOKEN_BYTES = 32
@@ -46,7 +46,7 @@ def run_add(args: argparse.Namespace) -> int:
     roles = rulebook_from(args).table("roles").roles
     projects = [p.strip() for p in args.projects.split(",") if p.strip()]
     if not projects:
-        raise usage_error("--projects names at least one project")
+        raise usage_error("usage.tokens_no_project")
     path = Path(args.file)
     old = _read(path)
     token = secrets.token_urlsafe(TOKEN_BYTES)
@@ -80,7 +80,7 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise usage_error(f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+        raise usage_error("usage.cannot_read", input=str(path), reason=reason(exc)) from None
 
 
 def _check(text: str, path: Path, roles, load_grants) -> None:
@@ -91,9 +91,10 @@ def _check(text: str, path: Path, roles, load_grants) -> None:
         probe.write_text(text, encoding="utf-8")
         try:
             load_grants(probe, roles)
-        except GroundrulesError as exc:
-            where = exc.message.replace(str(probe), str(path))
-            raise usage_error(f"the token was not added: {where}") from None
+        except GroundrulesError as exc:           # named at the file's own path, not the probe's
+            name, params = exc.words or (None, {})
+            at = str(params.get("at", "")).replace(str(probe), str(path))
+            raise refusal(exc.code, name, hint="usage.token_not_added", **dict(params, at=at)) from None
 
 
 def _write(path: Path, text: str) -> None:

@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
 from . import codes
-from .errors import GroundrulesError
+from .errors import GroundrulesError, refusal
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})")
@@ -87,8 +87,7 @@ def now_of(text: object) -> Now:
     """The caller's now: an RFC 3339 date-time with offset, else the refusal BAD_NOW."""
     moment = parse_moment(text)
     if not isinstance(moment, datetime):
-        raise GroundrulesError(codes.BAD_NOW, "now must be an RFC 3339 date-time with an offset, "
-                               "e.g. 2024-05-01T08:00:00+08:00")
+        raise refusal(codes.BAD_NOW, "now.bad")
     return Now(moment)
 
 
@@ -103,8 +102,7 @@ class Anchor(NamedTuple):
             assert self.moment is not None, "anchor_of builds an Anchor with a moment or an offset"
             return self.moment
         if now is None:
-            raise GroundrulesError(codes.NOW_REQUIRED, f"{table or 'the table'} compares dates with now: the caller "
-                                   "must pass now (never the clock)")
+            raise refusal(codes.NOW_REQUIRED, "now.required", table=table)
         return self.offset.shift(now.moment)
 
 

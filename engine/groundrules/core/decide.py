@@ -16,7 +16,7 @@ from .canonical import detached
 from .condgen import Gen, TooComplex
 from .conditions import Condition, compile_condition, explain_failure, path_parts
 from .dates import now_of
-from .errors import Fault, GroundrulesError, did_you_mean
+from .errors import Fault, GroundrulesError, did_you_mean, refusal
 from .examples import ExampleResult, failed_test
 from .fieldtypes import check_fields, check_given, check_literals, contract_of
 from .templates import Template, compile_template, emit
@@ -120,13 +120,10 @@ class DecisionTable(NamedTuple):
             fired = self.run(value, cache, notes, moment)
         except GroundrulesError as exc:
             if exc.code == codes.NOW_REQUIRED:
-                raise GroundrulesError(exc.code, f"table '{self.id}' compares dates with now: pass now "
-                                       "(an RFC 3339 date-time with offset); the clock is never read") from None
+                raise refusal(exc.code, "now.required", table=self.id) from None
             raise
         if self.hit_policy == "unique" and len(fired) > 1:
-            raise GroundrulesError(codes.HIT_POLICY_VIOLATION,
-                                   f"table '{self.id}' has hit policy 'unique' but rows "
-                                   f"{', '.join(f.row.id for f in fired)} all matched")
+            raise refusal(codes.HIT_POLICY_VIOLATION, "decide.unique", table=self.id, rows=[f.row.id for f in fired])
         if not fired and self.default is not None:
             render = self.default.render
             assert render is not None, "_with_renderers gives every row of a table its renderer"

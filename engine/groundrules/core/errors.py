@@ -24,6 +24,10 @@ ECHO_ITEMS = 20
 class GroundrulesError(Exception):
     """A refusal with a stable code; `details` are JSON-safe and carry no internal path."""
 
+    # the catalogue message that words this refusal, and the details filled into it (`refusal`):
+    # worded where it is said, in the language of whoever reads it (core/messages.worded)
+    words: tuple[str | None, dict] | None = None
+
     def __init__(self, code: str, message: str, *, field: str | None = None, hint: str | None = None,
                  **details: Any):
         self.code = code
@@ -42,6 +46,22 @@ class GroundrulesError(Exception):
             out["hint"] = self.hint
         out.update(self.details)
         return out
+
+
+def refusal(code: str, name: str | None = None, /, *, field: str | None = None, hint: str | None = None,
+            details: dict | None = None, **params: Any) -> GroundrulesError:
+    """A refusal the message catalogue (rules/messages.yaml) words when it is said, in the language
+    of its reader: `name` is the catalogue's message (None: the code's own sentence), `params` the
+    values filled into its placeholders (data, never English glued on), `details` the error's
+    JSON-safe details. Until it is worded (a library call no Service or command line words) its
+    message is the message's name and its parameters as JSON: data, in no language."""
+    unworded = name or code
+    if params:
+        import json
+        unworded += ": " + json.dumps(params, ensure_ascii=False, sort_keys=True, default=str)
+    exc = GroundrulesError(code, unworded, field=field, hint=hint, **(details or {}))
+    exc.words = (name, params)
+    return exc
 
 
 class StorageFailure(GroundrulesError):

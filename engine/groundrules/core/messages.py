@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterator
 
 from . import codes as error_codes
-from .errors import Fault, did_you_mean
+from .errors import Fault, GroundrulesError, did_you_mean, refusal
 from .templates import Template, compile_template
 
 if TYPE_CHECKING:
@@ -161,6 +161,26 @@ def compile_catalogue(data: dict, ctx: CompileContext) -> MessageCatalogue | Non
     if any(f.severity == "error" for f in ctx.faults[before:]):
         return None
     return MessageCatalogue("message_catalogue", data["id"], ctx.source.file, languages, codes, messages)
+
+
+def worded(exc: GroundrulesError, catalogue: MessageCatalogue | None) -> GroundrulesError:
+    """`exc` in the language `catalogue` speaks: a refusal made by `errors.refusal` gets its message
+    (and a hint named `hint.…` its hint) from the catalogue; any other refusal is already worded."""
+    if exc.words is None or catalogue is None:
+        return exc
+    name, params = exc.words             # caller input among them was cut where the refusal was made (errors.echo)
+    message = catalogue.message(name, **params) if name else catalogue.code_message(exc.code, **params)
+    hint = exc.hint
+    if hint and hint in catalogue.messages:
+        hint = catalogue.message(hint, **params)
+    return GroundrulesError(exc.code, message, field=exc.field, hint=hint, **exc.details)
+
+
+def refused(book: Any, code: str, name: str | None = None, /, *, field: str | None = None,
+            hint: str | None = None, **params: Any) -> GroundrulesError:
+    """`errors.refusal` worded at once by `book`'s catalogue, in the language the book speaks (a
+    library call's refusal, which no Service words later)."""
+    return worded(refusal(code, name, field=field, hint=hint, **params), of(book))
 
 
 def say(book: Any, name: str, /, **params: Any) -> str:

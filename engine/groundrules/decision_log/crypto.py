@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import refusal
 
 if TYPE_CHECKING:
     from ..store.keystore import MemoryKeyStore
@@ -40,11 +40,9 @@ class DecisionKey:
         try:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
         except ImportError:
-            raise GroundrulesError(codes.NOT_CONFIGURED, "the decision log needs the 'cryptography' package "
-                                   "(pip install 'groundrules[decisions]')") from None
+            raise refusal(codes.NOT_CONFIGURED, "decisions.cryptography") from None
         if len(material) < MIN_KEY_BYTES:
-            raise GroundrulesError(codes.USAGE, f"a decision log key has at least {MIN_KEY_BYTES} bytes "
-                                   "(make one with: head -c 32 /dev/urandom > FILE)")
+            raise refusal(codes.USAGE, "decisions.key_short", bytes=MIN_KEY_BYTES)
         self._aead = AESGCM(_hkdf(material, _AES_INFO, 32))
         self.id = _hkdf(material, _ID_INFO, 8).hex()
 
@@ -61,12 +59,11 @@ class DecisionKey:
         from cryptography.exceptions import InvalidTag
         sealed = bytes(sealed)
         if sealed[:1] != VERSION:
-            raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision has an unknown format")
+            raise refusal(codes.DECISION_UNREADABLE, "decisions.format")
         try:
             return self._aead.decrypt(sealed[1:1 + NONCE_BYTES], sealed[1 + NONCE_BYTES:], associated)
         except InvalidTag:
-            raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision does not open with this key "
-                                   "(another key sealed it, or it was altered)") from None
+            raise refusal(codes.DECISION_UNREADABLE, "decisions.wrong_key") from None
 
 
 class DecisionKeyring:
@@ -89,8 +86,7 @@ class DecisionKeyring:
         """The plaintext under the key the row names (DECISION_UNREADABLE when the ring lacks it)."""
         key = self.keys.get(key_id) if key_id is not None else self.current
         if key is None:
-            raise GroundrulesError(codes.DECISION_UNREADABLE, f"a logged decision was sealed under key {key_id}, which "
-                                   "is not among the keys given (add it with --retired-decision-key FILE)")
+            raise refusal(codes.DECISION_UNREADABLE, "decisions.key_missing", key=key_id)
         return key.open(sealed, associated)
 
 
@@ -125,8 +121,7 @@ def open_with_data_key(keys: MemoryKeyStore | None, inner: bytes, associated: by
     if key_id is None:
         return inner
     if keys is None:
-        raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision is sealed under a data key, and the log "
-                               "has no key store (--key-store FILE)")
+        raise refusal(codes.DECISION_UNREADABLE, "decisions.no_key_store")
     material = keys.get([key_id]).get(key_id)
     if material is None:
         return None
@@ -134,7 +129,7 @@ def open_with_data_key(keys: MemoryKeyStore | None, inner: bytes, associated: by
     try:
         return AESGCM(material).decrypt(body[:NONCE_BYTES], body[NONCE_BYTES:], associated)
     except InvalidTag:
-        raise GroundrulesError(codes.DECISION_UNREADABLE, "a logged decision does not open with its data key") from None
+        raise refusal(codes.DECISION_UNREADABLE, "decisions.data_key") from None
 
 
 def associated(project: str, decision_id: str) -> bytes:
@@ -146,8 +141,8 @@ def key_from_file(path: str | Path) -> DecisionKey:
     try:
         material = Path(path).read_bytes().rstrip(b"\r\n")
     except OSError as exc:
-        raise GroundrulesError(codes.USAGE, f"{path}: cannot read the decision log key "
-                               f"({exc.strerror or type(exc).__name__})") from None
+        raise refusal(codes.USAGE, "decisions.key_unread", path=str(path), reason=exc.strerror or type(exc).__name__) \
+            from None
     return DecisionKey(material)
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, StorageFailure
+from ..core.messages import refused
 from . import crypto, masking, times
 
 if TYPE_CHECKING:
@@ -474,8 +475,7 @@ class _Erasure:
 def _table(book: Any) -> Any:
     table = masking.of(book)
     if table is None:
-        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no decision_masking table "
-                               "(rules/decision_masking.yaml), so no decision may be logged")
+        raise refused(book, codes.RULEBOOK_INCOMPLETE, "rulebook.no_decision_masking")
     return table
 
 

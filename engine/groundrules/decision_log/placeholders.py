@@ -16,7 +16,7 @@ import string
 from typing import Any
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import refusal
 from ..locks import lock
 
 LEAVE_KINDS = ("flow_marker",)        # markers the system writes: no person's value
@@ -76,8 +76,7 @@ class Placeholders:
             if _signature(_locks(text[:start] + new + text[end:], self._book)) == want:
                 self._used.add(new)
                 return new
-        raise GroundrulesError(codes.NO_PLACEHOLDER, f"no placeholder keeps how the locks read a {c['kind']} value "
-                               f"({c['pattern']}); add one to rules/decision_masking.yaml placeholders.kinds.{c['kind']}")
+        raise refusal(codes.NO_PLACEHOLDER, "decisions.no_placeholder", kind=c["kind"], pattern=c["pattern"])
 
 
 def _locks(text: str, book: Any) -> list:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core import canonical, codes
 from ..api import Caller, Service
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 from . import replay
 from .placeholders import Placeholders
 
@@ -31,15 +31,15 @@ _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
 def promote(log: DecisionLog, decision_id: str, to: Path, candidate: Rulebook, logged: dict[str, Rulebook]) -> dict:
     rows = list(log.rows(ids=[decision_id]))
     if not rows:
-        raise _usage(f"--promote {decision_id[:40]}: no such decision in this database")
+        raise _usage("usage.promote_unknown", decision=decision_id[:40])
     row = rows[0]
     tool = row["tool"]
     if tool not in replay.STATELESS:
-        raise _usage(f"--promote: {tool} is not a stateless tool; only {', '.join(replay.STATELESS)} have corpora")
+        raise _usage("usage.promote_stateless", tool=tool, tools=list(replay.STATELESS))
     doc = log.opened(row)
     why = replay._not_replayable(row, doc)
     if why:
-        raise _usage(f"--promote {decision_id}: {why}")
+        raise _usage("usage.promote_not_replayable", decision=decision_id, problem=why)
     book = logged.get(row["rulebook"]) or candidate
     assert doc is not None, "_not_replayable names a row with nothing kept"
     holder = Placeholders(book, log.masking, seed=row["id"])
@@ -47,7 +47,7 @@ def promote(log: DecisionLog, decision_id: str, to: Path, candidate: Rulebook, l
     case, name = _case(tool, arguments, to, book, row["id"])
     path = to / name
     if path.exists():
-        raise _usage(f"{path}: exists; the case was promoted before")
+        raise _usage("usage.promote_exists", path=str(path))
     to.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{name}.tmp")
     tmp.write_text(canonical.dumps(case) + "\n", encoding="utf-8")
@@ -78,18 +78,18 @@ def _case(tool: str, arguments: dict, to: Path, book: Any, decision_id: str) -> 
     parts = to.resolve().parts
     if tool == "explain_support":
         if to.name not in book.tables:
-            raise _usage(f"--to {to}: an explanation is a case of a decision table's folder (tests/cases/support_reason/)")
+            raise _usage("usage.promote_to_explain", to=str(to))
         return arguments["context"], f"{name}.json"
     if tool == "lock_message":
         if "locks" not in parts:
-            raise _usage(f"--to {to}: a locked message is a case under tests/cases/locks/<group>/")
+            raise _usage("usage.promote_to_lock", to=str(to))
         return {"messages": arguments["messages"] if "messages" in arguments else [arguments["message"]]}, f"{name}.json"
     if tool == "fold_evidence":
         if to.name != "fold":
-            raise _usage(f"--to {to}: a fold payload is a case of tests/cases/fold/")
+            raise _usage("usage.promote_to_fold", to=str(to))
         return {name: arguments}, f"{name}.json"
     if "verify" not in parts:
-        raise _usage(f"--to {to}: a verification is a case under tests/cases/verify/<group>/")
+        raise _usage("usage.promote_to_verify", to=str(to))
     return {k: v for k, v in arguments.items() if k != "report"}, f"{name}.json"
 
 
@@ -110,5 +110,5 @@ def _outcome(tool: str, envelope: Mapping[str, Any]) -> dict:
     return out
 
 
-def _usage(message: str) -> GroundrulesError:
-    return GroundrulesError(codes.USAGE, message)
+def _usage(name: str, /, **params: Any) -> GroundrulesError:
+    return refusal(codes.USAGE, name, **params)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 from .core import Folder
 from .index import LedgerIndex
 from . import scope as scoping
@@ -33,7 +33,7 @@ def run_example(policy, given: dict) -> tuple[dict, list]:
     """(scopes, clarifications) of one example's ledger and events."""
     now = parse(given["now"])
     if now is None:
-        raise GroundrulesError(codes.PAYLOAD_INVALID, "example 'now' is not a timestamp with an offset")
+        raise refusal(codes.PAYLOAD_INVALID, "now.example")
     index = LedgerIndex(given["records"], policy, PlainRefusals(), now)
     events = []
     for n, raw in enumerate(given["events"]):

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..core import codes, rulebook as rulebooks
 from ..core.canonical import detached
 from ..core.errors import GroundrulesError
+from ..core import messages as catalogues
+from ..core.messages import refused, worded
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..results import Fold
     from ..core.rulebook import Rulebook
@@ -36,8 +38,9 @@ def tables(book: Rulebook) -> tuple[EventCatalogue, MergePolicy, RefusalCatalogu
     for kind in ("event_catalogue", "merge_policy", "refusal_catalogue"):
         of_kind = book.of_kind(kind)
         if len(of_kind) != 1:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"the rulebook needs exactly one '{kind}' table, "
-                                   f"it has {len(of_kind)}", kind=kind)
+            exc = refused(book, codes.RULEBOOK_INCOMPLETE, "rulebook.one_table", kind=kind, count=len(of_kind))
+            exc.details["kind"] = kind
+            raise exc
         found.append(of_kind[0])
     return tuple(found)
 
@@ -58,7 +61,7 @@ def fold(payload: Any, rulebook: Rulebook | None = None, *, redaction_key: bytes
     except GroundrulesError as exc:
         if exc.code == codes.LOCK_TIMEOUT and exc.code in refusals.codes:     # the scanner's, worded by the table
             raise refusals.error(codes.LOCK_TIMEOUT, **exc.details) from None
-        raise
+        raise worded(exc, catalogues.of(book)) from None      # one made by name, in the book's language
     except RecursionError:
         raise refusals.error(codes.PAYLOAD_INVALID, problem="nested too deeply") from None
     except Exception as exc:  # noqa: BLE001 - a host must get a code, never a traceback

@@ -36,6 +36,7 @@ if TYPE_CHECKING:                      # rulebook imports this part's compilers
 from . import appending, erasure, filing, interpreting, reach, records as rec, writers
 from .context import LedgerContext
 from ..core.errors import GroundrulesError
+from ..core.messages import refused
 from .fold import fold, tables
 from .sealed_tx import SealedTx, reading, row_of, writing
 from ..store import sealing
@@ -56,7 +57,7 @@ class EvidenceLedger:
         self._catalogue, policy, refusals = tables(self._book)   # before opening: a bad rulebook opens nothing
         if keys is None or isinstance(keys, (str, Path)):
             from ..store.keystore import open_key_store
-            keys = open_key_store(keys if keys is not None else _key_store_beside(store))
+            keys = open_key_store(keys if keys is not None else _key_store_beside(store, self._book))
         self.sealer = keys if isinstance(keys, sealing.Sealer) else sealing.Sealer(keys)
         if store is None or isinstance(store, (str, Path)):
             from ..store import open_evidence_store
@@ -260,7 +261,7 @@ class EvidenceLedger:
                              project=project or self.project, lifecycle=self.lifecycle)
 
 
-def _key_store_beside(store: Any) -> str | None:
+def _key_store_beside(store: Any, book: Rulebook) -> str | None:
     """Where a ledger's key store is when none is named: beside a SQLite file (`<file>.keys`), in
     memory for a ledger in memory; a PostgreSQL ledger must be given one."""
     from ..store.backends import locate
@@ -270,6 +271,5 @@ def _key_store_beside(store: Any) -> str | None:
     if kind == "memory" or str(target) == ":memory:":
         return None
     if kind != "sqlite":
-        raise GroundrulesError(codes.NOT_CONFIGURED, "a PostgreSQL evidence ledger needs a key store apart from the "
-                               "database (--key-store FILE): personal values are sealed under keys kept there")
+        raise refused(book, codes.NOT_CONFIGURED, "store.postgres_key_store")
     return f"{target}.keys"

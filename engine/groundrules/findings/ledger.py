@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..core import codes, rulebook as rulebooks
 from ..core.errors import GroundrulesError, Problem, RulesError, did_you_mean
+from ..core.messages import refused
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..core.rulebook import Rulebook
     from ..provenance.trust import TrustStore
@@ -143,11 +144,9 @@ def _check_names(book: Rulebook) -> None:
     """The states the vocabulary's `acts_on` names must be states of their machines (a check across
     two tables, so it runs once the rulebook is whole)."""
     if proposals.TARGETS_TABLE not in book.tables:
-        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no rule_targets table "
-                               "(rules/rule_targets.yaml), so no rule could be proposed or approved")
+        raise refused(book, codes.RULEBOOK_INCOMPLETE, "rulebook.no_rule_targets")
     if PROVENANCE_TABLE not in book.tables:
-        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, "the rulebook has no finding_provenance table "
-                               "(rules/finding_provenance.yaml), so no role could link evidence")
+        raise refused(book, codes.RULEBOOK_INCOMPLETE, "rulebook.no_finding_provenance")
     vocab, states = book.table(VOCABULARY_TABLE), book.table(STATES_TABLE)
     problems = _provenance_names(book, vocab)
     for key, machine in (("refute_state", "epistemic"), ("supersede_state", "lifecycle"),

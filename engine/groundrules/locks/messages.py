@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import codes
 from ..core.canonical import encodable
 from ..core.errors import GroundrulesError
-from ..core.messages import say
+from ..core.messages import refused, say
 from . import sources
 from .scan import locks_of, scan
 from .sources import patterns as _patterns
@@ -107,8 +107,8 @@ def _read_vocabulary(rulebook: "Rulebook") -> Vocabulary:
     try:
         return tuple(defs["message_role"]["enum"]), tuple(defs["message_state"]["enum"])
     except (KeyError, TypeError):
-        raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"schemas/{CONTRACT} must define $defs message_role "
-                               "and message_state (enums)", kind="schema") from None
+        raise refused(rulebook, codes.RULEBOOK_INCOMPLETE, "rulebook.message_vocabulary", contract=CONTRACT,
+                      details={"kind": "schema"}) from None
 
 
 def _well_formed(message: Any, vocabulary: Vocabulary) -> tuple[str, str, str, str] | None:

@@ -14,7 +14,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from ..core import codes, cpu_clock
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 from .gates import Plan
 from .rules import NO_RULES, Raw, ScanTimeout, resolve
 
@@ -149,9 +149,8 @@ def locks_of(runnable: list, message_id: str, content: str, given: tuple = ()) -
             return []
         out = resolve(list(given) + raws, content)
     except ScanTimeout as exc:
-        raise GroundrulesError(codes.LOCK_TIMEOUT, "a lock pattern ran out of time on this message; its locks are "
-                               "unknown, not absent", message_id=message_id, pattern=exc.pattern,
-                               timeout_ms=round(exc.seconds * 1000)) from None
+        raise refusal(codes.LOCK_TIMEOUT, "lock.timeout", details={
+            "message_id": message_id, "pattern": exc.pattern, "timeout_ms": round(exc.seconds * 1000)}) from None
     out.sort(key=_sort_key)
     return out
 

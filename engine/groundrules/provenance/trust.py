@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import codes
-from ..core.errors import GroundrulesError, echo
+from ..core.errors import GroundrulesError, echo, refusal
 
 if TYPE_CHECKING:
     from ..core.yamlsrc import Source
@@ -58,13 +58,14 @@ def load_trust(path: str | Path) -> TrustStore:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise _invalid(label, 1, 1, "no such file") from None
+        raise _invalid(label, 1, 1, "trust.missing") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _invalid(label, 1, 1, f"cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+        raise _invalid(label, 1, 1, "trust.unread", reason=getattr(exc, "strerror", None) or type(exc).__name__) \
+            from None
     try:
         source = parse(text, label)
     except YamlProblem as exc:
-        raise _invalid(label, exc.line, exc.column, exc.message) from None
+        raise _invalid(label, exc.line, exc.column, "trust.yaml", problem=exc.message) from None
     return _store(source)
 
 
@@ -72,46 +73,47 @@ def _store(src: Source) -> TrustStore:
     from joserfc.errors import JoseError
     from joserfc.jwk import JWKRegistry
 
-    def fail(path: tuple, message: str) -> GroundrulesError:
+    def refuse_at(path: tuple, name: str, **params: Any) -> GroundrulesError:
         line, col = src.where(path)
-        return _invalid(src.file, line, col, message)
+        return _invalid(src.file, line, col, name, **params)
 
     data = src.data
     if not isinstance(data, dict) or "signers" not in data or set(data) - {"signers", "algorithms"}:
-        raise fail((), "expected the top-level keys 'signers' (name -> {keys, records, methods}) and optionally 'algorithms'")
+        raise refuse_at((), "trust.top")
     algorithms = data.get("algorithms", list(ALGORITHMS))
     if not isinstance(algorithms, list) or not algorithms or any(a not in ALGORITHMS for a in algorithms):
-        raise fail(("algorithms",), f"algorithms is a non-empty list of {', '.join(ALGORITHMS)}")
+        raise refuse_at(("algorithms",), "trust.algorithms", algorithms=list(ALGORITHMS))
     signers, keys = {}, {}
     if not isinstance(data["signers"], dict):
-        raise fail(("signers",), "'signers' maps a signer's name to {keys, records, methods}")
+        raise refuse_at(("signers",), "trust.signers")
     for name, spec in data["signers"].items():
         at = ("signers", name)
         if not isinstance(spec, dict) or "keys" not in spec:
-            raise fail(at, "a signer is a mapping with 'keys' (public JWKs) and 'records' and/or 'methods'")
+            raise refuse_at(at, "trust.signer")
         for key in spec:
             if key not in SIGNER_KEYS:
-                raise fail(at + (key,), f"unknown key '{echo(key)}' (allowed: {', '.join(SIGNER_KEYS)})")
+                raise refuse_at(at + (key,), "trust.key_unknown", key=echo(str(key)), keys=list(SIGNER_KEYS))
         for key in ("records", "methods"):
             if not isinstance(spec.get(key, []), list) or not all(isinstance(v, str) for v in spec.get(key, [])):
-                raise fail(at + (key,), f"'{key}' is a list of names")
+                raise refuse_at(at + (key,), "trust.names", key=key)
         if not isinstance(spec["keys"], list) or not spec["keys"]:
-            raise fail(at + ("keys",), "'keys' is a non-empty list of public JWKs")
+            raise refuse_at(at + ("keys",), "trust.keys")
         for n, jwk in enumerate(spec["keys"]):
             kid = jwk.get("kid") if isinstance(jwk, dict) else None
             if not isinstance(kid, str) or not kid:
-                raise fail(at + ("keys", n), "each key needs a 'kid' (a signature names the key it was made with)")
+                raise refuse_at(at + ("keys", n), "trust.kid")
             if kid in keys:
-                raise fail(at + ("keys", n, "kid"), f"kid '{echo(kid)}' is listed twice (one key id, one key)")
+                raise refuse_at(at + ("keys", n, "kid"), "trust.kid_twice", kid=echo(kid))
             if any(part in jwk for part in ("d", "p", "q", "k")):
-                raise fail(at + ("keys", n), "this is a private or secret key: the trust store holds public keys only")
+                raise refuse_at(at + ("keys", n), "trust.private")
             try:
                 keys[kid] = (name, JWKRegistry.import_key(jwk))
             except (JoseError, ValueError, TypeError, KeyError) as exc:
-                raise fail(at + ("keys", n), f"not a usable public JWK ({type(exc).__name__})") from None
+                raise refuse_at(at + ("keys", n), "trust.jwk", kind=type(exc).__name__) from None
         signers[name] = Signer(name, frozenset(spec.get("records", [])), frozenset(spec.get("methods", [])))
     return TrustStore(src.file, tuple(algorithms), signers, keys)
 
 
-def _invalid(file: str, line: int, col: int, message: str) -> GroundrulesError:
-    return GroundrulesError(codes.TRUST_INVALID, f"{Path(file).name}:{line}:{col}: {message}")
+def _invalid(file: str, line: int, col: int, name: str, **params: Any) -> GroundrulesError:
+    """TRUST_INVALID at file:line:col (the file's name alone), worded by the catalogue's `name`."""
+    return refusal(codes.TRUST_INVALID, name, at=f"{Path(file).name}:{line}:{col}", **params)

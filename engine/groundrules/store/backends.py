@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import refusal
 
 LEDGERS = ("findings", "evidence", "decisions")
 
@@ -36,9 +36,8 @@ class Backend:
 
     def store_class(self, ledger: str) -> Any:
         if ledger not in self.stores:
-            held = ", ".join(sorted(self.stores))
-            raise GroundrulesError(codes.NOT_CONFIGURED, f"a {self.kind} database holds no {ledger} ledger "
-                                   f"(it holds: {held}); name a sqlite: or postgresql:// database")
+            raise refusal(codes.NOT_CONFIGURED, "store.no_ledger", kind=self.kind, ledger=ledger,
+                          held=sorted(self.stores))
         module, _, name = self.stores[ledger].partition(":")
         return getattr(import_module(module, __package__), name)
 
@@ -68,8 +67,8 @@ def locate(db: str | Path | None) -> tuple[str, str | Path]:
     scheme = found.group(1).lower() if found is not None else ""
     if scheme not in SCHEMES:
         if found is not None and db[found.end():].startswith("//"):
-            raise GroundrulesError(codes.NOT_CONFIGURED, f"no store is known by the scheme '{found.group(1)}:' "
-                                   f"(known: {', '.join(f'{s}:' for s in SCHEMES)})")
+            raise refusal(codes.NOT_CONFIGURED, "store.scheme", scheme=found.group(1),
+                          known=[f"{s}:" for s in SCHEMES])
         return "sqlite", db
     kind = SCHEMES[scheme]
     rest = db[len(scheme) + 1:]
@@ -78,7 +77,7 @@ def locate(db: str | Path | None) -> tuple[str, str | Path]:
     if kind == "sqlite":
         return kind, rest[2:] if rest.startswith("//") else rest
     if rest:
-        raise GroundrulesError(codes.NOT_CONFIGURED, "a memory database is named 'memory:', with nothing after it")
+        raise refusal(codes.NOT_CONFIGURED, "store.memory")
     return kind, ""
 
 

@@ -21,10 +21,11 @@ import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..api import Caller
+from ..core.errors import GroundrulesError
 from .dispatch import Dispatcher
 from .http_ops import REQUEST_ID, request_id
 from .http_sessions import FairSessionManager, principal_of
-from .mcp_tools import non_object_arguments
+from .mcp_tools import accepted, non_object_arguments
 from .settings import ServerSettings
 from .stdio_guard import INVALID_REQUEST, Refused, WireLimits, parse
 from .turns import CURRENT, Turn, Turns
@@ -49,6 +50,19 @@ class Guard:
         self.turns = Turns(settings.turns, settings.turn_limit_s)
         self.posts = 0                  # POSTs being served (the drain waits for them)
 
+    def _catalogue(self, scope: Scope) -> Any:
+        """The message catalogue in the request's language (its Accept-Language's first the
+        catalogue offers, else the server's)."""
+        service = self.dispatcher.service
+        lang = accepted((_header(scope, b"accept-language") or ""), service.messages.languages)
+        try:
+            return service.speaking(lang).messages
+        except GroundrulesError:
+            return service.messages
+
+    def _say(self, scope: Scope, name: str, **params: Any) -> str:
+        return self._catalogue(scope).message(name, **params)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -57,7 +71,7 @@ class Guard:
         REQUEST_ID.set(rid)
         send = _with_header(send, b"x-request-id", rid.encode())
         if self.draining:
-            await _error(send, 503, None, SERVER_ERROR, "the server is shutting down; retry on another", close=True)
+            await _error(send, 503, None, SERVER_ERROR, self._say(scope, "wire.shutting_down"), close=True)
             return
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
@@ -71,16 +85,16 @@ class Guard:
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
         cap = self.limits.message_bytes
         if _content_length(scope) > cap:
-            await _error(send, 413, None, INVALID_REQUEST, f"a message may be at most {cap} bytes", close=True)
+            await _error(send, 413, None, INVALID_REQUEST, self._say(scope, "wire.body_too_large", cap=cap), close=True)
             return
         try:
             with anyio.fail_after(self.settings.body_timeout_s):
                 body = await _body(receive, cap)
         except TimeoutError:
-            await _error(send, 408, None, INVALID_REQUEST, "the request body did not arrive in time", close=True)
+            await _error(send, 408, None, INVALID_REQUEST, self._say(scope, "wire.body_late"), close=True)
             return
         except OverflowError:
-            await _error(send, 413, None, INVALID_REQUEST, f"a message may be at most {cap} bytes", close=True)
+            await _error(send, 413, None, INVALID_REQUEST, self._say(scope, "wire.body_too_large", cap=cap), close=True)
             return
         except _Disconnected:
             return
@@ -99,10 +113,10 @@ class Guard:
             else:
                 value, message_id = parse(body, self.limits)
         except Refused as refused:
-            await _error(send, 400, refused.message_id, refused.code, refused.message)
+            await _error(send, 400, refused.message_id, refused.code, refused.said(self._catalogue(scope)))
             return
         if not _json_rpc(value):
-            await _error(send, 400, message_id, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+            await _error(send, 400, message_id, INVALID_REQUEST, self._say(scope, "wire.not_jsonrpc"))
             return
         if "method" not in value or "id" not in value:           # a notification or a client's answer
             await self.app(scope, _replay(body, receive), send)
@@ -114,8 +128,7 @@ class Guard:
         if session is None and value["method"] == "initialize" and \
                 self.sessions.held_by(principal_of(scope)) >= self.sessions.per_principal:
             await _error(send, 429, message_id, SERVER_ERROR,
-                         f"this caller holds {self.sessions.per_principal} open sessions, its share: "
-                         "close one (DELETE) or let an idle one expire")
+                         self._say(scope, "wire.sessions_full", sessions=self.sessions.per_principal))
             return
         answer = non_object_arguments(self.dispatcher.service, value, self.caller())
         if answer is not None:
@@ -123,8 +136,7 @@ class Guard:
             return
         key = (session, message_id)
         if session is not None and key in self._in_flight:
-            await _error(send, 400, message_id, INVALID_REQUEST,
-                         "Invalid Request: a request with this id is already in flight on this session")
+            await _error(send, 400, message_id, INVALID_REQUEST, self._say(scope, "wire.in_flight"))
             return
         if session is not None:
             self._in_flight.add((session, message_id))

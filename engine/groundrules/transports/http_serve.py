@@ -27,7 +27,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 from .settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -159,8 +159,8 @@ def listening(host: str, port: int) -> socket.socket:
         sock = socket.create_server((host, port), family=family, backlog=2048)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise GroundrulesError(codes.USAGE, f"cannot listen on {host}:{port}: {reason}",
-                               hint="is another server on that port? choose another --http HOST:PORT") from None
+        raise refusal(codes.USAGE, "usage.http_busy", host=host, port=port, reason=reason,
+                      hint="usage.http_busy_hint") from None
     sock.set_inheritable(True)
     return sock
 

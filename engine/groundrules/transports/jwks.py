@@ -23,7 +23,7 @@ from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import Key, KeySet
 
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 
 log = logging.getLogger("groundrules.oauth")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -38,8 +38,7 @@ def checked_url(url: str, what: str) -> str:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname or parts.scheme == "http" and parts.hostname in LOOPBACK:
         return url
-    raise GroundrulesError(codes.USAGE, f"{what} {url}: an authorization server is reached over https "
-                           "(http only on a loopback address)")
+    raise refusal(codes.USAGE, "usage.oauth_https", option=what, url=url)
 
 
 class KeySource:

@@ -32,7 +32,8 @@ from starlette.types import Receive, Scope, Send
 
 from ..core import codes, rulebook as rulebooks
 from ..api import Authentication, Caller, Service
-from ..core.errors import GroundrulesError, RulesError
+from ..core.errors import GroundrulesError, RulesError, refusal
+from ..core.messages import worded
 from .dispatch import Dispatcher
 from .http_guard import Guard
 from .http_ops import CallLog, Metrics, configure_logging, routes as ops_routes
@@ -55,8 +56,9 @@ log = logging.getLogger("groundrules.http")
 class GrantsVerifier(TokenVerifier):
     """Bearer tokens checked against the tokens file's digests; `reload` swaps the grants whole."""
 
-    def __init__(self, tokens_file: str | Path, roles: Iterable[str]):
+    def __init__(self, tokens_file: str | Path, roles: Iterable[str], catalogue: Any = None):
         self.file, self.roles = str(tokens_file), frozenset(roles)
+        self.catalogue = catalogue          # the server's message catalogue: a failed reload's log line is worded by it
         self.grants: Grants = load_grants(self.file, self.roles)
         self.closed = False                # refuse every token (a failed reload, failing closed)
 
@@ -73,7 +75,7 @@ class GrantsVerifier(TokenVerifier):
         try:
             grants = load_grants(self.file, self.roles)
         except GroundrulesError as exc:
-            log.error("tokens file not reloaded: %s", exc.message)
+            log.error("tokens file not reloaded: %s", worded(exc, self.catalogue).message)
             return False
         self.grants, self.closed = grants, False
         log.info("tokens file reloaded: %d token(s)", len(grants.by_digest))
@@ -96,8 +98,7 @@ def security(host: str, port: int, allowed_hosts: Iterable[str] = ()) -> Transpo
     hosts = list(allowed_hosts)
     if not hosts:
         if host not in LOOPBACK:
-            raise GroundrulesError(codes.USAGE, f"{host} is not a loopback address: name the host clients reach "
-                                   "this server by with --allowed-host (e.g. mcp.internal:8443)")
+            raise refusal(codes.USAGE, "usage.not_loopback", host=host)
         hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
@@ -149,7 +150,7 @@ def http_app(service: Service, verifier: TokenVerifier | OAuthVerifier, *, host:
                   settings=settings, sessions=sessions, caller=token_caller)
     if isinstance(verifier, OAuthVerifier):        # its gate, before the app, checks tokens and serves the metadata
         app = Starlette(routes=[Route(PATH, endpoint=guard)], lifespan=lambda _app: sessions.run())
-        served = Served(BearerGate(app, verifier, path=PATH), guard, sessions, dispatcher)
+        served = Served(BearerGate(app, verifier, path=PATH, lang=service.lang), guard, sessions, dispatcher)
     else:
         app = Starlette(routes=[Route(PATH, endpoint=RequireAuthMiddleware(guard, [], None))],
                         middleware=[Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
@@ -215,7 +216,8 @@ class Reloader:
         try:
             trust = load_trust(current.trust.file)
         except GroundrulesError as exc:
-            log.error("trust store not reloaded, the previous signers stay trusted: %s", exc.message)
+            log.error("trust store not reloaded, the previous signers stay trusted: %s",
+                      worded(exc, current.messages).message)
             return False
         self.served.swap(current.with_trust(trust))
         log.info("trust store reloaded: %d signer(s)", len(trust.signers))
@@ -230,7 +232,8 @@ class Reloader:
                       extra={"fields": {"problems": [str(p) for p in exc.problems]}})
             return False
         except GroundrulesError as exc:
-            log.error("rule tables not reloaded (%s); rulebook %s stays in force", exc.message, current.book.version)
+            log.error("rule tables not reloaded (%s); rulebook %s stays in force", worded(exc, current.messages).message,
+                      current.book.version)
             return False
         self.served.swap(fresh)
         settle_heap()
@@ -252,7 +255,7 @@ def serve_http(service: Service, tokens_file: str | Path | None, *, host: str, p
     if oauth is not None:
         verifier = oauth
     elif tokens_file is not None:
-        verifier = GrantsVerifier(tokens_file, service.roles.roles)
+        verifier = GrantsVerifier(tokens_file, service.roles.roles, service.messages)
     else:
         raise ValueError("serve_http needs a tokens file or an OAuth verifier")
     served = http_app(service, verifier, host=host, port=port, allowed_hosts=allowed_hosts, settings=settings,
@@ -276,10 +279,10 @@ def _read_secret(path: str) -> str:
     try:
         secret = Path(path).read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise GroundrulesError(codes.USAGE, f"{path}: cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") \
-            from None
+        raise refusal(codes.USAGE, "usage.cannot_read", input=path,
+                      reason=getattr(exc, "strerror", None) or type(exc).__name__) from None
     if len(secret) < 16:
-        raise GroundrulesError(codes.USAGE, f"{path}: a metrics token has at least 16 characters")
+        raise refusal(codes.USAGE, "usage.metrics_token_short", path=path, chars=16)
     return secret
 
 

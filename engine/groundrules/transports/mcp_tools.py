@@ -36,7 +36,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, Resource as MCPResource, T
 
 from ..core import canonical, codes, limits
 from ..api import TOOLS, Caller, Service
-from ..core.errors import GroundrulesError, did_you_mean, echo
+from ..core.errors import GroundrulesError, closest, echo, refusal
 from .dispatch import Dispatcher
 from ..guides import GUIDES, MIME, SCHEME, guide_text
 from .mcp_sdk import ReadResourceContents, declare_tools_changed, list_tools_with, serve_streams, session_state, \
@@ -110,22 +110,32 @@ class ToolServer(MCPServer):
         text = str(uri)
         found = guide_text(self._dispatcher.service, text.removeprefix(SCHEME)) if text.startswith(SCHEME) else None
         if found is None:
-            raise MCPError(RESOURCE_NOT_FOUND, f"no resource {echo(text)}", data={"uri": echo(text)})
+            messages = self._speaker(lang_of(context, self._dispatcher.service.messages.languages)).messages
+            raise MCPError(RESOURCE_NOT_FOUND, messages.message("resource_unknown", uri=echo(text)),
+                           data={"uri": echo(text)})
         return [ReadResourceContents(content=found, mime_type=MIME)]
 
-    def _unknown(self, name: Any, caller: Caller) -> MCPError:
-        """The protocol error for a tool this server does not serve, carrying the registry's refusal."""
-        service = self._dispatcher.service
+    def _speaker(self, lang: str | None) -> Service:
+        """The service answering in `lang` (the server's own for a language the catalogue lacks)."""
+        try:
+            return self._dispatcher.service.speaking(lang)
+        except GroundrulesError:
+            return self._dispatcher.service
+
+    def _unknown(self, name: Any, caller: Caller, lang: str | None = None) -> MCPError:
+        """The protocol error for a tool this server does not serve, carrying the registry's refusal
+        in the caller's language."""
+        service = self._speaker(lang)
         visible = [t.name for t in service.listings(caller) if t.name in self._served]
-        refusal = service.unknown_tool(name, visible)
-        envelope = canonical.envelope(ok=False, error=refusal.as_dict(), rulebook=service.book.version)
-        return MCPError(INVALID_PARAMS, refusal.message, data=envelope)
+        refused = service.unknown_tool(name, visible)
+        envelope = canonical.envelope(ok=False, error=refused.as_dict(), rulebook=service.book.version)
+        return MCPError(INVALID_PARAMS, refused.message, data=envelope)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         caller = self._caller()
-        if not (isinstance(name, str) and name in self._served and name in TOOLS):
-            raise self._unknown(name, caller)
         lang = lang_of(context, self._dispatcher.service.messages.languages)
+        if not (isinstance(name, str) and name in self._served and name in TOOLS):
+            raise self._unknown(name, caller, lang)
         try:
             request_context = context.request_context
         except (AttributeError, ValueError):                # no context, or one outside a request
@@ -199,10 +209,11 @@ def select_tools(service: Service, names: Iterable[str]) -> frozenset[str]:
         elif name in TOOLS:
             chosen.add(name)
         else:
-            hint = did_you_mean(name, [*groups, *TOOLS]) or "groups and roles: " + ", ".join(groups)
-            raise GroundrulesError(codes.USAGE, f"--tools: '{echo(name)}' is no tool, group or role; {hint}", hint=hint)
+            close = closest(name, [*groups, *TOOLS])
+            raise refusal(codes.USAGE, "usage.tools_unknown_close" if close else "usage.tools_unknown",
+                          name=echo(name), closest=close, groups=list(groups))
     if not chosen:
-        raise GroundrulesError(codes.USAGE, "--tools names no tool")
+        raise refusal(codes.USAGE, "usage.tools_none")
     return frozenset(chosen)
 
 
@@ -213,8 +224,9 @@ def select_toolsets(service: Service, names: Iterable[str]) -> frozenset[str]:
     chosen = frozenset(names)
     for name in chosen:
         if name not in known:
-            hint = did_you_mean(name, known) or "toolsets: " + ", ".join(known)
-            raise GroundrulesError(codes.USAGE, f"--toolsets: '{echo(name)}' is no toolset; {hint}", hint=hint)
+            close = closest(name, known)
+            raise refusal(codes.USAGE, "usage.toolsets_unknown_close" if close else "usage.toolsets_unknown",
+                          name=echo(name), closest=close, toolsets=known)
     return chosen
 
 
@@ -278,4 +290,5 @@ def non_object_arguments(service: Service, request: dict, caller: Caller,
 def wire_limits(service: Service) -> WireLimits:
     """The wire limits (stdio and HTTP) of the `limits` table (rules/limits.yaml), or the defaults without one."""
     table = limits.of(service.book)
-    return WireLimits(**table.wire) if table is not None else WireLimits()
+    wire = table.wire if table is not None else {}
+    return WireLimits(**wire, messages=service.messages)

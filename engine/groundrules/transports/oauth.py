@@ -28,7 +28,7 @@ from joserfc.jwt import JWTClaimsRegistry
 from ..api import CURRENT_PROJECT, Authentication, Caller
 from ..claim_map import ClaimMap, Refusal, unknown_roles
 from ..core import codes
-from ..core.errors import GroundrulesError
+from ..core.errors import GroundrulesError, refusal
 from .jwks import FileKeys, KeySource, KeysUnavailable, RemoteKeys, checked_url
 from .tokens import PROJECT_MAX
 
@@ -74,23 +74,19 @@ class OAuthVerifier:
         its metadata (or `jwks`, a URL or a file, for a single issuer)."""
         maps = book.of_kind(CLAIM_MAP_KIND)
         if len(maps) != 1:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, f"--auth oauth needs exactly one table of kind "
-                                   f"{CLAIM_MAP_KIND} (rules/oauth_claims.yaml); the rulebook has {len(maps)}")
+            raise refusal(codes.RULEBOOK_INCOMPLETE, "oauth.claim_map", kind=CLAIM_MAP_KIND, count=len(maps))
         problems = list(unknown_roles(book))
         if problems:
-            raise GroundrulesError(codes.RULEBOOK_INCOMPLETE, str(problems[0]))
+            raise refusal(codes.RULEBOOK_INCOMPLETE, "oauth.claim_roles", problem=str(problems[0]))
         claim_map = maps[0]
         parts = urlsplit(resource)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            raise GroundrulesError(codes.USAGE, f"--resource {resource}: this server's absolute http(s) URL, without "
-                                   "query or fragment (RFC 8707), e.g. https://mcp.example.com/mcp")
+            raise refusal(codes.USAGE, "usage.oauth_resource", resource=resource)
         issuers = [checked_url(i, "--issuer") for i in dict.fromkeys(issuers)]
         if not issuers:
-            raise GroundrulesError(codes.USAGE, "--auth oauth needs --issuer URL: the authorization server whose "
-                                   "tokens this server accepts")
+            raise refusal(codes.USAGE, "usage.oauth_issuer")
         if jwks is not None and len(issuers) != 1:
-            raise GroundrulesError(codes.USAGE, "--jwks names the keys of one issuer; with several --issuer, each "
-                                   "issuer's keys are read from its metadata")
+            raise refusal(codes.USAGE, "usage.oauth_jwks_one")
         keys = claim_map.keys
         timing = {"clock": clock, "max_age_s": keys["max_age_s"], "refetch_min_s": keys["refetch_min_s"]}
         client: list[httpx2.AsyncClient] = []
@@ -104,7 +100,7 @@ class OAuthVerifier:
         for issuer in issuers:
             if jwks is not None and not jwks.startswith(("https://", "http://")):
                 if not Path(jwks).is_file():
-                    raise GroundrulesError(codes.USAGE, f"--jwks {jwks}: no such file")
+                    raise refusal(codes.USAGE, "usage.no_such_file", input=f"--jwks {jwks}")
                 sources[issuer] = FileKeys(jwks, **timing)
             else:
                 uri = checked_url(jwks, "--jwks") if jwks is not None else None

@@ -22,6 +22,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.authentication import AuthCredentials
 
+from ..claim_map import header_safe
 from .oauth import Checked, Denied, OAuthVerifier
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -39,8 +40,9 @@ def metadata_url(resource: str) -> str:
 class BearerGate:
     """ASGI: the metadata routes, and the token check before every request to `path`."""
 
-    def __init__(self, app: Any, verifier: OAuthVerifier, *, path: str):
+    def __init__(self, app: Any, verifier: OAuthVerifier, *, path: str, lang: str | None = None):
         self.app, self.verifier, self.path = AuthContextMiddleware(app), verifier, path
+        self.lang = lang            # the server's language (serve --lang); a request's Accept-Language comes first
         self.plain = app
         own = urlsplit(verifier.resource).path.rstrip("/")
         self.metadata_paths = {WELL_KNOWN, WELL_KNOWN + own, WELL_KNOWN + path}
@@ -63,20 +65,31 @@ class BearerGate:
             return
         checked = await self.verifier.check(token)
         if not isinstance(checked, Checked):
-            await self._challenge(send, checked)
+            await self._challenge(send, checked, self._lang(scope))
             return
         scope = dict(scope, user=AuthenticatedUser(access_token(token, checked, self.verifier.resource)),
                      auth=AuthCredentials(list(checked.scopes)))
         await self.app(scope, receive, send)
 
-    async def _challenge(self, send: Any, denied: Denied | None) -> None:
+    def _lang(self, scope: dict) -> str | None:
+        """The language of the request's answer: its Accept-Language's first the claim map speaks,
+        else the server's."""
+        from .mcp_tools import accepted
+        header = b",".join(v for k, v in scope["headers"] if k == b"accept-language").decode("latin-1")
+        return accepted(header, self.verifier.map.messages.languages()) or self.lang
+
+    async def _challenge(self, send: Any, denied: Denied | None, lang: str | None = None) -> None:
         """401/403 with the challenge RFC 6750 §3 and the MCP spec call for (no error code when no
-        token was sent), or 503 with Retry-After."""
+        token was sent), or 503 with Retry-After. The JSON body's error_description is in `lang`;
+        the header's, which RFC 6750 keeps to ASCII, in the first language after it whose text is."""
         reason = denied.reason if denied is not None else "no_token"
         status = denied.status if denied is not None else 401
-        description = ascii_only(self.verifier.map.messages[reason])
-        headers = [(b"content-type", b"application/json")]
-        body: dict = {"error_description": description}
+        messages = self.verifier.map.messages
+        texts = {language: messages.speaking(language)[reason].render({}) for language in messages.languages()}
+        said = texts.get(lang) or next(iter(texts.values()))
+        description = ascii_only(next((t for t in [said, *texts.values()] if header_safe(t)), said))
+        headers = [(b"content-type", b"application/json; charset=utf-8")]
+        body: dict = {"error_description": said}
         if status in (401, 403):
             params = [f'resource_metadata="{self.metadata_url}"',
                       f'scope="{" ".join(self.verifier.scopes_to_ask(denied))}"']
@@ -87,7 +100,7 @@ class BearerGate:
             headers.append((b"retry-after", str(self.verifier.map.keys["refetch_min_s"]).encode("ascii")))
         if denied is not None:
             body = {"error": ERRORS[status], **body}
-        await respond(send, status, headers, json.dumps(body).encode("ascii"))
+        await respond(send, status, headers, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
     async def _metadata(self, scope: dict, send: Any) -> None:
         cors = [(b"access-control-allow-origin", b"*"), (b"access-control-allow-methods", b"GET, OPTIONS"),

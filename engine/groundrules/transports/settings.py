@@ -7,6 +7,9 @@ import argparse
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..core import codes
+from ..core.errors import refusal
+
 LOG_FORMATS = ("text", "json")
 LISTINGS = ("full", "compact")
 
@@ -48,11 +51,11 @@ class ServerSettings:
         for item in fields(self):
             value = getattr(self, item.name)
             if _kind(item) in (int, float) and not value > 0:
-                raise ValueError(f"{option(item.name)} must be a positive number")
+                raise refusal(codes.USAGE, "usage.setting_positive", option=option(item.name))
         if self.log_format not in LOG_FORMATS:
-            raise ValueError(f"{option('log_format')} is one of: {', '.join(LOG_FORMATS)}")
+            raise refusal(codes.USAGE, "usage.setting_choice", option=option("log_format"), choices=list(LOG_FORMATS))
         if self.listing not in LISTINGS:
-            raise ValueError(f"{option('listing')} is one of: {', '.join(LISTINGS)}")
+            raise refusal(codes.USAGE, "usage.setting_choice", option=option("listing"), choices=list(LISTINGS))
 
 
 def _kind(item: Any) -> type:

@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, BinaryIO, Callable
 
 import anyio
@@ -40,12 +40,24 @@ class WireLimits:
     depth: int = 64
     int_digits: int = 100
     id_chars: int = 200
+    # the server's message catalogue (core/messages): a refused line's error is worded by it
+    messages: Any = field(default=None, compare=False)
 
 
 class Refused(Exception):
-    def __init__(self, code: int, message: str, message_id: Any = None):
-        super().__init__(message)
-        self.code, self.message, self.message_id = code, message, message_id
+    """A line refused: its JSON-RPC error code and the catalogue message (`wire.…`) that words it,
+    said in the reader's language (`said`)."""
+
+    def __init__(self, code: int, name: str, message_id: Any = None, **params: Any):
+        super().__init__(name)
+        self.code, self.name, self.params, self.message_id = code, name, params, message_id
+
+    def with_id(self, message_id: Any) -> "Refused":
+        return Refused(self.code, self.name, message_id, **self.params)
+
+    def said(self, catalogue: Any) -> str:
+        """The error's message in the language `catalogue` speaks (its name without one)."""
+        return catalogue.message(self.name, **self.params) if catalogue is not None else self.name
 
 
 def _depth(value: Any, limit: int) -> None:
@@ -59,7 +71,7 @@ def _depth(value: Any, limit: int) -> None:
         if node.__class__ is dict:
             for key in node:
                 if not key.isascii() and not encodable(key):
-                    raise Refused(PARSE_ERROR, "Parse error: a string holds a lone surrogate")
+                    raise Refused(PARSE_ERROR, "wire.surrogate")
             children: Any = node.values()
         elif node.__class__ is list:
             children = node
@@ -67,7 +79,7 @@ def _depth(value: Any, limit: int) -> None:
             _leaf(node)
             continue
         if level > limit:
-            raise Refused(INVALID_REQUEST, f"Invalid Request: nested deeper than {limit}")
+            raise Refused(INVALID_REQUEST, "wire.nested", limit=limit)
         for child in children:
             kind = child.__class__
             if kind is dict or kind is list:
@@ -79,29 +91,29 @@ def _depth(value: Any, limit: int) -> None:
 def _leaf(value: Any) -> None:
     if value.__class__ is str:
         if not value.isascii() and not encodable(value):
-            raise Refused(PARSE_ERROR, "Parse error: a string holds a lone surrogate")
+            raise Refused(PARSE_ERROR, "wire.surrogate")
     elif value.__class__ is float and (value != value or value in (float("inf"), float("-inf"))):
-        raise Refused(PARSE_ERROR, "Parse error: not a finite number")
+        raise Refused(PARSE_ERROR, "wire.not_finite")
 
 
 def parse(line: bytes, limits: WireLimits) -> Any:
     """The JSON-RPC message object a line holds, or Refused with the error to answer."""
     if len(line) > limits.message_bytes:
-        raise Refused(PARSE_ERROR, f"Parse error: a message may be at most {limits.message_bytes} bytes")
+        raise Refused(PARSE_ERROR, "wire.too_large", cap=limits.message_bytes)
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
-        raise Refused(PARSE_ERROR, "Parse error: not UTF-8") from None
+        raise Refused(PARSE_ERROR, "wire.not_utf8") from None
     if not text.strip():
-        raise Refused(INVALID_REQUEST, "Invalid Request: an empty line")
+        raise Refused(INVALID_REQUEST, "wire.empty")
 
     def bounded_int(digits: str) -> int:
         if len(digits.lstrip("-")) > limits.int_digits:
-            raise Refused(INVALID_REQUEST, f"Invalid Request: a number has more than {limits.int_digits} digits")
+            raise Refused(INVALID_REQUEST, "wire.digits", digits=limits.int_digits)
         return int(digits)
 
     def no_constant(name: str) -> Any:
-        raise Refused(PARSE_ERROR, f"Parse error: {name} is not JSON")
+        raise Refused(PARSE_ERROR, "wire.constant", value=name)
 
     # a big text its bytes prove within the limits is parsed without a hook per integer and not walked
     proven = len(line) > json_bounds.SMALL and json_bounds.within(line, limits.depth, limits.int_digits)
@@ -111,22 +123,21 @@ def parse(line: bytes, limits: WireLimits) -> Any:
     except Refused:
         raise
     except RecursionError:
-        raise Refused(INVALID_REQUEST, f"Invalid Request: nested deeper than {limits.depth}") from None
+        raise Refused(INVALID_REQUEST, "wire.nested", limit=limits.depth) from None
     except ValueError:
-        raise Refused(PARSE_ERROR, "Parse error: not a JSON text (or a raw control character in a string)") \
-            from None
+        raise Refused(PARSE_ERROR, "wire.not_json") from None
     if isinstance(value, list):
-        raise Refused(INVALID_REQUEST, "Invalid Request: batches are not supported")
+        raise Refused(INVALID_REQUEST, "wire.batch")
     if not isinstance(value, dict):
-        raise Refused(INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+        raise Refused(INVALID_REQUEST, "wire.not_object")
     message_id = _good_id(value.get("id"), limits)
     try:
         if not proven:
             _depth(value, limits.depth)
     except Refused as exc:
-        raise Refused(exc.code, exc.message, message_id) from None
+        raise exc.with_id(message_id) from None
     if "id" in value and message_id is None:
-        raise Refused(INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
+        raise Refused(INVALID_REQUEST, "wire.id")
     return value, message_id
 
 
@@ -150,12 +161,12 @@ def message(line: bytes, limits: WireLimits) -> SessionMessage:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
     except Exception:  # noqa: BLE001 - pydantic's ValidationError and anything else it may raise
-        raise Refused(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message", message_id) from None
+        raise Refused(INVALID_REQUEST, "wire.not_jsonrpc", message_id) from None
 
 
-def error(refused: Refused) -> SessionMessage:
+def error(refused: Refused, catalogue: Any = None) -> SessionMessage:
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=refused.message_id,
-                                             error=types.ErrorData(code=refused.code, message=refused.message)))
+                                             error=types.ErrorData(code=refused.code, message=refused.said(catalogue))))
 
 
 def _read_line(source: BinaryIO, cap: int) -> bytes | None:
@@ -217,7 +228,7 @@ async def guarded_stdio(limits: WireLimits, *, answer: Callable[[dict], Any] | N
                         continue
                 except Refused as refused:
                     try:
-                        await write_stream.send(error(refused))
+                        await write_stream.send(error(refused, limits.messages))
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         return
                     continue

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import CURRENT_PROJECT, Authentication, Caller
 from ..core import codes
-from ..core.errors import GroundrulesError, echo
+from ..core.errors import GroundrulesError, echo, refusal
 from ..core.yamlparse import parse
 from ..core.yamlsrc import Source, YamlProblem
 
@@ -48,65 +49,64 @@ def load_grants(path: str | Path, roles: set | frozenset | dict) -> Grants:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise _invalid(label, 1, 1, "no such file") from None
+        raise _invalid(label, 1, 1, "tokens.missing") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _invalid(label, 1, 1, f"cannot read ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
+        raise _invalid(label, 1, 1, "tokens.unread", reason=getattr(exc, "strerror", None) or type(exc).__name__) from None
     try:
         source = parse(text, label)
     except YamlProblem as exc:
-        raise _invalid(label, exc.line, exc.column, exc.message) from None
+        raise _invalid(label, exc.line, exc.column, "tokens.yaml", problem=exc.message) from None
     return Grants(label, _callers(source, set(roles)))
 
 
 def _callers(src: Source, roles: set) -> dict:
-    def fail(path: tuple, message: str) -> GroundrulesError:
+    def refuse_at(path: tuple, name: str, **params: Any) -> GroundrulesError:
         line, col = src.where(path)
-        return _invalid(src.file, line, col, message)
+        return _invalid(src.file, line, col, name, **params)
 
     data = src.data
     if not isinstance(data, dict) or set(data) != {"tokens"}:
-        raise fail((), "expected one top-level key 'tokens' (a list of {sha256, principal, role, projects})")
+        raise refuse_at((), "tokens.top")
     entries = data["tokens"]
     if not isinstance(entries, list):
-        raise fail(("tokens",), "'tokens' must be a list")
+        raise refuse_at(("tokens",), "tokens.not_list")
     callers: dict = {}
     principals: dict = {}
     for n, entry in enumerate(entries):
         at = ("tokens", n)
         if not isinstance(entry, dict):
-            raise fail(at, "each token is a mapping with keys " + ", ".join(ENTRY_KEYS))
+            raise refuse_at(at, "tokens.entry", keys=list(ENTRY_KEYS))
         for key in entry:
             if key not in ENTRY_KEYS:
-                raise fail(at + (key,), f"unknown key '{echo(key)}' (allowed: {', '.join(ENTRY_KEYS)})")
+                raise refuse_at(at + (key,), "tokens.key_unknown", key=echo(str(key)), keys=list(ENTRY_KEYS))
         for key in ENTRY_KEYS:
             if key not in entry:
-                raise fail(at, f"missing key '{key}'")
+                raise refuse_at(at, "tokens.key_missing", key=key)
         digest, principal, role, projects = (entry[k] for k in ENTRY_KEYS)
         if not isinstance(digest, str) or not DIGEST.match(digest):
-            raise fail(at + ("sha256",), "sha256 must be 64 lowercase hex digits (printf %s \"$TOKEN\" | sha256sum)")
+            raise refuse_at(at + ("sha256",), "tokens.digest")
         if digest in callers:
-            raise fail(at + ("sha256",), "this digest is listed twice (one token, one caller)")
+            raise refuse_at(at + ("sha256",), "tokens.digest_twice")
         if not isinstance(principal, str) or not principal.strip():
-            raise fail(at + ("principal",), "principal must be a non-empty string")
+            raise refuse_at(at + ("principal",), "tokens.principal")
         if role not in roles:
-            raise fail(at + ("role",), f"unknown role '{echo(role)}' (roles: {', '.join(sorted(roles))})")
+            raise refuse_at(at + ("role",), "tokens.role", role=echo(str(role)), roles=sorted(roles))
         if not isinstance(projects, list) or not projects:
-            raise fail(at + ("projects",), "projects must be a non-empty list of project names")
+            raise refuse_at(at + ("projects",), "tokens.projects")
         for i, project in enumerate(projects):
             if not isinstance(project, str) or not 0 < len(project) <= PROJECT_MAX or project == CURRENT_PROJECT:
-                raise fail(at + ("projects", i), f"a project is a name of 1 to {PROJECT_MAX} characters, "
-                                                 f"not '{CURRENT_PROJECT}'")
+                raise refuse_at(at + ("projects", i), "tokens.project", max=PROJECT_MAX, current=CURRENT_PROJECT)
         if len(set(projects)) != len(projects):
-            raise fail(at + ("projects",), "a project is listed twice")
+            raise refuse_at(at + ("projects",), "tokens.project_twice")
         caller = Caller(principal, role, tuple(projects), TOKEN)
         if principals.get(principal, caller) != caller:
-            raise fail(at + ("principal",), f"principal '{echo(principal)}' is listed with other grants above "
-                                            "(a principal has one role and one project list)")
+            raise refuse_at(at + ("principal",), "tokens.principal_twice", principal=echo(principal))
         principals[principal] = caller
         callers[digest] = caller
     return callers
 
 
 
-def _invalid(file: str, line: int, col: int, message: str) -> GroundrulesError:
-    return GroundrulesError(codes.TOKENS_INVALID, f"{file}:{line}:{col}: {message}")
+def _invalid(file: str, line: int, col: int, name: str, **params: Any) -> GroundrulesError:
+    """TOKENS_INVALID at file:line:col, worded by the catalogue's message `name` where it is said."""
+    return refusal(codes.TOKENS_INVALID, name, at=f"{file}:{line}:{col}", **params)

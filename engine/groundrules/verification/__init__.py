@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import rulebook as rulebooks
 from ..core.errors import GroundrulesError
+from ..core.messages import refused
 if TYPE_CHECKING:                      # rulebook imports this part's compilers
     from ..results import Repair, VerifyReport
     from ..core.rulebook import Rulebook
@@ -50,11 +51,9 @@ def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int =
     error is not repairable, or `max_attempts` attempts were made; every attempt is in `history`."""
     tables, book = _tables(rulebook)
     if not callable(propose):
-        raise GroundrulesError(INVALID_ARGUMENT, "propose: must be a callable "
-                               "propose(request, schema, feedback_issues) -> candidate", field="propose")
+        raise refused(book, INVALID_ARGUMENT, "verify.propose", field="propose")
     if type(max_attempts) is not int or max_attempts < 1:
-        raise GroundrulesError(INVALID_ARGUMENT, "max_attempts: must be an integer ≥ 1",
-                               field="max_attempts")
+        raise refused(book, INVALID_ARGUMENT, "verify.max_attempts", field="max_attempts")
     ext = resolve(schema, book)
     req = read_request(request, ext, book)
     return loop(request, schema, req, ext, propose, max_attempts, tables)
@@ -62,13 +61,12 @@ def repair_loop(request: Any, schema: Any, propose: Propose, max_attempts: int =
 
 def _tables(rulebook: Any) -> tuple[Tables, Rulebook]:
     if rulebook is not None and not isinstance(rulebook, rulebooks.Rulebook):
-        raise GroundrulesError(INVALID_ARGUMENT, "rulebook: expected a Rulebook or None", field="rulebook")
+        raise refused(rulebooks.default(), INVALID_ARGUMENT, "verify.rulebook", field="rulebook")
     book = rulebook or rulebooks.default()
     found = {}
     for name, table_id in TABLES.items():
         if table_id not in book.tables:
-            raise GroundrulesError(INVALID_ARGUMENT, f"rulebook: has no table '{table_id}'",
-                                   field="rulebook")
+            raise refused(book, INVALID_ARGUMENT, "verify.rulebook_table", field="rulebook", table=table_id)
         found[name] = book.table(table_id)
     locks = book.memoized("verify.locks", lambda: _locks(book, found["derivations"]))
     return Tables(schemas=book.schemas, locks=locks, **found), book
@@ -79,8 +77,8 @@ def _locks(book: Rulebook, derivations: Any) -> dict:
     locks = {}
     for table_id in derivations.lock_tables():
         if table_id not in book.tables:
-            raise GroundrulesError(INVALID_ARGUMENT, f"rulebook: has no lock table '{table_id}' (named by "
-                                   f"'{TABLES['derivations']}')", field="rulebook")
+            raise refused(book, INVALID_ARGUMENT, "verify.rulebook_lock_table", field="rulebook", table=table_id,
+                          by=TABLES["derivations"])
         locks[table_id] = book.table(table_id).patterns
     return locks
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...core import codes
 from ...core.decide import DecisionTable
-from ...core.errors import GroundrulesError
+from ...core.errors import refusal
 from .shapes import Shape, conforms
 from .translate import (AND, FALSE, MARKER, MT_BOOL, MT_COMPOSITE, MT_NUMBER, Inexpressible, literal_ok,
                         translate)
@@ -60,17 +60,17 @@ def compile_table(table: DecisionTable, contract: dict | None = None) -> tuple[d
 def check(cond: dict) -> None:
     """Refuse, in our own code, any expression outside the subset measured to behave."""
     if not (list(cond) == ["$and"] and cond["$and"][0] == {MARKER: 1}):
-        raise GroundrulesError(codes.DURABLE_UNSAFE, "a rule must start with the marker test")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.marker")
     _check(cond, "")
 
 
 def _check(expr: Any, prefix: str) -> None:
     if not isinstance(expr, dict) or len(expr) != 1:
-        raise GroundrulesError(codes.DURABLE_UNSAFE, f"not a single-key condition: {expr!r}")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.single_key", expr=repr(expr))
     (key, body), = expr.items()
     if key in ("$and", "$or"):
         if not isinstance(body, list) or not body:
-            raise GroundrulesError(codes.DURABLE_UNSAFE, f"{key} needs a non-empty list")
+            raise refusal(codes.DURABLE_UNSAFE, "durable.list", key=key)
         for sub in body:
             _check(sub, prefix)
         return
@@ -79,45 +79,44 @@ def _check(expr: Any, prefix: str) -> None:
         _scalar(body)
         return
     if not isinstance(body, dict) or len(body) != 1:
-        raise GroundrulesError(codes.DURABLE_UNSAFE, f"{key} takes one path")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.one_path", key=key)
     (path, arg), = body.items()
     _path(path, prefix)
     if key in ("$iany", "$iall"):
         _check(arg, "$i")
     elif key in ("$ex", "$nex"):
         if arg != 1:
-            raise GroundrulesError(codes.DURABLE_UNSAFE, f"{key} takes 1")
+            raise refusal(codes.DURABLE_UNSAFE, "durable.takes_one", key=key)
     elif key == "$mt":
         if not _regex_ok(arg):
-            raise GroundrulesError(codes.DURABLE_UNSAFE, f"regex {arg!r} is outside the measured subset")
+            raise refusal(codes.DURABLE_UNSAFE, "durable.regex", regex=repr(arg))
     elif key in COMPARISONS:
         if isinstance(arg, dict):
             _operand(arg, path, prefix)
         else:
             _scalar(arg)
     else:
-        raise GroundrulesError(codes.DURABLE_UNSAFE, f"operator {key} is not in the measured subset")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.operator", key=key)
 
 
 def _path(path: str, prefix: str) -> None:
     inside = path == "$i" or path.startswith("$i.")
     if bool(prefix) != inside:
-        raise GroundrulesError(codes.DURABLE_UNSAFE, f"path {path!r} must {'' if prefix else 'not '}start "
-                               "with '$i.' here (durable accepts it and never matches)")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.path_prefixed" if prefix else "durable.path_plain", path=repr(path))
 
 
 def _operand(arg: dict, path: str, prefix: str) -> None:
     if prefix:
-        raise GroundrulesError(codes.DURABLE_UNSAFE, "$m inside a list reads the top-level fact")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.m_in_list")
     if arg == {"$add": {"$l": {"$m": path}, "$r": 0}}:
         return
     if list(arg) != ["$m"] or not isinstance(arg["$m"], str):
-        raise GroundrulesError(codes.DURABLE_UNSAFE, f"unknown operand {arg!r}")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.operand", operand=repr(arg))
 
 
 def _scalar(value: Any) -> None:
     if isinstance(value, (dict, list)) or not literal_ok(value):
-        raise GroundrulesError(codes.DURABLE_UNSAFE, f"literal {value!r} is not a plain JSON scalar")
+        raise refusal(codes.DURABLE_UNSAFE, "durable.literal", value=repr(value))
 
 
 def _regex_ok(rx: Any) -> bool:
@@ -132,8 +131,7 @@ def _durable_engine():
     try:
         from durable import engine
     except Exception as exc:  # noqa: BLE001 - ImportError, or the C core failing to load (3.13)
-        raise GroundrulesError(codes.DURABLE_UNAVAILABLE,
-                               f"durable-rules cannot be imported: {type(exc).__name__}: {exc}") from exc
+        raise refusal(codes.DURABLE_UNAVAILABLE, "durable.unavailable", problem=f"{type(exc).__name__}: {exc}") from exc
     return engine
 
 
@@ -179,9 +177,7 @@ class DurableBackend:
             return []
         problem = conforms(ctx, self.shape)
         if problem is not None:
-            raise GroundrulesError(codes.DURABLE_OUTSIDE_CONTRACT,
-                                   f"value at {problem} has a type the table's input contract does not "
-                                   "allow; the durable translation assumes it")
+            raise refusal(codes.DURABLE_OUTSIDE_CONTRACT, "durable.outside_contract", at=str(problem))
         _check_values(ctx)
         with self._lock:
             self._fired = []
@@ -190,7 +186,7 @@ class DurableBackend:
                 self._host.assert_fact(RULESET, dict(ctx, sid=SLOT, **{MARKER: 1}))
                 asserted = True
             except Exception as exc:  # noqa: BLE001 - the C core reports numeric codes only
-                raise GroundrulesError(codes.DURABLE_FAILED, f"durable-rules refused the fact: {exc}") from exc
+                raise refusal(codes.DURABLE_FAILED, "durable.failed", problem=str(exc)) from exc
             finally:
                 if asserted:      # the catch-all fired, so the session exists and may be deleted
                     self._host.delete_state(RULESET, SLOT)
@@ -216,8 +212,7 @@ class DurableBackend:
     def fired_rows(self, ctx: Any) -> list[str]:
         """The row ids the table fires on `ctx`, after its hit policy; refuses partial tables."""
         if self.inexpressible:
-            raise GroundrulesError(codes.DURABLE_INEXPRESSIBLE, "rows without a durable translation: "
-                                   + ", ".join(r for r, _ in self.inexpressible))
+            raise refusal(codes.DURABLE_INEXPRESSIBLE, "durable.inexpressible", rows=[r for r, _ in self.inexpressible])
         rows = {r.id: r for r in self.table.rows}
         fired: list[str] = []
         taken: set = set()
@@ -229,8 +224,7 @@ class DurableBackend:
             fired.append(row_id)
             taken.add(code)
         if self.table.hit_policy == "unique" and len(fired) > 1:
-            raise GroundrulesError(codes.HIT_POLICY_VIOLATION, f"table '{self.table.id}' has hit policy "
-                                   f"'unique' but rows {', '.join(fired)} all matched")
+            raise refusal(codes.HIT_POLICY_VIOLATION, "decide.unique", table=self.table.id, rows=list(fired))
         if not fired and self.table.default is not None:
             fired.append(self.table.default.id)
         return fired
@@ -244,14 +238,12 @@ def _check_values(value: Any) -> None:
         v = stack.pop()
         if v.__class__ is dict:
             if _flat_size(v) > MAX_PROPERTIES:
-                raise GroundrulesError(codes.DURABLE_UNSUPPORTED_VALUE,
-                                       f"an object flattens to more than {MAX_PROPERTIES} properties")
+                raise refusal(codes.DURABLE_UNSUPPORTED_VALUE, "durable.properties", most=MAX_PROPERTIES)
             stack.extend(v.values())
         elif v.__class__ is list:
             stack.extend(v)
         elif not literal_ok(v):
-            raise GroundrulesError(codes.DURABLE_UNSUPPORTED_VALUE,
-                                   f"number {json.dumps(v)} cannot be read by durable-rules")
+            raise refusal(codes.DURABLE_UNSUPPORTED_VALUE, "durable.number", number=json.dumps(v))
 
 
 def _flat_size(obj: dict) -> int:

@@ -13,7 +13,8 @@ from typing import Any
 from .. import corpus
 from ..trace import INPUTS, located, located_lock_trace, misfit, traceable, where_of
 from ...core import codes
-from ...core.errors import GroundrulesError
+from ...core.errors import GroundrulesError, echo
+from ...core.messages import of as catalogue_of, refused, worded
 from ...core.rulebook import Rulebook
 
 # the tool whose logged arguments feed each kind of table, and the argument that is its input
@@ -53,11 +54,11 @@ def run(book: Rulebook, table_id: str, value: Any, now: str | None = None) -> di
     A value that is not the table's input is refused with the reasons (`refused`)."""
     kind = traceable(book).get(table_id)
     if kind is None:
-        raise GroundrulesError(codes.INVALID_ARGUMENT, f"{table_id}: no table the simulator can run")
+        raise refused(book, codes.INVALID_ARGUMENT, "studio.no_table", table=echo(table_id))
     try:
         return {"table": table_id, "kind": kind, **RUNS[kind](book, table_id, value, now)}
     except GroundrulesError as exc:
-        return {"table": table_id, "kind": kind, "refused": [exc.message]}
+        return {"table": table_id, "kind": kind, "refused": [worded(exc, catalogue_of(book)).message]}
 
 
 def _decision(book: Rulebook, table_id: str, value: Any, now: str | None) -> dict:

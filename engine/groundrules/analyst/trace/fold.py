@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...core import codes
-from ...core.errors import GroundrulesError
+from ...core.errors import refusal
 from ...evidence import fold
 
 if TYPE_CHECKING:
@@ -58,8 +58,7 @@ def fold_trace(book: "Rulebook", policy_id: str, payload: Any) -> dict:
             facts, decision = next(asked)
             fired = decision.fired[0]
             if (fired.row.id if fired.row.index >= 0 else "default") != ev["rule"]:
-                raise GroundrulesError(codes.TRACE_DISAGREES, "the fold trace does not reproduce the fold's answer "
-                                       "(a bug in the trace: please report it)")
+                raise refusal(codes.TRACE_DISAGREES, "trace.fold")
             item.update(facts=facts, trace=list(decision.trace or ()))
         events.append(item)
     return {"table": policy.resolve.id, "events": events, "answer": answer}

@@ -17,7 +17,7 @@ import regex
 
 from ...core import codes, cpu_clock
 from ...core.conditions import explain_failure
-from ...core.errors import GroundrulesError
+from ...core.errors import refusal
 from ...locks import lock
 from ...locks.rules import Neighbours, facts
 from ...locks.scan import _spans, raw_scan
@@ -187,5 +187,4 @@ def _agree(patterns: list, locks: list, table_id: str) -> None:
     real = sorted((c["pattern"], c["locator"]["start"], c["locator"]["end"], c["normalized_value"], c["valid"])
                   for c in locks)
     if traced != real:
-        raise GroundrulesError(codes.TRACE_DISAGREES, f"the trace of {table_id} does not reproduce lock()'s answer "
-                               "on this message (a bug in the trace: please report it)")
+        raise refusal(codes.TRACE_DISAGREES, "trace.locks", table=table_id)
