@@ -72,6 +72,8 @@ def bases(example: Callable[[str, str], Any]) -> dict[str, dict]:
         "append_interpretation": {"interpretation": DECLINE},
         "draft_interpretation": {"message_id": "M-1"},
         "draft_candidate": {"request": example("verify", "end_time_only")["request"], "instance": "meeting_time"},
+        "list_toolsets": {},
+        "enable_toolset": {"toolset": "findings"},
     }
 
 
