@@ -521,3 +521,30 @@ def test_a_convenience_shape_beside_the_tools_arguments_answers_the_same(tmp_pat
         main([command, str(path)])
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1] and json.loads(outs[0])["ok"]
+
+
+@pytest.mark.extended
+@pytest.mark.parametrize("role", sorted({case[2] for case in CASES}))
+def test_the_typescript_sdk_over_stdio_gets_the_librarys_envelope_for_every_tool(prepared, role, tmp_path):
+    """The official TypeScript SDK client (tests/node/ts_stdio_calls.mjs) lists every tool the role
+    may call and runs each case of the role over real stdio, every toolset enabled from the start
+    (a tool the role may not call is refused as by the library): the same envelopes."""
+    import subprocess
+
+    from node_tools import NODE_DIR, require
+    node = require(18, "@modelcontextprotocol/sdk")
+    indices = [i for i, case in enumerate(CASES) if case[2] == role and case[0] in TOOLS]
+    library = by_library(prepared, indices, f"lib-ts-{role}", role)
+    db, root = _fresh(prepared, f"ts-{role}")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"command": sys.executable, "args": [
+        "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role), "--toolsets", "all"],
+        "calls": [CASES[i][:2] for i in indices]}, ensure_ascii=False), encoding="utf-8")
+    out = subprocess.run([node, str(NODE_DIR / "ts_stdio_calls.mjs"), str(plan)], capture_output=True, text=True,
+                         timeout=300, cwd=NODE_DIR)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.splitlines()[-1])
+    roles = Service(default_rulebook()).roles
+    assert set(seen["listed"]) == {tool for tool in TOOLS if roles.may_call(role, tool)}
+    for i, from_library, from_ts in zip(indices, library, seen["answers"], strict=True):
+        assert canonical.dumps(from_ts) == canonical.dumps(from_library), (CASES[i][:3], from_ts, from_library)
