@@ -52,6 +52,16 @@ def snapshot_json(snapshot):
     return snapshot.use_extension(CanonicalJSONSnapshot)
 
 
+@pytest.fixture
+def tables_copy(tmp_path: Path) -> Path:
+    """A writable copy of the bundled tables (rules, locks, schemas) for a test that edits them."""
+    import shutil
+    root = tmp_path / "tables"
+    for folder in ("rules", "locks", "schemas"):
+        shutil.copytree(ROOT / folder, root / folder)
+    return root
+
+
 @pytest.fixture(scope="session")
 def rulebook():
     return load_rulebook(ROOT)

@@ -49,7 +49,8 @@ def logged(db, key_file: Path, rulebook) -> list[dict]:
         log.close()
 
 
-def by_library(folder: Path, db, rulebook) -> list[dict]:
+def logged_service(folder: Path, db, rulebook) -> tuple[Service, DecisionLog]:
+    """Both ledgers and a decision log on `db`, with the clock and ids every transport here shares."""
     clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)
     keys = SqliteKeyStore(folder / "keys")
     log = DecisionLog(db, key=key_from_file(folder / "key"), data_keys=keys, rulebook=rulebook,
@@ -57,6 +58,11 @@ def by_library(folder: Path, db, rulebook) -> list[dict]:
     service = Service(rulebook, findings=FindingLedger(db, rulebook=rulebook, clock=clock, ids=ids),
                       evidence=EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"), rulebook=rulebook, keys=keys),
                       decisions=log)
+    return service, log
+
+
+def by_library(folder: Path, db, rulebook) -> list[dict]:
+    service, log = logged_service(folder, db, rulebook)
     caller = Caller(PRINCIPAL, "agent", (PROJECT,))
     out = [service.call(tool, arguments, caller) for tool, arguments in CALLS]
     for part in (log, service.findings, service.evidence):
@@ -94,13 +100,7 @@ def by_stdio(folder: Path, db) -> list[dict]:
 
 
 def by_http(folder: Path, db, rulebook) -> list[dict]:
-    clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)
-    keys = SqliteKeyStore(folder / "keys")
-    log = DecisionLog(db, key=key_from_file(folder / "key"), data_keys=keys, rulebook=rulebook,
-                      ids=SequentialIds(start=IDS), clock=StepClock(CLOCK))
-    service = Service(rulebook, findings=FindingLedger(db, rulebook=rulebook, clock=clock, ids=ids),
-                      evidence=EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"), rulebook=rulebook, keys=keys),
-                      decisions=log)
+    service, log = logged_service(folder, db, rulebook)
     tokens = write_tokens(folder / "tokens.yaml", {"tok-a": (PRINCIPAL, "agent", [PROJECT])})
     with running(service, tokens) as url:
         out = agent_calls(url, "tok-a", CALLS)

@@ -4,7 +4,6 @@ uses the same placeholders (one too many or too few fails the load at its line),
 speaking another language decides the same and says it in that language."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,14 +17,11 @@ from groundrules.core.rulebook import load
 from groundrules.evidence import fold
 from table_edits import TableFile
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
-def root(tmp_path: Path) -> Path:
-    for folder in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
-    return tmp_path
+def root(tables_copy: Path) -> Path:
+    return tables_copy
 
 
 def problems_of(root: Path) -> list:

@@ -8,7 +8,6 @@ naming the toolset; enable_toolset adds it and sends notifications/tools/list_ch
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,6 @@ from groundrules.transports.mcp_tools import ToolServer
 from table_edits import TableFile
 from said import said
 
-ROOT = Path(__file__).resolve().parents[2]
 AGENT = Caller("agent-1", "agent", ("p1",))
 FOLD = {"now": "2030-01-02T00:00:00Z", "records": [], "interpretations": []}
 
@@ -50,13 +48,6 @@ def test_every_tool_of_the_registry_is_in_exactly_one_toolset(rulebook):
     assert sorted(held) == sorted(TOOLS)
 
 
-def _root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    for folder in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / folder, root / folder)
-    return root
-
-
 def _load_problems(root: Path) -> dict:
     """The first problem of each code, by line."""
     with pytest.raises(RulesError) as caught:
@@ -67,8 +58,8 @@ def _load_problems(root: Path) -> dict:
     return found
 
 
-def test_a_tool_in_two_toolsets_in_none_or_unknown_fails_the_load_naming_it(tmp_path):
-    root = _root(tmp_path)
+def test_a_tool_in_two_toolsets_in_none_or_unknown_fails_the_load_naming_it(tables_copy):
+    root = tables_copy
     table = TableFile(root / "rules" / "toolsets.yaml")
     at = ("toolsets", "decision_log", "tools", 0)
     left_out = table.at(*at)
@@ -84,8 +75,8 @@ def test_a_tool_in_two_toolsets_in_none_or_unknown_fails_the_load_naming_it(tmp_
     assert (unknown.key, unknown.hint) == ("toolsets.decision_log.tools[0]", f"did you mean '{left_out}'?")
 
 
-def test_a_default_naming_no_toolset_fails_the_load(tmp_path):
-    root = _root(tmp_path)
+def test_a_default_naming_no_toolset_fails_the_load(tables_copy):
+    root = tables_copy
     table = TableFile(root / "rules" / "toolsets.yaml")
     name = table.at("defaults", 0, "toolsets", 0)
     table.replace_value(("defaults", 0, "toolsets", 0), name + "x")
