@@ -11,9 +11,11 @@ tables already hold the name (an analyst may have added the very code this test 
    labelled as `groundrules diff --base HEAD` shows the new locks (`locks:` labels);
 3. a finding state reachable from `supported`;
 4. the merge policy ranking an injected (CRM) field below the user's own words.
-Then lint and test pass, each edit is live, and `groundrules test --accept` (the reviewed snapshot
-update, a groundrules command) leaves `groundrules test --snapshots` green. The whole default suite
-in the copy (minutes) is the extended test at the end: no Python or test-file edit is needed.
+Then lint and test pass and each edit is live. The two tests at the end run pytest inside the copy,
+so they are extended (slow by nature: a nested run): `groundrules test --accept` (the reviewed
+snapshot update, a groundrules command) leaves `groundrules test --snapshots` green (two nested runs
+of the snapshot-owning modules), and the whole default suite passes in the copy (minutes): no Python
+or test-file edit is needed.
 
 The inner suites run with GROUNDRULES_GATE_INNER=1, which leaves this folder out (conftest.py).
 """
@@ -281,6 +283,7 @@ def test_each_edit_is_live(edited, tmp_path):
     assert policy.source_of({"record": record})[1] == made["merge"]["rank"] < policy.source_of({"record": user})[1]
 
 
+@pytest.mark.extended
 def test_the_snapshots_are_accepted_by_a_groundrules_command(edited):
     """The analyst's one other step, after reading `groundrules diff --base HEAD`: `groundrules test
     --accept` (never a pytest flag) rewrites the stale snapshots and says which; then `groundrules
