@@ -4,6 +4,7 @@ the library imports without the MCP SDK's server stack, and a command imports on
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -36,6 +37,12 @@ COMMANDS = {
 
 
 def _graph() -> dict[str, set[str]]:
+    """module -> the engine modules it imports, parsed once per worker (three checks read it)."""
+    return {module: set(deps) for module, deps in _parsed_graph()}
+
+
+@functools.cache
+def _parsed_graph() -> tuple[tuple[str, frozenset[str]], ...]:
     modules = {}
     for path in ENGINE.rglob("*.py"):
         rel = path.relative_to(ENGINE).with_suffix("")
@@ -61,7 +68,7 @@ def _graph() -> dict[str, set[str]]:
             else:
                 continue
             graph[module] |= {n for n in names if n in modules and n != module and not module.startswith(n + ".")}
-    return graph
+    return tuple((module, frozenset(deps)) for module, deps in graph.items())
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
