@@ -18,6 +18,7 @@ replays byte for byte.
 from __future__ import annotations
 
 import copy
+import functools
 import random
 import re
 from typing import Any, Callable, Iterator
@@ -260,13 +261,26 @@ def shown(path: tuple) -> str:
     return out or "(arguments)"
 
 
+def chunk(case: str) -> str:
+    """The alphabet a case's megabyte string repeats, drawn by the case's id."""
+    return random.Random(f"{SEED}:{case}").choice(ALPHABETS)
+
+
 def huge(case: str) -> str:
-    chunk = random.Random(f"{SEED}:{case}").choice(ALPHABETS)
-    return (chunk * (MEGABYTE // len(chunk) + 1))[:MEGABYTE]
+    repeated = chunk(case)
+    return (repeated * (MEGABYTE // len(repeated) + 1))[:MEGABYTE]
 
 
 def corpus(service, example: Callable[[str, str], Any]) -> Iterator[tuple[str, str, Any]]:
     """(case id, tool, arguments) of every generated case, in a fixed order."""
+    for case, tool, arguments in cases(service, example):
+        yield case, tool, arguments()
+
+
+def cases(service, example: Callable[[str, str], Any]) -> Iterator[tuple[str, str, Callable[[], Any]]]:
+    """(case id, tool, what makes its arguments) of every generated case, in corpus order: the ids
+    and positions without a megabyte string each (a test builds the arguments of the cases it runs;
+    `make(value=...)` builds the same call with another string in the megabyte's place)."""
     from groundrules.core.schema_check import bundle
     bundled: dict[str, dict] = {}
 
@@ -284,4 +298,9 @@ def corpus(service, example: Callable[[str, str], Any]) -> Iterator[tuple[str, s
                 if case in seen:
                     continue
                 seen.add(case)
-                yield case, tool, walker.place(path, huge(case), as_key=kind == "key")
+                yield case, tool, functools.partial(_placed, walker, path, case, kind == "key")
+
+
+def _placed(walker: Walker, path: tuple, case: str, as_key: bool, value: str | None = None) -> Any:
+    """The case's arguments: its megabyte string, or `value` in its place (the same call's shape)."""
+    return walker.place(path, huge(case) if value is None else value, as_key=as_key)
