@@ -3,6 +3,7 @@ anything wrong with the candidate is a report, never an exception."""
 from __future__ import annotations
 
 import copy
+import functools
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from groundrules.core import canonical
 from groundrules.verification import verify
 from verify_support import all_cases, load_verify_book
 
-BOOK = load_verify_book()
+book = functools.cache(load_verify_book)      # at the first check, not at collection on every worker
 PAYLOADS = list(all_cases().values())
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
@@ -67,7 +68,7 @@ def mutate(value, data, depth=0):
 
 def check(request, schema, candidate):
     try:
-        report = verify(request, schema, candidate, BOOK)
+        report = verify(request, schema, candidate, book())
     except GroundrulesError as exc:
         assert exc.code == "INVALID_ARGUMENT"
         return None
