@@ -54,6 +54,8 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
     for source, negs, said in earlier:
         done = {o.path for o in continued}
         continued += [o for o in _negated_continued(intents, negs, said, phrases, source) if o.path not in done]
+    if not continued:
+        continued = _beyond_asked(text, intents, matches, negations, mentions, earlier, phrases, heuristics, words)
     return out + continued
 
 
@@ -68,17 +70,26 @@ def _earlier(turns: tuple, text: str, phrases: ProhibitionPhrases) -> list[tuple
         read.append((source, negs, phrases.negations.mentions(turn, negs)))
     final = phrases.negated(text)
     later = set(phrases.negations.mentions(text, final))
+    asked_later = text                 # an unlisted verb is asked again where a later statement says it (不加了 … 还是加吧)
     out = []
-    for source, negs, said in reversed(read):
+    for (source, negs, said), (_, turn) in zip(reversed(read), reversed(turns)):
         kept = []
         for n in negs:
-            actions = tuple((w, f) for w, f in n.actions if f not in later)
+            actions = tuple((w, f) for w, f in n.actions if (f not in later if f else w not in asked_later))
             if actions:
                 kept.append(replace(n, actions=actions))
         if kept:
             out.append((source, kept, said))
         later |= set(said)
+        asked_later += "\n" + _outside(turn, negs)
     return out[::-1]
+
+
+def _outside(text: str, negations: list[Negation]) -> str:
+    """`text` with its negations blanked out: what it asks for."""
+    for n in negations:
+        text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
+    return text
 
 
 # the intent observation of each negation kind
@@ -102,7 +113,9 @@ def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
         if protected and phrases.shares(protected, prohibitions):
             continue
         rule = phrases.negations.kinds[n.kind]["required_unless"]
-        missing = [(w, fam) for w, fam in n.actions if fam not in kept_named | kept_negated
+        missing = [(w, fam) for w, fam in n.actions
+                   if (fam not in kept_named | kept_negated if fam
+                       else not phrases.negations.named(phrases.negations.clause_of(n, text), prohibitions))
                    and not phrases.negations.lifted(n, fam, mentions, rule)]
         if missing:
             out.append(Observation("prohibition_dropped", "/intent/prohibitions",
@@ -146,23 +159,80 @@ def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observa
 
 def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
                     heuristics: IntentHeuristics, words: list, family) -> list[Observation]:
-    """More actions asked for than intents: `words` are the action words the input holds (two
-    characters or more, and Latin), found with its negations. A word of a negated family later in
-    the negation's clause restates what is negated (不要把退款直接退回原账户: 退回 is the refund)."""
+    """More actions asked for than intents."""
     out = []
     for h in heuristics.of_check("action_count"):
-        excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
-        restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
-                    for n in negations if n.kind in h.exclude_kinds]
-        targets = _targets(intents) if h.inside_targets else ()
-
-        def skip(start: int, end: int, excluded=excluded, targets=targets, restated=restated) -> bool:
-            return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets)) \
-                or any(a <= start < b and family(text[start:end]) in fams for a, b, fams in restated)
-        actions = [word for _, _, word in h.actions(text, words, skip)]
+        actions = [w for _, _, w in _asked(h, text, intents, matches, negations, words, family)]
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
+    return out
+
+
+def _asked(h, text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation], words: list,
+           family) -> list[tuple[int, int, str]]:
+    """The actions the input asks for by one action_count heuristic: `words` are the action words
+    the input holds (two characters or more, and Latin), found with its negations. A word of a
+    negated family later in the negation's clause restates what is negated (不要把退款直接退回原账户:
+    退回 is the refund)."""
+    excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
+    restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
+                for n in negations if n.kind in h.exclude_kinds]
+    targets = _targets(intents) if h.inside_targets else ()
+
+    def skip(start: int, end: int) -> bool:
+        return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets)) \
+            or any(a <= start < b and family(text[start:end]) in fams for a, b, fams in restated)
+    return h.actions(text, words, skip)
+
+
+def _beyond_asked(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
+                  mentions: dict, earlier: list, phrases: ProhibitionPhrases, heuristics: IntentHeuristics,
+                  words: list) -> list[Observation]:
+    """More intents than the input asks for, where the input or an earlier turn withdraws or forbids
+    an action nobody asks for again (改派的事不用管了, 千万别再扣一次): the intent beyond is that action's,
+    whatever its name. An intent's name cannot always be matched to the negated verb (reroute,
+    report_loss: no family lists every wording), but the actions asked for can be counted."""
+    def standing(n: Negation, said: dict) -> bool:
+        rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
+        return not n.narrowed and any(not phrases.negations.lifted(n, f, said, rule) for _, f in n.actions)
+    unlisted = [(INPUT, n) for n in negations if standing(n, mentions)]
+    unlisted += [(source, n) for source, negs, said in earlier for n in negs if standing(n, said)]
+    if not unlisted:
+        return []
+    source, n = unlisted[0]
+    for h in heuristics.of_check("action_count"):
+        asked = _asked(h, text, intents, matches, negations, words, phrases.actions.family)
+        count = max(len(asked) + _requests_unlisted(h, text, asked, negations), 1)
+        if len(intents) > count:
+            return [Observation("withdrawn_beyond_asked", "/intent/intents",
+                                {"phrase": n.phrase, "source": source, "count": count, "intents": len(intents)})]
+    return []
+
+
+def _requests_unlisted(h, text: str, asked: list, negations: list[Negation]) -> int:
+    """How many clauses of the input ask for something with a verb no family lists (入库吧, 帮他申请
+    运费险理赔): outside every negation, no counted action in them, and a word of `requests` (帮, 请,
+    吧) that marks a request; a clause of reasons (候选人说还要考虑) has none."""
+    if not h.requests:
+        return 0
+    cuts = sorted({0, len(text)} | {i + len(b) for b in h.boundaries for i in _find_all(text, b)})
+    spans = [(n.start, n.end) for n in negations]
+    count = 0
+    for a, b in zip(cuts, cuts[1:]):
+        clause = text[a:b]
+        if any(s < b and a < e for s, e in spans) or any(a <= s < b for s, _, _ in asked):
+            continue
+        if any(w in clause for w in h.requests):
+            count += 1
+    return count
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    out, i = [], text.find(word)
+    while i >= 0:
+        out.append(i)
+        i = text.find(word, i + len(word))
     return out
 
 
