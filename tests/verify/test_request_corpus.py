@@ -124,13 +124,23 @@ def test_fourth_heldout_split_bad_candidates_refused(vbook):
 
 
 # The fifth held-out split, written blind (its author never opened the verification tables nor the other
-# splits' requests, while the lead changed those tables on main), committed before its first run, never
-# tuned on.
+# splits' requests, while the lead changed those tables on main), committed at 89b4da8 before its first
+# run and run once there against the tables of 33d887d, never tuned on: 149 of 175 good candidates
+# accepted (0.851) and 141 of 303 bad ones refused (0.465). By family, good accepted / bad refused:
+# withdrawal 29/39 and 40/76, withdrawal_context 26/28 and 16/52, prohibition 32/37 and 39/68,
+# multi_action 25/26 and 26/42, lookalike 37/45 and 20/65. By kind of bad candidate: the withdrawn or
+# forbidden action carried on 33/80 refused, a withdrawal or prohibition dropped 53/81, a hold a later
+# turn lifted or a corrected object kept 2/23, an asked action dropped, merged or given the other's
+# object 33/61, a lookalike misread (as a withdrawal, a prohibition or an asked action) 20/58. Every
+# missed bad candidate passes with no issue; the good ones refused: INTENT_ACTIONS_MERGED 19,
+# PROHIBITION_DROPPED 9, INTENT_ACTION_PROHIBITED 1 (one candidate may carry several).
+@pytest.mark.xfail(strict=True, reason="heldout5 at 89b4da8 (tables of 33d887d): 149/175 good accepted (0.851 < 0.98)")
 def test_fifth_heldout_split_good_candidates_accepted(vbook):
     by_family, misses = score("heldout5", vbook)
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
+@pytest.mark.xfail(strict=True, reason="heldout5 at 89b4da8 (tables of 33d887d): 141/303 bad refused (0.465 < 0.97)")
 def test_fifth_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout5", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
