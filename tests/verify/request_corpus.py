@@ -11,6 +11,8 @@ from groundrules.verification import verify
 
 CORPUS = Path(__file__).resolve().parents[1] / "cases" / "verify_requests"
 SPLITS = ("train", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
+# splits still held out: never tuned on, so tools print their figures but not their sentences
+BLIND = ("heldout5",)
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 NO_EXTRACTION = {"data": {}, "evidence": [], "descriptionChecks": [], "fieldResults": [], "issues": []}
 
