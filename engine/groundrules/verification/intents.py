@@ -162,7 +162,8 @@ def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negati
     """More actions asked for than intents."""
     out = []
     for h in heuristics.of_check("action_count"):
-        actions = [w for _, _, w in _asked(h, text, intents, matches, negations, words, family)]
+        asked = _asked(h, text, intents, matches, negations, words, family)
+        actions = [w for _, _, w in asked] + ["?"] * _requests_unlisted(h, text, asked, negations, h.sequence)
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
@@ -210,11 +211,11 @@ def _beyond_asked(text: str, intents: list, matches: list[PhraseMatch], negation
     return []
 
 
-def _requests_unlisted(h, text: str, asked: list, negations: list[Negation]) -> int:
+def _requests_unlisted(h, text: str, asked: list, negations: list[Negation], starting: tuple | None = None) -> int:
     """How many clauses of the input ask for something with a verb no family lists (入库吧, 帮他申请
     运费险理赔): outside every negation, no counted action in them, and a word of `requests` (帮, 请,
     吧) that marks a request; a clause of reasons (候选人说还要考虑) has none."""
-    if not h.requests:
+    if not (h.requests if starting is None else starting):
         return 0
     cuts = sorted({0, len(text)} | {i + len(b) for b in h.boundaries for i in _find_all(text, b)})
     spans = [(n.start, n.end) for n in negations]
@@ -223,7 +224,7 @@ def _requests_unlisted(h, text: str, asked: list, negations: list[Negation]) -> 
         clause = text[a:b]
         if any(s < b and a < e for s, e in spans) or any(a <= s < b for s, _, _ in asked):
             continue
-        if any(w in clause for w in h.requests):
+        if any(w in clause for w in h.requests) if starting is None else any(clause.lstrip().startswith(w) for w in starting):
             count += 1
     return count
 
