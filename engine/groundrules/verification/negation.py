@@ -163,7 +163,9 @@ class Negations:
     def _matches(self, t: _Text, hits: dict, obligations: list) -> list[tuple]:
         """(start, end, cue length, cue row, Negation or None, cue start) of every cue's scope; a cue
         inside an obligation (不得不修) is not read."""
-        text, found, unknown = t.text, [], []
+        text = t.text
+        found: list[tuple] = []
+        unknown: list[tuple] = []
         for row, cue in enumerate(self.cues):
             for cs, ce, _ in hits.get(f"cue{row}", ()):
                 if any(text.endswith(w, 0, cs) for w in cue.not_preceded_by) or \
@@ -175,7 +177,7 @@ class Negations:
                     hit = self._light(t, cs, ce)
                 later = hit is None and cue.unknown is not None
                 if later:
-                    hit = self._unknown(t, cue, cs, ce)
+                    hit = self._unknown(t, cue, cue.unknown, cs, ce)
                 if hit is not None:
                     start, end, acts = hit
                     neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
@@ -261,13 +263,13 @@ class Negations:
                 return end - k, ce + 1, [word]
         return None
 
-    def _unknown(self, t: _Text, cue: Cue, cs: int, ce: int) -> tuple | None:
+    def _unknown(self, t: _Text, cue: Cue, rule: Unknown, cs: int, ce: int) -> tuple | None:
         """(start, end, [governed text]) of a cue whose scope holds no listed action. Where only a
         light verb and particles follow the cue in its clause (改派的事不用管了, 转人工就不必了), or the
         cue looks back, it governs its clause before it, less the words that make it a matter (的事);
         else the rest of its clause (千万别再扣一次: 扣一次). None where that text is empty, too long,
         or names a state (不对了)."""
-        rule, text = cue.unknown, t.text
+        text = t.text
         b = bisect_right(t.bound_ends, cs) - 1
         clause_start = t.bound_ends[b] if b >= 0 else 0
         nxt = bisect_left(t.bound_starts, ce)
