@@ -39,6 +39,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
             out.append(Observation("intent_id_duplicate", encode("intent", "intents", i, "id"), {"id": item["id"]}))
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
+    out += _corrected_kept(text, intents, phrases)
     negations, words = phrases.read(text)
     mentions = phrases.negations.mentions(text, negations) if negations else {}
     earlier = _earlier(turns, text, phrases)
@@ -146,6 +147,27 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
                                        {"action": item["action"], "phrase": n.phrase, "source": source}))
                 break
     return out
+
+
+def _corrected_kept(text: str, intents: list, phrases: ProhibitionPhrases) -> list[Observation]:
+    """An intent whose target names what a correction took back (不是要改收货地址，是要改收货人电话:
+    a target 收货地址) and nothing of what it put instead: the user's first word, not their last."""
+    out = []
+    for old, new in phrases.corrected(text) if phrases.corrections else ():
+        for i, item in enumerate(intents):
+            target = item.get("target")
+            if isinstance(target, str) and _shares(target, old, phrases.min_shared) \
+                    and not _shares(target, new, phrases.min_shared):
+                out.append(Observation("corrected_kept", encode("intent", "intents", i, "target"),
+                                       {"target": target, "old": old, "new": new}))
+    return out
+
+
+def _shares(a: str, b: str, k: int) -> bool:
+    """Whether `a` and `b` share a run of `k` characters (of both, when one is shorter), blanks aside."""
+    a, b = "".join(a.split()).lower(), "".join(b.split()).lower()
+    k = min(k, len(a), len(b))
+    return k > 0 and any(a[i:i + k] in b for i in range(len(a) - k + 1))
 
 
 def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observation]:

@@ -19,6 +19,7 @@ OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "actions_merged": ("actions", "count", "intents"),
     "withdrawn_continued": ("action", "phrase", "source"),
     "withdrawn_beyond_asked": ("phrase", "source", "count", "intents"),
+    "corrected_kept": ("target", "old", "new"),
     "prohibited_action": ("action", "phrase", "source"),
     "reserved_action": ("action", "phrase", "source"),
     "prohibition_dropped": ("phrase", "kind", "action", "start", "end", "source"),
