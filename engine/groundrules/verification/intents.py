@@ -270,8 +270,9 @@ def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Neg
                         default=max(0, i - reach))
             b = min((j for b in h.boundaries for j in (text.find(b, i + len(word), i + len(word) + reach),) if j >= 0),
                     default=min(len(text), i + len(word) + reach))
-            if a in seen or negated.overlaps(a, b) or bisect_left(starts, a) < bisect_left(starts, b):
-                continue
+            if a in seen or negated.overlaps(a, b) or bisect_left(starts, a) < bisect_left(starts, b) \
+                    or h.background is not None and h.background.holds(text, i, h.boundaries):
+                continue                                           # 客服：…麻烦…: a turn of a transcript
             seen[a] = text[a:b].strip()
     return [seen[a] for a in sorted(seen)]
 
