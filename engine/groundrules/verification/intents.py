@@ -255,6 +255,7 @@ def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Neg
         return []
     negated = Spans((n.start, n.end) for n in negations)
     starts = sorted(s for s, _, _ in asked)
+    bounds = tuple(h.boundaries)
     seen: dict = {}
     for word in words:
         for i in _find_all(text, word):
@@ -262,17 +263,19 @@ def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Neg
                 k = i
                 while k > 0 and text[k - 1] in " \t":
                     k -= 1
-                if k > 0 and not any(text.endswith(b, 0, k) for b in h.boundaries):
+                if k > 0 and not text.endswith(bounds, 0, k):
                     continue
+            if h.background is not None and h.background.holds(text, i, bounds):
+                continue                                           # 客服：…麻烦…: a turn of a transcript
+            if starting is not None:
                 a = i
             else:
-                a = max((j + len(b) for b in h.boundaries for j in (text.rfind(b, max(0, i - reach), i),) if j >= 0),
-                        default=max(0, i - reach))
-            b = min((j for b in h.boundaries for j in (text.find(b, i + len(word), i + len(word) + reach),) if j >= 0),
-                    default=min(len(text), i + len(word) + reach))
-            if a in seen or negated.overlaps(a, b) or bisect_left(starts, a) < bisect_left(starts, b) \
-                    or h.background is not None and h.background.holds(text, i, h.boundaries):
-                continue                                           # 客服：…麻烦…: a turn of a transcript
+                lo = max(0, i - reach)
+                a = max((j + len(b) for b in bounds for j in (text.rfind(b, lo, i),) if j >= 0), default=lo)
+            end, hi = i + len(word), i + len(word) + reach
+            b = min((j for x in bounds for j in (text.find(x, end, hi),) if j >= 0), default=min(len(text), hi))
+            if a in seen or negated.overlaps(a, b) or bisect_left(starts, a) < bisect_left(starts, b):
+                continue
             seen[a] = text[a:b].strip()
     return [seen[a] for a in sorted(seen)]
 
