@@ -122,6 +122,8 @@ CASES = [
     ("verify_extraction", verify_case("prohibitions", "zh_bu_yao_qu_xiao_ding_dan"), "agent", False),
     ("verify_extraction", verify_case("joins", "colloquial_three_actions_merged"), "agent", False),
     ("verify_extraction", verify_case("reservations", "zh_kept_for_self_done"), "agent", False),
+    ("verify_extraction", verify_case("withdrawals", "unlisted_verb_beyond_asked_refused"), "agent", False),
+    ("verify_extraction", verify_case("withdrawals", "correction_old_target_refused"), "agent", False),
     ("query_findings", {"keyword": "漂移"}, "agent", False),
     ("query_findings", {"limit": "many"}, "agent", False),
     ("get_finding", {"finding_id": "F-000001"}, "agent", False),
@@ -420,11 +422,13 @@ def test_the_cases_are_what_they_claim(prepared):
         verify_case("prohibitions", "dropped"), verify_case("withdrawals", "zh_suanle_bie_xiu_le_fix_refused"),
         verify_case("derivations", "phone_not_derived"), verify_case("withdrawals", "ctx_earlier_turn_fix_refused"),
         verify_case("prohibitions", "zh_bu_yao_qu_xiao_ding_dan"), verify_case("joins", "colloquial_three_actions_merged"),
-        verify_case("reservations", "zh_kept_for_self_done"))]
+        verify_case("reservations", "zh_kept_for_self_done"),
+        verify_case("withdrawals", "unlisted_verb_beyond_asked_refused"),
+        verify_case("withdrawals", "correction_old_target_refused"))]
     assert [[issue["code"] for issue in error["issues"]] for error in refused] == [
         ["PROHIBITION_DROPPED"], ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"], ["VALUE_NOT_DERIVED"],
         ["INTENT_WITHDRAWN_CONTINUED", "PROHIBITION_DROPPED"], ["INTENT_ACTION_PROHIBITED"], ["INTENT_ACTIONS_MERGED"],
-        ["INTENT_ACTION_RESERVED"]]
+        ["INTENT_ACTION_RESERVED"], ["INTENT_BEYOND_ASKED"], ["INTENT_CORRECTED_KEPT"]]
     unread = library[next(i for i, case in enumerate(CASES) if case[1] == verify_case("derivations", "date_unread"))]
     assert unread["ok"] and [w["code"] for w in unread["warnings"]] == ["VALUE_QUOTE_UNREAD"]
     assert ("approve_rule", False, "UNKNOWN_TOOL") not in outcomes
