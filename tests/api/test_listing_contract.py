@@ -5,7 +5,8 @@ Arguments are drawn from each advertised schema by a generator of our own over t
 subset the contracts use (hypothesis-jsonschema 0.23.1, the latest, fails on this Hypothesis with
 `'many' object has no attribute 'more'`); jsonschema, not the generator, decides which draws are
 valid. The MCP Inspector's `--strict` checks (no array-valued `type`, no schema without a
-constraint) are replicated here, over every input schema of every role's listing."""
+constraint) are replicated here, over every input schema of every role's listing; the real
+Inspector runs them in test_inspector_cli.py (extended: it needs Node)."""
 from __future__ import annotations
 
 import json
