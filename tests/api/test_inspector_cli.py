@@ -6,7 +6,8 @@ The CLI makes one connection per invocation: it starts `groundrules serve`, init
 tools, makes the one call asked for and stops the server. So each parity case runs in a server of
 its own over its own copy of the prepared ledger (F-000001, RP-000001 and M-1, all a case needs),
 as the CLI parity test runs `groundrules call`, and is compared with the library on the same copy
-(`alone`): the same envelope, byte for byte once serialised. The CLI looks a tool up in the listing
+(`alone`): the same envelope, byte for byte once serialised. State built by earlier calls is
+carried by the SQLite file each new server reopens (the reviewer's session below). The CLI looks a tool up in the listing
 before it calls it, so a tool the role may not call is never sent: it answers `tool_not_found`,
 where the library refuses the call.
 
@@ -24,6 +25,7 @@ import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -31,7 +33,8 @@ from groundrules import Caller, Service, default_rulebook
 from groundrules.api import TOOLS
 from groundrules.core import canonical
 from node_tools import NODE_DIR, package, require
-from test_parity import CASES, _cli_options, _fresh, alone, prepared  # noqa: F401 - the prepared ledger
+from test_parity import (CASES, CLOCK, IDS, _cli_options, _fresh, alone, calls_by_library,  # noqa: F401
+                         prepared)                                     # prepared: the module's ledger fixture
 
 INSPECTOR = "@modelcontextprotocol/inspector"
 ROLES = sorted({case[2] for case in CASES})
@@ -46,11 +49,12 @@ def node():
     return require(22, INSPECTOR, min_minor=19)
 
 
-def inspector(node: str, db, root, role: str, *options: str, listing: str = "full") -> subprocess.CompletedProcess:
-    """One CLI run against `groundrules serve` over stdio: the server's command and its flags
-    before `--`, the Inspector's own options after it."""
+def inspector(node: str, db, root, role: str, *options: str, listing: str = "full",
+              started: tuple[str, int] = (CLOCK, IDS)) -> subprocess.CompletedProcess:
+    """One CLI run against `groundrules serve` over stdio (its clock and ids `started` there): the
+    server's command and its flags before `--`, the Inspector's own options after it."""
     launcher = package(INSPECTOR) / "clients" / "launcher" / "build" / "index.js"
-    server = [sys.executable, "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role),
+    server = [sys.executable, "-m", "groundrules.cli.main", "serve", *_cli_options(db, root, role, *started),
               "--toolsets", "all", "--listing", listing]
     return subprocess.run([node, str(launcher), "--cli", *server, "--", "--format", "json", *options],
                           capture_output=True, text=True, timeout=120, cwd=NODE_DIR, env=dict(os.environ))
@@ -197,3 +201,35 @@ def test_tool_arg_pairs_reach_the_server_as_the_listing_types_them(prepared, nod
                 library["error"]["code"], library["error"].get("field")), (CASES[i][:3], envelope, library)
             continue
         assert canonical.dumps(envelope) == canonical.dumps(library), (CASES[i][:3], out.stdout, library)
+
+
+def started(k: int) -> tuple[str, int]:
+    """Where the k-th server of a session starts its clock and ids: past every earlier one's (a call
+    reads the clock less than 60 times, and makes fewer than 100 ids), as a server with a real
+    clock and random ids would be."""
+    moment = datetime.fromisoformat(CLOCK.replace("Z", "+00:00")) + timedelta(minutes=k)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ"), IDS + 100 * k
+
+
+@pytest.mark.extended
+def test_calls_made_one_server_at_a_time_see_what_the_earlier_ones_wrote(prepared, node):
+    """A session as the CLI makes one: the role's cases in order against one SQLite ledger, each call
+    its own `serve` that reopens the file. Each answer is the library's making the same calls in
+    the same order on its own copy, one `Service` per call; and some call saw an earlier one's write
+    (its answer is not the one it gets on the prepared ledger alone). The agent's long session is
+    the TypeScript SDK's test; here each server costs a Node and a Python start."""
+    role = "reviewer"                      # its cases approve a proposal, then reject it
+    indices = [i for i, case in enumerate(CASES) if case[2] == role and case[0] in may_call(role)]
+    db, root = _fresh(prepared, f"inspector-session-{role}")
+    through_cli = []
+    for k, i in enumerate(indices):
+        tool, arguments, _, _ = CASES[i]
+        out = inspector(node, db, root, role, "--method", "tools/call", "--tool-name", tool,
+                        "--tool-args-json", json.dumps(arguments, ensure_ascii=False), started=started(k))
+        through_cli.append(answer(out))
+    at = _fresh(prepared, f"library-session-{role}")
+    library = [calls_by_library(prepared, [CASES[i][:2]], "", role, ledger_at=at, clock_from=started(k)[0],
+                                ids_from=started(k)[1])[0] for k, i in enumerate(indices)]
+    for i, from_cli, from_library in zip(indices, through_cli, library, strict=True):
+        assert canonical.dumps(from_cli) == canonical.dumps(from_library), (CASES[i][:3], from_cli, from_library)
+    assert any(canonical.dumps(a) != canonical.dumps(alone(prepared, i)) for i, a in zip(indices, library))
