@@ -7,6 +7,8 @@ Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from request_corpus import SPLITS, candidate_of, request_of, requests, score, totals
@@ -23,12 +25,22 @@ def rate(pair) -> float:
 def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
     splits = [requests(name) for name in SPLITS]
     assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60 and len(requests("heldout4")) >= 120
+    assert len(requests("heldout5")) >= 120
     assert all(len({r["id"] for r in split}) == len(split) for split in splits)
     for split in splits:
         assert {r["family"] for r in split} == FAMILIES
         assert all(r["good"] and r["bad"] for r in split)
     inputs = [{(r["input"], str(r.get("context"))) for r in split} for split in splits]
     assert all(not a & b for i, a in enumerate(inputs) for b in inputs[i + 1:])
+
+
+def test_no_request_of_one_split_repeats_one_of_another_whatever_its_spacing():
+    """A held-out split measures generalisation only if none of its inputs is one the tables were tuned
+    on: the inputs of every two splits are disjoint once all whitespace is taken out (订单 A and 订单A are
+    one request), whatever their context turns."""
+    inputs = {name: {re.sub(r"\s+", "", r["input"]) for r in requests(name)} for name in SPLITS}
+    shared = {(a, b): len(inputs[a] & inputs[b]) for i, a in enumerate(SPLITS) for b in SPLITS[i + 1:]}
+    assert not any(shared.values()), {pair: n for pair, n in shared.items() if n}
 
 
 def test_train_split_bad_candidates_refused_and_good_ones_accepted(vbook):
@@ -99,16 +111,43 @@ def test_third_heldout_split_bad_candidates_refused(vbook):
 # e5c7c89, not tuned on: 147/178 good accepted (0.826) and 122/274 bad refused (0.445). The lexicon
 # refuses more bad candidates but counts more nouns as actions (19 good refused INTENT_ACTIONS_MERGED,
 # 6 PROHIBITION_DROPPED); 152 bad ones still pass with no issue, on withdrawn verbs no table holds.
-@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 159/178 good accepted (0.893 < 0.98); at e5c7c89 147/178 (0.826)")
+@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 159/178 good accepted (0.893 < 0.98); at e5c7c89 147/178 (0.826); "
+                   "with unlisted verbs read, 146/178 (0.820)")
 def test_fourth_heldout_split_good_candidates_accepted(vbook):
     by_family, misses = score("heldout4", vbook)
     assert rate(totals(by_family)["good"]) >= 0.98, misses
 
 
-@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 76/274 bad refused (0.277 < 0.97); at e5c7c89 122/274 (0.445)")
+@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 76/274 bad refused (0.277 < 0.97); at e5c7c89 122/274 (0.445); "
+                   "with unlisted verbs read, 175/274 (0.639)")
 def test_fourth_heldout_split_bad_candidates_refused(vbook):
     by_family, misses = score("heldout4", vbook)
     assert rate(totals(by_family)["bad"]) >= 0.97, misses
+
+
+# The fifth held-out split, written blind (its author never opened the verification tables nor the other
+# splits' requests, while the lead changed those tables on main), committed at 89b4da8 before its first
+# run and run once there against the tables of 33d887d, never tuned on: 149 of 175 good candidates
+# accepted (0.851) and 141 of 303 bad ones refused (0.465). By family, good accepted / bad refused:
+# withdrawal 29/39 and 40/76, withdrawal_context 26/28 and 16/52, prohibition 32/37 and 39/68,
+# multi_action 25/26 and 26/42, lookalike 37/45 and 20/65. By kind of bad candidate: the withdrawn or
+# forbidden action carried on 33/80 refused, a withdrawal or prohibition dropped 53/81, a hold a later
+# turn lifted or a corrected object kept 2/23, an asked action dropped, merged or given the other's
+# object 33/61, a lookalike misread (as a withdrawal, a prohibition or an asked action) 20/58. Every
+# missed bad candidate passes with no issue; the good ones refused: INTENT_ACTIONS_MERGED 19,
+# PROHIBITION_DROPPED 9, INTENT_ACTION_PROHIBITED 1 (one candidate may carry several).
+@pytest.mark.xfail(strict=True, reason="heldout5 at 89b4da8 (tables of 33d887d): 149/175 good accepted (0.851 < 0.98); "
+                   "with unlisted verbs read, 145/175 (0.829)")
+def test_fifth_heldout_split_good_candidates_accepted(vbook):
+    by_family, [m[0] for m in misses]   # ids only: the split is blind = score("heldout5", vbook)
+    assert rate(totals(by_family)["good"]) >= 0.98, [m[0] for m in misses]   # ids only: the split is blind
+
+
+@pytest.mark.xfail(strict=True, reason="heldout5 at 89b4da8 (tables of 33d887d): 141/303 bad refused (0.465 < 0.97); "
+                   "with unlisted verbs read, 182/303 (0.601)")
+def test_fifth_heldout_split_bad_candidates_refused(vbook):
+    by_family, [m[0] for m in misses]   # ids only: the split is blind = score("heldout5", vbook)
+    assert rate(totals(by_family)["bad"]) >= 0.97, [m[0] for m in misses]   # ids only: the split is blind
 
 
 SEED = "analyze"

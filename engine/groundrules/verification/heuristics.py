@@ -159,6 +159,8 @@ class Heuristic:
     action_words: ActionWordCount | None = None
     background: Background | None = None
     reduplication: re.Pattern | None = None     # 查查, 查一查, 看了看, 查查查: one action each
+    requests: tuple = ()           # action_count: words that make a clause a request whatever its verb (帮, 请, 吧)
+    sequence: tuple = ()           # action_count: words that start a further request whatever its verb (再, 顺便)
 
     def actions(self, text: str, words: list, skip) -> list[tuple[int, int, str]]:
         """action_count: the actions the input asks for, by position: the reduplicated verbs (查查,
@@ -220,7 +222,8 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                             tuple(tuple(q) for q in background.get("quotes", ())),
                                             tuple(background.get("speakers", ())))
                                  if background else None,
-                                 _reduplication(raw.get("reduplication"))))
+                                 _reduplication(raw.get("reduplication")),
+                                 tuple(raw.get("requests", ())), tuple(raw.get("sequence", ()))))
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return IntentHeuristics(KIND, data["id"], ctx.source.file, tuple(out))

@@ -8,11 +8,13 @@ an error to repair or a warning.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from typing import Any
 
 from .observations import Observation
-from .heuristics import IntentHeuristics
+from .actions import ActionWords
+from .heuristics import Heuristic, IntentHeuristics
 from .negation import Negation
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
@@ -37,6 +39,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
             out.append(Observation("intent_id_duplicate", encode("intent", "intents", i, "id"), {"id": item["id"]}))
         seen.add(item["id"])
     out += _joined_targets(intents, heuristics)
+    out += _corrected_kept(text, intents, phrases)
     negations, words = phrases.read(text)
     mentions = phrases.negations.mentions(text, negations) if negations else {}
     earlier = _earlier(turns, text, phrases)
@@ -49,11 +52,15 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    out += _merged_actions(text, intents, matches, negations, heuristics, words, phrases.actions.family)
+    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.actions))
+              for h in heuristics.of_check("action_count")]
+    out += _merged_actions(text, intents, counts, negations, phrases.negations.clause_reach)
     continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
     for source, negs, said in earlier:
         done = {o.path for o in continued}
         continued += [o for o in _negated_continued(intents, negs, said, phrases, source) if o.path not in done]
+    if not continued:
+        continued = _beyond_asked(text, intents, counts, negations, mentions, earlier, phrases)
     return out + continued
 
 
@@ -68,17 +75,26 @@ def _earlier(turns: tuple, text: str, phrases: ProhibitionPhrases) -> list[tuple
         read.append((source, negs, phrases.negations.mentions(turn, negs)))
     final = phrases.negated(text)
     later = set(phrases.negations.mentions(text, final))
+    asked_later = text                 # an unlisted verb is asked again where a later statement says it (不加了 … 还是加吧)
     out = []
-    for source, negs, said in reversed(read):
+    for (source, negs, said), (_, turn) in zip(reversed(read), reversed(turns)):
         kept = []
         for n in negs:
-            actions = tuple((w, f) for w, f in n.actions if f not in later)
+            actions = tuple((w, f) for w, f in n.actions if (f not in later if f else w not in asked_later))
             if actions:
                 kept.append(replace(n, actions=actions))
         if kept:
             out.append((source, kept, said))
         later |= set(said)
+        asked_later += "\n" + _outside(turn, negs)
     return out[::-1]
+
+
+def _outside(text: str, negations: list[Negation]) -> str:
+    """`text` with its negations blanked out: what it asks for."""
+    for n in negations:
+        text = text[:n.start] + " " * (n.end - n.start) + text[n.end:]
+    return text
 
 
 # the intent observation of each negation kind
@@ -102,7 +118,9 @@ def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
         if protected and phrases.shares(protected, prohibitions):
             continue
         rule = phrases.negations.kinds[n.kind]["required_unless"]
-        missing = [(w, fam) for w, fam in n.actions if fam not in kept_named | kept_negated
+        missing = [(w, fam) for w, fam in n.actions
+                   if (fam not in kept_named | kept_negated if fam
+                       else not phrases.negations.named(phrases.negations.clause_of(n, text), prohibitions))
                    and not phrases.negations.lifted(n, fam, mentions, rule)]
         if missing:
             out.append(Observation("prohibition_dropped", "/intent/prohibitions",
@@ -131,6 +149,27 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
     return out
 
 
+def _corrected_kept(text: str, intents: list, phrases: ProhibitionPhrases) -> list[Observation]:
+    """An intent whose target names what a correction took back (不是要改收货地址，是要改收货人电话:
+    a target 收货地址) and nothing of what it put instead: the user's first word, not their last."""
+    out = []
+    for old, new in phrases.corrected(text) if phrases.corrections else ():
+        for i, item in enumerate(intents):
+            target = item.get("target")
+            if isinstance(target, str) and _shares(target, old, phrases.min_shared) \
+                    and not _shares(target, new, phrases.min_shared):
+                out.append(Observation("corrected_kept", encode("intent", "intents", i, "target"),
+                                       {"target": target, "old": old, "new": new}))
+    return out
+
+
+def _shares(a: str, b: str, k: int) -> bool:
+    """Whether `a` and `b` share a run of `k` characters (of both, when one is shorter), blanks aside."""
+    a, b = "".join(a.split()).lower(), "".join(b.split()).lower()
+    k = min(k, len(a), len(b))
+    return k > 0 and any(a[i:i + k] in b for i in range(len(a) - k + 1))
+
+
 def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observation]:
     out = []
     checks = heuristics.of_check("target_joiner")
@@ -144,25 +183,108 @@ def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observa
     return out
 
 
-def _merged_actions(text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation],
-                    heuristics: IntentHeuristics, words: list, family) -> list[Observation]:
-    """More actions asked for than intents: `words` are the action words the input holds (two
-    characters or more, and Latin), found with its negations. A word of a negated family later in
-    the negation's clause restates what is negated (不要把退款直接退回原账户: 退回 is the refund)."""
+def _merged_actions(text: str, intents: list, counts: list, negations: list[Negation], reach: int) -> list[Observation]:
+    """More actions asked for than intents (`counts`: each action_count heuristic with what it counts;
+    a clause starting with a word of its `sequence` and no counted action is one more, looked for only
+    where the counted ones do not outnumber the intents already)."""
     out = []
-    for h in heuristics.of_check("action_count"):
-        excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
-        restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
-                    for n in negations if n.kind in h.exclude_kinds]
-        targets = _targets(intents) if h.inside_targets else ()
-
-        def skip(start: int, end: int, excluded=excluded, targets=targets, restated=restated) -> bool:
-            return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets)) \
-                or any(a <= start < b and family(text[start:end]) in fams for a, b, fams in restated)
-        actions = [word for _, _, word in h.actions(text, words, skip)]
+    for h, asked in counts:
+        actions = [w for _, _, w in asked]
+        if len(actions) <= len(intents):
+            actions += _requests_unlisted(h, text, asked, negations, reach, h.sequence)
         if len(actions) > len(intents):
             out.append(Observation("actions_merged", "/intent/intents",
                                {"actions": actions, "count": len(actions), "intents": len(intents)}))
+    return out
+
+
+def _asked(h: Heuristic, text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation], words: list,
+           actions: ActionWords) -> list[tuple[int, int, str]]:
+    """The actions the input asks for by one action_count heuristic: `words` are the action words
+    the input holds (two characters or more, and Latin), found with its negations. A word of a
+    negated family later in the negation's clause restates what is negated (不要把退款直接退回原账户:
+    退回 is the refund)."""
+    excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
+    restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
+                for n in negations if n.kind in h.exclude_kinds]
+    targets = _targets(intents) if h.inside_targets else []
+    family = actions.family
+    starts = {s for s, _, _ in words}
+
+    def skip(start: int, end: int) -> bool:
+        return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets)) \
+            or any(a <= start < b and family(text[start:end]) in fams for a, b, fams in restated) \
+            or text[start:end] in actions.dual and _skip_blanks(text, end) in starts   # 撤回改动: a cue
+    return h.actions(text, words, skip)
+
+
+def _beyond_asked(text: str, intents: list, counts: list, negations: list[Negation], mentions: dict,
+                  earlier: list, phrases: ProhibitionPhrases) -> list[Observation]:
+    """More intents than the input asks for, where the input or an earlier turn withdraws or forbids
+    an action nobody asks for again (改派的事不用管了, 千万别再扣一次): the intent beyond is that action's,
+    whatever its name. An intent's name cannot always be matched to the negated verb (reroute,
+    report_loss: no family lists every wording), but the actions asked for can be counted."""
+    def standing(n: Negation, said: dict) -> bool:
+        rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
+        return not n.narrowed and any(not phrases.negations.lifted(n, f, said, rule) for _, f in n.actions)
+    unlisted = [(INPUT, n) for n in negations if standing(n, mentions)]
+    unlisted += [(source, n) for source, negs, said in earlier for n in negs if standing(n, said)]
+    if not unlisted:
+        return []
+    source, n = unlisted[0]
+    for h, asked in counts:
+        count = max(len(asked) + len(_requests_unlisted(h, text, asked, negations, phrases.negations.clause_reach)), 1)
+        if len(intents) > count:
+            return [Observation("withdrawn_beyond_asked", "/intent/intents",
+                                {"phrase": n.phrase, "source": source, "count": count, "intents": len(intents)})]
+    return []
+
+
+def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Negation], reach: int,
+                       starting: tuple | None = None) -> list[str]:
+    """The clauses of the input that ask for something with a verb no family lists: outside every
+    negation, no counted action in them, and a word of `requests` (帮, 请, 吧) that marks a request
+    (入库吧, 帮他申请运费险理赔; a clause of reasons, 候选人说还要考虑, has none), or with `starting`,
+    one of those words first (再拉进部门群). Only the clauses around such a word are read, at most
+    `reach` characters on either side of it: a 20 KB chat has a thousand clauses, and walking them
+    all cost a verification a fifth of its time."""
+    words = h.requests if starting is None else starting
+    if not words:
+        return []
+    negated = Spans((n.start, n.end) for n in negations)
+    starts = sorted(s for s, _, _ in asked)
+    seen: dict = {}
+    for word in words:
+        for i in _find_all(text, word):
+            if starting is not None:
+                k = i
+                while k > 0 and text[k - 1] in " \t":
+                    k -= 1
+                if k > 0 and not any(text.endswith(b, 0, k) for b in h.boundaries):
+                    continue
+                a = i
+            else:
+                a = max((j + len(b) for b in h.boundaries for j in (text.rfind(b, max(0, i - reach), i),) if j >= 0),
+                        default=max(0, i - reach))
+            b = min((j for b in h.boundaries for j in (text.find(b, i + len(word), i + len(word) + reach),) if j >= 0),
+                    default=min(len(text), i + len(word) + reach))
+            if a in seen or negated.overlaps(a, b) or bisect_left(starts, a) < bisect_left(starts, b):
+                continue
+            seen[a] = text[a:b].strip()
+    return [seen[a] for a in sorted(seen)]
+
+
+def _skip_blanks(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t":
+        at += 1
+    return at
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    out, i = [], text.find(word)
+    while i >= 0:
+        out.append(i)
+        i = text.find(word, i + len(word))
     return out
 
 

@@ -47,6 +47,22 @@ class Negation:
 
 
 @dataclass(frozen=True)
+class Unknown:
+    """A cue's reading where its scope holds no listed action (改派的事不用管了, 千万别再扣一次,
+    卡先不挂失了): the text it governs in its clause is negated as an action of no family, so that
+    a verb the families lack still withdraws or forbids what it names."""
+
+    reach: int                 # at most this many characters of governed text
+    after: tuple = ()          # forward: when given, the cue starts its clause or follows one of these
+    ends: tuple = ()           # forward: when given, the governed text ends its clause with one of these (不封了)
+    skip: tuple = ()           # forward: words right after the cue that are not the governed text (再, 去)
+    not_starting: tuple = ()   # governed text starting with one of these names a state, not an action (不对了)
+    trim: tuple = ()           # governed text before the cue: these at its end make it a matter (的事, 就)
+    back: str = ""             # a cue of direction after governs its clause before it when only particles follow
+                               # it: "any" (转人工就不必了), "light" after a light verb only (投诉就不提了), "" never
+
+
+@dataclass(frozen=True)
 class Cue:
     id: str
     kind: str
@@ -60,6 +76,7 @@ class Cue:
     void_after: Lexicon | None
     examples: tuple
     where: tuple
+    unknown: Unknown | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,8 @@ class Negations:
     object_kept: tuple = ()    # 动, touch …: a negation of touching at all is kept by a prohibition naming its object
     fronted_reach: int = 0     # 短信不发了: the verb after the cue and the object before it make one action word
     fronted_skip: tuple = ()   # 也, 先 …: what may stand between the fronted object and the cue
+    unlisted_ignores: frozenset = frozenset()   # characters a prohibition shares with anything (不, 了, 的)
+    quotes: tuple = ()         # (open, close): a cue inside quotes is a label's words, for unlisted verbs
 
     def scan(self, text: str) -> list[Negation]:
         """Every negation in `text`, by position."""
@@ -144,7 +163,9 @@ class Negations:
     def _matches(self, t: _Text, hits: dict, obligations: list) -> list[tuple]:
         """(start, end, cue length, cue row, Negation or None, cue start) of every cue's scope; a cue
         inside an obligation (不得不修) is not read."""
-        text, found = t.text, []
+        text = t.text
+        found: list[tuple] = []
+        unknown: list[tuple] = []
         for row, cue in enumerate(self.cues):
             for cs, ce, _ in hits.get(f"cue{row}", ()):
                 if any(text.endswith(w, 0, cs) for w in cue.not_preceded_by) or \
@@ -154,11 +175,15 @@ class Negations:
                 hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
                 if hit is None and not cue.backward:
                     hit = self._light(t, cs, ce)
+                later = hit is None and cue.unknown is not None
+                if later:
+                    hit = self._unknown(t, cue, cue.unknown, cs, ce)
                 if hit is not None:
                     start, end, acts = hit
                     neg = self._negation(t, cue, cs, ce, start, end, acts) if acts else None
-                    found.append((start, end, ce - cs, row, neg, cs))
-        return found
+                    (unknown if later else found).append((start, end, ce - cs, row, neg, cs))
+        # a reading of an unlisted verb yields to any reading of a listed one it overlaps
+        return found + [u for u in unknown if not any(f[0] < u[1] and u[0] < f[1] for f in found)]
 
     def _read(self, text: str) -> tuple[_Text, dict]:
         hits = self.words.scan(text)
@@ -238,6 +263,75 @@ class Negations:
                 return end - k, ce + 1, [word]
         return None
 
+    def _unknown(self, t: _Text, cue: Cue, rule: Unknown, cs: int, ce: int) -> tuple | None:
+        """(start, end, [governed text]) of a cue whose scope holds no listed action. Where only a
+        light verb and particles follow the cue in its clause (改派的事不用管了, 转人工就不必了), or the
+        cue looks back, it governs its clause before it, less the words that make it a matter (的事);
+        else the rest of its clause (千万别再扣一次: 扣一次). None where that text is empty, too long,
+        or names a state (不对了)."""
+        text = t.text
+        b = bisect_right(t.bound_ends, cs) - 1
+        clause_start = t.bound_ends[b] if b >= 0 else 0
+        nxt = bisect_left(t.bound_starts, ce)
+        clause_end = t.bound_starts[nxt] if nxt < len(t.bounds) else len(text)
+        verb = next((w for w in self.light_verbs if text.startswith(w, ce)), "")
+        after = ce + len(verb)
+        back = rule.back == "any" or rule.back == "light" and verb
+        if cue.backward or back and self._particles_only(text[after:clause_end]):
+            if not self._particles_only(text[after:clause_end]):
+                return None                                        # 会议推迟到周五: a business action
+            start, end = clause_start, cs
+            matter = not cue.modifier_ends
+            while True:
+                cut = next((w for w in rule.trim + cue.modifier_ends if end - len(w) > start and text.endswith(w, 0, end)), "")
+                if not cut:
+                    break
+                matter = matter or cut in cue.modifier_ends
+                end -= len(cut)
+            if not matter:
+                return None                                        # 查询订单后取消: the object's, not a matter's
+            span = (start, after)
+        else:
+            if rule.after and text[clause_start:cs].strip() and \
+                    not any(text[clause_start:cs].rstrip().endswith(w) for w in rule.after):
+                return None
+            raw = text[ce:clause_end].rstrip()
+            if rule.ends and not any(raw.endswith(w) for w in rule.ends):
+                return None
+            start, end = ce, ce + len(raw)
+            start += len(next((w for w in rule.skip if text.startswith(w, start)), ""))
+            while True:
+                p = next((w for w in self.particles if end - len(w) > start and text.endswith(w, 0, end)), "")
+                if not p:
+                    break
+                end -= len(p)
+            span = (cs, end)
+        governed = text[start:end].strip()
+        if self._quoted(text, cs):
+            return None                                            # 把“不再提醒”的勾选去掉: a label's words
+        if any(start <= a and b <= end for a, b in t.others):
+            return None                                            # 别的先不管: it names no action
+        if not governed or len(governed) > rule.reach or any(governed.startswith(w) for w in rule.not_starting) \
+                or not any(c.isalpha() for c in governed):
+            return None
+        return span[0], span[1], [governed]
+
+    def _quoted(self, text: str, at: int) -> bool:
+        for o, c in self.quotes:
+            i = text.rfind(o, 0, at)
+            if i >= 0 and text.find(c, i + len(o), at) < 0 and (o != c or text.count(o, 0, at) % 2):
+                return True
+        return False
+
+    def _particles_only(self, rest: str) -> bool:
+        rest = rest.strip()
+        while rest:
+            particle = next((w for w in self.particles if rest.startswith(w)), None)
+            if particle is None:
+                return False
+            rest = rest[len(particle):].strip()
+        return True
+
     def _alone(self, t: _Text, i: int, cs: int, ce: int) -> tuple | None:
         """(start, end, acts) of a cue of direction before alone in its clause (…，撤回吧), the
         boundary before it at events[i]: the last action of the clause before, when no blocker
@@ -308,6 +402,22 @@ class Negations:
                 latest[fam] = max(s, latest.get(fam, s))
         return latest
 
+    def named(self, governed: str, statements: list[str]) -> bool:
+        """Whether some statement names what a negation of an unlisted verb governs: shares one of
+        its characters that is not a function word's (不再次扣款 keeps 千万别再扣一次), or for Latin
+        text one of its words of four letters or more. Lenient by design: the candidate's own
+        wording of the prohibition may differ; what it must not do is drop it."""
+        chars = {c for c in governed if c.isalpha() and not c.isascii() and c not in self.unlisted_ignores}
+        words = {w.lower() for w in governed.split() if len(w) >= 4 and w.isascii()}
+        return any(c in s for s in statements for c in chars) or \
+            any(w in s.lower() for s in statements for w in words)
+
+    def clause_of(self, neg: Negation, text: str) -> str:
+        """The clause a negation stands in (那个降级脚本不跑了啊: what 不跑了 governs is named before it)."""
+        bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
+        ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
+        return text[max(bounds, default=0):min(ends, default=len(text))]
+
     def object_of(self, neg: Negation, text: str) -> str:
         """What a negation of touching at all (先别动网关, 权限先别动了) protects: its clause without
         the cue and the verb; empty for any other negation."""
@@ -332,6 +442,14 @@ class Negations:
         for cue in self.cues:
             yield from check_examples(f"{table_id}:{cue.id}", cue.examples, cue.where,
                                       lambda text: [n.text for n in self.scan(text)])
+
+
+def _unknown(raw: dict | None) -> Unknown | None:
+    if not raw:
+        return None
+    longest = lambda key: tuple(sorted(raw.get(key, ()), key=len, reverse=True))   # noqa: E731
+    return Unknown(raw["reach"], longest("after"), longest("ends"), longest("skip"), longest("not_starting"),
+                   longest("trim"), raw.get("back", ""))
 
 
 def _act_before(t: _Text, cs: int, reach: int) -> tuple | None:
@@ -380,7 +498,7 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                         lexicon(raw["fillers"]) if "fillers" in raw else None, tuple(raw.get("modifier_ends", ())),
                         tuple(raw.get("not_preceded_by", ())), tuple(raw.get("not_followed_by", ())),
                         lexicon(raw["void_after"]) if raw.get("void_after") else None,
-                        tuple(raw["examples"]), where))
+                        tuple(raw["examples"]), where, _unknown(raw.get("unknown"))))
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
              "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"],
              "oblig": data.get("obligations", []), "report": data.get("reported", [])}
@@ -395,4 +513,6 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                      light.get("reach", 0), tuple(sorted(data.get("standalone_particles", ()), key=len, reverse=True)),
                      tuple(data["boundaries"]),
                      tuple(data.get("object_kept", ())),
-                     fronted.get("reach", 0), tuple(sorted(fronted.get("skip", ()), key=len, reverse=True)))
+                     fronted.get("reach", 0), tuple(sorted(fronted.get("skip", ()), key=len, reverse=True)),
+                     frozenset("".join(data.get("unlisted_ignores", ()))),
+                     tuple(tuple(q) for q in data.get("quotes", ())))

@@ -18,6 +18,8 @@ OBSERVATIONS: dict[str, tuple[str, ...]] = {
     "target_joined": ("target", "joiner"),
     "actions_merged": ("actions", "count", "intents"),
     "withdrawn_continued": ("action", "phrase", "source"),
+    "withdrawn_beyond_asked": ("phrase", "source", "count", "intents"),
+    "corrected_kept": ("target", "old", "new"),
     "prohibited_action": ("action", "phrase", "source"),
     "reserved_action": ("action", "phrase", "source"),
     "prohibition_dropped": ("phrase", "kind", "action", "start", "end", "source"),

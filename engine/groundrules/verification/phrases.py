@@ -41,6 +41,7 @@ class ProhibitionPhrases:
     phrases: tuple             # (Pattern, phrase kind)
     actions: ActionWords
     negations: Negations
+    corrections: tuple = ()    # Pattern with groups old and new (不是要改地址，是要改电话)
 
     def scan(self, text: str, negations: tuple | list = ()) -> list[PhraseMatch]:
         """Every phrase in `text` outside `negations` (one constraint is read once, as the
@@ -75,6 +76,23 @@ class ProhibitionPhrases:
         runs = {text[i:i + k] for i in range(len(text) - k + 1) if text[i:i + k].strip() == text[i:i + k]}
         return any(r in s for r in runs for s in statements)
 
+    def corrected(self, text: str) -> list[tuple[str, str]]:
+        """(old, new) of each correction in `text`, only the parts that differ: 改收货地址 and
+        改收货人电话 are 地址 and 人电话 (what they share is neither taken back nor new)."""
+        out = []
+        for pattern in self.corrections:
+            for _, _, m in pattern.spans(text):
+                old, new = m.group("old").strip(), m.group("new").strip()
+                k = 0
+                while k < min(len(old), len(new)) and old[k] == new[k]:
+                    k += 1
+                old, new = old[k:], new[k:]
+                k = 0
+                while k < min(len(old), len(new)) and old[-1 - k] == new[-1 - k]:
+                    k += 1
+                out.append((old[:len(old) - k], new[:len(new) - k]))
+        return out
+
     def negated(self, text: str) -> list[Negation]:
         return self.negations.scan(text)
 
@@ -87,6 +105,8 @@ class ProhibitionPhrases:
         yield from self.negations.check_examples(self.id)
         for pattern, _ in self.phrases:
             yield from pattern.check_examples(self.id)
+        for pattern in self.corrections:
+            yield from pattern.check_examples(self.id)
 
 
 def compile_phrases(data: dict, ctx: CompileContext) -> ProhibitionPhrases | None:
@@ -98,8 +118,11 @@ def compile_phrases(data: dict, ctx: CompileContext) -> ProhibitionPhrases | Non
             phrases.append((pattern, raw["kind"]))
     actions = compile_actions(data["actions"], ctx)
     negations = compile_negations(data["negation"], actions, ctx)
+    duplicate_ids(data.get("corrections", []), "corrections", ctx)
+    corrections = [compile_pattern(raw, ("corrections", i), ctx, groups=("old", "new"))
+                   for i, raw in enumerate(data.get("corrections", ()))]
     if any(f.severity == "error" for f in ctx.faults):
         return None
     return ProhibitionPhrases(KIND, data["id"], ctx.source.file, data["reflection"]["min_shared"],
-                              tuple(phrases), actions, negations)
+                              tuple(phrases), actions, negations, tuple(c for c in corrections if c is not None))
 

@@ -7,7 +7,13 @@ NOT_FOUND = object()
 
 
 def encode(*parts: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    out = ""
+    for p in parts:
+        token = p if p.__class__ is str else str(p)
+        if "~" in token or "/" in token:
+            token = token.replace("~", "~0").replace("/", "~1")
+        out += "/" + token
+    return out
 
 
 def decode(text: Any) -> list[str] | None:
