@@ -75,15 +75,18 @@ def strict_findings(stderr: str) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.extended
+@pytest.mark.parametrize("era", ["legacy", "modern"])
 @pytest.mark.parametrize("listing", ["full", "compact"])
 @pytest.mark.parametrize("role", ROLES)
 def test_the_inspector_lists_what_the_role_may_call_and_its_strict_check_finds_no_input_problem(
-        prepared, node, role, listing):
+        prepared, node, role, listing, era):
     """`tools/list --strict`: exactly the tools rules/roles.yaml lets the role call, as the library
-    lists them; the Inspector's own schema-portability check (array-valued `type`, schemas with no
-    constraint, …) reports nothing on any input schema, and no error anywhere (exit 0)."""
-    db, root = _fresh(prepared, f"inspector-list-{role}-{listing}")
-    out = inspector(node, db, root, role, "--method", "tools/list", "--strict", listing=listing)
+    lists them, whether the CLI speaks the protocol with sessions (legacy, its default) or without
+    (modern, 2026-07-28); the Inspector's own schema-portability check (array-valued `type`,
+    schemas with no constraint, …) reports nothing on any input schema, and no error anywhere."""
+    db, root = _fresh(prepared, f"inspector-list-{role}-{listing}-{era}")
+    out = inspector(node, db, root, role, "--method", "tools/list", "--strict", "--protocol-era", era,
+                    listing=listing)
     assert out.returncode == OK, out.stderr[-3000:]
     listed = json.loads(out.stdout)["result"]["tools"]
     assert {tool["name"] for tool in listed} == may_call(role)
