@@ -213,7 +213,7 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                                  _by_length(words.get("not_preceded_by", ())),
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
                                                  frozenset(words.get("generic", ())),
-                                                 tuple(words.get("telling", ())),
+                                                 tuple(words.get("telling", ())) + tuple(words.get("not_asked", ())),
                                                  tuple(words.get("particles", ())))
                                  if words else None,
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),

@@ -52,7 +52,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.actions))
+    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.actions, phrases.negations.clause_reach))
               for h in heuristics.of_check("action_count")]
     out += _merged_actions(text, intents, counts, negations, phrases.negations.clause_reach)
     continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
@@ -199,12 +199,14 @@ def _merged_actions(text: str, intents: list, counts: list, negations: list[Nega
 
 
 def _asked(h: Heuristic, text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation], words: list,
-           actions: ActionWords) -> list[tuple[int, int, str]]:
+           actions: ActionWords, reach: int) -> list[tuple[int, int, str]]:
     """The actions the input asks for by one action_count heuristic: `words` are the action words
     the input holds (two characters or more, and Latin), found with its negations. A word of a
     negated family later in the negation's clause restates what is negated (不要把退款直接退回原账户:
     退回 is the refund)."""
-    excluded = Spans((m.start, m.end) for m in list(matches) + list(negations) if m.kind in h.exclude_kinds)
+    excluded = Spans([(m.start, m.end) for m in matches if m.kind in h.exclude_kinds]
+                     + [(_clause_start(text, n.start, h.boundaries, reach) if n.kind == "withdrawal" else n.start, n.end)
+                        for n in negations if n.kind in h.exclude_kinds])
     restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
                 for n in negations if n.kind in h.exclude_kinds]
     targets = _targets(intents) if h.inside_targets else []
@@ -253,6 +255,7 @@ def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Neg
         return []
     negated = Spans((n.start, n.end) for n in negations)
     starts = sorted(s for s, _, _ in asked)
+    bounds = tuple(h.boundaries)
     seen: dict = {}
     for word in words:
         for i in _find_all(text, word):
@@ -260,14 +263,17 @@ def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Neg
                 k = i
                 while k > 0 and text[k - 1] in " \t":
                     k -= 1
-                if k > 0 and not any(text.endswith(b, 0, k) for b in h.boundaries):
+                if k > 0 and not text.endswith(bounds, 0, k):
                     continue
+            if h.background is not None and h.background.holds(text, i, bounds):
+                continue                                           # 客服：…麻烦…: a turn of a transcript
+            if starting is not None:
                 a = i
             else:
-                a = max((j + len(b) for b in h.boundaries for j in (text.rfind(b, max(0, i - reach), i),) if j >= 0),
-                        default=max(0, i - reach))
-            b = min((j for b in h.boundaries for j in (text.find(b, i + len(word), i + len(word) + reach),) if j >= 0),
-                    default=min(len(text), i + len(word) + reach))
+                lo = max(0, i - reach)
+                a = max((j + len(b) for b in bounds for j in (text.rfind(b, lo, i),) if j >= 0), default=lo)
+            end, hi = i + len(word), i + len(word) + reach
+            b = min((j for x in bounds for j in (text.find(x, end, hi),) if j >= 0), default=min(len(text), hi))
             if a in seen or negated.overlaps(a, b) or bisect_left(starts, a) < bisect_left(starts, b):
                 continue
             seen[a] = text[a:b].strip()
@@ -286,6 +292,14 @@ def _find_all(text: str, word: str) -> list[int]:
         out.append(i)
         i = text.find(word, i + len(word))
     return out
+
+
+def _clause_start(text: str, at: int, boundaries: tuple, reach: int) -> int:
+    """Where the clause holding `at` starts: what a withdrawal's clause names before its cue is its
+    topic (缴费提醒短信不推了: 缴费 and 提醒 are what is no longer wanted, not actions asked for). At
+    most `reach` characters back."""
+    lo = max(0, at - reach)
+    return max((i + len(b) for b in boundaries for i in (text.rfind(b, lo, at),) if i >= 0), default=lo)
 
 
 def _clause_end(text: str, at: int, boundaries: tuple) -> int:

@@ -118,7 +118,7 @@ class Negations:
     fronted_reach: int = 0     # 短信不发了: the verb after the cue and the object before it make one action word
     fronted_skip: tuple = ()   # 也, 先 …: what may stand between the fronted object and the cue
     unlisted_ignores: frozenset = frozenset()   # characters a prohibition shares with anything (不, 了, 的)
-    quotes: tuple = ()         # (open, close): a cue inside quotes is a label's words, for unlisted verbs
+    quotes: tuple = ()         # (open, close): a cue inside quotes is a label's or a message's words
 
     def scan(self, text: str) -> list[Negation]:
         """Every negation in `text`, by position."""
@@ -170,7 +170,7 @@ class Negations:
             for cs, ce, _ in hits.get(f"cue{row}", ()):
                 if any(text.endswith(w, 0, cs) for w in cue.not_preceded_by) or \
                         any(text.startswith(w, ce) for w in cue.not_followed_by) or \
-                        any(s < ce and cs < e for s, e in obligations):
+                        any(s < ce and cs < e for s, e in obligations) or self._quoted(text, cs):
                     continue
                 hit = self._backward(t, cue, cs, ce) if cue.backward else self._forward(t, cue, cs, ce)
                 if hit is None and not cue.backward:
@@ -307,8 +307,6 @@ class Negations:
                 end -= len(p)
             span = (cs, end)
         governed = text[start:end].strip()
-        if self._quoted(text, cs):
-            return None                                            # 把“不再提醒”的勾选去掉: a label's words
         if any(start <= a and b <= end for a, b in t.others):
             return None                                            # 别的先不管: it names no action
         if not governed or len(governed) > rule.reach or any(governed.startswith(w) for w in rule.not_starting) \
