@@ -5,7 +5,8 @@ Arguments are drawn from each advertised schema by a generator of our own over t
 subset the contracts use (hypothesis-jsonschema 0.23.1, the latest, fails on this Hypothesis with
 `'many' object has no attribute 'more'`); jsonschema, not the generator, decides which draws are
 valid. The MCP Inspector's `--strict` checks (no array-valued `type`, no schema without a
-constraint) are replicated here, over every input schema of every role's listing."""
+constraint) are replicated here, over every input schema of every role's listing; the real
+Inspector runs them in test_inspector_cli.py (extended: it needs Node)."""
 from __future__ import annotations
 
 import json
@@ -96,7 +97,8 @@ def test_every_shape_refusal_is_of_an_argument_the_listing_forbids(name):
 @pytest.mark.parametrize("role", ["agent", "reviewer"])
 def test_every_input_schema_passes_the_inspectors_strict_checks(role):
     """Replicates `--strict`: no array-valued `type`, no subschema without any constraint; and every
-    argument a model fills has a `type` of its own (some clients send a $ref-only one as a string)."""
+    argument a model fills has a `type` of its own (some clients send a $ref-only one as a string),
+    but one whose branches have different types, which no one `type` says."""
     problems = []
     for listing in SERVICE.listings(Caller("c", role, ("p",))):
         for at, node in _schemas(listing.input_schema):
@@ -105,12 +107,33 @@ def test_every_input_schema_passes_the_inspectors_strict_checks(role):
             if not CONSTRAINTS & set(node):
                 problems.append((listing.name, at, "unconstrained"))
         for key, node in listing.input_schema["properties"].items():
-            typed = "type" in node or all("type" in b or "$ref" in b
-                                          for c in COMBINATORS for b in node.get(c, ())) and \
-                any(c in node for c in COMBINATORS)
-            if not typed:
+            if "type" in node:
+                continue
+            kinds = {_type_of(b, listing.input_schema) for c in COMBINATORS for b in node.get(c, ())}
+            if None in kinds or len(kinds) < 2:        # untyped, or one type the argument does not say
                 problems.append((listing.name, key, "argument without a type"))
     assert problems == []
+
+
+def _type_of(branch: dict, schema: dict) -> str | None:
+    """A branch's own `type`, through the `$ref`s it names."""
+    for _ in range(8):
+        if "type" in branch or "$ref" not in branch:
+            break
+        branch = schema["$defs"][branch["$ref"].removeprefix("#/$defs/")]
+    return branch.get("type") if isinstance(branch.get("type"), str) else None
+
+
+def test_an_argument_whose_every_branch_is_an_object_says_so():
+    """A client that coerces a typed-in argument by its own `type` only (the MCP Inspector's forms,
+    its 0.15 CLI, which sent `append_evidence`'s record as a string) sends the record as an object:
+    the argument carries the `type` its branches share. An argument of two types (a state or a
+    list of states) cannot, and a string given for it is one of its branches."""
+    record = SERVICE.listing("append_evidence").input_schema["properties"]["record"]
+    assert record["type"] == "object" and len(record["anyOf"]) > 1
+    listed = SERVICE.listing("query_findings").input_schema
+    states = listed["properties"]["epistemic_state"]
+    assert "type" not in states and {_type_of(b, listed) for b in states["anyOf"]} == {"string", "array"}
 
 
 def test_the_listed_schema_is_the_one_the_registry_checks():

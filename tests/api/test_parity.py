@@ -258,9 +258,13 @@ def by_library(prepared, indices: list[int], name: str, role: str, lang: str | N
     return calls_by_library(prepared, [CASES[i][:2] for i in indices], name, role, lang)
 
 
-def calls_by_library(prepared, calls: list[tuple], name: str, role: str, lang: str | None = None) -> list[dict]:
-    db, root = _fresh(prepared, name)
-    clock, ids = StepClock(CLOCK), SequentialIds(start=IDS)      # shared by both ledgers, as the CLI does
+def calls_by_library(prepared, calls: list[tuple], name: str, role: str, lang: str | None = None, *,
+                     ledger_at: tuple[Path, Path] | None = None, clock_from: str = CLOCK,
+                     ids_from: int = IDS) -> list[dict]:
+    """The calls in one session on a fresh copy of the prepared ledger, or on `ledger_at` (db, root)
+    as it is; the clock and the ids start where `serve --step-clock`/`--sequential-ids` would."""
+    db, root = ledger_at or _fresh(prepared, name)
+    clock, ids = StepClock(clock_from), SequentialIds(start=ids_from)      # shared by both ledgers, as the CLI does
     ledger = FindingLedger(db, clock=clock, ids=ids, rules_root=root)
     evidence = EvidenceLedger(db, clock=clock, ids=lambda: ids.new("R"))
     service = Service(default_rulebook(), findings=ledger, evidence=evidence)
@@ -276,9 +280,9 @@ def alone(prepared, index: int, lang: str | None = None) -> dict:
     return by_library(prepared, [index], f"lib-{index}", CASES[index][2], lang)[0]
 
 
-def _cli_options(db: Path, root: Path, role: str) -> list[str]:
+def _cli_options(db: Path, root: Path, role: str, clock_from: str = CLOCK, ids_from: int = IDS) -> list[str]:
     return ["--db", str(db), "--root", str(root), "--project", PROJECT, "--operator", OPERATOR, "--role", role,
-            "--step-clock", CLOCK, "--sequential-ids", str(IDS)]
+            "--step-clock", clock_from, "--sequential-ids", str(ids_from)]
 
 
 def by_cli(prepared, index: int, capsys, command: tuple[str, ...] | None = None, arguments=None,

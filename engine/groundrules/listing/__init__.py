@@ -10,7 +10,8 @@ keys stays a constraint); a node that takes the seed shapes of a shape table (`x
 events) becomes an `anyOf` of itself and the schema of each shape read backwards
 (evidence/shape_inputs.py), so a seed-shaped record the fold maps is one the listing allows; a
 top-level property that is only a `$ref`
-is written out in place (some clients send such an argument as a string). `Service` lists this
+is written out in place, and one whose every branch has one type carries it (some clients coerce a
+typed-in argument by its own `type` only, and send it as a string without one). `Service` lists this
 schema and checks every call's arguments against this very schema, so the two cannot drift.
 """
 from __future__ import annotations
@@ -46,7 +47,7 @@ def input_schema(book: "Rulebook", bundled: dict) -> dict:
     root.pop("description", None)                   # the tool's own description says it, once
     properties = root.get("properties", {})
     for key, node in list(properties.items()):
-        node = _written_out(node, defs)
+        node = _one_type(_written_out(node, defs), defs)
         properties[key] = {k: (v if k == "description" else compact(v)) for k, v in node.items()} \
             if isinstance(node, dict) else node
     if defs:
@@ -150,6 +151,17 @@ def _written_out(node: Any, defs: dict) -> Any:
         node = {**target, **({"description": node["description"]} if "description" in node else {})}
         seen += 1
     return node
+
+
+def _one_type(node: Any, defs: dict) -> Any:
+    """An argument whose every branch has one and the same `type` carries that type itself: a
+    client that reads only an argument's own `type` (the Inspector's forms, its 0.15 CLI) sends a
+    record typed as text as that object, not as a string."""
+    if not isinstance(node, dict) or "type" in node:
+        return node
+    branches = [_written_out(b, defs) for key in ("anyOf", "oneOf") for b in node.get(key, ())]
+    kinds = {b.get("type") if isinstance(b, dict) and isinstance(b.get("type"), str) else None for b in branches}
+    return {"type": kinds.pop(), **node} if branches and len(kinds) == 1 and None not in kinds else node
 
 
 def compact(schema: Any) -> Any:
