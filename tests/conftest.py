@@ -67,6 +67,15 @@ def rulebook():
     return load_rulebook(ROOT)
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: one worker more than the cores. A share of the suite waits on what it starts
+    (servers, subprocesses, a browser, a database cluster): with one worker per core the two cores
+    were 88% busy, and a third worker took the default run from 3:38 to 3:23 on a quiet 2-core
+    machine. --maxprocesses in pyproject still caps it."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1
+
+
 def pytest_report_header(config) -> str:
     reason = missing_reason()
     return "postgresql: " + (f"tests skip: {reason}" if reason else "tests run on a throwaway cluster")
