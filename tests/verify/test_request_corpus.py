@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from request_corpus import SPLITS, candidate_of, request_of, requests, score, totals
+from request_corpus import BLIND, SPLITS, candidate_of, request_of, requests, score, totals
 from groundrules.verification import verify
 
 EMPTY = {"type": "object", "properties": {}}
@@ -49,30 +49,11 @@ def test_train_split_bad_candidates_refused_and_good_ones_accepted(vbook):
     assert rate(total["bad"]) >= 0.99 and rate(total["good"]) >= 0.99, misses
 
 
-def test_heldout_split_good_candidates_accepted(vbook):
-    by_family, misses = score("heldout", vbook)
-    assert rate(totals(by_family)["good"]) >= 0.98, misses
-
-
 # heldout.yaml was run once at ed5ec30 (91/98 bad refused, 0.929) and heldout2.yaml once at 1cfcf9a
 # (52/56 good accepted, 0.929; 76/89 bad refused, 0.854). Their misses were then fixed by general
 # mechanisms (light verbs, a cue alone in its clause, reported negations, prefixed English forms,
 # the action families counted as actions, background clauses; issue 31, item 1), so both meet the
 # targets but are no longer clean estimates: heldout3.yaml is.
-def test_heldout_split_bad_candidates_refused(vbook):
-    by_family, misses = score("heldout", vbook)
-    assert rate(totals(by_family)["bad"]) >= 0.97, misses
-
-
-def test_second_heldout_split_good_candidates_accepted(vbook):
-    by_family, misses = score("heldout2", vbook)
-    assert rate(totals(by_family)["good"]) >= 0.98, misses
-
-
-def test_second_heldout_split_bad_candidates_refused(vbook):
-    by_family, misses = score("heldout2", vbook)
-    assert rate(totals(by_family)["bad"]) >= 0.97, misses
-
 
 # The third held-out split, committed at 4cdf922 before its first run and run once there (61 of 65
 # good candidates accepted, 0.938; 71 of 104 bad ones refused, 0.683), is SEEN since: its misses were
@@ -81,16 +62,6 @@ def test_second_heldout_split_bad_candidates_refused(vbook):
 # nominal uses 通知草稿, told and quoted content), so its figures below are no target estimate any
 # more: a new blind split is. Seen figures: 64/65 good accepted (0.985) and 104/104 bad refused; still
 # missed: an action word naming a record before a fronted prohibition (盘点数据一律不许动).
-def test_third_heldout_split_good_candidates_accepted(vbook):
-    by_family, misses = score("heldout3", vbook)
-    assert rate(totals(by_family)["good"]) >= 0.98, misses
-
-
-def test_third_heldout_split_bad_candidates_refused(vbook):
-    by_family, misses = score("heldout3", vbook)
-    assert rate(totals(by_family)["bad"]) >= 0.97, misses
-
-
 
 # The fourth held-out split, written blind (its author never opened the verification tables, while they
 # were being broadened elsewhere), committed at c399813 before its first run and run once there against
@@ -111,19 +82,6 @@ def test_third_heldout_split_bad_candidates_refused(vbook):
 # e5c7c89, not tuned on: 147/178 good accepted (0.826) and 122/274 bad refused (0.445). The lexicon
 # refuses more bad candidates but counts more nouns as actions (19 good refused INTENT_ACTIONS_MERGED,
 # 6 PROHIBITION_DROPPED); 152 bad ones still pass with no issue, on withdrawn verbs no table holds.
-@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 159/178 good accepted (0.893 < 0.98); at e5c7c89 147/178 (0.826); "
-                   "at the end of stop 40 (readings tuned on its misses), 154/178 (0.865)")
-def test_fourth_heldout_split_good_candidates_accepted(vbook):
-    by_family, misses = score("heldout4", vbook)
-    assert rate(totals(by_family)["good"]) >= 0.98, misses
-
-
-@pytest.mark.xfail(strict=True, reason="heldout4 at c399813: 76/274 bad refused (0.277 < 0.97); at e5c7c89 122/274 (0.445); "
-                   "at the end of stop 40 (readings tuned on its misses), 214/274 (0.781)")
-def test_fourth_heldout_split_bad_candidates_refused(vbook):
-    by_family, misses = score("heldout4", vbook)
-    assert rate(totals(by_family)["bad"]) >= 0.97, misses
-
 
 # The fifth held-out split, written blind (its author never opened the verification tables nor the other
 # splits' requests, while the lead changed those tables on main), committed at 89b4da8 before its first
@@ -136,18 +94,35 @@ def test_fourth_heldout_split_bad_candidates_refused(vbook):
 # object 33/61, a lookalike misread (as a withdrawal, a prohibition or an asked action) 20/58. Every
 # missed bad candidate passes with no issue; the good ones refused: INTENT_ACTIONS_MERGED 19,
 # PROHIBITION_DROPPED 9, INTENT_ACTION_PROHIBITED 1 (one candidate may carry several).
-@pytest.mark.xfail(strict=True, reason="heldout5 at 89b4da8 (tables of 33d887d): 149/175 good accepted (0.851 < 0.98); "
-                   "at the end of stop 40, 148/175 (0.846)")
-def test_fifth_heldout_split_good_candidates_accepted(vbook):
-    by_family, [m[0] for m in misses]   # ids only: the split is blind = score("heldout5", vbook)
-    assert rate(totals(by_family)["good"]) >= 0.98, [m[0] for m in misses]   # ids only: the split is blind
+
+def _falls_short(split: str, figures: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=f"{split}: {figures}")
 
 
-@pytest.mark.xfail(strict=True, reason="heldout5 at 89b4da8 (tables of 33d887d): 141/303 bad refused (0.465 < 0.97); "
-                   "at the end of stop 40, 195/303 (0.644)")
-def test_fifth_heldout_split_bad_candidates_refused(vbook):
-    by_family, [m[0] for m in misses]   # ids only: the split is blind = score("heldout5", vbook)
-    assert rate(totals(by_family)["bad"]) >= 0.97, [m[0] for m in misses]   # ids only: the split is blind
+HELDOUT = [
+    pytest.param("heldout", "good"), pytest.param("heldout", "bad"),
+    pytest.param("heldout2", "good"), pytest.param("heldout2", "bad"),
+    pytest.param("heldout3", "good"), pytest.param("heldout3", "bad"),
+    pytest.param("heldout4", "good", marks=_falls_short("heldout4", "at c399813 159/178 good accepted (0.893 < 0.98); at "
+                                                  "e5c7c89 147/178 (0.826); at the end of stop 40 (readings tuned on "
+                                                  "its misses) 154/178 (0.865)")),
+    pytest.param("heldout4", "bad", marks=_falls_short("heldout4", "at c399813 76/274 bad refused (0.277 < 0.97); at "
+                                                 "e5c7c89 122/274 (0.445); at the end of stop 40 (readings tuned on "
+                                                 "its misses) 214/274 (0.781)")),
+    pytest.param("heldout5", "good", marks=_falls_short("heldout5", "at 89b4da8 (tables of 33d887d) 149/175 good accepted "
+                                                  "(0.851 < 0.98); at the end of stop 40 148/175 (0.846)")),
+    pytest.param("heldout5", "bad", marks=_falls_short("heldout5", "at 89b4da8 (tables of 33d887d) 141/303 bad refused "
+                                                 "(0.465 < 0.97); at the end of stop 40 195/303 (0.644)")),
+]
+TARGET = {"good": 0.98, "bad": 0.97}     # held out: good candidates accepted, bad ones refused
+
+
+@pytest.mark.parametrize("split, label", HELDOUT)
+def test_a_heldout_split_meets_its_target(split, label, vbook):
+    """A blind split's misses are named by id only: whoever tunes the tables must not read them."""
+    by_family, misses = score(split, vbook)
+    shown = [m[0] for m in misses] if split in BLIND else misses
+    assert rate(totals(by_family)[label]) >= TARGET[label], shown
 
 
 SEED = "analyze"

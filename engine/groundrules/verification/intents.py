@@ -15,7 +15,7 @@ from typing import Any
 from .observations import Observation
 from .actions import ActionWords
 from .heuristics import Heuristic, IntentHeuristics
-from .negation import Negation
+from .negation import Negation, skip_blanks
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
 from .spans import Spans
@@ -156,18 +156,10 @@ def _corrected_kept(text: str, intents: list, phrases: ProhibitionPhrases) -> li
     for old, new in phrases.corrected(text) if phrases.corrections else ():
         for i, item in enumerate(intents):
             target = item.get("target")
-            if isinstance(target, str) and _shares(target, old, phrases.min_shared) \
-                    and not _shares(target, new, phrases.min_shared):
+            if isinstance(target, str) and phrases.names(old, [target]) and not phrases.names(new, [target]):
                 out.append(Observation("corrected_kept", encode("intent", "intents", i, "target"),
                                        {"target": target, "old": old, "new": new}))
     return out
-
-
-def _shares(a: str, b: str, k: int) -> bool:
-    """Whether `a` and `b` share a run of `k` characters (of both, when one is shorter), blanks aside."""
-    a, b = "".join(a.split()).lower(), "".join(b.split()).lower()
-    k = min(k, len(a), len(b))
-    return k > 0 and any(a[i:i + k] in b for i in range(len(a) - k + 1))
 
 
 def _joined_targets(intents: list, heuristics: IntentHeuristics) -> list[Observation]:
@@ -217,7 +209,7 @@ def _asked(h: Heuristic, text: str, intents: list, matches: list[PhraseMatch], n
     def skip(start: int, end: int) -> bool:
         return excluded.overlaps(start, end) or (start > 0 and _in_object(text[start - 1:end], targets)) \
             or any(a <= start < b and family(text[start:end]) in fams for a, b, fams in restated) \
-            or text[start:end] in actions.dual and _skip_blanks(text, end) in starts   # 撤回改动: a cue
+            or text[start:end] in actions.dual and skip_blanks(text, end) in starts   # 撤回改动: a cue
     return h.actions(text, words, skip)
 
 
@@ -230,11 +222,11 @@ def _beyond_asked(text: str, intents: list, counts: list, negations: list[Negati
     def standing(n: Negation, said: dict) -> bool:
         rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
         return not n.narrowed and any(not phrases.negations.lifted(n, f, said, rule) for _, f in n.actions)
-    unlisted = [(INPUT, n) for n in negations if standing(n, mentions)]
-    unlisted += [(source, n) for source, negs, said in earlier for n in negs if standing(n, said)]
-    if not unlisted:
+    held = [(INPUT, n) for n in negations if standing(n, mentions)]
+    held += [(source, n) for source, negs, said in earlier for n in negs if standing(n, said)]
+    if not held:
         return []
-    source, n = unlisted[0]
+    source, n = held[0]
     for h, asked in counts:
         count = max(len(asked) + len(_requests_unlisted(h, text, asked, negations, phrases.negations.clause_reach)), 1)
         if len(intents) > count:
@@ -281,12 +273,6 @@ def _requests_unlisted(h: Heuristic, text: str, asked: list, negations: list[Neg
             if len(seen) == enough:
                 return list(seen.values())
     return [seen[a] for a in sorted(seen)]
-
-
-def _skip_blanks(text: str, at: int) -> int:
-    while at < len(text) and text[at] in " \t":
-        at += 1
-    return at
 
 
 def _find_all(text: str, word: str) -> list[int]:

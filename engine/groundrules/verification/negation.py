@@ -53,7 +53,6 @@ class Unknown:
     a verb the families lack still withdraws or forbids what it names."""
 
     reach: int                 # at most this many characters of governed text
-    after: tuple = ()          # forward: when given, the cue starts its clause or follows one of these
     ends: tuple = ()           # forward: when given, the governed text ends its clause with one of these (不封了)
     skip: tuple = ()           # forward: words right after the cue that are not the governed text (再, 去)
     not_starting: tuple = ()   # governed text starting with one of these names a state, not an action (不对了)
@@ -221,9 +220,9 @@ class Negations:
         if p in t.acts:
             acts, end = [t.acts[p][1]], t.acts[p][0]
             while True:
-                at = _skip_blanks(t.text, end)
+                at = skip_blanks(t.text, end)
                 join = t.coords.get(at)
-                nxt = _skip_blanks(t.text, join) if join is not None else None
+                nxt = skip_blanks(t.text, join) if join is not None else None
                 if nxt is None or nxt not in t.acts:
                     break
                 acts.append(t.acts[nxt][1])
@@ -292,9 +291,6 @@ class Negations:
                 return None                                        # 查询订单后取消: the object's, not a matter's
             span = (start, after)
         else:
-            if rule.after and text[clause_start:cs].strip() and \
-                    not any(text[clause_start:cs].rstrip().endswith(w) for w in rule.after):
-                return None
             raw = text[ce:clause_end].rstrip()
             if rule.ends and not any(raw.endswith(w) for w in rule.ends):
                 return None
@@ -338,12 +334,8 @@ class Negations:
         if b == len(t.bounds) or t.bound_starts[b] != t.events[i] or t.text[t.bound_ends[b]:cs].strip():
             return None
         nxt = bisect_left(t.bound_starts, ce)
-        rest = t.text[ce:t.bound_starts[nxt] if nxt < len(t.bounds) else len(t.text)].strip()
-        while rest:
-            particle = next((w for w in self.particles if rest.startswith(w)), None)
-            if particle is None:
-                return None
-            rest = rest[len(particle):].strip()
+        if not self._particles_only(t.text[ce:t.bound_starts[nxt] if nxt < len(t.bounds) else len(t.text)]):
+            return None
         p = t.events[i - 1] if i > 0 else None
         return (p, ce, [t.acts[p][1]]) if p in t.acts else None       # a blocker or boundary: nothing
 
@@ -402,28 +394,29 @@ class Negations:
 
     def named(self, governed: str, statements: list[str]) -> bool:
         """Whether some statement names what a negation of an unlisted verb governs: shares one of
-        its characters that is not a function word's (不再次扣款 keeps 千万别再扣一次), or for Latin
-        text one of its words of four letters or more. Lenient by design: the candidate's own
-        wording of the prohibition may differ; what it must not do is drop it."""
+        its CJK characters that is not a function word's (不再次扣款 keeps 千万别再扣一次). Lenient by
+        design: the candidate's own wording of the prohibition may differ; what it must not do is
+        drop it."""
         chars = {c for c in governed if c.isalpha() and not c.isascii() and c not in self.unlisted_ignores}
-        words = {w.lower() for w in governed.split() if len(w) >= 4 and w.isascii()}
-        return any(c in s for s in statements for c in chars) or \
-            any(w in s.lower() for s in statements for w in words)
+        return any(c in s for s in statements for c in chars)
 
     def clause_of(self, neg: Negation, text: str) -> str:
         """The clause a negation stands in (那个降级脚本不跑了啊: what 不跑了 governs is named before it)."""
+        start, end = self._clause(neg, text)
+        return text[start:end]
+
+    def _clause(self, neg: Negation, text: str) -> tuple[int, int]:
         bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
         ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
-        return text[max(bounds, default=0):min(ends, default=len(text))]
+        return max(bounds, default=0), min(ends, default=len(text))
 
     def object_of(self, neg: Negation, text: str) -> str:
         """What a negation of touching at all (先别动网关, 权限先别动了) protects: its clause without
         the cue and the verb; empty for any other negation."""
         if not self.object_kept or not all(w.lower() in self.object_kept or w in self.object_kept for w, _ in neg.actions):
             return ""
-        bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
-        ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
-        return text[max(bounds, default=0):neg.start] + " " + text[neg.end:min(ends, default=len(text))]
+        start, end = self._clause(neg, text)
+        return text[start:neg.start] + " " + text[neg.end:end]
 
     def lifted(self, neg: Negation, family: str, mentions: dict[str, int], rule: str) -> bool:
         """Whether `rule` (never | always | asked_anywhere | asked_later) lets the input's own
@@ -446,8 +439,8 @@ def _unknown(raw: dict | None) -> Unknown | None:
     if not raw:
         return None
     longest = lambda key: tuple(sorted(raw.get(key, ()), key=len, reverse=True))   # noqa: E731
-    return Unknown(raw["reach"], longest("after"), longest("ends"), longest("skip"), longest("not_starting"),
-                   longest("trim"), raw.get("back", ""))
+    return Unknown(raw["reach"], longest("ends"), longest("skip"), longest("not_starting"), longest("trim"),
+                   raw.get("back", ""))
 
 
 def _act_before(t: _Text, cs: int, reach: int) -> tuple | None:
@@ -466,7 +459,7 @@ def _shifted(n: Negation, by: int) -> Negation:
                    phrase_end=n.phrase_end + by)
 
 
-def _skip_blanks(text: str, at: int) -> int:
+def skip_blanks(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t":
         at += 1
     return at

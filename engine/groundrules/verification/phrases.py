@@ -63,11 +63,15 @@ class ProhibitionPhrases:
 
     def reflected(self, match: PhraseMatch, statements: list[str]) -> bool:
         """Whether some statement shares `min_shared` consecutive characters with the object."""
-        obj = match.object.strip()
-        k = min(self.min_shared, len(obj))
+        return self.names(match.object.strip(), statements, empty=True)
+
+    def names(self, part: str, statements: list[str], empty: bool = False) -> bool:
+        """Whether some statement shares `min_shared` consecutive characters with `part` (all of
+        it, when it is shorter); `empty` is the answer for an empty part."""
+        k = min(self.min_shared, len(part))
         if k == 0:
-            return True
-        grams = {obj[i:i + k] for i in range(len(obj) - k + 1)}
+            return empty
+        grams = {part[i:i + k] for i in range(len(part) - k + 1)}
         return any(g in s for s in statements for g in grams)
 
     def shares(self, text: str, statements: list[str]) -> bool:
