@@ -116,11 +116,12 @@ def chat_cases(cases: Path) -> list[tuple[str, Any]] | None:
     if not folders:
         return None
     import yaml                       # only the chat corpora are YAML
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml's: the same data, 15x faster
     out = []
     for folder in folders:
         for path in sorted(folder.glob("*.yaml")):
             try:
-                doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+                doc = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
             except (OSError, ValueError, yaml.YAMLError):
                 continue
             if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):

@@ -104,6 +104,7 @@ class _Compiled:
 
     def __init__(self) -> None:
         self._entries: dict[tuple, tuple] = {}
+        self._unchecked: dict[tuple, tuple] = {}
         self._parsed: dict[tuple, tuple] = {}
         self._schemas: dict[tuple, tuple[Schemas, str]] = {}
         self._lock = threading.Lock()
@@ -149,6 +150,34 @@ class _Compiled:
                 self._entries.pop(next(iter(self._entries)))
             self._entries[key] = entry
         return entry[:4]
+
+    def unchecked(self, display: str, data: bytes, kind: str, schemas: Schemas, schemas_key: str,
+                  table_budget_s: float) -> tuple[Any, Source | None]:
+        """(compiled or None, source) of one file of a cached verdict, without the metaschema
+        check those bytes passed before: every load of that verdict in this process shares it (a
+        test process loads the bundled tables dozens of times; each compile of them cost ~0.4 s)."""
+        key = (display, data, schemas_key, table_budget_s)
+        compiler = COMPILERS.get(kind)
+        with self._lock:
+            hit = self._entries.get(key) or self._unchecked.get(key)
+        if hit is not None and hit[4] is compiler and hit[3] is not None and _clean(hit[2]):
+            return hit[3], hit[0]
+        source = _source(data, display)
+        compiled = None
+        if source is not None and isinstance(source.data, dict) and source.data.get("kind") == kind:
+            ctx = CompileContext(schemas, source, table_budget_s=table_budget_s)
+            compiled = compiler(source.data, ctx)
+            if any(f.severity == "error" for f in ctx.faults):
+                compiled = None
+        with self._lock:
+            if len(self._unchecked) >= self.SIZE:
+                self._unchecked.pop(next(iter(self._unchecked)))
+            self._unchecked[key] = (source, (), (), compiled, compiler)
+        return compiled, source
+
+
+def _clean(faults: Any) -> bool:
+    return not isinstance(faults, RulesError) and not any(f.severity == "error" for f in faults)
 
 
 def _compiler_of(source: Source | None) -> Any:
@@ -239,8 +268,9 @@ def _table_budget_s(found: FileSet) -> float:
 def _from_verdict(base: Path, found: FileSet, verdict: dict) -> Rulebook:
     """The rulebook a clean load of these very bytes gave: same version and warnings, each table
     compiled from the bytes that were hashed when first asked for."""
-    schemas = load_schemas(base, found.schemas)
-    store = _OnFirstUse(base, found, schemas, {t: (kind, file) for t, kind, file in verdict["tables"]})
+    schemas, schemas_key = _COMPILED.schemas(base, found.schemas)
+    store = _OnFirstUse(base, found, schemas, schemas_key,
+                        {t: (kind, file) for t, kind, file in verdict["tables"]})
     return Rulebook(version=verdict["version"], root=str(base), tables=store.tables, sources=store.sources,
                     schemas=schemas, warnings=tuple(Problem(**w) for w in verdict["warnings"]),
                     kinds=MappingProxyType({t: kind for t, kind, _ in verdict["tables"]}))
@@ -251,8 +281,9 @@ class _OnFirstUse:
     metaschema check is skipped; should a table not come out as the verdict says (an engine
     changed in place), the whole set is compiled again and its own answer, or its problems, used."""
 
-    def __init__(self, base: Path, found: FileSet, schemas: Schemas, index: dict):
+    def __init__(self, base: Path, found: FileSet, schemas: Schemas, schemas_key: str, index: dict):
         self._base, self._found, self._schemas, self._index = base, found, schemas, index
+        self._schemas_key = schemas_key
         self._data = dict(found.tables)
         self._done: dict[str, tuple[Any, Source]] = {}
         self._budget_s: float | None = None
@@ -279,13 +310,10 @@ class _OnFirstUse:
 
     def _compile(self, table_id: str) -> tuple[Any, Source]:
         kind, file = self._index[table_id]
-        source = _source(self._data.get(file, "missing"), file)
-        compiled = None
-        if source is not None and isinstance(source.data, dict) and source.data.get("kind") == kind:
-            ctx = CompileContext(self._schemas, source, table_budget_s=self._table_budget_s())
-            compiled = COMPILERS[kind](source.data, ctx)
-            if any(f.severity == "error" for f in ctx.faults):
-                compiled = None
+        data = self._data.get(file, "missing")
+        compiled, source = (_COMPILED.unchecked(file, data, kind, self._schemas, self._schemas_key,
+                                                self._table_budget_s())
+                            if isinstance(data, bytes) else (None, None))
         if source is None or compiled is None or getattr(compiled, "id", None) != table_id:
             book = _compile_all(self._base, self._found)          # raises RulesError if it must
             return book.tables[table_id], book.sources[table_id]
