@@ -12,6 +12,7 @@ import pytest
 
 from groundrules import RulesError, explain, load_rulebook, lock_messages
 from groundrules.core import canonical
+from groundrules.core import rulebook as rulebook_module
 from groundrules.core import rulecache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +32,15 @@ def root(tmp_path) -> Path:
     for d in ("rules", "locks", "schemas"):
         shutil.copytree(ROOT / d, out / d)
     return out
+
+
+@pytest.fixture
+def new_process(monkeypatch):
+    """Forget what this process compiled, as a new process would not know it: a warm load in the
+    same process reuses the tables a cold load compiled, and would never read the cache's entries."""
+    def forget() -> None:
+        monkeypatch.setattr(rulebook_module, "_COMPILED", rulebook_module._Compiled())
+    return forget
 
 
 def _entries(cache: Path) -> list[Path]:
@@ -63,9 +73,10 @@ def _answers(book) -> str:
                             "locks": lock_messages(messages, book), "version": book.version})
 
 
-def test_a_warm_load_answers_exactly_as_a_cold_one(cache, root):
+def test_a_warm_load_answers_exactly_as_a_cold_one(cache, root, new_process):
     cold = load_rulebook(root)
     assert len(_entries(cache)) == 1
+    new_process()
     warm = load_rulebook(root)
     assert type(warm.tables) is not type(cold.tables)          # the warm one compiles on first use
     assert (warm.version, warm.warnings, list(warm.tables), dict(warm.kinds)) == \
@@ -201,10 +212,31 @@ def test_a_warm_command_reads_json_only(tmp_path):
     assert runs == ["['jsonschema', 'yaml']", "[]"]
 
 
-def test_an_edited_source_entry_is_read_again_from_the_file(cache, root):
+def test_an_edited_source_entry_is_read_again_from_the_file(cache, root, new_process):
     cold = _answers(load_rulebook(root))
     for entry in cache.glob(f"src-*{rulecache.SUFFIX}"):
         stored = _opened(entry)
         stored["verdict"]["data"] = {"kind": "decision_table", "id": "forged"}
         _written(entry, stored)
+    new_process()
     assert _answers(load_rulebook(root)) == cold
+
+
+def test_a_process_compiles_a_cached_verdicts_table_once_however_often_it_loads(cache, root, new_process):
+    load_rulebook(root)
+    new_process()
+    first, second = load_rulebook(root), load_rulebook(root)
+    assert all(first.tables[t] is second.tables[t] for t in first.tables)
+
+
+def test_an_edit_rewrites_only_the_entries_of_what_changed(cache, root):
+    load_rulebook(root)
+    before = {p.name: p.stat().st_ino for p in cache.glob(f"*{rulecache.SUFFIX}")}
+    table = root / "rules" / "support_reason.yaml"
+    table.write_text(table.read_text(encoding="utf-8").replace("label: 检索引擎降级", "label: 引擎降级"),
+                     encoding="utf-8")
+    load_rulebook(root)
+    after = {p.name: p.stat().st_ino for p in cache.glob(f"*{rulecache.SUFFIX}")}
+    assert all(after[name] == inode for name, inode in before.items())      # not written again
+    added = sorted(set(after) - set(before))
+    assert len(added) == 2 and sum(name.startswith("src-") for name in added) == 1   # the verdict and the table

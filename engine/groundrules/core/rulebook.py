@@ -86,10 +86,13 @@ def load(root: Path | str | None = None, files: list[Path] | None = None, *, cac
     if content_key:
         rulecache.keep(content_key, {
             "version": book.version, "warnings": [w.as_dict() for w in book.warnings],
-            "tables": [[t, book.kinds[t], book.sources[t].file] for t in book.tables]})
+            "tables": [[t, book.kinds[t], book.sources[t].file] for t in book.tables]}, prune=False)
         data = dict(found.tables)
         for source in book.sources.values():
-            rulecache.keep_source(rulecache.source_key(data[source.file]), source)
+            source_key = rulecache.source_key(data[source.file])
+            if not rulecache.touch(source_key):
+                rulecache.keep_source(source_key, source, prune=False)
+        rulecache.prune()
     return book
 
 

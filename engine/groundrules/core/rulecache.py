@@ -104,10 +104,11 @@ def find_source(content_key: str, file: str) -> Source | None:
         return None
 
 
-def keep_source(content_key: str, source: Source) -> None:
+def keep_source(content_key: str, source: Source, *, prune: bool = True) -> None:
     keep(content_key, {"data": source.data,
                        "positions": [list(path) + [line, col] for path, (line, col) in source.positions.items()],
-                       "yaml11_booleans": [[list(path), text] for path, text in source.yaml11_booleans]})
+                       "yaml11_booleans": [[list(path), text] for path, text in source.yaml11_booleans]},
+         prune=prune)
 
 
 def _read(content_key: str) -> Any:
@@ -124,9 +125,10 @@ def _read(content_key: str) -> Any:
         return None
 
 
-def keep(content_key: str, verdict: Any) -> None:
+def keep(content_key: str, verdict: Any, *, prune: bool = True) -> None:
     """Store `verdict` (plain JSON) under `content_key`, atomically: a reader sees the old file or
-    the new one."""
+    the new one. `prune=False` leaves removing the oldest entries to a later `prune()` (a load
+    writing many entries prunes once)."""
     where = folder()
     if where is None:
         return
@@ -140,6 +142,31 @@ def keep(content_key: str, verdict: Any) -> None:
         with os.fdopen(fd, "wb") as out:
             out.write(_mac(secret, content_key, text).encode() + b"\n" + text)
         os.replace(tmp, where / f"{content_key}{SUFFIX}")
+        if prune:
+            _prune(where)
+    except OSError:
+        return
+
+
+def touch(content_key: str) -> bool:
+    """Mark the entry under `content_key` as recently used; False when there is none (a load after
+    an edit writes only the entries of the tables that changed)."""
+    where = folder()
+    if where is None:
+        return False
+    try:
+        os.utime(where / f"{content_key}{SUFFIX}")
+        return True
+    except OSError:
+        return False
+
+
+def prune() -> None:
+    """Remove the oldest entries beyond MAX_ENTRIES (after writing with `prune=False`)."""
+    where = folder()
+    if where is None:
+        return
+    try:
         _prune(where)
     except OSError:
         return
