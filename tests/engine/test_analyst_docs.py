@@ -8,6 +8,8 @@ import ast
 import re
 from pathlib import Path
 
+import engine_source
+
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine" / "groundrules"
 PAGE = ROOT / "docs" / "analysts.md"
@@ -26,8 +28,8 @@ def _strings(node: ast.AST):
 
 def emitted_codes() -> set[str]:
     out: set[str] = set()
-    for path in sorted(ENGINE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, _, nodes in engine_source.modules():
+        for node in nodes:
             found = []
             if isinstance(node, ast.Call):
                 f = node.func

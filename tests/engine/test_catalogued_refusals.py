@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import engine_source
+
 from groundrules.core import codes
 from groundrules.core.errors import GroundrulesError, refusal
 from groundrules.core.messages import speaking, worded
@@ -36,8 +38,8 @@ def names_of(node: ast.AST) -> list[str]:
 def uses() -> list[tuple[str, str, set | None]]:
     """(place, message name, the keyword arguments given; None when some are given as **params)."""
     out = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, _, nodes in engine_source.modules():
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -69,8 +71,8 @@ def literal_messages() -> list[str]:
     """Raise sites that hand GroundrulesError a message written in Python (a string or an f-string),
     or a refusal helper a sentence instead of a catalogue message's name."""
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, _, nodes in engine_source.modules():
+        for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")

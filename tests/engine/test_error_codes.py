@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+import engine_source
+
 from groundrules.core import codes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,8 +38,8 @@ def declared() -> dict[str, set[str]]:
 def raised() -> dict[str, list[str]]:
     """Code literal -> the places (floor/module:line) a raise site spells it as a string."""
     out = collections.defaultdict(list)
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, _, nodes in engine_source.modules():
+        for node in nodes:
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -74,10 +76,10 @@ def test_the_registry_holds_no_code_nobody_gives():
 def test_no_module_spells_a_code_as_a_string():
     """Not at a raise site, and nowhere else either (a comparison, an error object)."""
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path, _, nodes in engine_source.modules():
         if path == PACKAGE / "core" / "codes.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in nodes:
             if isinstance(node, ast.Constant) and node.value in REGISTRY:
                 found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.value}")
     assert found == []
@@ -86,8 +88,8 @@ def test_no_module_spells_a_code_as_a_string():
 def test_each_distinct_failure_has_one_class_name():
     """Two exception classes of one name (there were two PatternTimeout) read as one failure."""
     names = collections.defaultdict(list)
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for path, _, nodes in engine_source.modules():
+        for node in nodes:
             if isinstance(node, ast.ClassDef) and any(
                     (getattr(b, "id", None) or getattr(b, "attr", "")).endswith(("Error", "Exception", "Timeout", "Failure"))
                     or getattr(b, "id", None) in ("GroundrulesError", "TimeoutError", "Exception")
