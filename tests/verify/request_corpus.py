@@ -13,12 +13,13 @@ CORPUS = Path(__file__).resolve().parents[1] / "cases" / "verify_requests"
 SPLITS = ("train", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
 # splits still held out: never tuned on, so tools print their figures but not their sentences
 BLIND = ("heldout5",)
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser: the same data, 15x faster
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
 NO_EXTRACTION = {"data": {}, "evidence": [], "descriptionChecks": [], "fieldResults": [], "issues": []}
 
 
 def requests(split: str) -> list[dict]:
-    return yaml.safe_load((CORPUS / f"{split}.yaml").read_text(encoding="utf-8"))["requests"]
+    return yaml.load((CORPUS / f"{split}.yaml").read_text(encoding="utf-8"), Loader=LOADER)["requests"]
 
 
 def request_of(item: dict) -> dict:

@@ -6,7 +6,6 @@ the whole report); the tests here add what the corpus cannot show: that the word
 the table's, and that an analyst's edit of them decides."""
 from __future__ import annotations
 
-import copy
 import shutil
 
 import pytest
@@ -20,6 +19,7 @@ GROUPS = ("withdrawals", "prohibitions", "joins")
 EXPECTED = {f"{g}/{name}": (g, name, e) for g in GROUPS for name, e in expectations(g).items()}
 EMPTY = {"type": "object", "properties": {}}
 NO_EXTRACTION = {"data": {}, "evidence": [], "descriptionChecks": [], "fieldResults": [], "issues": []}
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser: the same data, 15x faster
 
 
 def codes(issues):
@@ -83,7 +83,7 @@ def _tables(tmp_path, edit) -> object:
     for folder in ("rules", "schemas", "locks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     path = tmp_path / "rules" / "prohibition_phrases.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER)
     edit(data)
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return load_rulebook(tmp_path, files=[tmp_path / f for f in VERIFY_TABLES])
@@ -134,7 +134,7 @@ def test_a_join_an_analyst_adds_is_read_in_every_target(vbook, tmp_path):
 
 
 def _problems(tmp_path, edit) -> list[tuple[str, str]]:
-    data = copy.deepcopy(yaml.safe_load((ROOT / "rules" / "prohibition_phrases.yaml").read_text(encoding="utf-8")))
+    data = yaml.load((ROOT / "rules" / "prohibition_phrases.yaml").read_text(encoding="utf-8"), Loader=LOADER)
     edit(data)
     path = tmp_path / "table.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")

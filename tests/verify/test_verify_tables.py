@@ -11,9 +11,11 @@ from groundrules import RulesError, load_rulebook
 from groundrules.core.examples import run_all
 from verify_support import ROOT
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's parser: the same data, 15x faster
+
 
 def original(name: str) -> dict:
-    return yaml.safe_load((ROOT / "rules" / name).read_text(encoding="utf-8"))
+    return yaml.load((ROOT / "rules" / name).read_text(encoding="utf-8"), Loader=LOADER)
 
 
 def problems(tmp_path, data: dict) -> list[tuple[str, str]]:
