@@ -30,6 +30,7 @@ RUNS = {
     "bench_verify_ab.py": [["--base", "HEAD"]],                # against itself: needs no other branch
     "bench_ledger_scale.py": [["--only", "sqlite"], ["--only", "postgres"]], "bench_lock_bounds.py": [[]],
     "bench_cost_sweep.py": [[]], "bench_provenance.py": [[]], "bench_batch.py": [[]], "bench_studio.py": [[]],
+    "bench_reload.py": [[]],
 }
 # modules without a main of their own -> the run that reaches them
 HELPERS = {"bench_ledger_hosts.py": ("bench_ledger.py", ["--db", "throwaway", "--only-postgres"])}
