@@ -8,7 +8,9 @@ nothing from a table is ever executed as code.
 """
 from __future__ import annotations
 
+import functools
 import math
+from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable
 
 from .operators import DATE_REFS, MISSING, OPERATORS, ROOT, path_parts
@@ -188,12 +190,20 @@ class Gen:
         costs less than many small ones: start-up compiles a whole decision table at once)."""
         source = "\n".join(self.helpers) + "\n" + source
         try:
-            code = compile(source, f"<groundrules {name}>", "exec")
+            code = compiled(source, f"<groundrules {name}>")
         except (SyntaxError, RecursionError, MemoryError, ValueError) as exc:
             raise TooComplex(str(exc)) from None
         namespace = dict(self.names)
         exec(code, namespace)  # noqa: S102 - source built above from repr'd literals and field names only
         return namespace
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(source: str, filename: str) -> CodeType:
+    """The code object of generated source, kept per process: code objects are immutable and each
+    use executes one into a fresh namespace, so a table compiled again (a reload, an edit of
+    another table) compiles no Python. Only what compiles is kept; an error is raised again."""
+    return compile(source, filename, "exec")
 
 
 def compile_test(cond: "Condition") -> Callable[..., bool]:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from . import bounded_patterns
 from .uniqueness import unique
 from .canonical import json_problem
-from .condgen import Gen
+from .condgen import Gen, compiled
 from .tables import _to_faults
 from .yamlsrc import dotted
 
@@ -86,7 +86,7 @@ class _Gen(Gen):
         top = self.function(self.schema)
         source = "\n".join(self.functions)
         namespace = dict(self.names)
-        exec(compile(source, "<groundrules schema check>", "exec"), namespace)  # noqa: S102
+        exec(compiled(source, "<groundrules schema check>"), namespace)  # noqa: S102
         return namespace[top]
 
     def function(self, schema: Any) -> str:
