@@ -14,9 +14,8 @@ from dataclasses import replace
 from typing import Any
 
 from .observations import Observation
-from .actions import ActionWords
 from .heuristics import Heuristic, IntentHeuristics
-from .negation import Negation, skip_blanks
+from .negation import Negation, Negations, skip_blanks
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
 from .spans import Spans
@@ -53,7 +52,7 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.actions, phrases.negations.clause_reach))
+    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.negations))
               for h in heuristics.of_check("action_count")]
     out += _merged_actions(text, intents, counts, negations, phrases.negations.clause_reach)
     continued = _negated_continued(intents, negations, mentions, phrases, INPUT, text)
@@ -152,13 +151,22 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
             if n.narrowed:
                 continue
             rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
-            if family in n.families and (not phrases.negations.lifted(n, family, mentions, rule)
-                                         or word not in asked and any(actions.base(w) == word for w, _ in n.actions)
-                                         or _names_negated(phrases, n, text, item.get("target"))):
+            if family not in n.families or _replaces(phrases, n, text, item.get("target")):
+                continue
+            if (not phrases.negations.lifted(n, family, mentions, rule)
+                    or word not in asked and any(actions.base(w) == word for w, _ in n.actions)
+                    or _names_negated(phrases, n, text, item.get("target"))):
                 out.append(Observation(_CONTINUED[n.kind], encode("intent", "intents", i, "action"),
                                        {"action": item["action"], "phrase": n.phrase, "source": source}))
                 break
     return out
+
+
+def _replaces(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) -> bool:
+    """Whether `target` names what the clause replacing a withdrawal names (…计划取消，改成只给老客户
+    单独发: send 老客户单独邮件)."""
+    span = phrases.negations.replacement(n, text)
+    return span is not None and isinstance(target, str) and phrases.names(text[span[1]:span[2]], [target])
 
 
 def _names_negated(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) -> bool:
@@ -224,14 +232,17 @@ def _merged_actions(text: str, intents: list, counts: list, negations: list[Nega
 
 
 def _asked(h: Heuristic, text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation], words: list,
-           actions: ActionWords, reach: int) -> list[tuple[int, int, str]]:
+           reading: Negations) -> list[tuple[int, int, str]]:
     """The actions the input asks for by one action_count heuristic: `words` are the action words
     the input holds (two characters or more, and Latin), found with its negations. A word of a
     negated family later in the negation's clause restates what is negated (不要把退款直接退回原账户:
-    退回 is the refund)."""
+    退回 is the refund); a word opening the clause that replaces a withdrawal (…取消，改成…) is none."""
+    actions, reach = reading.actions, reading.clause_reach
+    replaced = [r for n in negations for r in (reading.replacement(n, text),) if r is not None]
     excluded = Spans([(m.start, m.end) for m in matches if m.kind in h.exclude_kinds]
                      + [(_clause_start(text, n.start, h.boundaries, reach) if n.kind == "withdrawal" else n.start, n.end)
-                        for n in negations if n.kind in h.exclude_kinds])
+                        for n in negations if n.kind in h.exclude_kinds]
+                     + [(a, b) for a, b, _ in replaced])
     restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
                 for n in negations if n.kind in h.exclude_kinds]
     targets = _targets(intents) if h.inside_targets else []
