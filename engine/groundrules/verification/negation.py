@@ -405,6 +405,10 @@ class Negations:
         start, end = self._clause(neg, text)
         return text[start:end]
 
+    def clause_span(self, neg: Negation, text: str) -> tuple[int, int]:
+        """Where the clause a negation stands in starts and ends."""
+        return self._clause(neg, text)
+
     def _clause(self, neg: Negation, text: str) -> tuple[int, int]:
         bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
         ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
