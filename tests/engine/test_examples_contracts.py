@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,11 +16,8 @@ BOOK = load_rulebook(ROOT)
 
 
 @pytest.fixture
-def root(tmp_path) -> Path:
-    out = tmp_path / "root"
-    for d in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / d, out / d)
-    return out
+def root(tables_copy) -> Path:
+    return tables_copy
 
 
 def problems(root: Path) -> list:

@@ -4,7 +4,6 @@ an analyst would make it."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,11 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def root(tmp_path) -> Path:
-    out = tmp_path / "root"
-    for d in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / d, out / d)
-    return out
+def root(tables_copy) -> Path:
+    return tables_copy
 
 
 def edit(root: Path, file: str, old: str, new: str, count: int = 1) -> int:

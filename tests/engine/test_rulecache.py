@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +26,8 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
-def root(tmp_path) -> Path:
-    out = tmp_path / "root"
-    for d in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / d, out / d)
-    return out
+def root(tables_copy) -> Path:
+    return tables_copy
 
 
 @pytest.fixture

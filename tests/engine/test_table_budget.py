@@ -7,7 +7,6 @@ time on first use from a cached verdict."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -45,10 +44,8 @@ def budgets(obj, found: Counter, seen: set) -> Counter:
     return found
 
 
-def test_every_search_a_table_compiles_takes_the_limits_tables_budget(tmp_path):
-    root = tmp_path / "tables"
-    for folder in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / folder, root / folder)
+def test_every_search_a_table_compiles_takes_the_limits_tables_budget(tables_copy):
+    root = tables_copy
     limits_file = TableFile(root / "rules" / "limits.yaml")
     shipped = limits_file.at("patterns", "table_budget_ms")
     edited = shipped + 7

@@ -5,7 +5,6 @@ call the new rulebook answers, and a masking table that fails to load keeps the 
 against a real server on loopback."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import yaml
@@ -18,7 +17,6 @@ from groundrules.transports.mcp_http import GrantsVerifier, Reloader
 from http_support import CALLERS, serving, write_tokens
 from wire import Wire, envelope
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = DecisionKey(b"the operator's decision key, 32+ bytes, kept outside the database")
 START = "2025-03-01T08:00:00Z"
 CUT = "answer.data.locks"
@@ -35,10 +33,8 @@ def edit_masking(root: Path, edit) -> None:
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
 
 
-def test_a_reload_masks_and_keeps_decisions_by_the_new_table_from_its_first_call(tmp_path):
-    root = tmp_path / "root"
-    for name in ("rules", "locks", "schemas"):
-        shutil.copytree(ROOT / name, root / name)
+def test_a_reload_masks_and_keeps_decisions_by_the_new_table_from_its_first_call(tmp_path, tables_copy):
+    root = tables_copy
     book = load_rulebook(root)
     table = masking.of(book)
     assert "lock_message" not in [t for t, p in table.tools.items() if p.never_keep]
