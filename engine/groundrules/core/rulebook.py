@@ -167,7 +167,8 @@ class _Compiled:
             return hit[3], hit[0]
         source = _source(data, display)
         compiled = None
-        if source is not None and isinstance(source.data, dict) and source.data.get("kind") == kind:
+        if compiler is not None and source is not None and isinstance(source.data, dict) \
+                and source.data.get("kind") == kind:
             ctx = CompileContext(schemas, source, table_budget_s=table_budget_s)
             compiled = compiler(source.data, ctx)
             if any(f.severity == "error" for f in ctx.faults):
