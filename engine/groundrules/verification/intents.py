@@ -177,12 +177,13 @@ def _replaces(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) 
 
 
 def _asked_unlisted(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any, asked: list) -> bool:
-    """Whether `target` names, by CJK characters, a clause outside a prohibition's where no action
-    asked (`asked`: the action count's) is a word of a family (给学生发成绩单，但不要抄送家长: send
-    成绩单给学生 is the 发 asked, a verb no family lists; 调一下这个 API 的限流阈值: 调) and nothing
-    only the negation names: the intent is that clause's action, not the negated one of its family.
-    A clause asking with a listed word (先分析支付失败的原因) is that word's."""
-    if n.kind != "prohibition" or not isinstance(target, str) or _names_negated(phrases, n, text, target):
+    """Whether `target` names, by CJK characters, a clause outside a negation's (not a reservation's)
+    where no action asked (`asked`: the action count's) is a word of a family, nor a one-character
+    verb of one (给学生发成绩单，但不要抄送家长: send 成绩单给学生 is the 发 asked, a verb no family
+    lists; 调一下这个 API 的限流阈值: 调), and names nothing only the negation names: the intent is that
+    clause's action, not the negated one of its family. A clause asking with a listed word
+    (先分析支付失败的原因, 帮我看看登录的问题) is that word's."""
+    if n.kind == "reserved" or not isinstance(target, str) or _names_negated(phrases, n, text, target):
         return False
     k = phrases.min_shared
     grams = {target[i:i + k] for i in range(len(target) - k + 1)}
@@ -191,7 +192,7 @@ def _asked_unlisted(phrases: ProhibitionPhrases, n: Negation, text: str, target:
     bounds = phrases.negations.boundary_words
     family = phrases.actions.family
     for a, b in _clause_spans(text, 0, start, bounds) + _clause_spans(text, end, len(text), bounds):
-        if any(g in text[a:b] for g in grams) and not any(a <= s < b and family(w) for s, _, w in asked):
+        if any(g in text[a:b] for g in grams) and not any(a <= s < b and (family(w) or family(w[:1])) for s, _, w in asked):
             return True
     return False
 
