@@ -79,6 +79,7 @@ class Cue:
     examples: tuple
     where: tuple
     unknown: Unknown | None = None
+    things_after: tuple = ()   # forward: one of these between the cue and its action makes the action a thing (撤销那笔转账)
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,8 @@ class Negations:
         elif cue.modifier_ends:
             if gap and not any(gap.endswith(m) and len(gap) - len(m) <= cue.reach for m in cue.modifier_ends):
                 return None
+            if gap and any(w in gap for w in cue.things_after):
+                return None                                        # 撤销昨天那笔转账: the transfer is the object
         elif len(gap) > cue.reach:
             return None
         if p in t.dual and (t.negating is None or p in t.negating):
@@ -530,7 +533,7 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                         lexicon(raw["fillers"]) if "fillers" in raw else None, tuple(raw.get("modifier_ends", ())),
                         tuple(raw.get("not_preceded_by", ())), tuple(raw.get("not_followed_by", ())),
                         lexicon(raw["void_after"]) if raw.get("void_after") else None,
-                        tuple(raw["examples"]), where, _unknown(raw.get("unknown"))))
+                        tuple(raw["examples"]), where, _unknown(raw.get("unknown")), tuple(raw.get("things_after", ()))))
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
              "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"],
              "oblig": data.get("obligations", []), "report": data.get("reported", [])}
