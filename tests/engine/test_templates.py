@@ -26,6 +26,8 @@ def test_paths_bindings_and_filters():
     assert render("全部{xs|join:、|prefix:：|default:（无）}", {}, {"xs": []}) == "全部（无）"
     assert render("{q|excerpt:3}", {"q": "申论题量"}) == "申论题…"
     assert render("{q|excerpt:4}", {"q": "申论题量"}) == "申论题量"
+    assert render("的{k|map:withdrawal=撤回,prohibition=禁止}", {"k": "prohibition"}) == "的禁止"
+    assert render("的{k|map:withdrawal=撤回}", {"k": "reserved"}) == "的reserved"   # a code the map lacks is kept
 
 
 @pytest.mark.parametrize("text, xs, out", [

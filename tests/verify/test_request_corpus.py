@@ -1,8 +1,9 @@
 """Issue 31, items 2 and 3: withdrawals, deferrals and prohibitions read by tables that generalise,
 measured on a labelled request corpus (tests/cases/verify_requests: train.yaml, generated; heldout.yaml
 and heldout2.yaml, written by hand after the tables, each run once and then tuned on; heldout3.yaml,
-written after that, run once, then read for the kinds of its misses: seen too; heldout4.yaml, written
-blind, by an engineer who never read the tables) and on every sentence the issue names.
+written after that, run once, then read for the kinds of its misses: seen too; heldout4.yaml, heldout5.yaml
+and heldout6.yaml, each written blind, by an engineer who never read the tables nor, for the last two,
+the other splits' requests) and on every sentence the issue names.
 Targets: train >= 0.99 of bad candidates refused and of good ones accepted; held-out >= 0.97 and
 >= 0.98. tests/perf/bench_verify.py prints the figures per family."""
 from __future__ import annotations
@@ -25,7 +26,7 @@ def rate(pair) -> float:
 def test_the_corpus_holds_300_requests_in_the_seeds_families_each_with_good_and_bad_candidates():
     splits = [requests(name) for name in SPLITS]
     assert len(splits[0]) >= 300 and len(requests("heldout3")) >= 60 and len(requests("heldout4")) >= 120
-    assert len(requests("heldout5")) >= 120
+    assert len(requests("heldout5")) >= 120 and len(requests("heldout6")) >= 150
     assert all(len({r["id"] for r in split}) == len(split) for split in splits)
     for split in splits:
         assert {r["family"] for r in split} == FAMILIES
@@ -95,6 +96,19 @@ def test_train_split_bad_candidates_refused_and_good_ones_accepted(vbook):
 # missed bad candidate passes with no issue; the good ones refused: INTENT_ACTIONS_MERGED 19,
 # PROHIBITION_DROPPED 9, INTENT_ACTION_PROHIBITED 1 (one candidate may carry several).
 
+# The sixth held-out split, written blind (its author never opened the verification tables nor the other
+# splits' requests, while the lead changed those tables on main), committed at 843aaa4 before its first
+# run and run once there against the tables of 74feb32, never tuned on: 187 of 218 good candidates
+# accepted (0.858) and 238 of 381 bad ones refused (0.625). By family, good accepted / bad refused:
+# withdrawal 36/45 and 73/90, withdrawal_context 33/40 and 45/75, prohibition 41/47 and 63/85,
+# multi_action 34/34 and 42/66, lookalike 43/52 and 15/65. By kind of bad candidate (its `why`): the
+# withdrawn or forbidden action carried on 85/107 refused, a withdrawal, prohibition or asked action
+# dropped 109/138, a hold a later turn lifted or a corrected object kept 2/21, actions or objects merged
+# 22/24, objects swapped between actions 0/8, a lookalike misread 18/75, an action nobody asked for
+# added 2/8. Every missed bad candidate passes with no issue and no warning; the good ones refused:
+# PROHIBITION_DROPPED 17, INTENT_ACTIONS_MERGED 15, INTENT_BEYOND_ASKED 2, INTENT_ACTION_PROHIBITED 1,
+# INTENT_WITHDRAWN_CONTINUED 1 (one candidate may carry several).
+
 def _falls_short(split: str, figures: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, reason=f"{split}: {figures}")
 
@@ -113,6 +127,10 @@ HELDOUT = [
                                                   "(0.851 < 0.98); at the end of stop 40 148/175 (0.846)")),
     pytest.param("heldout5", "bad", marks=_falls_short("heldout5", "at 89b4da8 (tables of 33d887d) 141/303 bad refused "
                                                  "(0.465 < 0.97); at the end of stop 40 195/303 (0.644)")),
+    pytest.param("heldout6", "good", marks=_falls_short("heldout6", "at 843aaa4 (tables of 74feb32) 187/218 good accepted "
+                                                  "(0.858 < 0.98)")),
+    pytest.param("heldout6", "bad", marks=_falls_short("heldout6", "at 843aaa4 (tables of 74feb32) 238/381 bad refused "
+                                                 "(0.625 < 0.97)")),
 ]
 TARGET = {"good": 0.98, "bad": 0.97}     # held out: good candidates accepted, bad ones refused
 

@@ -65,6 +65,13 @@ def _excerpt(value: Any, arg: str) -> Any:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _map(value: Any, arg: str) -> Any:
+    """A word of the message's language for a code (`{kind|map:withdrawal=撤回,prohibition=禁止}`):
+    a message says an identifier in one language; a value the map lacks is kept."""
+    pairs = dict(p.split("=", 1) for p in arg.split(",") if "=" in p)
+    return pairs.get(value, value) if value.__class__ is str else value
+
+
 def _first(value: Any, _arg: str) -> Any:
     return value[0] if isinstance(value, list) and value else MISSING
 
@@ -124,6 +131,7 @@ FILTERS: dict[str, tuple[bool, Callable[[Any, str], Any]]] = {
     "sort": (False, _sort),
     "prefix": (True, _prefix),
     "excerpt": (True, _excerpt),
+    "map": (True, _map),
 }
 
 

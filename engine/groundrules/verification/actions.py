@@ -3,7 +3,7 @@ action (修改 / 修 / 改 / fix / hotfix are `change`), found in the input, in 
 an intent's action name and in a candidate's prohibitions alike."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..core.examples import ExampleResult
@@ -30,6 +30,7 @@ class ActionWords:
     every: tuple               # every word and form, for lexicons that find them with other lists
     excepts: tuple
     dual: frozenset = frozenset()   # words of `also_cues` families, which may be cue words too
+    base_of: dict = field(default_factory=dict)   # a Latin form in lower case -> the word the family lists (rebooting -> reboot)
 
     def find(self, text: str) -> list[tuple[int, int, str, str]]:
         """Every action word in `text`, none overlapping: (start, end, word as typed, family)."""
@@ -37,6 +38,15 @@ class ActionWords:
 
     def family(self, word: str) -> str:
         return self.family_of.get(word) or self.family_of.get(word.lower().replace("’", "'"), "")
+
+    def base(self, word: str) -> str:
+        """The word a family lists for `word` as typed (rebooting: reboot); CJK words are their own."""
+        return self.base_of.get(word.lower(), word)
+
+    def head_word(self, name: str) -> str | None:
+        """The first action word of an intent's action name, as its family lists it."""
+        found = self.find(name)
+        return self.base(found[0][2]) if found else None
 
     def head(self, name: str) -> str | None:
         """The family of the first action word of an intent's action name (analyze_fix_options is
@@ -88,6 +98,7 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
     english = data.get("english", {})
     duplicate_ids(data["families"], ("actions", "families"), ctx)
     family_of: dict = {}
+    base_of: dict = {}
     nominal = nominal_excepts(data)
     families, every, excepts, dual = [], [], list(nominal), []
     for i, raw in enumerate(data["families"]):
@@ -101,6 +112,8 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
                     ctx.fault("duplicate-word", f"'{form}' is already a word of family '{family_of[key]}'",
                               where + ("words", j), "a word belongs to one family")
                 family_of.setdefault(key, raw["id"])
+                if is_latin(form):
+                    base_of.setdefault(key, word.lower())
                 words.append(form)
         every += words
         if raw.get("also_cues"):
@@ -110,4 +123,4 @@ def compile_actions(data: dict, ctx: CompileContext) -> ActionWords:
         families.append(Family(raw["id"], lexicon(words, cjk_excepts + nominal, parts=True),
                                tuple(raw["examples"]), where))
     return ActionWords(lexicon(every, excepts, parts=True), tuple(families), family_of, tuple(every),
-                       tuple(excepts), frozenset(dual))
+                       tuple(excepts), frozenset(dual), base_of)

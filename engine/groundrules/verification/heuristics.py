@@ -32,6 +32,8 @@ class ActionWordCount:
     generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
     telling: tuple = ()        # 提醒 / 让 / tell …: a verb after one in its clause is what someone else is to do
     particles: tuple = ()      # 个, 下 …: a one-character verb, one of these, then an action word: one action (发个通知)
+    modifiers: tuple = ()      # 的: a word after one names a thing (订单 B 的退款为什么失败) …
+    directed: tuple = ()       # … unless one of these follows it (通过的发布到官网)
 
     def find(self, text: str, words: list, boundaries: tuple, seen: set, skip) -> list[tuple[int, int, str]]:
         """Of `words` (start, end, word as typed: the action words of two characters or more, and
@@ -80,7 +82,8 @@ class ActionWordCount:
         """Whether the CJK action word at s:e is a verb asked for, not a thing named (上传记录),
         done (分析完了, 已取消) or after it (上线后)."""
         return not (any(text[e:e + n] in words for n, words in self.not_followed_by.items())
-                    or any(s >= n and text[s - n:s] in words for n, words in self.not_preceded_by.items()))
+                    or any(s >= n and text[s - n:s] in words for n, words in self.not_preceded_by.items())
+                    or text.endswith(self.modifiers, 0, s) and not text.startswith(self.directed, e))
 
 
 def _reduplication(raw: dict | None) -> re.Pattern | None:
@@ -220,7 +223,9 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
                                                  frozenset(words.get("generic", ())),
                                                  tuple(words.get("telling", ())) + tuple(words.get("not_asked", ())),
-                                                 tuple(words.get("particles", ())))
+                                                 tuple(words.get("particles", ())),
+                                                 tuple(words.get("modifiers", {}).get("words", ())),
+                                                 tuple(words.get("modifiers", {}).get("unless_followed_by", ())))
                                  if words else None,
                                  Background(tuple(background["clause_ends"]), tuple(background.get("subject_free", ())),
                                             tuple(background.get("questions", ())),

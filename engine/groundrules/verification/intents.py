@@ -8,14 +8,14 @@ an error to repair or a warning.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from typing import Any
 
 from .observations import Observation
-from .actions import ActionWords
 from .heuristics import Heuristic, IntentHeuristics
-from .negation import Negation, skip_blanks
+from .negation import Negation, Negations, skip_blanks
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
 from .spans import Spans
@@ -52,13 +52,14 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
         if not phrases.reflected(m, statements):
             out.append(Observation("prohibition_unreflected", "/intent/prohibitions",
                                {"phrase": m.phrase, "kind": m.kind, "start": m.start, "end": m.end}))
-    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.actions, phrases.negations.clause_reach))
+    counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.negations))
               for h in heuristics.of_check("action_count")]
     out += _merged_actions(text, intents, counts, negations, phrases.negations.clause_reach)
-    continued = _negated_continued(intents, negations, mentions, phrases, INPUT)
+    continued = _negated_continued(intents, negations, mentions, phrases, INPUT, text)
     for source, negs, said in earlier:
         done = {o.path for o in continued}
-        continued += [o for o in _negated_continued(intents, negs, said, phrases, source) if o.path not in done]
+        continued += [o for o in _negated_continued(intents, negs, said, phrases, source, dict(turns)[source])
+                      if o.path not in done]
     if not continued:
         continued = _beyond_asked(text, intents, counts, negations, mentions, earlier, phrases)
     return out + continued
@@ -130,23 +131,62 @@ def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
 
 
 def _negated_continued(intents: list, negations: list[Negation], mentions: dict[str, int],
-                       phrases: ProhibitionPhrases, source: str) -> list[Observation]:
+                       phrases: ProhibitionPhrases, source: str, text: str) -> list[Observation]:
     """An intent whose action (the first action word of its name: fix, fix_login, 修登录, hotfix)
-    is of a family the input withdraws or forbids, unless the input asks for it all the same."""
-    out = []
+    is of a family the input withdraws or forbids, unless the input asks for it all the same; and
+    where it does by another word of the family, an intent named by the negated word (never mind
+    rebooting …, run a speed test: reboot is withdrawn, run asked), or one whose target names what
+    only the negation names (导出会员手机号，不能导出身份证号: export 身份证号 is the export forbidden)."""
+    out: list[Observation] = []
+    if not negations:
+        return out
+    actions = phrases.actions
+    asked = {actions.base(w) for _, _, w, _ in actions.find(_outside(text, negations))}
     for i, item in enumerate(intents):
-        family = phrases.actions.head(item["action"]) if isinstance(item.get("action"), str) else None
+        family = actions.head(item["action"]) if isinstance(item.get("action"), str) else None
         if not family:
             continue
+        word = actions.head_word(item["action"])
         for n in negations:
             if n.narrowed:
                 continue
             rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
-            if family in n.families and not phrases.negations.lifted(n, family, mentions, rule):
+            if family not in n.families or _replaces(phrases, n, text, item.get("target")):
+                continue
+            if (not phrases.negations.lifted(n, family, mentions, rule)
+                    or word not in asked and any(actions.base(w) == word for w, _ in n.actions)
+                    or _names_negated(phrases, n, text, item.get("target"))):
                 out.append(Observation(_CONTINUED[n.kind], encode("intent", "intents", i, "action"),
                                        {"action": item["action"], "phrase": n.phrase, "source": source}))
                 break
     return out
+
+
+def _replaces(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) -> bool:
+    """Whether `target` names what the clause replacing a withdrawal names (…计划取消，改成只给老客户
+    单独发: send 老客户单独邮件)."""
+    span = phrases.negations.replacement(n, text)
+    return span is not None and isinstance(target, str) and phrases.names(text[span[1]:span[2]], [target])
+
+
+def _names_negated(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) -> bool:
+    """Whether `target` names what the negation's object names (the rest of its clause after the
+    verb; before the cue where nothing follows) and the rest of the text does not: `min_shared`
+    consecutive CJK characters, or a Latin word of four letters or more."""
+    if not isinstance(target, str):
+        return False
+    start, end = phrases.negations.clause_span(n, text)
+    named = text[n.end:end]
+    if not named.strip(" 。.!！"):
+        named = text[start:n.start]
+    rest = text[:start] + "\n" + text[end:]
+    k = phrases.min_shared
+    grams = {target[i:i + k] for i in range(len(target) - k + 1)}
+    grams = {g for g in grams if g.strip() == g and not g.isascii()} | {w for w in _LATIN.findall(target.lower())}
+    return any(g in named.lower() and g not in rest.lower() for g in grams)
+
+
+_LATIN = re.compile(r"[a-z]{4,}")
 
 
 def _corrected_kept(text: str, intents: list, phrases: ProhibitionPhrases) -> list[Observation]:
@@ -192,14 +232,17 @@ def _merged_actions(text: str, intents: list, counts: list, negations: list[Nega
 
 
 def _asked(h: Heuristic, text: str, intents: list, matches: list[PhraseMatch], negations: list[Negation], words: list,
-           actions: ActionWords, reach: int) -> list[tuple[int, int, str]]:
+           reading: Negations) -> list[tuple[int, int, str]]:
     """The actions the input asks for by one action_count heuristic: `words` are the action words
     the input holds (two characters or more, and Latin), found with its negations. A word of a
     negated family later in the negation's clause restates what is negated (不要把退款直接退回原账户:
-    退回 is the refund)."""
+    退回 is the refund); a word opening the clause that replaces a withdrawal (…取消，改成…) is none."""
+    actions, reach = reading.actions, reading.clause_reach
+    replaced = [r for n in negations for r in (reading.replacement(n, text),) if r is not None]
     excluded = Spans([(m.start, m.end) for m in matches if m.kind in h.exclude_kinds]
                      + [(_clause_start(text, n.start, h.boundaries, reach) if n.kind == "withdrawal" else n.start, n.end)
-                        for n in negations if n.kind in h.exclude_kinds])
+                        for n in negations if n.kind in h.exclude_kinds]
+                     + [(a, b) for a, b, _ in replaced])
     restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
                 for n in negations if n.kind in h.exclude_kinds]
     targets = _targets(intents) if h.inside_targets else []
@@ -219,9 +262,12 @@ def _beyond_asked(text: str, intents: list, counts: list, negations: list[Negati
     an action nobody asks for again (改派的事不用管了, 千万别再扣一次): the intent beyond is that action's,
     whatever its name. An intent's name cannot always be matched to the negated verb (reroute,
     report_loss: no family lists every wording), but the actions asked for can be counted."""
+    asked_words = _outside(text, negations)
+
     def standing(n: Negation, said: dict) -> bool:
         rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
-        return not n.narrowed and any(not phrases.negations.lifted(n, f, said, rule) for _, f in n.actions)
+        return not n.narrowed and any(not phrases.negations.lifted(n, f, said, rule)
+                                      or w not in asked_words and said.get(f, -1) < n.end for w, f in n.actions)
     held = [(INPUT, n) for n in negations if standing(n, mentions)]
     held += [(source, n) for source, negs, said in earlier for n in negs if standing(n, said)]
     if not held:

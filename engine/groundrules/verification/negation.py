@@ -118,6 +118,23 @@ class Negations:
     fronted_skip: tuple = ()   # 也, 先 …: what may stand between the fronted object and the cue
     unlisted_ignores: frozenset = frozenset()   # characters a prohibition shares with anything (不, 了, 的)
     quotes: tuple = ()         # (open, close): a cue inside quotes is a label's or a message's words
+    leads: tuple = ()          # 现在, 那就 …: all that may stand before a cue alone in its clause (…，现在取消)
+    replacements: tuple = ()   # 改成, instead …: opening the clause after a withdrawal's, what is wanted instead
+
+    def replacement(self, neg: Negation, text: str) -> tuple[int, int, int] | None:
+        """(start, end of the word, end) of the clause after a withdrawal's that opens with a word of
+        `replacements` (…计划取消，改成只给老客户单独发); else None."""
+        if neg.kind != "withdrawal" or not self.replacements:
+            return None
+        _, end = self.clause_span(neg, text)
+        bound = next((b for b in self.boundary_words if text.startswith(b, end)), "")
+        start = skip_blanks(text, end + len(bound))
+        word = next((w for w in self.replacements if text.startswith(w, start)), None)
+        if not bound or word is None:
+            return None
+        after = start + len(word)
+        stop = min((i for i in (text.find(b, after) for b in self.boundary_words) if i >= 0), default=len(text))
+        return start, after, stop
 
     def scan(self, text: str) -> list[Negation]:
         """Every negation in `text`, by position."""
@@ -331,7 +348,7 @@ class Negations:
         boundary before it at events[i]: the last action of the clause before, when no blocker
         stands after that action."""
         b = bisect_left(t.bound_starts, t.events[i])
-        if b == len(t.bounds) or t.bound_starts[b] != t.events[i] or t.text[t.bound_ends[b]:cs].strip():
+        if b == len(t.bounds) or t.bound_starts[b] != t.events[i] or t.text[t.bound_ends[b]:cs].strip() not in self.leads:
             return None
         nxt = bisect_left(t.bound_starts, ce)
         if not self._particles_only(t.text[ce:t.bound_starts[nxt] if nxt < len(t.bounds) else len(t.text)]):
@@ -402,10 +419,10 @@ class Negations:
 
     def clause_of(self, neg: Negation, text: str) -> str:
         """The clause a negation stands in (那个降级脚本不跑了啊: what 不跑了 governs is named before it)."""
-        start, end = self._clause(neg, text)
+        start, end = self.clause_span(neg, text)
         return text[start:end]
 
-    def _clause(self, neg: Negation, text: str) -> tuple[int, int]:
+    def clause_span(self, neg: Negation, text: str) -> tuple[int, int]:
         bounds = [text.rfind(b, 0, neg.start) + len(b) for b in self.boundary_words if text.rfind(b, 0, neg.start) >= 0]
         ends = [i for i in (text.find(b, neg.end) for b in self.boundary_words) if i >= 0]
         return max(bounds, default=0), min(ends, default=len(text))
@@ -415,7 +432,7 @@ class Negations:
         the cue and the verb; empty for any other negation."""
         if not self.object_kept or not all(w.lower() in self.object_kept or w in self.object_kept for w, _ in neg.actions):
             return ""
-        start, end = self._clause(neg, text)
+        start, end = self.clause_span(neg, text)
         return text[start:neg.start] + " " + text[neg.end:end]
 
     def lifted(self, neg: Negation, family: str, mentions: dict[str, int], rule: str) -> bool:
@@ -506,4 +523,6 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                      tuple(data.get("object_kept", ())),
                      fronted.get("reach", 0), tuple(sorted(fronted.get("skip", ()), key=len, reverse=True)),
                      frozenset("".join(data.get("unlisted_ignores", ()))),
-                     tuple(tuple(q) for q in data.get("quotes", ())))
+                     tuple(tuple(q) for q in data.get("quotes", ())),
+                     ("",) + tuple(data.get("standalone_leads", ())),
+                     tuple(sorted(data.get("replacements", ()), key=len, reverse=True)))
