@@ -126,8 +126,9 @@ def plain_scan(lex: Lexicon, text: str) -> dict:
         claimed: set = set()
         for key in (text[i:i + 2], text[i]):
             for word, tags in lex.cjk.get(key, ()):
-                if text.startswith(word, i) and not any(
-                        i >= off and text[i - off:i - off + n] in longer for off, n, longer in guards[word] or ()):
+                ahead, around = guards[word] or ((), ())
+                if text.startswith(word, i) and not any(text.startswith(w, i) for w in ahead) and not any(
+                        i >= off and text[i - off:i - off + n] in longer for off, n, longer in around):
                     for tag in (t for t in tags if t not in claimed):
                         hits.setdefault(tag, []).append((i, i + len(word), word))
                         claimed.add(tag)

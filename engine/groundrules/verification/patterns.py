@@ -42,7 +42,7 @@ class Pattern:
             return [(m.start(), m.end(), m) for m in self.regex.finditer(text, timeout=timeout)]
         out: list = []
         end, deadline, match = 0, time.perf_counter() + timeout, self.regex.match
-        for i in [m.start() for m in self.starts.finditer(text)]:
+        for i in map(re.Match.start, self.starts.finditer(text)):
             if i < end:
                 continue
             left = deadline - time.perf_counter()

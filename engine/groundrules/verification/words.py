@@ -36,7 +36,8 @@ class Lexicon:
     at_two: dict               # `cjk` as the scan reads it: the first two characters at a position -> every
     at_one: dict               # word that may start there (after the pair's, the first character's own), else
                                # the first character -> its one-character word; each (word, length, tags,
-                               # guards: ((offset, length, longer words), ...) or None: 改 is not the 改 of 改天)
+                               # guards or None: the longer words it is not a word in, 改 is not the 改 of
+                               # 改天: (those it starts, ((offset, length, those), ...) of the others))
 
     def scan(self, text: str) -> dict[str, list[tuple[int, int, str]]]:
         """tag -> (start, end, word as listed) for every position where a word of the tag starts
@@ -44,14 +45,15 @@ class Lexicon:
         hits: dict = {}
         if self.cjk:
             at_two, at_one, startswith = self.at_two, self.at_one, text.startswith
-            for i in [m.start() for m in self.starts.finditer(text)]:
+            for i in map(re.Match.start, self.starts.finditer(text)):
                 entries = at_two.get(text[i:i + 2]) or at_one.get(text[i])
                 if entries is None:
                     continue
                 claimed: tuple = ()
                 for word, n, tags, guards in entries:
                     # a word of two characters or one is its key: only a longer one needs comparing
-                    if n > 2 and not startswith(word, i) or guards is not None and _excepted(text, i, guards):
+                    if n > 2 and not startswith(word, i) or guards is not None and (
+                            startswith(guards[0], i) or guards[1] and _inside(text, i, guards[1])):
                         continue
                     for tag in tags:
                         if tag not in claimed:
@@ -82,7 +84,7 @@ class Lexicon:
         """Whether some Latin run of `text`, or part of one, is the first token of a word: most texts
         hold none, and then no token list is made."""
         latin = self.latin
-        for run in _LATIN_RUN.findall(text):
+        for run in set(_LATIN_RUN.findall(text)):       # a chat repeats its runs (A-123, OK)
             if _fold(run) in latin:
                 return True
             if self.parts and not run.islower() and not run.isupper() and \
@@ -115,8 +117,9 @@ class Lexicon:
         return end
 
 
-def _excepted(text: str, i: int, guards: tuple) -> bool:
-    """Whether the word at `i` lies inside one of the longer words that guard it."""
+def _inside(text: str, i: int, guards: tuple) -> bool:
+    """Whether the word at `i` lies inside one of the longer words that guard it from before it
+    (`guards`: ((offset, length, longer words), ...))."""
     for off, n, longer in guards:
         if i >= off and text[i - off:i - off + n] in longer:
             return True
@@ -164,20 +167,23 @@ def lexicon(lists: dict[str, Iterable[str]] | Iterable[str], excepts: Iterable[s
                 if word in words and word != longer:
                     guards.setdefault(word, []).append((at, longer))
     cjk = {k: tuple(v) for k, v in cjk.items()}
-    grouped = {k: _grouped(v) for k, v in guards.items()}
+    grouped = {k: _guards(v) for k, v in guards.items()}
     entries = {k: tuple((w, len(w), tags, grouped.get(w)) for w, tags in v) for k, v in cjk.items()}
     at_two = {k: entries[k] + entries.get(k[0], ()) for k in entries if len(k) == 2}
     at_one = {k: v for k, v in entries.items() if len(k) == 1}
     return Lexicon(cjk, latin, parts, starts_pattern(cjk), at_two, at_one)
 
 
-def _grouped(guards: list) -> tuple:
-    """((offset, length, frozenset of longer words), ...): one slice looked up per offset and
-    length, not one comparison per longer word (退款 has eleven)."""
+def _guards(guards: list) -> tuple:
+    """(the longer words a word starts, one `startswith` for them all; ((offset, length, frozenset
+    of longer words), ...) of the others: one slice looked up per offset and length, not one
+    comparison per longer word (退款 has eleven))."""
+    ahead = tuple(sorted(longer for off, longer in guards if off == 0))
     out: dict = {}
     for off, longer in guards:
-        out.setdefault((off, len(longer)), set()).add(longer)
-    return tuple((off, n, frozenset(words)) for (off, n), words in sorted(out.items()))
+        if off:
+            out.setdefault((off, len(longer)), set()).add(longer)
+    return ahead, tuple((off, n, frozenset(words)) for (off, n), words in sorted(out.items()))
 
 
 def starts_pattern(keys: Iterable[str], groups: int = 3) -> re.Pattern:
