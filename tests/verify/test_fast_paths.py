@@ -85,7 +85,8 @@ def test_a_pattern_tried_where_a_match_may_start_finds_what_a_whole_scan_finds(v
 # patterns with every construct the reading knows, over texts of their own characters
 CONSTRUCTS = [r"[订买](?=[个下]|一[下间])", r"(?i)kelvin|(?i:s)t", r"a?b|c*d", r"(?:ab)+c|x{2,3}", r"(a)b\1",
               r"(?:(?=a))ab", r"(?=ab)a|(?=a)b", r"(?<=x)y|^z|\bw", r"(?>ab|a)c", r"(a)?(?(1)b|c)d",
-              r"a{0,2}b{1}c", r"(?:a|)b", r"(?i)[a-c]x", r"(?:ab|cd)*?(?=x)x", r"(?i:i)\u0131|K"]
+              r"a{0,2}b{1}c", r"(?:a|)b", r"(?i)[a-c]x", r"(?:ab|cd)*?(?=x)x", r"(?i:i)\u0131|K",
+              r"(?P<n>ab)|(?P<n>cd)|[(?P<x>]", r"(?<n>a)(?<=a)b"]
 ALPHABET = "abcdikstwxyz订买个下一间 \nKSI\u212a\u017f\u0130\u0131"
 
 
@@ -105,7 +106,7 @@ def test_a_table_pattern_finds_what_a_whole_scan_finds_in_texts_of_its_own_chara
     assert tried(p, text) == whole(p, text)
 
 
-@pytest.mark.parametrize("source", [r"\p{Han}a", r"[[:alpha:]]a", r"(?:ab){e<=1}", r"(?P<x>a)|(?P<x>b)",
+@pytest.mark.parametrize("source", [r"\p{Han}a", r"[[:alpha:]]a", r"(?:ab){e<=1}", r"(?P<x>a)(?P=x)",
                                     r"a*", r"(?=a)", r".a", r"[^a]b", r"\da"])
 def test_a_pattern_the_stdlib_reads_otherwise_or_that_may_start_anywhere_has_no_starts(source):
     assert starts_of(source) is None

@@ -46,7 +46,7 @@ def starts_of(source: str) -> re.Pattern | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")     # "possible nested set": `regex` may read it otherwise
-            parsed = _parser.parse(source)
+            parsed = _parser.parse(_unnamed(source))
         if parsed.getwidth()[0] == 0:
             return None                        # an empty match may stand anywhere
         firsts = _followed(list(parsed), bool(parsed.state.flags & c.SRE_FLAG_IGNORECASE), {()})
@@ -63,6 +63,35 @@ def starts_of(source: str) -> re.Pattern | None:
         if len(keys) > _MAX_KEYS:
             return None
     return starts_pattern(keys)
+
+
+def _unnamed(source: str) -> str:
+    """`source` with each named group a plain one: `regex` lets two groups share a name (not 'but X'
+    or 'I meant X'), the stdlib parser does not, and a name changes no match (a named back
+    reference then reads as unknown, and the pattern has no starts). Escapes and classes stay."""
+    out, i, n = [], 0, len(source)
+    while i < n:
+        ch = source[i]
+        if ch == "\\":
+            out.append(source[i:i + 2])
+            i += 2
+        elif ch == "[":                        # a class, to its closing bracket (one first, or after ^, is a member)
+            j = i + 1 + (source.startswith("^", i + 1))
+            j += source.startswith("]", j)
+            while j < n and source[j] != "]":
+                j += 2 if source[j] == "\\" else 1
+            out.append(source[i:j + 1])
+            i = j + 1
+        elif source.startswith("(?P<", i) or source.startswith("(?<", i) and source[i + 3:i + 4] not in ("=", "!"):
+            close = source.find(">", i)
+            if close < 0:
+                return source
+            out.append("(")
+            i = close + 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 # A reading is a set of sequences, each what the text must hold at the first K positions from where
