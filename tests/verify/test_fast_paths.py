@@ -28,7 +28,9 @@ from bench_verify import big_case  # noqa: E402
 
 def patterns(book) -> list[Pattern]:
     phrases, heuristics = book.table("verify.prohibition_phrases"), book.table("verify.intent_heuristics")
-    return [p for p, _ in phrases.phrases] + list(phrases.corrections) + [h.pattern for h in heuristics.heuristics]
+    readings = [r.pattern for n in book.table("verify.value_derivations").normalizers for r in n.readings]
+    return [p for p, _ in phrases.phrases] + list(phrases.corrections) + [h.pattern for h in heuristics.heuristics] \
+        + readings
 
 
 def lexicons(book, families: bool) -> dict[str, Lexicon]:
