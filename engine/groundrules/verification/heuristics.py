@@ -32,6 +32,8 @@ class ActionWordCount:
     generic: frozenset = frozenset()   # stand for an action named elsewhere (赶紧处理): never counted
     telling: tuple = ()        # 提醒 / 让 / tell …: a verb after one in its clause is what someone else is to do
     particles: tuple = ()      # 个, 下 …: a one-character verb, one of these, then an action word: one action (发个通知)
+    own: tuple = ()            # 我再, 我看 …: a verb after one (or starting inside one: 我看看) is the user's own doing …
+    helping: tuple = ()        # … unless one of these stands right before it (帮我再查一下)
     modifiers: tuple = ()      # 的: a word after one names a thing (订单 B 的退款为什么失败) …
     directed: tuple = ()       # … unless one of these follows it (通过的发布到官网)
 
@@ -68,15 +70,21 @@ class ActionWordCount:
     def told(self, text: str, found: list, boundaries: tuple) -> list:
         """Of `found`, leave out an action that a telling word (提醒财务核对, 让运维重启) stands
         before in its clause: what the person told is to do, not an action the request asks for."""
-        if not self.telling:
+        if not self.telling and not self.own:
             return found
         out = []
         for f in found:
             a = max((text.rfind(b, 0, f[0]) + len(b) for b in boundaries if text.rfind(b, 0, f[0]) >= 0), default=0)
             lead = text[a:f[0]]
-            if not any(w in lead for w in self.telling):
+            if not any(w in lead for w in self.telling) and not any(self._own(text, a, f[0], w) for w in self.own):
                 out.append(f)
         return out
+
+    def _own(self, text: str, a: int, at: int, word: str) -> bool:
+        """Whether `word` starts in text[a:at] (it may end inside the verb at `at`: 我看看) with no
+        word of `helping` right before it."""
+        j = text.rfind(word, a, at + len(word) - 1)
+        return j >= 0 and not text.endswith(self.helping, a, j)
 
     def verb(self, text: str, s: int, e: int) -> bool:
         """Whether the CJK action word at s:e is a verb asked for, not a thing named (上传记录),
@@ -222,8 +230,9 @@ def compile_heuristics(data: dict, ctx: CompileContext) -> IntentHeuristics | No
                                                  _by_length(words.get("not_preceded_by", ())),
                                                  frozenset(w.lower() for w in words.get("latin_after", ())),
                                                  frozenset(words.get("generic", ())),
-                                                 tuple(words.get("telling", ())) + tuple(words.get("not_asked", ())),
+                                                 tuple(words.get("telling", ())),
                                                  tuple(words.get("particles", ())),
+                                                 tuple(words.get("not_asked", ())), tuple(words.get("helping", ())),
                                                  tuple(words.get("modifiers", {}).get("words", ())),
                                                  tuple(words.get("modifiers", {}).get("unless_followed_by", ())))
                                  if words else None,

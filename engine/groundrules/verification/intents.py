@@ -15,7 +15,7 @@ from typing import Any
 
 from .observations import Observation
 from .heuristics import Heuristic, IntentHeuristics
-from .negation import Negation, Negations, skip_blanks
+from .negation import BARE, Negation, Negations, skip_blanks
 from .phrases import PhraseMatch, ProhibitionPhrases
 from .pointers import encode
 from .spans import Spans
@@ -44,8 +44,8 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
     mentions = phrases.negations.mentions(text, negations) if negations else {}
     earlier = _earlier(turns, text, phrases)
     out += _dropped(negations, mentions, intent, phrases, INPUT, text)
-    for source, negs, said in earlier:
-        out += _dropped(negs, said, intent, phrases, source, dict(turns)[source])
+    for source, negs, said in earlier:                 # a bare turn (算了, hold on) need not be restated
+        out += _dropped([n for n in negs if n.cue != BARE], said, intent, phrases, source, dict(turns)[source])
     matches = phrases.scan(text, negations)
     statements = _statements(intent)
     for m in matches:
@@ -71,9 +71,14 @@ def _earlier(turns: tuple, text: str, phrases: ProhibitionPhrases) -> list[tuple
     if not turns:
         return []
     read = []
+    before = ""
     for source, turn in turns:
         negs = phrases.negated(turn)
+        if not negs and before:
+            bare = phrases.negations.bare_withdrawal(turn, before)
+            negs = [bare] if bare is not None else []
         read.append((source, negs, phrases.negations.mentions(turn, negs)))
+        before = turn
     final = phrases.negated(text)
     later = set(phrases.negations.mentions(text, final))
     asked_later = text                 # an unlisted verb is asked again where a later statement says it (不加了 … 还是加吧)
