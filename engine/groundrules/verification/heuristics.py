@@ -62,8 +62,8 @@ class ActionWordCount:
         out = []
         for i, f in enumerate(found):
             nxt = found[i + 1] if i + 1 < len(found) else None
-            if f[1] - f[0] == 1 and nxt is not None and text[f[1]:nxt[0]] in self.particles:
-                continue
+            if f[1] - f[0] == 1 and nxt is not None and text[f[1]:nxt[0]] in self.particles and f[2] not in self.telling:
+                continue                                           # 催一下发货: the urging is the action, told() drops 发货
             out.append(f)
         return out
 

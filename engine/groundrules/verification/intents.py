@@ -55,10 +55,11 @@ def intent_observations(text: str, intent: dict, phrases: ProhibitionPhrases,
     counts = [(h, _asked(h, text, intents, matches, negations, words, phrases.negations))
               for h in heuristics.of_check("action_count")]
     out += _merged_actions(text, intents, counts, negations, phrases.negations.clause_reach)
-    continued = _negated_continued(intents, negations, mentions, phrases, INPUT, text)
+    counted = [w for _, asked in counts for w in asked]
+    continued = _negated_continued(intents, negations, mentions, phrases, INPUT, text, counted)
     for source, negs, said in earlier:
         done = {o.path for o in continued}
-        continued += [o for o in _negated_continued(intents, negs, said, phrases, source, dict(turns)[source])
+        continued += [o for o in _negated_continued(intents, negs, said, phrases, source, dict(turns)[source], [])
                       if o.path not in done]
     if not continued:
         continued = _beyond_asked(text, intents, counts, negations, mentions, earlier, phrases)
@@ -136,7 +137,7 @@ def _dropped(negations: list[Negation], mentions: dict[str, int], intent: dict,
 
 
 def _negated_continued(intents: list, negations: list[Negation], mentions: dict[str, int],
-                       phrases: ProhibitionPhrases, source: str, text: str) -> list[Observation]:
+                       phrases: ProhibitionPhrases, source: str, text: str, asked_words: list) -> list[Observation]:
     """An intent whose action (the first action word of its name: fix, fix_login, 修登录, hotfix)
     is of a family the input withdraws or forbids, unless the input asks for it all the same; and
     where it does by another word of the family, an intent named by the negated word (never mind
@@ -156,7 +157,8 @@ def _negated_continued(intents: list, negations: list[Negation], mentions: dict[
             if n.narrowed:
                 continue
             rule = phrases.negations.kinds[n.kind]["intent_allowed_if"]
-            if family not in n.families or _replaces(phrases, n, text, item.get("target")):
+            if family not in n.families or _replaces(phrases, n, text, item.get("target")) \
+                    or source == INPUT and _asked_unlisted(phrases, n, text, item.get("target"), asked_words):
                 continue
             if (not phrases.negations.lifted(n, family, mentions, rule)
                     or word not in asked and any(actions.base(w) == word for w, _ in n.actions)
@@ -172,6 +174,38 @@ def _replaces(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) 
     单独发: send 老客户单独邮件)."""
     span = phrases.negations.replacement(n, text)
     return span is not None and isinstance(target, str) and phrases.names(text[span[1]:span[2]], [target])
+
+
+def _asked_unlisted(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any, asked: list) -> bool:
+    """Whether `target` names, by CJK characters, a clause outside a negation's (not a reservation's)
+    where no action asked (`asked`: the action count's) is a word of a family, nor a one-character
+    verb of one (给学生发成绩单，但不要抄送家长: send 成绩单给学生 is the 发 asked, a verb no family
+    lists; 调一下这个 API 的限流阈值: 调), and names nothing only the negation names: the intent is that
+    clause's action, not the negated one of its family. A clause asking with a listed word
+    (先分析支付失败的原因, 帮我看看登录的问题) is that word's."""
+    if n.kind == "reserved" or not isinstance(target, str) or _names_negated(phrases, n, text, target):
+        return False
+    k = phrases.min_shared
+    grams = {target[i:i + k] for i in range(len(target) - k + 1)}
+    grams = {g for g in grams if g.strip() == g and not g.isascii()}     # a Latin object is shared too often
+    start, end = phrases.negations.clause_span(n, text)
+    bounds = phrases.negations.boundary_words
+    family = phrases.actions.family
+    for a, b in _clause_spans(text, 0, start, bounds) + _clause_spans(text, end, len(text), bounds):
+        if any(g in text[a:b] for g in grams) and not any(a <= s < b and (family(w) or family(w[:1])) for s, _, w in asked):
+            return True
+    return False
+
+
+def _clause_spans(text: str, lo: int, hi: int, bounds: tuple) -> list[tuple[int, int]]:
+    """The clauses of text[lo:hi], as (start, end)."""
+    cuts = sorted({i for b in bounds for i in _find_all(text, b) if lo <= i < hi})
+    out, a = [], lo
+    for c in cuts + [hi]:
+        if text[a:c].strip():
+            out.append((a, c))
+        a = c + 1
+    return out
 
 
 def _names_negated(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) -> bool:
