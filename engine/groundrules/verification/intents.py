@@ -275,13 +275,16 @@ def _asked(h: Heuristic, text: str, intents: list, matches: list[PhraseMatch], n
     """The actions the input asks for by one action_count heuristic: `words` are the action words
     the input holds (two characters or more, and Latin), found with its negations. A word of a
     negated family later in the negation's clause restates what is negated (不要把退款直接退回原账户:
-    退回 is the refund); a word opening the clause that replaces a withdrawal (…取消，改成…) is none."""
+    退回 is the refund); a word opening the clause that replaces a withdrawal (…取消，改成…) is none,
+    nor one in the object of a negated verb of touching or doing (暂缓执行批量销户任务)."""
     actions, reach = reading.actions, reading.clause_reach
     replaced = [r for n in negations for r in (reading.replacement(n, text),) if r is not None]
     excluded = Spans([(m.start, m.end) for m in matches if m.kind in h.exclude_kinds]
                      + [(_clause_start(text, n.start, h.boundaries, reach) if n.kind == "withdrawal" else n.start, n.end)
                         for n in negations if n.kind in h.exclude_kinds]
-                     + [(a, b) for a, b, _ in replaced])
+                     + [(a, b) for a, b, _ in replaced]
+                     + [(n.end, _clause_end(text, n.end, h.boundaries)) for n in negations   # 暂缓执行批量销户任务:
+                        if n.kind in h.exclude_kinds and reading.object_of(n, text)])       # the object is what is negated
     restated = [(n.end, _clause_end(text, n.end, h.boundaries), n.families)
                 for n in negations if n.kind in h.exclude_kinds]
     targets = _targets(intents) if h.inside_targets else []

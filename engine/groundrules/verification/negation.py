@@ -79,6 +79,7 @@ class Cue:
     examples: tuple
     where: tuple
     unknown: Unknown | None = None
+    things_after: tuple = ()   # forward: one of these between the cue and its action makes the action a thing (撤销那笔转账)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class Negations:
     leads: tuple = ()          # 现在, 那就 …: all that may stand before a cue alone in its clause (…，现在取消)
     replacements: tuple = ()   # 改成, instead …: opening the clause after a withdrawal's, what is wanted instead
     bare: tuple = ()           # 算了, hold on …: a turn of these and no action withdraws the user's turn before it
+    attributive: tuple = ()    # 的: an action word followed by one describes a thing and asks for nothing (涨价的 SKU)
 
     def bare_withdrawal(self, turn: str, before: str) -> Negation | None:
         """A withdrawal over the actions of the user's turn `before`, where `turn` says one of `bare`
@@ -247,6 +249,8 @@ class Negations:
         elif cue.modifier_ends:
             if gap and not any(gap.endswith(m) and len(gap) - len(m) <= cue.reach for m in cue.modifier_ends):
                 return None
+            if gap and any(w in gap for w in cue.things_after):
+                return None                                        # 撤销昨天那笔转账: the transfer is the object
         elif len(gap) > cue.reach:
             return None
         if p in t.dual and (t.negating is None or p in t.negating):
@@ -416,13 +420,14 @@ class Negations:
                         any(clause_start <= s and e <= clause_end for s, e in t.others))
 
     def mentions(self, text: str, negations: list[Negation]) -> dict[str, int]:
-        """family -> where `text` last asks for it, by action words outside its negations."""
+        """family -> where `text` last asks for it, by action words outside its negations that do
+        not describe a thing (涨价的那几个 SKU: `attributive`)."""
         spans = sorted((n.start, n.end) for n in negations)
         starts = [s for s, _ in spans]
         latest: dict[str, int] = {}
         for s, e, _, fam in self.actions.find(text):
             i = bisect_right(starts, s) - 1
-            if i < 0 or spans[i][1] < e:
+            if (i < 0 or spans[i][1] < e) and not text.startswith(self.attributive, e):
                 latest[fam] = max(s, latest.get(fam, s))
         return latest
 
@@ -530,7 +535,7 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                         lexicon(raw["fillers"]) if "fillers" in raw else None, tuple(raw.get("modifier_ends", ())),
                         tuple(raw.get("not_preceded_by", ())), tuple(raw.get("not_followed_by", ())),
                         lexicon(raw["void_after"]) if raw.get("void_after") else None,
-                        tuple(raw["examples"]), where, _unknown(raw.get("unknown"))))
+                        tuple(raw["examples"]), where, _unknown(raw.get("unknown")), tuple(raw.get("things_after", ()))))
     lists = {"act": actions.every, "block": list(data["blockers"]) + cue_words, "bound": data["boundaries"],
              "coord": data["coordinators"], "void": data["voiders"], "narrow": data["narrowers"],
              "oblig": data.get("obligations", []), "report": data.get("reported", [])}
@@ -550,4 +555,5 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                      tuple(tuple(q) for q in data.get("quotes", ())),
                      ("",) + tuple(data.get("standalone_leads", ())),
                      tuple(sorted(data.get("replacements", ()), key=len, reverse=True)),
-                     tuple(sorted((w.lower() for w in data.get("bare_withdrawals", ())), key=len, reverse=True)))
+                     tuple(sorted((w.lower() for w in data.get("bare_withdrawals", ())), key=len, reverse=True)),
+                     tuple(data.get("attributive", ())))
