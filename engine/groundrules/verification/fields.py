@@ -9,7 +9,7 @@ import json
 
 from .observations import Observation
 from .instances import ExtensionSchema
-from .pointers import NOT_FOUND, decode, encode, field_of, resolve
+from .pointers import NOT_FOUND, decode, encode, field_in, resolve
 
 EXTRACTED, MISSING = "extracted", "missing"
 
@@ -17,16 +17,15 @@ EXTRACTED, MISSING = "extracted", "missing"
 def data_observations(ext: ExtensionSchema, selected: tuple, extraction: dict) -> list[Observation]:
     data = extraction["data"]
     out: list[Observation] = []
-    for key, value in data.items():
-        at = encode("data", key)
+    for key, value in data.items():                 # a pointer is written only for an observation
         if key not in ext.checkers:
-            out.append(Observation("data_key_unknown", at, {"field": key}))
+            out.append(Observation("data_key_unknown", encode("data", key), {"field": key}))
         elif key not in selected:
-            out.append(Observation("data_key_unselected", at, {"field": key}))
+            out.append(Observation("data_key_unselected", encode("data", key), {"field": key}))
         else:
             problem = ext.checkers[key].problem(value)
             if problem is not None:
-                out.append(Observation("data_value_invalid", at, {"field": key, "problem": problem}))
+                out.append(Observation("data_value_invalid", encode("data", key), {"field": key, "problem": problem}))
     out += _field_results(ext, selected, extraction)
     out += _evidence(selected, extraction)
     return out
@@ -38,24 +37,25 @@ def _field_results(ext: ExtensionSchema, selected: tuple, extraction: dict) -> l
     results: dict = {}
     for i, item in enumerate(extraction["fieldResults"]):
         tokens = decode(item["path"])
-        field = field_of(item["path"], selected) if tokens is not None and len(tokens) == 2 else None
-        at = encode("extraction", "fieldResults", i, "path")
+        field = field_in(tokens, selected) if tokens is not None and len(tokens) == 2 else None
         if field is None:
-            out.append(Observation("field_result_unexpected", at, {"path": item["path"]}))
+            out.append(Observation("field_result_unexpected", encode("extraction", "fieldResults", i, "path"),
+                                   {"path": item["path"]}))
         elif field in results:
-            out.append(Observation("field_result_duplicate", at, {"path": item["path"]}))
+            out.append(Observation("field_result_duplicate", encode("extraction", "fieldResults", i, "path"),
+                                   {"path": item["path"]}))
         else:
             results[field] = item
     for field in selected:
-        at = encode("data", field)
         item = results.get(field)
         if item is None:
-            out.append(Observation("field_result_missing", at, {"field": field}))
+            out.append(Observation("field_result_missing", encode("data", field), {"field": field}))
         elif (item["status"] == EXTRACTED) != (field in data):
-            out.append(Observation("field_status_mismatch", at, {"field": field, "status": item["status"]}))
+            out.append(Observation("field_status_mismatch", encode("data", field),
+                                   {"field": field, "status": item["status"]}))
         elif item["status"] == MISSING and field in ext.required:
-            out.append(Observation("required_field_missing", at,
-                               {"field": field, "explanation": item["explanation"]}))
+            out.append(Observation("required_field_missing", encode("data", field),
+                                   {"field": field, "explanation": item["explanation"]}))
     return out
 
 
@@ -64,9 +64,9 @@ def _evidence(selected: tuple, extraction: dict) -> list[Observation]:
     out: list[Observation] = []
     covered: set = set()
     for i, item in enumerate(extraction["evidence"]):
-        field = field_of(item["path"], selected)
-        tokens = decode(item["path"]) if field is not None else None
-        value = resolve(data, tokens[1:]) if tokens is not None else NOT_FOUND
+        tokens = decode(item["path"])
+        field = field_in(tokens, selected) if tokens is not None else None
+        value = resolve(data, tokens[1:]) if tokens is not None and field is not None else NOT_FOUND
         if value is NOT_FOUND:
             out.append(Observation("evidence_path_invalid", encode("extraction", "evidence", i, "path"),
                                {"path": item["path"]}))

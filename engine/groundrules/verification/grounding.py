@@ -8,7 +8,6 @@ occurrence is reported (grounding asserts that the text is there, not which occu
 from __future__ import annotations
 
 from .observations import Observation
-from .pointers import encode
 
 SECTIONS = ("evidence", "descriptionChecks")
 
@@ -29,7 +28,7 @@ def ground(extraction: dict, sources: dict) -> tuple[list[dict], list[Observatio
     for section in SECTIONS:
         for i, item in enumerate(extraction[section]):
             for j, src in enumerate(item["sources"]):
-                at = encode("extraction", section, i, "sources", j)
+                at = f"/extraction/{section}/{i}/sources/{j}"     # encode(...): nothing in it to escape
                 sid, quote = src["sourceId"], src["quote"]
                 text = sources.get(sid)
                 span = None

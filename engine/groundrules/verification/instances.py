@@ -270,7 +270,7 @@ def resolve(schema: Any, book) -> ExtensionSchema:
     except (TypeError, ValueError, RecursionError):
         raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.schema_not_json"), field="schema") from None
     cap = limits.pattern_max_chars(book)
-    found = _long_pattern(schema, cap)
+    found = _long_pattern(schema, cap) if '"pattern' in text else None     # no key pattern(Properties): none
     if found is not None:
         raise GroundrulesError(INVALID_ARGUMENT, say(book, "verify.pattern_long", at=dotted(found[0]), cap=cap,
                                                      length=found[1]), field="schema")

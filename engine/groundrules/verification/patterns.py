@@ -2,6 +2,8 @@
 and run each pattern's own positive and negative examples under `groundrules test`."""
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -10,6 +12,7 @@ import regex
 from ..core import cpu_clock
 from ..core.bounded_patterns import PatternTimeout
 from ..core.examples import ExampleResult
+from .pattern_starts import starts_of
 
 if TYPE_CHECKING:
     from ..core.tables import CompileContext
@@ -22,15 +25,34 @@ class Pattern:
     examples: tuple            # ({text, matches}, ...)
     where: tuple               # key path of the item in its table
     budget_s: float            # time per scan (the limits table's patterns.table_budget_ms)
+    starts: re.Pattern | None = None    # where a match may start (pattern_starts): tried only there
 
     def spans(self, text: str) -> list[tuple[int, int, regex.Match]]:
         """Every match as (start, end, match). A scan that times out fails closed: PATTERN_TIMEOUT,
         never an empty list that would silently drop what the pattern guards (PROHIBITION_UNREFLECTED)."""
         try:
-            return cpu_clock.bounded(lambda timeout: [(m.start(), m.end(), m) for m in
-                                                      self.regex.finditer(text, timeout=timeout)], self.budget_s)
+            return cpu_clock.bounded(lambda timeout: self._spans(text, timeout), self.budget_s)
         except TimeoutError:
             raise PatternTimeout(self.id, round(self.budget_s * 1000)) from None
+
+    def _spans(self, text: str, timeout: float) -> list[tuple[int, int, regex.Match]]:
+        """The matches `finditer` finds, found by trying the pattern only where one may start, each
+        from where the one before ended: within `timeout` of the wall clock in all, as `regex` counts."""
+        if self.starts is None:
+            return [(m.start(), m.end(), m) for m in self.regex.finditer(text, timeout=timeout)]
+        out: list = []
+        end, deadline, match = 0, time.perf_counter() + timeout, self.regex.match
+        for i in map(re.Match.start, self.starts.finditer(text)):
+            if i < end:
+                continue
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+            m = match(text, i, timeout=left)
+            if m is not None:
+                out.append((i, m.end(), m))
+                end = m.end()
+        return out
 
     def check_examples(self, table_id: str) -> Iterator[ExampleResult]:
         yield from check_examples(f"{table_id}:{self.id}", self.examples, self.where,
@@ -67,7 +89,8 @@ def compile_pattern(raw: dict, where: tuple, ctx: CompileContext, groups: tuple 
             ctx.fault("missing-group", f"pattern has no named group '{group}'", where + ("pattern",),
                       f"capture the part a statement must reflect with (?P<{group}>...)")
             return None
-    return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where, ctx.table_budget_s)
+    return Pattern(raw["id"], compiled, tuple(raw.get("examples", ())), where, ctx.table_budget_s,
+                   starts_of(raw["pattern"]))
 
 
 def duplicate_ids(items: list, where: str | tuple, ctx: CompileContext) -> None:

@@ -33,7 +33,12 @@ def decode(text: Any) -> list[str] | None:
 def field_of(text: Any, selected: tuple) -> str | None:
     """The selected field a '/data/<field>...' pointer lies in, else None."""
     tokens = decode(text)
-    if tokens is None or len(tokens) < 2 or tokens[0] != "data" or tokens[1] not in selected:
+    return None if tokens is None else field_in(tokens, selected)
+
+
+def field_in(tokens: list[str], selected: tuple) -> str | None:
+    """`field_of` for a pointer decoded already."""
+    if len(tokens) < 2 or tokens[0] != "data" or tokens[1] not in selected:
         return None
     return tokens[1]
 
