@@ -8,7 +8,6 @@ an error to repair or a warning.
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from typing import Any
@@ -185,9 +184,7 @@ def _asked_unlisted(phrases: ProhibitionPhrases, n: Negation, text: str, target:
     (先分析支付失败的原因, 帮我看看登录的问题) is that word's."""
     if n.kind == "reserved" or not isinstance(target, str) or _names_negated(phrases, n, text, target):
         return False
-    k = phrases.min_shared
-    grams = {target[i:i + k] for i in range(len(target) - k + 1)}
-    grams = {g for g in grams if g.strip() == g and not g.isascii()}     # a Latin object is shared too often
+    grams = _cjk_runs(target, phrases.min_shared)          # a Latin object is shared too often
     start, end = phrases.negations.clause_span(n, text)
     bounds = phrases.negations.boundary_words
     family = phrases.actions.family
@@ -198,34 +195,33 @@ def _asked_unlisted(phrases: ProhibitionPhrases, n: Negation, text: str, target:
 
 
 def _clause_spans(text: str, lo: int, hi: int, bounds: tuple) -> list[tuple[int, int]]:
-    """The clauses of text[lo:hi], as (start, end)."""
-    cuts = sorted({i for b in bounds for i in _find_all(text, b) if lo <= i < hi})
+    """The clauses of text[lo:hi], as (start, end); a boundary may be a word (但是, then)."""
+    cuts = sorted((i, i + len(b)) for b in bounds for i in _find_all(text, b) if lo <= i < hi)
     out, a = [], lo
-    for c in cuts + [hi]:
-        if text[a:c].strip():
+    for c, after in cuts + [(hi, hi)]:
+        if c >= a and text[a:c].strip():
             out.append((a, c))
-        a = c + 1
+        a = max(a, after)
     return out
+
+
+def _cjk_runs(target: str, k: int) -> set[str]:
+    """The runs of `k` characters of `target` that hold no blank and are not all ASCII."""
+    return {g for g in (target[i:i + k] for i in range(len(target) - k + 1)) if g.strip() == g and not g.isascii()}
 
 
 def _names_negated(phrases: ProhibitionPhrases, n: Negation, text: str, target: Any) -> bool:
     """Whether `target` names what the negation's object names (the rest of its clause after the
     verb; before the cue where nothing follows) and the rest of the text does not: `min_shared`
-    consecutive CJK characters, or a Latin word of four letters or more."""
+    consecutive CJK characters."""
     if not isinstance(target, str):
         return False
     start, end = phrases.negations.clause_span(n, text)
     named = text[n.end:end]
-    if not named.strip(" 。.!！"):
+    if not named.strip():
         named = text[start:n.start]
     rest = text[:start] + "\n" + text[end:]
-    k = phrases.min_shared
-    grams = {target[i:i + k] for i in range(len(target) - k + 1)}
-    grams = {g for g in grams if g.strip() == g and not g.isascii()} | {w for w in _LATIN.findall(target.lower())}
-    return any(g in named.lower() and g not in rest.lower() for g in grams)
-
-
-_LATIN = re.compile(r"[a-z]{4,}")
+    return any(g in named and g not in rest for g in _cjk_runs(target, phrases.min_shared))
 
 
 def _corrected_kept(text: str, intents: list, phrases: ProhibitionPhrases) -> list[Observation]:

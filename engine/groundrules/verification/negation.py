@@ -124,21 +124,19 @@ class Negations:
     quotes: tuple = ()         # (open, close): a cue inside quotes is a label's or a message's words
     leads: tuple = ()          # 现在, 那就 …: all that may stand before a cue alone in its clause (…，现在取消)
     replacements: tuple = ()   # 改成, instead …: opening the clause after a withdrawal's, what is wanted instead
-    bare: tuple = ()           # 算了, hold on …: a turn of these and no action withdraws the user's turn before it
+    bare: Lexicon | None = None   # 算了, hold on …: a turn of these and no action withdraws the user's turn before it
     attributive: tuple = ()    # 的: an action word followed by one describes a thing and asks for nothing (涨价的 SKU)
 
     def bare_withdrawal(self, turn: str, before: str) -> Negation | None:
         """A withdrawal over the actions of the user's turn `before`, where `turn` says one of `bare`
         and asks for no action of its own (给所有 VIP 发生日券 … No, hold on); a turn before that
         holds no action word is withdrawn whole, as a verb no family lists."""
-        low = turn.lower()
-        found = next(((w, i) for w in self.bare for i in (low.find(w),) if i >= 0 and _whole(low, i, i + len(w))), None)
-        if found is None or self.actions.find(turn):
+        found = self.bare.find(turn) if self.bare is not None else []
+        if not found or self.actions.find(turn):
             return None
         actions = tuple((w, f) for _, _, w, f in self.actions.find(before)) or ((before.strip(), ""),)
-        word, start = found
-        return Negation(BARE, "withdrawal", start, start + len(word), turn[start:start + len(word)],
-                        turn.strip(), 0, len(turn.strip()), actions)
+        start, end, _ = found[0]
+        return Negation(BARE, "withdrawal", start, end, turn[start:end], turn.strip(), 0, len(turn.strip()), actions)
 
     def replacement(self, neg: Negation, text: str) -> tuple[int, int, int] | None:
         """(start, end of the word, end) of the clause after a withdrawal's that opens with a word of
@@ -498,13 +496,6 @@ def _shifted(n: Negation, by: int) -> Negation:
                    phrase_end=n.phrase_end + by)
 
 
-def _whole(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] is not part of a longer Latin word (wait, not awaiting)."""
-    def letter(i: int) -> bool:
-        return 0 <= i < len(text) and text[i].isascii() and text[i].isalpha()
-    return not (letter(start) and letter(start - 1)) and not (letter(end - 1) and letter(end))
-
-
 def skip_blanks(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t":
         at += 1
@@ -555,5 +546,5 @@ def compile_negations(data: dict, actions: ActionWords, ctx: CompileContext) -> 
                      tuple(tuple(q) for q in data.get("quotes", ())),
                      ("",) + tuple(data.get("standalone_leads", ())),
                      tuple(sorted(data.get("replacements", ()), key=len, reverse=True)),
-                     tuple(sorted((w.lower() for w in data.get("bare_withdrawals", ())), key=len, reverse=True)),
+                     lexicon(data["bare_withdrawals"]) if data.get("bare_withdrawals") else None,
                      tuple(data.get("attributive", ())))
